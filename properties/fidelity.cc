@@ -1,0 +1,781 @@
+#include "properties/fidelity.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <set>
+
+#include "sim/clock.h"
+#include "sim/lua_scripting.h"
+#include "sim/prng.h"
+#include "sim/redis_text.h"
+
+namespace testbed::fidelity {
+namespace {
+
+using redis_text::ToUpper;
+
+// ---------------------------------------------------------------------------------------------
+// Generation. Every choice comes from one Prng, in one fixed order.
+
+const std::vector<std::string> kStringKeys = {"k1", "k2", "k3"};
+const std::vector<std::string> kHashKeys = {"h1", "h2"};
+const std::vector<std::string> kZsetKeys = {"z1", "z2"};
+const std::vector<std::string> kStreamKeys = {"s1", "s2"};
+const std::vector<std::string> kStateValueKeys = {"st:v1", "st:v2"};
+const std::vector<std::string> kStateLegacyKeys = {"st:l1", "st:l2"};
+
+std::string Deep(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+const std::vector<std::string>& JsonValues() {
+  static const std::vector<std::string> v = {
+      "[]", "{}", "{\"a\":[]}", "12345678901234567", "0.1", "0.30000000000000004",
+      "\"a/b\"", "\"caf\xc3\xa9\"", "\"\\ud83d\\ude00\"", "\"\\ud800\"", "\"\\udc00x\"",
+      "null", "true", "[1,[2,[3,{}]]]", "\"\\u0001\\u007f\"", "-0", "1e21", "1e-7",
+      "{\"b\":1,\"a\":2,\"c\":[true,false,null]}", "9007199254740993", Deep(999), Deep(1001)};
+  return v;
+}
+
+const std::vector<std::string>& Scalars() {
+  static const std::vector<std::string> v = {
+      "", "v", "0", "1", "-1", "2", "007", "-0", "+1", " 1", "1 ", "1.5", "1e3", "inf", "-inf",
+      "+inf", "nan", "(1", "[a", "9223372036854775807", "9223372036854775808",
+      "-9223372036854775808", "-9223372036854775809", "18446744073709551615", "x",
+      std::string("a\0b", 3), "\xff\xfe", "caf\xc3\xa9", std::string(70, 'L'), "{", "not json"};
+  return v;
+}
+
+class Gen {
+ public:
+  Gen(uint64_t seed, const ScriptCatalog& scripts) : rng_(seed), scripts_(scripts) {}
+
+  Arg Lit(std::string s) { return Arg{std::move(s)}; }
+  Arg Now(int64_t offset) { return Arg{"", true, offset}; }
+  std::string Pick(const std::vector<std::string>& v) { return rng_.pick(v); }
+  int64_t PickInt(const std::vector<int64_t>& v) { return rng_.pick(v); }
+  bool Chance(uint64_t n, uint64_t d) { return rng_.chance({n, d}); }
+  int64_t Range(int64_t lo, int64_t hi) { return rng_.range(lo, hi); }
+
+  std::string AnyKey() {
+    static const std::vector<std::string> all = {"k1", "k2", "k3", "h1", "h2", "z1", "z2", "zl",
+                                                 "s1", "s2", "st:v1", "st:idx", "a2:meta",
+                                                 "nokey"};
+    return Pick(all);
+  }
+  std::string Key(const std::vector<std::string>& typed) {
+    return Chance(1, 8) ? AnyKey() : Pick(typed);
+  }
+  std::string Scalar() { return Pick(Scalars()); }
+  std::string Json() { return Pick(JsonValues()); }
+  std::string Int(int64_t lo, int64_t hi) { return std::to_string(Range(lo, hi)); }
+  // A millisecond count that lands on expiry boundaries often.
+  std::string SmallMs() {
+    static const std::vector<std::string> v = {"1", "2", "3", "5", "10", "100", "1000", "0",
+                                               "-1", "x", "9223372036854775807"};
+    return Pick(v);
+  }
+  Arg MaybeGarbage(Arg a) { return Chance(1, 20) ? Lit(Scalar()) : a; }
+
+  std::string Envelope() {
+    if (Chance(1, 8)) return Pick({"{\"deleted\":true}", "{\"version\":\"1\"}", "not json",
+                                   "{\"value\":1}", "[]", Json()});
+    std::string env = "{\"value\":" + Json() + ",\"version\":" + Int(0, 3);
+    if (Chance(3, 4)) env += ",\"createdAt\":\"2026-01-01T00:00:0" + Int(0, 9) + ".000Z\"";
+    env += ",\"updatedAt\":\"2026-01-01T00:00:00.000Z\"}";
+    return env;
+  }
+
+  std::vector<Step> Generate(int64_t commands, int checkpoint_every) {
+    std::vector<Step> steps;
+    for (int64_t i = 0; i < commands; ++i) {
+      if (Chance(1, 5)) {
+        static const std::vector<int64_t> advances = {0, 1, 1, 1, 2, 3, 5, 10, 50, 100, 1000,
+                                                      10000};
+        Step s;
+        s.kind = Step::Kind::kAdvance;
+        s.advance_ms = advances[rng_.below(advances.size())];
+        steps.push_back(s);
+      }
+      steps.push_back(One());
+      if (checkpoint_every > 0 && (i + 1) % checkpoint_every == 0) {
+        Step c;
+        c.kind = Step::Kind::kCheckpoint;
+        steps.push_back(c);
+      }
+    }
+    Step c;
+    c.kind = Step::Kind::kCheckpoint;
+    steps.push_back(c);
+    return steps;
+  }
+
+ private:
+  Step Cmd(std::vector<Arg> args) {
+    Step s;
+    s.args = std::move(args);
+    return s;
+  }
+
+  Step One() {
+    // Scripts get about half of all commands: they are the system under test.
+    if (Chance(1, 2)) return Script();
+    switch (rng_.below(30)) {
+      case 0: return Cmd({Lit("GET"), Lit(Key(kStringKeys))});
+      case 1: {
+        std::vector<Arg> a = {Lit("SET"), Lit(Key(kStringKeys)), Lit(Chance(1, 3) ? Json() : Scalar())};
+        const uint64_t form = rng_.below(6);
+        if (form == 1 || form == 2) {
+          a.push_back(Lit(Chance(1, 2) ? "PX" : "px"));
+          a.push_back(Lit(SmallMs()));
+        } else if (form == 3 || form == 4) {
+          a.push_back(Lit("PXAT"));
+          a.push_back(Chance(1, 8) ? Lit(SmallMs()) : Now(Range(-2, 5)));
+        } else if (form == 5) {
+          a.push_back(Lit(Pick({"PX", "BOGUS", "PXAT"})));
+          if (Chance(1, 2)) a.push_back(Lit(SmallMs()));
+          if (Chance(1, 2)) a.push_back(Lit("PX"));
+        }
+        return Cmd(a);
+      }
+      case 2: {
+        std::vector<Arg> a = {Lit("MGET")};
+        for (int64_t n = Range(1, 4); n > 0; --n) a.push_back(Lit(AnyKey()));
+        return Cmd(a);
+      }
+      case 3: return Cmd({Lit("DEL"), Lit(AnyKey()), Lit(AnyKey())});
+      case 4: return Cmd({Lit("EXISTS"), Lit(AnyKey()), Lit(AnyKey())});
+      case 5: {
+        Step s = Cmd({Lit("KEYS"), Lit(Pick({"*", "k*", "st:*", "?1", "[hz]*", "*\\*", "a2:*"}))});
+        s.compare = Compare::kSortedArray;
+        return s;
+      }
+      case 6: {
+        Step s;
+        s.kind = Step::Kind::kScanAll;
+        s.args = {Lit("MATCH"), Lit(Pick({"*", "k*", "st:*", "[a-k]?", "\\*x"})), Lit("COUNT"),
+                  Lit(Int(1, 5))};
+        if (Chance(1, 4)) {
+          return Cmd({Lit("SCAN"), Lit(Pick({"abc", " 1", "0"})),
+                      Lit(Pick({"COUNT", "MATCH", "BOGUS"})), Lit(Pick({"0", "x", "-1"}))});
+        }
+        return s;
+      }
+      case 7: return Cmd({Lit("PEXPIRE"), Lit(AnyKey()), Lit(SmallMs())});
+      case 8: return Cmd({Lit("PTTL"), Lit(AnyKey())});
+      case 9: return Chance(1, 2) ? Cmd({Lit("PING")}) : Cmd({Lit("TIME")});
+      case 10: return Cmd({Lit("HGET"), Lit(Key(kHashKeys)), Lit(Field())});
+      case 11: {
+        std::vector<Arg> a = {Lit("HSET"), Lit(Key(kHashKeys))};
+        for (int64_t n = Range(1, 3); n > 0; --n) {
+          a.push_back(Lit(Field()));
+          a.push_back(Lit(Chance(1, 10) ? std::string(65, 'v') : Scalar()));
+        }
+        if (Chance(1, 10)) a.pop_back();
+        return Cmd(a);
+      }
+      case 12: return Cmd({Lit("HSETNX"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Scalar())});
+      case 13: return Cmd({Lit("HDEL"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
+      case 14: return Cmd({Lit("HEXISTS"), Lit(Key(kHashKeys)), Lit(Field())});
+      case 15: return Cmd({Lit("HINCRBY"), Lit(Key(kHashKeys)), Lit(Field()),
+                           Lit(Chance(1, 4) ? Scalar() : Int(-3, 3))});
+      case 16: {
+        const std::string key = Key(kHashKeys);
+        Step s = Cmd({Lit("HGETALL"), Lit(key)});
+        s.compare = Compare::kUnorderedPairs;
+        s.hash_key = key;
+        return s;
+      }
+      case 17: return Cmd({Lit("HMGET"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
+      case 18: {
+        std::vector<Arg> a = {Lit("ZADD"), Lit(Key(kZsetKeys))};
+        if (Chance(1, 3)) a.push_back(Lit(Chance(1, 2) ? "NX" : "nx"));
+        for (int64_t n = Range(1, 2); n > 0; --n) {
+          a.push_back(Chance(1, 3) ? Now(Range(-2, 5)) : Lit(Chance(1, 4) ? Scalar() : Int(-2, 5)));
+          a.push_back(Lit(Member()));
+        }
+        if (Chance(1, 12)) a.pop_back();
+        return Cmd(a);
+      }
+      case 19: return Cmd({Lit("ZREM"), Lit(Key(kZsetKeys)), Lit(Member()), Lit(Member())});
+      case 20: return Cmd({Lit("ZSCORE"), Lit(Key(kZsetKeys)), Lit(Member())});
+      case 21: return Cmd({Lit("ZCARD"), Lit(Key(kZsetKeys))});
+      case 22: {
+        std::vector<Arg> a = {Lit("ZRANGE"), Lit(Key(kZsetKeys)), Lit(Int(-3, 3)),
+                              Lit(Chance(1, 8) ? Scalar() : Int(-3, 3))};
+        if (Chance(1, 4)) a.push_back(Lit(Pick({"WITHSCORES", "LIMIT", "BOGUS"})));
+        return Cmd(a);
+      }
+      case 23: {
+        std::vector<Arg> a = {Lit("ZRANGEBYSCORE"), Lit(Key(kZsetKeys)), ScoreBound(),
+                              ScoreBound()};
+        if (Chance(2, 3)) {
+          a.push_back(Lit("LIMIT"));
+          a.push_back(Lit(Int(-1, 3)));
+          a.push_back(Lit(Chance(1, 8) ? Scalar() : Int(-1, 3)));
+        }
+        if (Chance(1, 6)) a.push_back(Lit(Pick({"WITHSCORES", "BOGUS"})));
+        return Cmd(a);
+      }
+      case 24: {
+        if (Chance(1, 2)) return Cmd({Lit("ZADD"), Lit("zl"), Lit("0"), Lit(Member())});
+        std::vector<Arg> a = {Lit("ZRANGEBYLEX"), Lit("zl"), LexBound(), LexBound()};
+        if (Chance(1, 2)) {
+          a.push_back(Lit("LIMIT"));
+          a.push_back(Lit(Int(-1, 2)));
+          a.push_back(Lit(Int(-1, 3)));
+        }
+        return Cmd(a);
+      }
+      case 25: return Cmd({Lit("ZREMRANGEBYSCORE"), Lit(Key(kZsetKeys)), ScoreBound(),
+                           ScoreBound()});
+      case 26: {
+        std::vector<Arg> a = {Lit("XADD"), Lit(Key(kStreamKeys)), Lit(StreamId(true))};
+        for (int64_t n = Range(1, 2); n > 0; --n) {
+          a.push_back(Lit(Pick({"id", "type", "payload"})));
+          a.push_back(Lit(Chance(1, 2) ? Json() : Scalar()));
+        }
+        if (Chance(1, 12)) a.pop_back();
+        return Cmd(a);
+      }
+      case 27: {
+        std::vector<Arg> a = {Lit("XRANGE"), Lit(Key(kStreamKeys)), Lit(StreamId(false)),
+                              Lit(StreamId(false))};
+        if (Chance(1, 2)) {
+          a.push_back(Lit(Chance(1, 8) ? "BOGUS" : "COUNT"));
+          a.push_back(Lit(Int(-1, 3)));
+        }
+        return Cmd(a);
+      }
+      case 28: {
+        // EVAL argument errors and small scripts outside the seeds.
+        static const std::vector<std::string> bodies = {
+            "return redis.call('GET', KEYS[1])", "return {1, 2, nil, 3}",
+            "return {1.9, -2.7, false, 'a', {ok='x'}}", "return redis.pcall('INCR', KEYS[1])",
+            "return x", "x = 1", "return redis.call('nosuch')", "error({err='tbl'})",
+            "error('str')", "return redis.error_reply('boom')", "return (",
+            "return cjson.encode(cjson.decode(ARGV[1]))", "return redis.call('SET', KEYS[1], 0.1)",
+            "return redis.call('SET', KEYS[1], ARGV[1], 'PX', 0)",
+            "return redis.sha1hex(ARGV[1])", "return redis.status_reply('FINE')",
+            "return tostring(tonumber(ARGV[1]))"};
+        std::vector<Arg> a = {Lit("EVAL"), Lit(Pick(bodies))};
+        a.push_back(Lit(Pick({"1", "1", "1", "-1", "5", "x"})));
+        a.push_back(Lit(AnyKey()));
+        a.push_back(Lit(Chance(1, 2) ? Json() : Scalar()));
+        return Cmd(a);
+      }
+      default:
+        return Cmd({Lit("EVALSHA"), Lit(Pick({"abc", std::string(40, 'f')})), Lit("0")});
+    }
+  }
+
+  std::string Field() { return Chance(1, 12) ? std::string(66, 'F') : Pick({"f1", "f2", "f3", "n"}); }
+  std::string Member() { return Pick({"m1", "m2", "m3", "a", "b", "st:v1"}); }
+  Arg ScoreBound() {
+    if (Chance(1, 3)) return Now(Range(-2, 3));
+    return Lit(Pick({"-inf", "+inf", "inf", "(1", "1", "0", "(0", "x", "", "(", " 2", "5"}));
+  }
+  Arg LexBound() { return Lit(Pick({"-", "+", "[a", "(a", "[m2", "(m1", "a", "[", "("})); }
+  std::string StreamId(bool for_add) {
+    if (for_add && Chance(1, 10)) return Pick({"*", "0-0", "0", "5-*", "abc", "-1", "+"});
+    if (!for_add && Chance(1, 4)) return Pick({"-", "+", "(1-0", "(-", "abc", "007"});
+    return Int(1, 6) + (Chance(1, 2) ? "-" + Int(0, 2) : "");
+  }
+
+  // ---- seed scripts ----
+  Step Script() {
+    const auto& all = scripts_.all();
+    const ScriptFile& s = all[rng_.below(all.size())];
+    std::vector<Arg> keys, args;
+    ScriptArgs(s, keys, args);
+    for (Arg& a : args) a = MaybeGarbage(a);
+    Step step;
+    step.script_id = s.id();
+    const uint64_t how = rng_.below(10);
+    if (how == 0) {
+      step.args = {Lit("SCRIPT"), Lit("LOAD"), Lit(s.body)};
+      return step;
+    }
+    const std::string sha = Sha1Hex(s.body);
+    step.args = {Lit(how < 5 ? "EVAL" : "EVALSHA"),
+                 Lit(how < 5 ? s.body : (how == 9 ? ToUpper(sha) : sha)),
+                 Lit(std::to_string(keys.size()))};
+    step.args.insert(step.args.end(), keys.begin(), keys.end());
+    step.args.insert(step.args.end(), args.begin(), args.end());
+    if (s.constant == "PRESENCE_READ_LUA") {
+      step.compare = Compare::kUnorderedPairs;
+      step.hash_key = "a2:presence";
+    }
+    return step;
+  }
+
+  void ScriptArgs(const ScriptFile& s, std::vector<Arg>& keys, std::vector<Arg>& args) {
+    const std::string& c = s.constant;
+    const bool b24 = s.version == "2.2.0-beta.24";
+    const std::string vkey = Pick(kStateValueKeys), lkey = Pick(kStateLegacyKeys);
+    auto expires = [&] { return Chance(1, 6) ? Lit(SmallMs()) : Now(PickInt({-1, 0, 1, 2, 5, 100, 10000})); };
+    auto ttl = [&] { return Lit(Pick({"1", "2", "5", "100", "10000", "0", "-1"})); };
+    auto now = [&] { return Now(Chance(1, 8) ? Range(-3, 3) : 0); };
+    if (s.package == "@apifuse/provider-sdk") {
+      if (c == "SET_WITH_QUOTA_SCRIPT") {
+        keys = {Lit(vkey), Lit("st:idx")};
+        if (b24) keys.push_back(Lit(lkey));
+        args = {now(), Lit(Int(0, 3)), expires(), ttl(), Lit(Envelope())};
+        if (b24) {
+          args.push_back(Lit(Pick({"0", "1"})));
+          args.push_back(Lit("{\"deleted\":true}"));
+        }
+      } else if (c == "COMPARE_AND_SET_WITH_QUOTA_SCRIPT") {
+        keys = {Lit(vkey), Lit("st:idx")};
+        if (b24) keys.push_back(Lit(lkey));
+        args = {Lit(Int(0, 3)), now(), Lit(Int(0, 3)), expires(), ttl(), Lit(Envelope())};
+        if (b24) {
+          args.push_back(Lit(Pick({"0", "1"})));
+          args.push_back(Lit("{\"deleted\":true}"));
+        }
+      } else if (c == "DELETE_WITH_INDEX_SCRIPT") {
+        keys = {Lit(vkey), Lit("st:idx")};
+        if (b24) keys.push_back(Lit(lkey));
+        if (s.version != "2.2.0-beta.23") {
+          args = {Lit("{\"deleted\":true}"), ttl()};
+          if (b24) args.push_back(Lit(Pick({"0", "1"})));
+        }
+      } else if (c == "BACKFILL_LEGACY_INDEX_SCRIPT") {
+        keys = {Lit("st:idx"), Lit("st:cursor")};
+        args = {now(), ttl(), Lit(Int(0, 300))};
+        for (int64_t n = Range(0, 2); n > 0; --n) {
+          args.push_back(Lit(Pick({"st:v1", "st:v2", "st:l1", "k1"})));
+          args.push_back(Lit(Envelope()));
+          args.push_back(expires());
+        }
+      } else if (c == "CLAIM_LEGACY_SCRIPT") {
+        keys = {Lit(vkey), Lit("st:idx"), Lit(lkey)};
+        args = {now(), Lit(Int(0, 3)), ttl(), Lit("{\"deleted\":true}")};
+      }
+      return;
+    }
+    // a2 0.5.0: KEYS and ARGV as each script's doc comment in the seed describes them.
+    const Arg store = Lit("a2:store"), counter = Lit("a2:counter"), ids = Lit("a2:ids"),
+              sessions = Lit("a2:sessions"), meta = Lit("a2:meta"), pending = Lit("a2:pending"),
+              ready = Lit("a2:ready"), watched = Lit("a2:watched");
+    auto session = [&] { return Lit(Pick({"sess1", "sess2"})); };
+    auto index = [&] { return Lit(Int(0, 5)); };
+    auto lane = [&] { return Lit(Pick({"", "", "L1", "L2"})); };
+    auto payload = [&] { return Lit(Chance(1, 4) ? Json() : "{\"n\":" + Int(0, 9) + "}"); };
+    if (c == "APPEND_LUA") {
+      keys = {store, counter, ids, sessions, meta, pending, ready, watched};
+      const int64_t n = Range(0, 2);
+      args = {session(), now(), Lit(std::to_string(n))};
+      for (int64_t i = 0; i < n; ++i) {
+        args.push_back(Lit("e" + Int(1, 6)));
+        args.push_back(Lit("t"));
+        args.push_back(payload());
+        args.push_back(Lit(Chance(2, 3) ? std::string()
+                                        : "{\"index\":" + Int(0, 4) + ",\"attempt\":" +
+                                              Int(0, 2) + "}"));
+        args.push_back(lane());
+        args.push_back(Lit(Pick({"0", "1"})));
+      }
+    } else if (c == "FAIL_ATTEMPT_LUA") {
+      keys = {counter, meta, pending, ready};
+      args = {index(), Lit(Int(0, 2)), Lit("boom"), Lit(Int(1, 3)), now()};
+    } else if (c == "CLAIM_AVAILABLE_LUA") {
+      keys = {store, counter, meta, pending, ready};
+      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})), Lit(Int(0, 1))};
+      if (args.back().text == "1") args.push_back(index());
+    } else if (c == "RENEW_CLAIMS_LUA") {
+      keys = {counter, meta};
+      const int64_t n = Range(0, 2);
+      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})), Lit(std::to_string(n))};
+      for (int64_t i = 0; i < n; ++i) {
+        args.push_back(index());
+        args.push_back(Lit(Int(0, 2)));
+      }
+    } else if (c == "COMPLETE_ATTEMPT_LUA") {
+      keys = {store, counter, ids, sessions, meta, pending, ready, watched};
+      const int64_t n = Range(0, 2);
+      args = {session(), now(), index(), Lit(Int(0, 2)), Lit(std::to_string(n))};
+      for (int64_t i = 0; i < n; ++i) {
+        args.push_back(Lit("c" + Int(1, 6)));
+        args.push_back(Lit("t"));
+        args.push_back(payload());
+        args.push_back(lane());
+        args.push_back(Lit(Pick({"0", "1"})));
+      }
+    } else if (c == "PUT_SNAPSHOT_LUA") {
+      keys = {Lit("a2:snap")};
+      const std::string up = Int(0, 5);
+      args = {Lit(up), Lit(Chance(1, 5) ? Json() : "{\"index\":" + up + "}")};
+    } else if (c == "PRESENCE_SET_LUA") {
+      keys = {Lit("a2:presence")};
+      const int64_t n = Range(0, 2);
+      args = {Now(Range(-2, 2)), ttl(), Lit(std::to_string(n))};
+      for (int64_t i = 0; i < n; ++i) {
+        args.push_back(Lit(Pick({"p1", "p2", "p3", std::string(70, 'P')})));
+        args.push_back(Chance(1, 5) ? Lit(Pick({"", "{", "{\"a\":1}"}))
+                                    : Lit("PRESENCE_VALUE"));  // resolved below
+      }
+      // Values carry the sender stamp 'a' and the fine expiry 'e', relative to now.
+      for (size_t i = 4; i < args.size(); i += 2) {
+        if (args[i].text != "PRESENCE_VALUE") continue;
+        args[i] = Arg{"{\"a\":@,\"e\":@" + std::string(Chance(1, 5) ? ",\"pad\":\"" + std::string(60, 'x') + "\"" : "") + "}",
+                      true, Range(-1, 3)};
+      }
+    } else if (c == "PRESENCE_READ_LUA") {
+      keys = {Lit("a2:presence")};
+      args = {now()};
+    } else if (c == "READ_STATE_LUA") {
+      keys = {Lit("a2:snap"), counter};
+    }
+  }
+
+  Prng rng_;
+  const ScriptCatalog& scripts_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Execution.
+
+std::string Resolve(const Arg& a, int64_t now) {
+  if (!a.relative_to_now) return a.text;
+  const std::string t = std::to_string(now + a.offset);
+  if (a.text.empty()) return t;
+  // Templates such as {"a":@,"e":@}: the first @ is now, the second now + offset.
+  std::string out = a.text;
+  size_t first = out.find('@');
+  out.replace(first, 1, std::to_string(now));
+  size_t second = out.find('@');
+  if (second != std::string::npos) out.replace(second, 1, t);
+  return out;
+}
+
+Argv ResolveAll(const std::vector<Arg>& args, int64_t now) {
+  Argv out;
+  for (const Arg& a : args) out.push_back(Resolve(a, now));
+  return out;
+}
+
+std::string Rendered(const CallResult& r) {
+  if (auto* reply = std::get_if<Reply>(&r)) return reply->resp2();
+  return "transport error: " + std::get<TransportError>(r).what;
+}
+
+Reply Normalize(Reply r, Compare mode) {
+  if (r.type != Reply::Type::kArray) return r;
+  if (mode == Compare::kSortedArray) {
+    std::sort(r.elements.begin(), r.elements.end(),
+              [](const Reply& a, const Reply& b) { return a.str < b.str; });
+  } else if (mode == Compare::kUnorderedPairs) {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 0; i + 1 < r.elements.size(); i += 2)
+      pairs.push_back({r.elements[i].str, r.elements[i + 1].str});
+    std::sort(pairs.begin(), pairs.end());
+    r.elements.clear();
+    for (auto& [k, v] : pairs) {
+      r.elements.push_back(Reply::Bulk(k));
+      r.elements.push_back(Reply::Bulk(v));
+    }
+  }
+  return r;
+}
+
+// Iterates SCAN to the end and returns the sorted set of keys, or the first error reply.
+Reply ScanAll(RedisConnection& c, const Argv& options) {
+  std::set<std::string> keys;
+  std::string cursor = "0";
+  for (int rounds = 0; rounds < 100000; ++rounds) {
+    Argv argv = {"SCAN", cursor};
+    argv.insert(argv.end(), options.begin(), options.end());
+    CallResult r = c.call(argv);
+    auto* reply = std::get_if<Reply>(&r);
+    if (!reply) return Reply::Error("transport error");
+    if (reply->type != Reply::Type::kArray) return *reply;
+    for (const Reply& k : reply->elements.at(1).elements) keys.insert(k.str);
+    cursor = reply->elements.at(0).str;
+    if (cursor == "0") break;
+  }
+  std::vector<Reply> out;
+  for (const auto& k : keys) out.push_back(Reply::Bulk(k));
+  return Reply::Array(std::move(out));
+}
+
+std::string Strs(const std::vector<Reply>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); i += 2) out += " " + render_argv({items[i].str, items[i + 1].str});
+  return out;
+}
+
+// The same canonical dump as Emulator::dump_keyspace, read through commands from redis-server.
+std::string DumpReal(RedisConnection& c) {
+  auto call = [&](const Argv& a) {
+    CallResult r = c.call(a);
+    return std::holds_alternative<Reply>(r) ? std::get<Reply>(r) : Reply::Error("transport");
+  };
+  Reply keys = call({"KEYS", "*"});
+  std::vector<std::string> names;
+  for (const Reply& k : keys.elements) names.push_back(k.str);
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& key : names) {
+    const std::string type = call({"TYPE", key}).str;
+    const Reply pttl = call({"PTTL", key});
+    if (pttl.integer == -2) continue;
+    out += render_argv({key}) + " ";
+    if (type == "string") {
+      out += "string " + render_argv({call({"GET", key}).str});
+    } else if (type == "hash") {
+      Reply all = Normalize(call({"HGETALL", key}), Compare::kUnorderedPairs);
+      out += "hash" + Strs(all.elements);
+    } else if (type == "zset") {
+      out += "zset" + Strs(call({"ZRANGE", key, "0", "-1", "WITHSCORES"}).elements);
+    } else if (type == "stream") {
+      out += "stream";
+      for (const Reply& e : call({"XRANGE", key, "-", "+"}).elements) {
+        Argv fields;
+        for (const Reply& f : e.elements.at(1).elements) fields.push_back(f.str);
+        out += " " + e.elements.at(0).str + " " + render_argv(fields);
+      }
+    } else {
+      out += type;
+    }
+    out += " pttl=" + std::to_string(pttl.integer) + "\n";
+  }
+  return out;
+}
+
+std::string CoverageKey(const Argv& argv) {
+  std::string name = ToUpper(argv[0]);
+  static const std::set<std::string> options = {"PX", "PXAT", "NX", "MATCH", "COUNT", "LIMIT",
+                                                "WITHSCORES", "LOAD", "EXISTS"};
+  std::string key = name;
+  const size_t first_option = name == "SET" ? 3 : (name == "ZADD" || name == "SCRIPT") ? 1 : 2;
+  if (name == "EVAL" || name == "EVALSHA" || name == "XADD" || name == "HSET") return key;
+  std::set<std::string> seen;
+  for (size_t i = first_option; i < argv.size(); ++i) {
+    const std::string up = ToUpper(argv[i]);
+    if (options.count(up) && !seen.count(up)) {
+      seen.insert(up);
+      key += " " + up;
+    }
+  }
+  return key;
+}
+
+std::string Shape(const Reply& r, int depth = 0) {
+  switch (r.type) {
+    case Reply::Type::kStatus: return "status";
+    case Reply::Type::kError: {
+      std::string s = r.str.substr(0, r.str.find(" script:"));
+      if (s.size() > 60) s = s.substr(0, 60) + "...";
+      return "error(" + s + ")";
+    }
+    case Reply::Type::kInteger:
+      return r.integer >= -2 && r.integer <= 2 ? std::to_string(r.integer) : "int";
+    case Reply::Type::kBulk: {
+      const bool tag = !r.str.empty() && r.str.size() <= 10 &&
+                       std::all_of(r.str.begin(), r.str.end(),
+                                   [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '_'; });
+      return tag && depth == 1 ? "'" + r.str + "'" : "bulk";
+    }
+    case Reply::Type::kNil: return "nil";
+    case Reply::Type::kNilArray: return "nil-array";
+    case Reply::Type::kArray: {
+      std::string out = "[";
+      for (size_t i = 0; i < r.elements.size() && i < 3; ++i) {
+        if (i) out += ",";
+        out += Shape(r.elements[i], depth + 1);
+      }
+      if (r.elements.size() > 3) out += ",...";
+      return out + "]";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string Step::render() const {
+  switch (kind) {
+    case Kind::kAdvance: return "advance " + std::to_string(advance_ms) + "ms";
+    case Kind::kCheckpoint: return "checkpoint (compare keyspaces)";
+    case Kind::kScanAll: {
+      std::string out = "SCAN to the end with";
+      for (const Arg& a : args) out += " " + a.text;
+      return out;
+    }
+    case Kind::kCommand: break;
+  }
+  std::string out;
+  for (const Arg& a : args) {
+    std::string text = a.relative_to_now
+                           ? (a.text.empty() ? "now" : a.text) +
+                                 (a.offset >= 0 ? "+" : "") + std::to_string(a.offset)
+                           : render_argv({a.text});
+    if (text.size() > 80) text = text.substr(0, 60) + "...(" + std::to_string(text.size()) + " bytes)";
+    out += (out.empty() ? "" : " ") + text;
+  }
+  if (!script_id.empty()) out += "   # " + script_id;
+  return out;
+}
+
+std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+                           int checkpoint_every) {
+  return Gen(seed, scripts).Generate(commands, checkpoint_every);
+}
+
+Runner::Runner(RedisServer* server, EmulatorOptions options)
+    : server_(server), options_(options) {}
+
+std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* coverage,
+                                      std::string* trace_hash) {
+  ++runs_;
+  VirtualClock clock;
+  Emulator emulator(clock, options_);
+  std::unique_ptr<HiredisConnection> real;
+  if (server_) {
+    server_->reset();
+    server_->set_time_ms(clock.now_ms());
+    real = server_->connect();
+  }
+  if (coverage) {
+    emulator.observer = [coverage](const Argv& argv, bool) {
+      coverage->commands[CoverageKey(argv)]++;
+    };
+  }
+  EVP_MD_CTX* hash = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(hash, EVP_sha256(), nullptr);
+  auto absorb = [&](const std::string& s) {
+    EVP_DigestUpdate(hash, s.data(), s.size());
+    EVP_DigestUpdate(hash, "\n", 1);
+  };
+
+  std::optional<Divergence> divergence;
+  for (size_t i = 0; i < steps.size() && !divergence; ++i) {
+    const Step& step = steps[i];
+    if (step.kind == Step::Kind::kAdvance) {
+      clock.advance(step.advance_ms);
+      if (server_) server_->set_time_ms(clock.now_ms());
+      absorb("advance " + std::to_string(step.advance_ms));
+      continue;
+    }
+    if (step.kind == Step::Kind::kCheckpoint) {
+      const std::string mine = emulator.dump_keyspace();
+      absorb(mine);
+      if (real) {
+        const std::string theirs = DumpReal(*real);
+        if (mine != theirs) divergence = Divergence{i, mine, theirs};
+      }
+      continue;
+    }
+    const Argv argv = ResolveAll(step.args, clock.now_ms());
+    if (step.kind == Step::Kind::kScanAll) {
+      const Reply mine = ScanAll(emulator, argv);
+      absorb("scan " + render_argv(argv) + " -> " + mine.resp2());
+      if (real) {
+        const Reply theirs = ScanAll(*real, argv);
+        if (!(mine == theirs)) divergence = Divergence{i, mine.resp2(), theirs.resp2()};
+      }
+      continue;
+    }
+    const Compare mode = step.compare == Compare::kUnorderedPairs &&
+                                 emulator.hash_is_listpack(step.hash_key)
+                             ? Compare::kExact
+                             : step.compare;
+    const Reply mine = emulator.execute(argv);
+    absorb(render_argv(argv) + " -> " + mine.resp2());
+    if (coverage && !step.script_id.empty() && ToUpper(argv[0]) != "SCRIPT")
+      coverage->script_shapes[step.script_id + " -> " + Shape(mine)]++;
+    if (real) {
+      const CallResult theirs = real->call(argv);
+      const std::string a = Normalize(mine, mode).resp2();
+      const std::string b = std::holds_alternative<Reply>(theirs)
+                                ? Normalize(std::get<Reply>(theirs), mode).resp2()
+                                : Rendered(theirs);
+      if (a != b) divergence = Divergence{i, a, b};
+    }
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(hash, digest, &len);
+  EVP_MD_CTX_free(hash);
+  if (trace_hash) {
+    static const char* hex = "0123456789abcdef";
+    trace_hash->clear();
+    for (unsigned int k = 0; k < len; ++k) {
+      *trace_hash += hex[digest[k] >> 4];
+      *trace_hash += hex[digest[k] & 15];
+    }
+  }
+  return divergence;
+}
+
+std::vector<Step> Shrink(std::vector<Step> steps, Runner& runner, int budget) {
+  // Delta debugging over single steps and chunks: drop a chunk, keep the drop if the run still
+  // diverges. Checkpoints are kept out of the way: the final one decides.
+  auto diverges = [&](const std::vector<Step>& s) {
+    std::vector<Step> with_check = s;
+    Step c;
+    c.kind = Step::Kind::kCheckpoint;
+    with_check.push_back(c);
+    return runner.run(with_check).has_value();
+  };
+  std::vector<Step> current;
+  for (const Step& s : steps)
+    if (s.kind != Step::Kind::kCheckpoint) current.push_back(s);
+  if (!diverges(current)) return steps;
+  int used = 1;
+  for (size_t chunk = std::max<size_t>(1, current.size() / 2); chunk >= 1 && used < budget;) {
+    bool removed = false;
+    for (size_t start = 0; start < current.size() && used < budget;) {
+      std::vector<Step> candidate;
+      for (size_t i = 0; i < current.size(); ++i)
+        if (i < start || i >= start + chunk) candidate.push_back(current[i]);
+      ++used;
+      if (!candidate.empty() && diverges(candidate)) {
+        current = std::move(candidate);
+        removed = true;
+      } else {
+        start += chunk;
+      }
+    }
+    if (!removed) {
+      if (chunk == 1) break;
+      chunk /= 2;
+    }
+  }
+  Step c;
+  c.kind = Step::Kind::kCheckpoint;
+  current.push_back(c);
+  return current;
+}
+
+std::vector<std::string> ExpectedCoverage() {
+  return {"GET", "SET", "SET PX", "SET PXAT", "MGET", "DEL", "EXISTS", "KEYS",
+          "SCAN MATCH COUNT", "PEXPIRE", "PTTL", "PING", "TIME", "HGET", "HSET", "HSETNX",
+          "HDEL", "HEXISTS", "HINCRBY", "HGETALL", "HMGET", "ZADD", "ZADD NX", "ZREM", "ZSCORE",
+          "ZCARD", "ZRANGE", "ZRANGEBYSCORE LIMIT", "ZRANGEBYLEX LIMIT", "ZREMRANGEBYSCORE",
+          "XADD", "XRANGE", "XRANGE COUNT", "EVAL", "EVALSHA", "SCRIPT LOAD"};
+}
+
+std::string FormatCoverage(const Coverage& c) {
+  std::string out = "coverage: command/option x count\n";
+  char line[256];
+  for (const auto& [k, n] : c.commands) {
+    std::snprintf(line, sizeof line, "  %-28s %10lld\n", k.c_str(), static_cast<long long>(n));
+    out += line;
+  }
+  std::vector<std::string> missing;
+  for (const auto& want : ExpectedCoverage())
+    if (!c.commands.count(want)) missing.push_back(want);
+  out += "  missing from the subset: " + std::string(missing.empty() ? "none" : "");
+  for (const auto& m : missing) out += m + "; ";
+  out += "\ncoverage: seed script x reply shape\n";
+  for (const auto& [k, n] : c.script_shapes) {
+    std::snprintf(line, sizeof line, "  %-90s %8lld\n", k.c_str(), static_cast<long long>(n));
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace testbed::fidelity

@@ -1,0 +1,83 @@
+// Differential fidelity: the same random command sequence, interleaved with virtual-time
+// advances, runs on the emulator and on a spawned redis-server 7.0; every reply must match
+// byte for byte (RESP2) and the whole keyspace (types, values, PTTL) must match at checkpoints.
+//
+// The sequence is generated up front from the seed and never depends on replies, so it can be
+// shrunk: on a divergence the failing prefix is cut down (delta debugging) to the shortest
+// sequence that still diverges. Arguments that name "now" are resolved at run time from the
+// virtual clock, so removing a time advance keeps them meaningful.
+//
+// Replies whose order Redis leaves to its hash tables are compared as sets: KEYS, full SCAN
+// iterations, and HGETALL (also through a script) of a hash that Redis keeps as a hash table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "real/redis_server.h"
+#include "real/script_catalog.h"
+#include "sim/emulator.h"
+
+namespace testbed::fidelity {
+
+struct Arg {
+  std::string text;
+  bool relative_to_now = false;  // value is now + offset at execution time
+  int64_t offset = 0;
+};
+
+enum class Compare { kExact, kSortedArray, kUnorderedPairs };
+
+struct Step {
+  enum class Kind { kCommand, kAdvance, kScanAll, kCheckpoint };
+  Kind kind = Kind::kCommand;
+  std::vector<Arg> args;       // command (kCommand) or SCAN options (kScanAll)
+  int64_t advance_ms = 0;      // kAdvance
+  Compare compare = Compare::kExact;
+  std::string hash_key;        // kUnorderedPairs only if this hash is a hash table
+  std::string script_id;       // which seed script an EVAL/EVALSHA runs, for coverage
+  std::string render() const;  // one line, for counterexamples
+};
+
+std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+                           int checkpoint_every = 100);
+
+struct Divergence {
+  size_t step = 0;
+  std::string emulator;  // what the emulator said (reply or keyspace dump)
+  std::string redis;     // what redis-server said
+};
+
+struct Coverage {
+  std::map<std::string, int64_t> commands;       // "SET PX", "ZADD NX", "SCAN MATCH COUNT", ...
+  std::map<std::string, int64_t> script_shapes;  // "state/beta30/... -> [1,bulk]"
+};
+
+// One or two worlds: the emulator always, the spawned server if given.
+class Runner {
+ public:
+  Runner(RedisServer* server, EmulatorOptions options);
+  // Runs from a clean state (fresh emulator, flushed server). Stops at the first divergence.
+  std::optional<Divergence> run(const std::vector<Step>& steps, Coverage* coverage = nullptr,
+                                std::string* trace_hash = nullptr);
+  int64_t runs() const { return runs_; }
+
+ private:
+  RedisServer* server_;
+  EmulatorOptions options_;
+  int64_t runs_ = 0;
+};
+
+// The shortest sub-sequence of `steps` (kept in order) that still diverges; `budget` runs at most.
+std::vector<Step> Shrink(std::vector<Step> steps, Runner& runner, int budget = 400);
+
+// The coverage table, printed by `testbed fidelity`.
+std::string FormatCoverage(const Coverage& c);
+// Every command/option of the subset that a campaign is expected to exercise.
+std::vector<std::string> ExpectedCoverage();
+
+}  // namespace testbed::fidelity

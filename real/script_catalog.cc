@@ -1,0 +1,56 @@
+#include "real/script_catalog.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace testbed {
+
+std::string ScriptFile::id() const {
+  const std::string stem = file.substr(0, file.rfind(".lua"));
+  return stem;
+}
+
+std::string ScriptCatalog::ShippedDir() {
+  if (const char* env = std::getenv("TESTBED_SCRIPTS_DIR")) return env;
+  return std::string(TESTBED_SOURCE_DIR) + "/real/scripts";
+}
+
+static std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ScriptCatalog ScriptCatalog::Load(const std::string& dir) {
+  ScriptCatalog catalog;
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(ReadFile(dir + "/manifest.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(dir + "/manifest.json is not valid JSON: " + e.what());
+  }
+  for (const auto& row : manifest.at("scripts")) {
+    ScriptFile s;
+    s.file = row.at("file");
+    s.package = row.at("package");
+    s.version = row.at("version");
+    s.constant = row.at("constant");
+    s.sha1 = row.at("sha1");
+    s.body = ReadFile(dir + "/" + s.file);
+    catalog.scripts_.push_back(std::move(s));
+  }
+  return catalog;
+}
+
+const ScriptFile& ScriptCatalog::get(const std::string& id) const {
+  for (const auto& s : scripts_)
+    if (s.id() == id) return s;
+  throw std::runtime_error("unknown script " + id);
+}
+
+}  // namespace testbed

@@ -1,0 +1,32 @@
+// The seed Lua scripts as shipped files, read through their manifest
+// (real/scripts/manifest.json: file, package, version, constant, sha1, provenance).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace testbed {
+
+struct ScriptFile {
+  std::string file;      // relative to the scripts dir, e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT.lua
+  std::string package;
+  std::string version;
+  std::string constant;
+  std::string sha1;      // from the manifest
+  std::string body;      // the file's bytes
+  std::string id() const;  // "<system>/<version dir>/<CONSTANT>", e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT
+};
+
+class ScriptCatalog {
+ public:
+  static std::string ShippedDir();  // $TESTBED_SCRIPTS_DIR or <source>/real/scripts
+  // Reads the manifest and every file it names; throws std::runtime_error with a clear message.
+  static ScriptCatalog Load(const std::string& dir);
+  const std::vector<ScriptFile>& all() const { return scripts_; }
+  const ScriptFile& get(const std::string& id) const;  // throws if unknown
+
+ private:
+  std::vector<ScriptFile> scripts_;
+};
+
+}  // namespace testbed

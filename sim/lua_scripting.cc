@@ -1,0 +1,441 @@
+#include "sim/lua_scripting.h"
+
+#include <openssl/sha.h>
+
+#include <cctype>
+#include <cstdio>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+int luaopen_cjson(lua_State* l);
+}
+
+#include "sim/emulator.h"
+#include "sim/redis_text.h"
+
+namespace testbed {
+
+std::string Sha1Hex(const std::string& data) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : digest) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kSelfKey = "testbed.lua_scripting";
+constexpr const char* kGlobalsKey = "testbed.real_globals";
+constexpr int kHookEvery = 1000;
+
+// Redis 7.0's __redis__err__handler, verbatim in behaviour: string errors get "ERR ", and the
+// source/line are those of the caller when the error was raised inside a C function.
+constexpr const char* kErrorHandler =
+    "local dbg = debug\n"
+    "debug = nil\n"
+    "function __redis__err__handler(err)\n"
+    "  local i = dbg.getinfo(2,'nSl')\n"
+    "  if i and i.what == 'C' then\n"
+    "    i = dbg.getinfo(3,'nSl')\n"
+    "  end\n"
+    "  if type(err) ~= 'table' then\n"
+    "    err = {err='ERR ' .. tostring(err)}"
+    "  end"
+    "  if i then\n"
+    "    err['source'] = i.source\n"
+    "    err['line'] = i.currentline\n"
+    "  end"
+    "  return err\n"
+    "end\n";
+
+}  // namespace
+
+struct LuaGlue {
+  static LuaScripting* Self(lua_State* L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kSelfKey);
+    auto* self = static_cast<LuaScripting*>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return self;
+  }
+
+  // Reply -> Lua, as redisProtocolToLuaType does.
+  static void Push(lua_State* L, const Reply& r) {
+    lua_checkstack(L, 5);
+    switch (r.type) {
+      case Reply::Type::kStatus:
+        lua_newtable(L);
+        lua_pushstring(L, "ok");
+        lua_pushlstring(L, r.str.data(), r.str.size());
+        lua_settable(L, -3);
+        return;
+      case Reply::Type::kError: {
+        lua_newtable(L);
+        lua_pushstring(L, "err");
+        std::string msg = r.str;
+        while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.pop_back();
+        lua_pushlstring(L, msg.data(), msg.size());
+        lua_settable(L, -3);
+        return;
+      }
+      case Reply::Type::kInteger: lua_pushnumber(L, static_cast<lua_Number>(r.integer)); return;
+      case Reply::Type::kBulk: lua_pushlstring(L, r.str.data(), r.str.size()); return;
+      case Reply::Type::kNil:
+      case Reply::Type::kNilArray: lua_pushboolean(L, 0); return;
+      case Reply::Type::kArray:
+        lua_newtable(L);
+        for (size_t i = 0; i < r.elements.size(); ++i) {
+          lua_pushnumber(L, static_cast<lua_Number>(i + 1));
+          Push(L, r.elements[i]);
+          lua_settable(L, -3);
+        }
+        return;
+    }
+  }
+
+  // {err = "CODE msg"} as luaPushErrorBuff builds it from "-CODE msg" or "msg".
+  static void PushError(lua_State* L, std::string err) {
+    std::string code = "ERR", msg = err;
+    if (!err.empty() && err[0] == '-') {
+      const size_t sp = err.find(' ');
+      if (sp == std::string::npos) {
+        msg = err.substr(1);
+      } else {
+        code = err.substr(1, sp - 1);
+        msg = err.substr(sp + 1);
+      }
+    }
+    while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.pop_back();
+    while (!msg.empty() && (msg.front() == '\r' || msg.front() == '\n')) msg.erase(0, 1);
+    const std::string final_msg = code + " " + msg;
+    lua_newtable(L);
+    lua_pushstring(L, "err");
+    lua_pushlstring(L, final_msg.data(), final_msg.size());
+    lua_settable(L, -3);
+  }
+
+  static int GenericCall(lua_State* L, bool raise) {
+    LuaScripting* self = Self(L);
+    const int argc = lua_gettop(L);
+    if (argc == 0) {
+      PushError(L, "Please specify at least one argument for this redis lib call");
+      return raise ? lua_error(L) : 1;
+    }
+    Argv argv;
+    for (int j = 1; j <= argc; ++j) {
+      if (lua_type(L, j) == LUA_TNUMBER) {
+        argv.push_back(redis_text::FormatLuaArgNumber(lua_tonumber(L, j)));
+      } else if (lua_type(L, j) == LUA_TSTRING) {
+        size_t len;
+        const char* s = lua_tolstring(L, j, &len);
+        argv.emplace_back(s, len);
+      } else {
+        PushError(L, "Lua redis lib command arguments must be strings or integers");
+        return raise ? lua_error(L) : 1;
+      }
+    }
+    bool known, arity_ok;
+    Reply reply = self->emulator_.execute_from_script(argv, &known, &arity_ok);
+    if (!known) {
+      PushError(L, "Unknown Redis command called from script");
+      return raise ? lua_error(L) : 1;
+    }
+    if (!arity_ok) {
+      PushError(L, "Wrong number of args calling Redis command from script");
+      return raise ? lua_error(L) : 1;
+    }
+    Push(L, reply);
+    if (raise && reply.is_error()) return lua_error(L);
+    return 1;
+  }
+  static int Call(lua_State* L) { return GenericCall(L, true); }
+  static int PCall(lua_State* L) { return GenericCall(L, false); }
+
+  static int ErrorReply(lua_State* L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+      PushError(L, "wrong number or type of arguments");
+      return 1;
+    }
+    size_t len;
+    const char* s = lua_tolstring(L, 1, &len);
+    std::string err(s, len);
+    if (err.empty() || err[0] != '-') err = "-" + err;
+    PushError(L, err);
+    return 1;
+  }
+
+  static int StatusReply(lua_State* L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+      PushError(L, "wrong number or type of arguments");
+      return 1;
+    }
+    lua_newtable(L);
+    lua_pushstring(L, "ok");
+    lua_pushvalue(L, 1);
+    lua_settable(L, -3);
+    return 1;
+  }
+
+  static int Sha1(lua_State* L) {
+    if (lua_gettop(L) != 1) {
+      PushError(L, "wrong number of arguments");
+      return lua_error(L);
+    }
+    size_t len;
+    const char* s = lua_tolstring(L, 1, &len);
+    const std::string hex = Sha1Hex(s ? std::string(s, len) : std::string());
+    lua_pushstring(L, hex.c_str());
+    return 1;
+  }
+
+  static int Log(lua_State*) { return 0; }
+
+  static int ReadOnlyNewIndex(lua_State* L) {
+    return luaL_error(L, "Attempt to modify a readonly table");
+  }
+
+  static int GlobalIndex(lua_State* L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    if (!lua_isnil(L, -1)) return 1;
+    const char* name = lua_tostring(L, 2);
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      name ? name : "?");
+  }
+
+  static void Hook(lua_State* L, lua_Debug*) {
+    LuaScripting* self = Self(L);
+    self->instructions_left_ -= kHookEvery;
+    if (self->instructions_left_ < 0) {
+      self->budget_exceeded_ = true;
+      luaL_error(L, "script exceeded the emulator's instruction budget");
+    }
+  }
+
+  // Lua -> Reply, as luaReplyToRedisReply does.
+  static Reply ToReply(lua_State* L, int depth = 0) {
+    lua_checkstack(L, 4);
+    switch (lua_type(L, -1)) {
+      case LUA_TSTRING: {
+        size_t len;
+        const char* s = lua_tolstring(L, -1, &len);
+        return Reply::Bulk(std::string(s, len));
+      }
+      case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::Integer(1) : Reply::Nil();
+      case LUA_TNUMBER:
+        return Reply::Integer(static_cast<long long>(lua_tonumber(L, -1)));
+      case LUA_TTABLE: {
+        lua_pushstring(L, "err");
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+          std::string msg = lua_tostring(L, -1);
+          lua_pop(L, 1);
+          return Reply::Error(Sanitize(msg));
+        }
+        lua_pop(L, 1);
+        lua_pushstring(L, "ok");
+        lua_rawget(L, -2);
+        if (lua_type(L, -1) == LUA_TSTRING) {
+          std::string msg = lua_tostring(L, -1);
+          lua_pop(L, 1);
+          return Reply::Status(Sanitize(msg));
+        }
+        lua_pop(L, 1);
+        std::vector<Reply> elements;
+        for (int j = 1;; ++j) {
+          lua_pushnumber(L, j);
+          lua_rawget(L, -2);
+          if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+          }
+          elements.push_back(ToReply(L, depth + 1));
+          lua_pop(L, 1);
+        }
+        return Reply::Array(std::move(elements));
+      }
+      default: return Reply::Nil();
+    }
+  }
+
+  static std::string Sanitize(std::string s) {
+    for (char& c : s)
+      if (c == '\r' || c == '\n') c = ' ';
+    return s;
+  }
+};
+
+LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_newstate()) {
+  lua_State* L = L_;
+  const lua_CFunction libs[] = {luaopen_base, luaopen_table, luaopen_string, luaopen_math,
+                                luaopen_debug};
+  for (lua_CFunction open : libs) {
+    lua_pushcfunction(L, open);
+    lua_call(L, 0, 0);
+  }
+  lua_pushcfunction(L, luaopen_cjson);
+  lua_call(L, 0, 1);
+  if (emulator_.options().fault_cjson_empty_table_as_array) {
+    // Negative-test deviation only: an encoder that writes empty tables as arrays.
+    lua_getfield(L, -1, "encode");
+    lua_pushcclosure(
+        L,
+        [](lua_State* S) -> int {
+          lua_pushvalue(S, lua_upvalueindex(1));
+          lua_insert(S, 1);
+          lua_call(S, lua_gettop(S) - 1, 1);
+          luaL_gsub(S, lua_tostring(S, -1), "{}", "[]");
+          return 1;
+        },
+        1);
+    lua_setfield(L, -2, "encode");
+  }
+  lua_setglobal(L, "cjson");
+  lua_pushnil(L);
+  lua_setglobal(L, "loadfile");
+  lua_pushnil(L);
+  lua_setglobal(L, "dofile");
+
+  lua_pushlightuserdata(L, this);
+  lua_setfield(L, LUA_REGISTRYINDEX, kSelfKey);
+
+  lua_newtable(L);
+  const luaL_Reg redis_fns[] = {{"call", LuaGlue::Call},
+                                {"pcall", LuaGlue::PCall},
+                                {"error_reply", LuaGlue::ErrorReply},
+                                {"status_reply", LuaGlue::StatusReply},
+                                {"sha1hex", LuaGlue::Sha1},
+                                {"log", LuaGlue::Log},
+                                {nullptr, nullptr}};
+  for (const luaL_Reg* r = redis_fns; r->name; ++r) {
+    lua_pushcfunction(L, r->func);
+    lua_setfield(L, -2, r->name);
+  }
+  const std::pair<const char*, int> levels[] = {
+      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3}};
+  for (auto [name, v] : levels) {
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, name);
+  }
+  lua_setglobal(L, "redis");
+
+  luaL_dostring(L, kErrorHandler);
+
+  // Read-only globals: scripts run with a proxy environment whose reads fall through to the
+  // real globals and whose writes fail, as Redis 7.0's readonly tables do.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
+  lua_newtable(L);                 // proxy
+  lua_newtable(L);                 // its metatable
+  lua_pushcfunction(L, LuaGlue::GlobalIndex);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, LuaGlue::ReadOnlyNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "testbed.proxy_env");
+}
+
+LuaScripting::~LuaScripting() { lua_close(L_); }
+
+bool LuaScripting::Exists(const std::string& sha) const {
+  return functions_.count(redis_text::ToLower(sha)) > 0;
+}
+
+Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
+  *sha = Sha1Hex(body);
+  if (functions_.count(*sha)) return Reply::Ok();
+  lua_State* L = L_;
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+    std::string err = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return Reply::Error(LuaGlue::Sanitize("ERR Error compiling script (new function): " + err));
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, "testbed.proxy_env");
+  lua_setfenv(L, -2);
+  functions_[*sha] = luaL_ref(L, LUA_REGISTRYINDEX);
+  return Reply::Ok();
+}
+
+Reply LuaScripting::Load(const std::string& body) {
+  std::string sha;
+  if (Reply r = Compile(body, &sha); r.is_error()) return r;
+  return Reply::Bulk(sha);
+}
+
+Reply LuaScripting::Eval(const std::string& body, const Argv& keys, const Argv& args) {
+  std::string sha;
+  if (Reply r = Compile(body, &sha); r.is_error()) return r;
+  return Run(sha, keys, args);
+}
+
+Reply LuaScripting::EvalSha(const std::string& sha, const Argv& keys, const Argv& args) {
+  const std::string lower = redis_text::ToLower(sha);
+  if (sha.size() != 40 || !functions_.count(lower)) return Reply::Error(redis_text::kNoScript);
+  return Run(lower, keys, args);
+}
+
+Reply LuaScripting::Run(const std::string& sha, const Argv& keys, const Argv& args) {
+  lua_State* L = L_;
+  auto set_array = [L](const char* name, const Argv& items) {
+    lua_newtable(L);
+    for (size_t i = 0; i < items.size(); ++i) {
+      lua_pushnumber(L, static_cast<lua_Number>(i + 1));
+      lua_pushlstring(L, items[i].data(), items[i].size());
+      lua_rawset(L, -3);
+    }
+    lua_setglobal(L, name);
+  };
+  set_array("KEYS", keys);
+  set_array("ARGV", args);
+
+  lua_getglobal(L, "__redis__err__handler");
+  const int handler = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, functions_.at(sha));
+  instructions_left_ = emulator_.options().script_instruction_budget;
+  budget_exceeded_ = false;
+  lua_sethook(L, LuaGlue::Hook, LUA_MASKCOUNT, kHookEvery);
+  const int status = lua_pcall(L, 0, 1, handler);
+  lua_sethook(L, nullptr, 0, 0);
+
+  Reply reply;
+  if (budget_exceeded_) {
+    reply = Reply::Error(
+        "ERR script exceeded the emulator's instruction budget of " +
+        std::to_string(emulator_.options().script_instruction_budget) +
+        " (deviation: redis-server would keep running it) script: " + sha);
+  } else if (status != 0) {
+    // luaCallFunction: the handler turned the error into {err, source, line}.
+    std::string msg, source, line;
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "source");
+      if (lua_isstring(L, -1)) source = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "line");
+      if (lua_isstring(L, -1)) line = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    } else if (lua_isstring(L, -1)) {
+      msg = std::string("ERR ") + lua_tostring(L, -1);
+    }
+    std::string full = msg;
+    if (!source.empty() && !line.empty())
+      full += " script: " + sha + ", on " + source + ":" + line + ".";
+    reply = Reply::Error(LuaGlue::Sanitize(full));
+  } else {
+    reply = LuaGlue::ToReply(L);
+  }
+  lua_settop(L, 0);
+  lua_gc(L, LUA_GCSTEP, 1);
+  return reply;
+}
+
+}  // namespace testbed

@@ -1,0 +1,48 @@
+// EVAL / EVALSHA / SCRIPT LOAD for the emulator, on Debian's Lua 5.1 and lua-cjson 2.1.0 (the
+// versions redis-server 7.0 bundles), reproducing Redis 7.0's script environment:
+//   - libraries base, table, string, math and cjson; no debug, io, os, loadfile, dofile;
+//   - globals read-only ("Attempt to modify a readonly table"; reading an unknown global is
+//     "Script attempted to access nonexistent global variable 'x'");
+//   - redis.call / pcall / error_reply / status_reply / sha1hex / log;
+//   - Redis's conversions both ways and its error handler, so that error replies carry the
+//     "script: <sha>, on @user_script:N." suffix exactly as redis-server writes it.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sim/reply.h"
+
+struct lua_State;
+
+namespace testbed {
+
+class Emulator;
+
+std::string Sha1Hex(const std::string& data);
+
+class LuaScripting {
+ public:
+  explicit LuaScripting(Emulator& emulator);
+  ~LuaScripting();
+  LuaScripting(const LuaScripting&) = delete;
+  LuaScripting& operator=(const LuaScripting&) = delete;
+
+  Reply Eval(const std::string& body, const Argv& keys, const Argv& args);
+  Reply EvalSha(const std::string& sha, const Argv& keys, const Argv& args);
+  Reply Load(const std::string& body);  // bulk sha or a compile error
+  bool Exists(const std::string& sha) const;
+
+ private:
+  Reply Compile(const std::string& body, std::string* sha);
+  Reply Run(const std::string& sha, const Argv& keys, const Argv& args);
+
+  Emulator& emulator_;
+  lua_State* L_;
+  std::map<std::string, int> functions_;  // sha -> registry reference
+  int64_t instructions_left_ = 0;
+  bool budget_exceeded_ = false;
+  friend struct LuaGlue;
+};
+
+}  // namespace testbed
