@@ -157,8 +157,11 @@ class Gen {
         s.args = {Lit("MATCH"), Lit(Pick({"*", "k*", "st:*", "[a-k]?", "\\*x"})), Lit("COUNT"),
                   Lit(Int(1, 5))};
         if (Chance(1, 4)) {
-          return Cmd({Lit("SCAN"), Lit(Pick({"abc", " 1", "0"})),
-                      Lit(Pick({"COUNT", "MATCH", "BOGUS"})), Lit(Pick({"0", "x", "-1"}))});
+          // Only calls that must fail are compared one by one: a valid SCAN's cursor is an
+          // implementation detail (see Kind::kScanAll for the set comparison).
+          if (Chance(1, 2)) return Cmd({Lit("SCAN"), Lit(Pick({"abc", " 1", "1x"}))});
+          return Cmd({Lit("SCAN"), Lit("0"), Lit(Pick({"COUNT", "BOGUS"})),
+                      Lit(Pick({"0", "x", "-1"}))});
         }
         return s;
       }
@@ -252,7 +255,7 @@ class Gen {
         // EVAL argument errors and small scripts outside the seeds.
         static const std::vector<std::string> bodies = {
             "return redis.call('GET', KEYS[1])", "return {1, 2, nil, 3}",
-            "return {1.9, -2.7, false, 'a', {ok='x'}}", "return redis.pcall('INCR', KEYS[1])",
+            "return {1.9, -2.7, false, 'a', {ok='x'}}", "return redis.pcall('HINCRBY', KEYS[1], 'f', 1)",
             "return x", "x = 1", "return redis.call('nosuch')", "error({err='tbl'})",
             "error('str')", "return redis.error_reply('boom')", "return (",
             "return cjson.encode(cjson.decode(ARGV[1]))", "return redis.call('SET', KEYS[1], 0.1)",
@@ -289,7 +292,9 @@ class Gen {
     const ScriptFile& s = all[rng_.below(all.size())];
     std::vector<Arg> keys, args;
     ScriptArgs(s, keys, args);
-    for (Arg& a : args) a = MaybeGarbage(a);
+    // Presence values stay well-formed (see PRESENCE_SET_LUA below): garbage only before them.
+    const size_t garbage_limit = s.constant == "PRESENCE_SET_LUA" ? 3 : args.size();
+    for (size_t i = 0; i < garbage_limit && i < args.size(); ++i) args[i] = MaybeGarbage(args[i]);
     Step step;
     step.script_id = s.id();
     const uint64_t how = rng_.below(10);
@@ -413,8 +418,10 @@ class Gen {
       args = {Now(Range(-2, 2)), ttl(), Lit(std::to_string(n))};
       for (int64_t i = 0; i < n; ++i) {
         args.push_back(Lit(Pick({"p1", "p2", "p3", std::string(70, 'P')})));
-        args.push_back(Chance(1, 5) ? Lit(Pick({"", "{", "{\"a\":1}"}))
-                                    : Lit("PRESENCE_VALUE"));  // resolved below
+        // Well-formed values or '' only: PRESENCE_READ stops at the first malformed value, and
+        // which one it meets first depends on hash-table order, which redis-server randomizes per
+        // process (siphash seed). No emulator can match that; the generator steers clear of it.
+        args.push_back(Chance(1, 5) ? Lit("") : Lit("PRESENCE_VALUE"));  // resolved below
       }
       // Values carry the sender stamp 'a' and the fine expiry 'e', relative to now.
       for (size_t i = 4; i < args.size(); i += 2) {
@@ -632,11 +639,11 @@ std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* 
   ++runs_;
   VirtualClock clock;
   Emulator emulator(clock, options_);
-  std::unique_ptr<HiredisConnection> real;
+  std::unique_ptr<RespConnection> real;
   if (server_) {
     server_->reset();
     server_->set_time_ms(clock.now_ms());
-    real = server_->connect();
+    real = server_->connect_raw();
   }
   if (coverage) {
     emulator.observer = [coverage](const Argv& argv, bool) {

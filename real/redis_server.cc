@@ -160,6 +160,12 @@ std::unique_ptr<HiredisConnection> RedisServer::connect() const {
   return c;
 }
 
+std::unique_ptr<RespConnection> RedisServer::connect_raw() const {
+  auto c = std::make_unique<RespConnection>("127.0.0.1", port_);
+  if (!c->connected()) throw SetupError("cannot connect to the spawned redis-server");
+  return c;
+}
+
 void RedisServer::reset() {
   auto c = connect();
   c->call({"FLUSHALL"});

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "real/hiredis_connection.h"
+#include "real/resp_connection.h"
 
 namespace testbed {
 
@@ -31,6 +32,8 @@ class RedisServer {
   // Moves the server's wall clock; every later command sees this time.
   void set_time_ms(int64_t ms);
   std::unique_ptr<HiredisConnection> connect() const;
+  // A raw RESP2 connection that keeps null arrays apart from nil bulks (see resp_connection.h).
+  std::unique_ptr<RespConnection> connect_raw() const;
   // FLUSHALL + SCRIPT FLUSH: allowed only because this server is ours.
   void reset();
   static std::string FindBinary();  // $TESTBED_REDIS_SERVER or redis-server on PATH; throws

@@ -125,7 +125,8 @@ struct Commands {
     char* end = nullptr;
     errno = 0;
     const unsigned long long cursor = std::strtoull(cs.c_str(), &end, 10);
-    if (cs.empty() || std::isspace(static_cast<unsigned char>(cs[0])) || *end != '\0' ||
+    // parseScanCursorOrReply: strtoul rules, so "" is cursor 0 and "-1" wraps around.
+    if ((!cs.empty() && std::isspace(static_cast<unsigned char>(cs[0]))) || *end != '\0' ||
         errno == ERANGE)
       return Reply::Error(kInvalidCursor);
     int64_t count = 10;
@@ -352,6 +353,9 @@ struct Commands {
   }
 
   static bool ZInsert(ZSetValue& z, const std::string& m, double score) {
+    // A listpack-encoded set stores the score as text through d2string and reads "-0" back as
+    // integer 0: Redis 7.0 turns -0 into 0 (measured by the fidelity check).
+    if (score == 0) score = 0.0;
     auto it = z.scores.find(m);
     if (it != z.scores.end()) {
       z.ordered.erase({it->second, m});
