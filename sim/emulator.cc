@@ -508,9 +508,14 @@ struct Commands {
       auto max = min ? ParseLexBound(a[3]) : std::nullopt;
       if (!min || !max) return Reply::Error(kLexRange);
       if (auto err = lookup()) return *err;
+      // zzlIsInLexRange first: the last element must be >= min and the first <= max, else
+      // nothing (this decides the reply when scores are mixed). Then zzlFirstInLexRange and a
+      // walk while <= max: a linear scan in (score, member) order, exact for listpack-encoded
+      // sets and for sets whose scores are all equal.
+      if (z && (!LexGteMin(z->ordered.rbegin()->second, *min) ||
+                !LexLteMax(z->ordered.begin()->second, *max)))
+        z = nullptr;
       if (z) {
-        // zzlFirstInLexRange then walk while <= max: a linear scan in (score, member) order,
-        // exact for listpack-encoded sets and for sets whose scores are all equal.
         bool started = false;
         for (const auto& item : z->ordered) {
           if (!started && !LexGteMin(item.second, *min)) continue;

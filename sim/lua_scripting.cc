@@ -196,6 +196,27 @@ struct LuaGlue {
 
   static int Log(lua_State*) { return 0; }
 
+  // luaB_pcall / luaB_xpcall, step for step, except that an exhausted instruction budget is
+  // raised again: a script must not be able to catch its own stop and loop forever.
+  static int PCallGuard(lua_State* L) {
+    luaL_checkany(L, 1);
+    const int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    if (status != 0 && Self(L)->budget_exceeded_) return lua_error(L);
+    lua_pushboolean(L, status == 0);
+    lua_insert(L, 1);
+    return lua_gettop(L);
+  }
+  static int XPCallGuard(lua_State* L) {
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    lua_insert(L, 1);
+    const int status = lua_pcall(L, 0, LUA_MULTRET, 1);
+    if (status != 0 && Self(L)->budget_exceeded_) return lua_error(L);
+    lua_pushboolean(L, status == 0);
+    lua_replace(L, 1);
+    return lua_gettop(L);
+  }
+
   static int ReadOnlyNewIndex(lua_State* L) {
     return luaL_error(L, "Attempt to modify a readonly table");
   }
@@ -298,6 +319,10 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_ne
     lua_setfield(L, -2, "encode");
   }
   lua_setglobal(L, "cjson");
+  lua_pushcfunction(L, LuaGlue::PCallGuard);
+  lua_setglobal(L, "pcall");
+  lua_pushcfunction(L, LuaGlue::XPCallGuard);
+  lua_setglobal(L, "xpcall");
   lua_pushnil(L);
   lua_setglobal(L, "loadfile");
   lua_pushnil(L);
