@@ -1,5 +1,7 @@
 #include "properties/fidelity.h"
 
+#include "real/real_backend.h"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -513,50 +515,6 @@ Reply ScanAll(RedisConnection& c, const Argv& options) {
   return Reply::Array(std::move(out));
 }
 
-std::string Strs(const std::vector<Reply>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); i += 2) out += " " + render_argv({items[i].str, items[i + 1].str});
-  return out;
-}
-
-// The same canonical dump as Emulator::dump_keyspace, read through commands from redis-server.
-std::string DumpReal(RedisConnection& c) {
-  auto call = [&](const Argv& a) {
-    CallResult r = c.call(a);
-    return std::holds_alternative<Reply>(r) ? std::get<Reply>(r) : Reply::Error("transport");
-  };
-  Reply keys = call({"KEYS", "*"});
-  std::vector<std::string> names;
-  for (const Reply& k : keys.elements) names.push_back(k.str);
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& key : names) {
-    const std::string type = call({"TYPE", key}).str;
-    const Reply pttl = call({"PTTL", key});
-    if (pttl.integer == -2) continue;
-    out += render_argv({key}) + " ";
-    if (type == "string") {
-      out += "string " + render_argv({call({"GET", key}).str});
-    } else if (type == "hash") {
-      Reply all = Normalize(call({"HGETALL", key}), Compare::kUnorderedPairs);
-      out += "hash" + Strs(all.elements);
-    } else if (type == "zset") {
-      out += "zset" + Strs(call({"ZRANGE", key, "0", "-1", "WITHSCORES"}).elements);
-    } else if (type == "stream") {
-      out += "stream";
-      for (const Reply& e : call({"XRANGE", key, "-", "+"}).elements) {
-        Argv fields;
-        for (const Reply& f : e.elements.at(1).elements) fields.push_back(f.str);
-        out += " " + e.elements.at(0).str + " " + render_argv(fields);
-      }
-    } else {
-      out += type;
-    }
-    out += " pttl=" + std::to_string(pttl.integer) + "\n";
-  }
-  return out;
-}
-
 std::string CoverageKey(const Argv& argv) {
   std::string name = ToUpper(argv[0]);
   static const std::set<std::string> options = {"PX", "PXAT", "NX", "MATCH", "COUNT", "LIMIT",
@@ -678,7 +636,7 @@ std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* 
       const std::string mine = emulator.dump_keyspace();
       absorb(mine);
       if (real) {
-        const std::string theirs = DumpReal(*real);
+        const std::string theirs = DumpKeyspace(*real);
         if (mine != theirs) divergence = Divergence{i, mine, theirs};
       }
       continue;

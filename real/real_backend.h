@@ -1,0 +1,30 @@
+// The simulation's Backend on a spawned redis-server: commands run at the virtual time (the
+// server's wall clock follows it through the shim); a restart or failover flushes the server
+// (ours, so allowed), replays the kept prefix of the command log at its recorded times, and
+// flushes the script cache, as a restarted or promoted server would have it.
+#pragma once
+
+#include <memory>
+
+#include "real/redis_server.h"
+#include "sim/runtime.h"
+
+namespace testbed {
+
+// The canonical keyspace dump (same text as Emulator::dump_keyspace), read through commands.
+std::string DumpKeyspace(RedisConnection& c);
+
+class RealBackend : public sim::Backend {
+ public:
+  explicit RealBackend(RedisServer& server);  // flushes it: a fresh world
+  Reply execute(const Argv& argv, int64_t now_ms) override;
+  void rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) override;
+  std::string describe_state(int64_t now_ms) override;
+  std::string name() const override { return "redis-server"; }
+
+ private:
+  RedisServer& server_;
+  std::unique_ptr<RespConnection> conn_;
+};
+
+}  // namespace testbed

@@ -1,0 +1,492 @@
+#include "sim/runtime.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace testbed::sim {
+
+namespace {
+
+using enum FaultKind;
+
+std::string Hex(const unsigned char* d, unsigned int n) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < n; ++i) {
+    out += hex[d[i] >> 4];
+    out += hex[d[i] & 15];
+  }
+  return out;
+}
+
+std::string Sha256(const std::vector<std::string>& lines) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (const auto& l : lines) {
+    EVP_DigestUpdate(ctx, l.data(), l.size());
+    EVP_DigestUpdate(ctx, "\n", 1);
+  }
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(ctx, d, &n);
+  EVP_MD_CTX_free(ctx);
+  return Hex(d, n);
+}
+
+std::string Describe(const CallResult& r) {
+  if (auto* reply = std::get_if<Reply>(&r)) return reply->debug();
+  return "transport error: " + std::get<TransportError>(r).what;
+}
+
+std::string Short(const Argv& argv) {
+  std::string s = render_argv(argv);
+  if (s.size() > 160) s = s.substr(0, 150) + "...(" + std::to_string(s.size()) + " bytes)";
+  return s;
+}
+
+}  // namespace
+
+// ---- backends ----
+
+EmulatorBackend::EmulatorBackend(EmulatorOptions options)
+    : options_(options), emulator_(std::make_unique<Emulator>(clock_, options)) {}
+
+Reply EmulatorBackend::execute(const Argv& argv, int64_t now_ms) {
+  clock_.set(now_ms);
+  return emulator_->execute(argv);
+}
+
+void EmulatorBackend::rebuild(const std::vector<LoggedCommand>& prefix, int64_t now_ms) {
+  auto fresh = std::make_unique<Emulator>(clock_, options_);
+  for (const auto& c : prefix) {
+    clock_.set(c.at_ms);
+    fresh->execute(c.argv);
+  }
+  // A restarted server has an empty script cache: keep the data, drop the scripts.
+  auto keys = fresh->snapshot();
+  emulator_ = std::make_unique<Emulator>(clock_, options_);
+  emulator_->restore(std::move(keys));
+  clock_.set(now_ms);
+}
+
+std::string EmulatorBackend::describe_state(int64_t now_ms) {
+  clock_.set(now_ms);
+  return emulator_->dump_keyspace();
+}
+
+// ---- faults ----
+
+std::vector<std::string> FaultOptions::Kinds() {
+  return {"lost-request", "lost-reply", "latency", "delay", "pause", "crash", "skew",
+          "clock-jump", "restart", "failover", "outage"};
+}
+
+FaultOptions FaultOptions::Parse(const std::string& list) {
+  FaultOptions f;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string k = list.substr(start, end - start);
+    start = end + 1;
+    if (k.empty() || k == "none") continue;
+    if (k == "lost-request") f.lost_request = {1, 20};
+    else if (k == "lost-reply") f.lost_reply = {1, 20};
+    else if (k == "latency") { f.latency_ms_min = 1; f.latency_ms_max = 20; }
+    else if (k == "delay") { f.delayed_request = {1, 10}; f.delay_ms_max = 50; }
+    else if (k == "pause") { f.actor_pause = {1, 2}; f.pause_ms = 3000; }
+    else if (k == "crash") f.actor_crash = {1, 3};
+    else if (k == "skew") f.clock_skew_ms_max = 500;
+    else if (k == "clock-jump") { f.clock_jump = {1, 2}; f.clock_jump_ms_max = 5000; }
+    else if (k == "restart") f.restart = true;
+    else if (k == "failover") f.failover_lag_commands = 3;
+    else if (k == "outage") f.outage_ms = 500;
+    else if (k == "all") {
+      FaultOptions all = Parse("lost-request,lost-reply,latency,delay,pause,crash,skew,clock-jump,restart,failover,outage");
+      f = all;
+    } else {
+      throw std::invalid_argument("unknown fault '" + k + "' (known: all, none, lost-request, "
+                                  "lost-reply, latency, delay, pause, crash, skew, clock-jump, "
+                                  "restart, failover, outage)");
+    }
+  }
+  return f;
+}
+
+// ---- world ----
+
+struct World::Actor {
+  struct ActorClock : Clock {
+    const World* world;
+    ActorId id;
+    int64_t now_ms() const override { return world->actor_time(id); }
+  };
+  std::string name;
+  int64_t skew = 0;
+  int64_t jumped = 0;
+  int64_t paused_until = 0;
+  bool crashed = false;
+  ActorClock clock;
+};
+
+struct World::Thread {
+  ThreadId id;
+  ActorId actor;
+  std::string name;
+  std::unique_ptr<std::function<Task<void>(Ctx&)>> body;
+  std::unique_ptr<Ctx> ctx;
+  std::optional<Task<void>> task;
+  bool finished = false;
+  bool cancelled = false;
+  int64_t steps = 0;
+  std::vector<std::pair<ThreadId, std::coroutine_handle<>>> joiners;
+};
+
+World::World(WorldOptions options, Backend& backend, Strategy& strategy)
+    : options_(options), backend_(backend), strategy_(strategy), prng_(options.seed),
+      fault_prng_(options.seed ^ 0x5eedfa017ULL), now_(options.start_ms) {
+  strategy_.world = this;
+}
+
+World::~World() = default;
+
+ActorId World::add_actor(std::string name, std::function<Task<void>(Ctx&)> body) {
+  auto a = std::make_unique<Actor>();
+  a->name = std::move(name);
+  a->clock.world = this;
+  a->clock.id = static_cast<ActorId>(actors_.size());
+  actors_.push_back(std::move(a));
+  const ActorId id = static_cast<ActorId>(actors_.size() - 1);
+  Ctx root(*this, id, -1);
+  root.spawn("main", std::move(body));
+  return id;
+}
+
+ThreadId Ctx::spawn(std::string name, std::function<Task<void>(Ctx&)> body) {
+  World& w = world_;
+  if (w.actors_[actor_]->crashed) return -1;
+  auto t = std::make_unique<World::Thread>();
+  t->id = static_cast<ThreadId>(w.threads_.size());
+  t->actor = actor_;
+  t->name = std::move(name);
+  t->body = std::make_unique<std::function<Task<void>(Ctx&)>>(std::move(body));
+  t->ctx = std::make_unique<Ctx>(w, actor_, t->id);
+  const ThreadId id = t->id;
+  w.threads_.push_back(std::move(t));
+  w.record(id, "spawn");
+  w.add_wakeup(id, w.now_, nullptr);
+  return id;
+}
+
+void Ctx::cancel(ThreadId t) {
+  World& w = world_;
+  World::Thread& th = *w.threads_.at(t);
+  if (th.finished || th.cancelled) return;
+  th.cancelled = true;
+  w.record(t, "cancelled");
+  w.finish_thread(th);
+}
+
+int64_t Ctx::now_ms() const { return world_.actor_time(actor_); }
+const Clock& Ctx::clock() const { return world_.actors_[actor_]->clock; }
+
+void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) { ctx->world_.submit_call(this, h); }
+void Ctx::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
+  ctx->world_.record(ctx->thread_, "sleep " + std::to_string(ms) + "ms");
+  ctx->world_.add_wakeup(ctx->thread_, ctx->world_.now_ + std::max<int64_t>(0, ms), h);
+}
+bool Ctx::JoinAwaiter::await_ready() const {
+  const auto& t = *ctx->world_.threads_.at(target);
+  return t.finished;
+}
+void Ctx::JoinAwaiter::await_suspend(std::coroutine_handle<> h) {
+  ctx->world_.threads_.at(target)->joiners.push_back({ctx->thread_, h});
+}
+
+int64_t World::actor_time(ActorId a) const {
+  const Actor& actor = *actors_[a];
+  return now_ + actor.skew + actor.jumped;
+}
+
+bool World::paused(ActorId a) const { return actors_[a]->paused_until > now_; }
+
+std::string World::who(ThreadId t) const {
+  if (t < 0) return "world";
+  const Thread& th = *threads_[t];
+  return actors_[th.actor]->name + "/" + th.name + "#" + std::to_string(t);
+}
+
+void World::record(ThreadId t, const std::string& what) {
+  trace_.push_back("+" + std::to_string(now_ - options_.start_ms) + "ms " + who(t) + " " + what);
+}
+
+void World::add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h) {
+  wakeups_[{at, seq_++}] = Wakeup{t, h};
+}
+
+void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
+  Thread& th = *threads_.at(a->ctx->thread());
+  if (th.cancelled || th.finished) return;  // a cancelled thread never resumes
+  const FaultOptions& f = options_.faults;
+  PendingCall c{seq_++, th.id, a, h, now_, false, false, 0};
+  // Fault draws, always in this order, so a plan replays from the seed.
+  if (f.lost_request.numerator) c.lose_request = fault_prng_.chance(f.lost_request);
+  if (f.lost_reply.numerator && !c.lose_request) c.lose_reply = fault_prng_.chance(f.lost_reply);
+  if (f.latency_ms_max > 0) c.latency = fault_prng_.range(f.latency_ms_min, f.latency_ms_max);
+  if (f.delayed_request.numerator && fault_prng_.chance(f.delayed_request)) {
+    c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.delay_ms_max));
+    record(th.id, "fault delayed-request until +" + std::to_string(c.ready_at - options_.start_ms) + "ms");
+  }
+  record(th.id, "call " + Short(a->argv));
+  calls_.push_back(c);
+}
+
+void World::resume(ThreadId t, std::coroutine_handle<> h) {
+  Thread& th = *threads_[t];
+  if (th.cancelled || th.finished) return;
+  if (!h) {
+    th.task.emplace((*th.body)(*th.ctx));
+    h = th.task->handle();
+  }
+  h.resume();
+  if (th.task && th.task->handle().done() && !th.finished) {
+    if (auto err = th.task->handle().promise().error) {
+      try {
+        std::rethrow_exception(err);
+      } catch (const std::exception& e) {
+        error_ = who(t) + " threw: " + e.what();
+      } catch (...) {
+        error_ = who(t) + " threw a non-standard exception";
+      }
+      record(t, "error " + error_);
+    }
+    record(t, "finished");
+    finish_thread(th);
+  }
+}
+
+void World::finish_thread(Thread& th) {
+  th.finished = true;
+  calls_.erase(std::remove_if(calls_.begin(), calls_.end(),
+                              [&](const PendingCall& c) { return c.thread == th.id; }),
+               calls_.end());
+  for (auto it = wakeups_.begin(); it != wakeups_.end();) {
+    if (it->second.thread == th.id) {
+      it = wakeups_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [joiner, h] : th.joiners) add_wakeup(joiner, now_, h);
+  th.joiners.clear();
+}
+
+void World::plan_faults() {
+  const FaultOptions& f = options_.faults;
+  const int64_t s = options_.start_ms, horizon = options_.horizon_ms;
+  auto at = [&] { return s + fault_prng_.range(0, std::max<int64_t>(0, horizon - 1)); };
+  std::vector<Event> ev = std::move(events_);
+  for (ActorId a = 0; a < static_cast<ActorId>(actors_.size()); ++a) {
+    Actor& actor = *actors_[a];
+    if (f.clock_skew_ms_max > 0) {
+      actor.skew = fault_prng_.range(-f.clock_skew_ms_max, f.clock_skew_ms_max);
+      record(-1, "plan skew " + actor.name + " " + std::to_string(actor.skew) + "ms");
+    }
+    if (f.actor_pause.numerator && fault_prng_.chance(f.actor_pause))
+      ev.push_back({at(), kPause, a, f.pause_ms});
+    if (f.actor_crash.numerator && fault_prng_.chance(f.actor_crash)) ev.push_back({at(), kCrash, a, 0});
+    if (f.clock_jump.numerator && fault_prng_.chance(f.clock_jump))
+      ev.push_back({at(), kClockJump, a, fault_prng_.range(-f.clock_jump_ms_max, f.clock_jump_ms_max)});
+  }
+  if (f.restart) {
+    for (int64_t t = s + f.snapshot_every_ms; t < s + horizon; t += f.snapshot_every_ms)
+      ev.push_back({t, kSnapshot, -1, 0});
+    ev.push_back({at(), kRestart, -1, 0});
+  }
+  if (f.failover_lag_commands >= 0) ev.push_back({at(), kFailover, -1, f.failover_lag_commands});
+  if (f.outage_ms > 0) {
+    const int64_t o = at();
+    ev.push_back({o, kOutageStart, -1, 0});
+    ev.push_back({o + f.outage_ms, kOutageEnd, -1, 0});
+  }
+  std::stable_sort(ev.begin(), ev.end(), [](const Event& x, const Event& y) { return x.at < y.at; });
+  static const char* names[] = {"snapshot", "restart", "failover", "outage-start", "outage-end",
+                                "clock-jump", "pause", "crash"};
+  for (const Event& e : ev) {
+    if (e.kind == kSnapshot) continue;
+    record(-1, std::string("plan ") + names[static_cast<int>(e.kind)] + " at +" + std::to_string(e.at - s) + "ms" +
+                   (e.actor >= 0 ? " " + actors_[e.actor]->name : "") +
+                   (e.value ? " value " + std::to_string(e.value) : ""));
+  }
+  events_ = std::move(ev);
+}
+
+void World::apply_event(const Event& e) {
+  switch (e.kind) {
+    case kSnapshot: snapshot_size_ = log_.size(); return;
+    case kRestart:
+      record(-1, "fault restart: keeps " + std::to_string(snapshot_size_) + " of " +
+                     std::to_string(log_.size()) + " commands, loses the script cache");
+      log_.resize(snapshot_size_);
+      backend_.rebuild(log_, now_);
+      return;
+    case kFailover: {
+      const size_t keep = log_.size() > static_cast<size_t>(e.value) ? log_.size() - e.value : 0;
+      record(-1, "fault failover to a replica " + std::to_string(log_.size() - keep) +
+                     " commands behind");
+      log_.resize(keep);
+      snapshot_size_ = std::min(snapshot_size_, keep);
+      backend_.rebuild(log_, now_);
+      return;
+    }
+    case kOutageStart: outage_ = true; record(-1, "fault outage begins"); return;
+    case kOutageEnd: outage_ = false; record(-1, "fault outage ends"); return;
+    case kClockJump:
+      actors_[e.actor]->jumped += e.value;
+      record(-1, "fault clock-jump " + actors_[e.actor]->name + " " + std::to_string(e.value) + "ms");
+      return;
+    case kPause:
+      actors_[e.actor]->paused_until = now_ + e.value;
+      record(-1, "fault pause " + actors_[e.actor]->name + " for " + std::to_string(e.value) + "ms");
+      return;
+    case kCrash: {
+      Actor& a = *actors_[e.actor];
+      a.crashed = true;
+      record(-1, "fault crash " + a.name);
+      for (auto& t : threads_)
+        if (t->actor == e.actor && !t->finished) {
+          t->cancelled = true;
+          finish_thread(*t);
+        }
+      return;
+    }
+  }
+}
+
+void World::process_due() {
+  while (true) {
+    const bool event_due = next_event_ < events_.size() && events_[next_event_].at <= now_;
+    auto w = wakeups_.begin();
+    const bool wake_due = w != wakeups_.end() && w->first.first <= now_;
+    if (event_due && (!wake_due || events_[next_event_].at <= w->first.first)) {
+      apply_event(events_[next_event_++]);
+      continue;
+    }
+    if (!wake_due) return;
+    Wakeup wk = w->second;
+    wakeups_.erase(w);
+    const ActorId a = threads_[wk.thread]->actor;
+    if (paused(a)) {  // delivered when the pause ends, in the original order
+      add_wakeup(wk.thread, actors_[a]->paused_until, wk.handle);
+      continue;
+    }
+    resume(wk.thread, wk.handle);
+  }
+}
+
+void World::execute(PendingCall c) {
+  Thread& th = *threads_[c.thread];
+  th.steps++;
+  const Argv& argv = c.awaiter->argv;
+  if (outage_) {
+    c.awaiter->result = TransportError{"connection refused (outage)"};
+    record(th.id, "fault outage: " + Short(argv) + " fails");
+    add_wakeup(th.id, now_, c.handle);
+    return;
+  }
+  if (c.lose_request) {
+    c.awaiter->result = TransportError{"timeout"};
+    record(th.id, "fault lost-request: " + Short(argv) + " not applied");
+    add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
+    return;
+  }
+  Reply reply = backend_.execute(argv, now_);
+  log_.push_back({argv, now_});
+  record(th.id, "exec " + Short(argv) + " -> " + reply.debug());
+  if (c.lose_reply) {
+    c.awaiter->result = TransportError{"timeout"};
+    record(th.id, "fault lost-reply: applied, client times out");
+    add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
+    return;
+  }
+  c.awaiter->result = std::move(reply);
+  add_wakeup(th.id, now_ + c.latency, c.handle);
+}
+
+std::string World::state_hash() {
+  std::vector<std::string> parts = {backend_.describe_state(now_)};
+  for (const auto& t : threads_)
+    parts.push_back(std::to_string(t->id) + (t->finished ? " done " : " live ") + std::to_string(t->steps));
+  for (const auto& c : calls_)
+    parts.push_back("pending " + std::to_string(c.thread) + " " + render_argv(c.awaiter->argv));
+  return Sha256(parts);
+}
+
+void World::schedule(FaultKind kind, int64_t offset_ms, ActorId actor, int64_t value) {
+  events_.push_back({options_.start_ms + offset_ms, kind, actor, value});
+}
+
+RunResult World::run() {
+  RunResult result;
+  // The backend's name stays out of the trace: the same schedule must hash the same in both
+  // worlds.
+  record(-1, "world seed " + std::to_string(options_.seed) + " strategy " + strategy_.name());
+  plan_faults();
+  result.stop_reason = "all actors finished";
+  while (true) {
+    process_due();
+    if (!error_.empty()) {
+      result.stop_reason = "client logic threw";
+      break;
+    }
+    std::vector<size_t> enabled;
+    for (size_t i = 0; i < calls_.size(); ++i)
+      if (calls_[i].ready_at <= now_ && !paused(threads_[calls_[i].thread]->actor))
+        enabled.push_back(i);
+    if (enabled.empty()) {
+      int64_t next = INT64_MAX;
+      if (!wakeups_.empty()) next = std::min(next, wakeups_.begin()->first.first);
+      if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].at);
+      for (const auto& c : calls_)
+        next = std::min(next, std::max(c.ready_at, actors_[threads_[c.thread]->actor]->paused_until));
+      if (next == INT64_MAX) break;
+      // Only pending work keeps the world going: planned events alone do not.
+      if (wakeups_.empty() && calls_.empty()) break;
+      if (next >= options_.start_ms + options_.horizon_ms) {
+        result.stop_reason = "horizon";
+        break;
+      }
+      now_ = std::max(now_, next);
+      continue;
+    }
+    if (result.steps >= options_.max_steps) {
+      result.stop_reason = "max steps";
+      break;
+    }
+    std::sort(enabled.begin(), enabled.end(), [&](size_t x, size_t y) {
+      return std::make_pair(calls_[x].thread, calls_[x].seq) <
+             std::make_pair(calls_[y].thread, calls_[y].seq);
+    });
+    std::vector<Choice> choices;
+    for (size_t i : enabled)
+      choices.push_back({calls_[i].thread, threads_[calls_[i].thread]->actor, &calls_[i].awaiter->argv});
+    const size_t pick = strategy_.choose(choices, prng_);
+    if (pick >= choices.size()) throw std::out_of_range("strategy chose outside the enabled set");
+    result.choices.push_back({choices.size(), pick});
+    if (choices.size() > 1)
+      record(-1, "choose " + std::to_string(pick) + " of " + std::to_string(choices.size()));
+    PendingCall call = calls_[enabled[pick]];
+    calls_.erase(calls_.begin() + static_cast<long>(enabled[pick]));
+    execute(call);
+    result.steps++;
+  }
+  result.error = error_;
+  result.elapsed_ms = now_ - options_.start_ms;
+  record(-1, "end: " + result.stop_reason + " after " + std::to_string(result.steps) + " steps");
+  result.trace_hash = Sha256(trace_);
+  return result;
+}
+
+}  // namespace testbed::sim

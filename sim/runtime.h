@@ -1,0 +1,262 @@
+// The deterministic simulation runtime: actors as coroutines, one scheduler, virtual time,
+// planned faults, and a trace whose hash proves a run replays.
+//
+// Contract:
+//   - Client logic is a coroutine taking a Ctx. Its only scheduling points are
+//     `co_await ctx.call(argv)` (a Redis command) and `co_await ctx.sleep(ms)` / `ctx.join(t)`.
+//   - At each step the Strategy picks which pending Redis call executes next; that choice and
+//     the fault draws (from the world's one Prng, in a fixed order) are the only sources of
+//     nondeterminism. Deliveries of replies and timers follow virtual time, ties by sequence.
+//   - The Backend executes commands atomically at a virtual time: the emulator (sim/) or a
+//     spawned redis-server whose clock follows the virtual clock (real/), so one schedule runs
+//     in two worlds.
+//   - Every step goes to the trace; the run's SHA-256 over it is its `trace-hash`.
+#pragma once
+
+#include <coroutine>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/clock.h"
+#include "sim/emulator.h"
+#include "sim/prng.h"
+#include "sim/reply.h"
+#include "sim/task.h"
+
+namespace testbed::sim {
+
+using ThreadId = int;
+using ActorId = int;
+
+struct LoggedCommand {
+  Argv argv;
+  int64_t at_ms;
+};
+
+// Where commands run. Restarts and failovers rebuild the store from a prefix of the command
+// log (prefix-consistent at script granularity) and lose the script cache, as a restarted or
+// promoted redis-server does.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Reply execute(const Argv& argv, int64_t now_ms) = 0;
+  virtual void rebuild(const std::vector<LoggedCommand>& prefix, int64_t now_ms) = 0;
+  virtual std::string describe_state(int64_t now_ms) = 0;  // canonical keyspace
+  virtual std::string name() const = 0;
+};
+
+class EmulatorBackend : public Backend {
+ public:
+  explicit EmulatorBackend(EmulatorOptions options = {});
+  Reply execute(const Argv& argv, int64_t now_ms) override;
+  void rebuild(const std::vector<LoggedCommand>& prefix, int64_t now_ms) override;
+  std::string describe_state(int64_t now_ms) override;
+  std::string name() const override { return "emulator"; }
+
+ private:
+  EmulatorOptions options_;
+  VirtualClock clock_;
+  std::unique_ptr<Emulator> emulator_;
+};
+
+// Fault knobs, one struct, unit last (TigerBeetle's Storage.Options). Ratios are per call or
+// per actor; times are planned from the seed inside [0, horizon).
+struct FaultOptions {
+  Ratio lost_request{0, 1};    // not applied; the client times out
+  Ratio lost_reply{0, 1};      // applied; the client times out (ambiguous)
+  Ratio delayed_request{0, 1}; // executes after up to delay_ms_max, so later calls overtake it
+  int64_t delay_ms_max = 0;
+  int64_t latency_ms_min = 0;  // per call, reply delivered after this
+  int64_t latency_ms_max = 0;
+  int64_t timeout_ms = 250;    // the SDK's DEFAULT_REDIS_TIMEOUT_MS
+  Ratio actor_pause{0, 1};     // per actor: one pause of pause_ms (a GC pause longer than a lease)
+  int64_t pause_ms = 0;
+  Ratio actor_crash{0, 1};     // per actor: crash once; its threads and timers stop
+  int64_t clock_skew_ms_max = 0;  // per actor: constant offset in [-max, max]
+  Ratio clock_jump{0, 1};      // per actor: one jump of up to clock_jump_ms_max either way
+  int64_t clock_jump_ms_max = 0;
+  bool restart = false;        // one restart, losing writes since the last snapshot
+  int64_t snapshot_every_ms = 1000;
+  int64_t failover_lag_commands = -1;  // >= 0: one failover to a replica this many commands behind
+  int64_t outage_ms = 0;       // > 0: one window of this length in which every call fails
+
+  static FaultOptions Parse(const std::string& list);  // "lost-reply,pause,..." (throws)
+  static std::vector<std::string> Kinds();
+};
+
+// World-level and actor-level faults at chosen times (planned ones come from FaultOptions).
+enum class FaultKind { kSnapshot, kRestart, kFailover, kOutageStart, kOutageEnd, kClockJump, kPause, kCrash };
+
+struct WorldOptions {
+  uint64_t seed = 1;
+  int64_t start_ms = kDefaultEpochMs;
+  int64_t horizon_ms = 60000;   // virtual time after which the run stops
+  int64_t max_steps = 100000;   // executed calls after which the run stops
+  FaultOptions faults;
+};
+
+class World;
+
+struct Choice {
+  ThreadId thread;
+  ActorId actor;
+  const Argv* argv;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Index into `enabled` (sorted by thread, then submission). `prng` is the world's.
+  virtual size_t choose(const std::vector<Choice>& enabled, Prng& prng) = 0;
+  virtual std::string name() const = 0;
+  World* world = nullptr;  // set by the World that runs with this strategy
+};
+
+class World;
+
+class Ctx {
+ public:
+  Ctx(World& world, ActorId actor, ThreadId thread) : world_(world), actor_(actor), thread_(thread) {}
+
+  struct CallAwaiter {
+    Ctx* ctx;
+    Argv argv;
+    CallResult result;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h);
+    CallResult await_resume() { return std::move(result); }
+  };
+  struct SleepAwaiter {
+    Ctx* ctx;
+    int64_t ms;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+  struct JoinAwaiter {
+    Ctx* ctx;
+    ThreadId target;
+    bool await_ready() const;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
+
+  CallAwaiter call(Argv argv) { return CallAwaiter{this, std::move(argv), Reply::Nil()}; }
+  // co_await ctx.cmd("SET", key, value): the same, for a literal command. (g++ 12 miscompiles
+  // a braced list such as ctx.call({"SET", k, v}) inside a coroutine: "array used as
+  // initializer"; building the Argv here, outside the coroutine, avoids it. For the same
+  // compiler, compute conditional values into named locals before a co_await: a ?: temporary
+  // inside the awaited full-expression is destroyed twice.)
+  template <typename... Args>
+  CallAwaiter cmd(Args&&... args) {
+    return call(Argv{std::string(std::forward<Args>(args))...});
+  }
+  SleepAwaiter sleep(int64_t ms) { return SleepAwaiter{this, ms}; }
+  JoinAwaiter join(ThreadId t) { return JoinAwaiter{this, t}; }
+  ThreadId spawn(std::string name, std::function<Task<void>(Ctx&)> body);
+  void cancel(ThreadId t);
+  int64_t now_ms() const;  // this actor's clock: virtual time + skew + jumps
+  const Clock& clock() const;
+  ActorId actor() const { return actor_; }
+  ThreadId thread() const { return thread_; }
+  World& world() { return world_; }
+
+ private:
+  World& world_;
+  ActorId actor_;
+  ThreadId thread_;
+};
+
+struct RunResult {
+  std::string trace_hash;
+  int64_t steps = 0;
+  int64_t elapsed_ms = 0;
+  std::string stop_reason;  // "all actors finished", "horizon", "max steps"
+  std::vector<std::pair<size_t, size_t>> choices;  // (enabled count, index) per step
+  std::string error;        // an exception escaped client logic
+};
+
+class World {
+ public:
+  World(WorldOptions options, Backend& backend, Strategy& strategy);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  ActorId add_actor(std::string name, std::function<Task<void>(Ctx&)> body);
+  // A fault at start + offset_ms. value: pause length, clock jump, or failover lag (commands).
+  void schedule(FaultKind kind, int64_t offset_ms, ActorId actor = -1, int64_t value = 0);
+  RunResult run();
+
+  int64_t now_ms() const { return now_; }
+  const std::vector<std::string>& trace() const { return trace_; }
+  Prng& prng() { return prng_; }  // the schedule's stream
+  // Hash of everything that decides the future (keyspace, threads, pending calls): DFS pruning.
+  std::string state_hash();
+  void note(const std::string& line) { record(-1, line); }
+
+ private:
+  friend class Ctx;
+  struct Thread;
+  struct Actor;
+  struct PendingCall {
+    uint64_t seq;
+    ThreadId thread;
+    Ctx::CallAwaiter* awaiter;
+    std::coroutine_handle<> handle;
+    int64_t ready_at;
+    bool lose_request, lose_reply;
+    int64_t latency;
+  };
+  struct Wakeup {
+    ThreadId thread;
+    std::coroutine_handle<> handle;  // null: start the thread
+  };
+  struct Event {
+    int64_t at;
+    FaultKind kind;
+    ActorId actor;
+    int64_t value;
+  };
+
+  void plan_faults();
+  void submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h);
+  void add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h);
+  void process_due();
+  void resume(ThreadId t, std::coroutine_handle<> h);
+  void execute(PendingCall call);
+  void apply_event(const Event& e);
+  void finish_thread(Thread& t);
+  bool paused(ActorId a) const;
+  int64_t actor_time(ActorId a) const;
+  void record(ThreadId t, const std::string& what);
+  std::string who(ThreadId t) const;
+
+  WorldOptions options_;
+  Backend& backend_;
+  Strategy& strategy_;
+  // One seed, two streams: the strategy draws from prng_, faults from fault_prng_, so a replayed
+  // schedule (which draws nothing) meets the same faults as the run it replays.
+  Prng prng_;
+  Prng fault_prng_;
+  int64_t now_;
+  uint64_t seq_ = 0;
+  std::vector<std::unique_ptr<Actor>> actors_;
+  std::vector<std::unique_ptr<Thread>> threads_;
+  std::vector<PendingCall> calls_;
+  std::map<std::pair<int64_t, uint64_t>, Wakeup> wakeups_;
+  std::vector<Event> events_;  // sorted by time
+  size_t next_event_ = 0;
+  std::vector<LoggedCommand> log_;
+  size_t snapshot_size_ = 0;
+  bool outage_ = false;
+  std::vector<std::string> trace_;
+  std::string error_;
+};
+
+}  // namespace testbed::sim

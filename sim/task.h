@@ -1,0 +1,116 @@
+// Task<T>: the coroutine type of simulated client logic. Lazy (starts when awaited or when the
+// runtime resumes it), single owner, and resumes its awaiter by symmetric transfer, so a chain
+// of client functions runs as one simulated thread that suspends only at scheduling points
+// (Redis calls and timers, see runtime.h).
+//
+//   Task<int> incr(Ctx& ctx) { auto r = co_await ctx.call({"GET", "n"}); ... co_return v; }
+//   Task<void> actor(Ctx& ctx) { int v = co_await incr(ctx); }
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace testbed {
+
+template <typename T>
+class Task;
+
+namespace task_detail {
+
+struct FinalAwaiter {
+  bool await_ready() noexcept { return false; }
+  template <typename P>
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
+    auto c = h.promise().continuation;
+    return c ? c : std::noop_coroutine();
+  }
+  void await_resume() noexcept {}
+};
+
+struct PromiseBase {
+  std::coroutine_handle<> continuation;
+  std::exception_ptr error;
+  std::suspend_always initial_suspend() noexcept { return {}; }
+  FinalAwaiter final_suspend() noexcept { return {}; }
+  void unhandled_exception() { error = std::current_exception(); }
+};
+
+}  // namespace task_detail
+
+template <typename T>
+class [[nodiscard]] Task {
+ public:
+  struct promise_type : task_detail::PromiseBase {
+    std::optional<T> value;
+    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    void return_value(T v) { value = std::move(v); }
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      if (h_) h_.destroy();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  ~Task() {
+    if (h_) h_.destroy();
+  }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    h_.promise().continuation = awaiting;
+    return h_;
+  }
+  T await_resume() {
+    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
+    return std::move(*h_.promise().value);
+  }
+  Handle handle() const { return h_; }
+
+ private:
+  explicit Task(Handle h) : h_(h) {}
+  Handle h_;
+};
+
+template <>
+class [[nodiscard]] Task<void> {
+ public:
+  struct promise_type : task_detail::PromiseBase {
+    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    void return_void() {}
+  };
+  using Handle = std::coroutine_handle<promise_type>;
+
+  Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      if (h_) h_.destroy();
+      h_ = std::exchange(o.h_, {});
+    }
+    return *this;
+  }
+  ~Task() {
+    if (h_) h_.destroy();
+  }
+
+  bool await_ready() const noexcept { return false; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    h_.promise().continuation = awaiting;
+    return h_;
+  }
+  void await_resume() {
+    if (h_.promise().error) std::rethrow_exception(h_.promise().error);
+  }
+  Handle handle() const { return h_; }
+
+ private:
+  explicit Task(Handle h) : h_(h) {}
+  Handle h_;
+};
+
+}  // namespace testbed

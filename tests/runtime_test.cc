@@ -1,0 +1,416 @@
+// The simulation runtime: exploration counts match theory, PCT meets its probability bound,
+// runs replay bit for bit, and every fault kind has a visible effect, the same on the emulator
+// and on a spawned redis-server.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "real/real_backend.h"
+#include "sim/runtime.h"
+#include "sim/strategies.h"
+
+namespace testbed::sim {
+namespace {
+
+// A toy: each actor SETs its own keys `calls` times, logging the order of execution.
+void AddToyActors(World& w, int actors, int calls, std::vector<std::string>* order,
+                  bool same_key = false) {
+  for (int a = 0; a < actors; ++a) {
+    const std::string name(1, static_cast<char>('A' + a));
+    w.add_actor(name, [=](Ctx& ctx) -> Task<void> {
+      for (int i = 1; i <= calls; ++i) {
+        const std::string step = name + std::to_string(i);
+        const std::string key = same_key ? std::string("x") : step;
+        co_await ctx.cmd("SET", key, step);
+        if (order) order->push_back(step);
+      }
+    });
+  }
+}
+
+DfsResult ExploreToy(int actors, int calls, DfsOptions o, std::set<std::string>* finals = nullptr,
+                     bool same_key = false) {
+  return ExploreDfs(
+      [&](Strategy& s, RunResult* r) {
+        EmulatorBackend backend;
+        World w(WorldOptions{}, backend, s);
+        AddToyActors(w, actors, calls, nullptr, same_key);
+        *r = w.run();
+        if (finals) finals->insert(backend.describe_state(w.now_ms()));
+        return false;
+      },
+      o);
+}
+
+TEST(Dfs, TwoActorsWithTwoAtomicCallsHaveExactlySixSchedules) {
+  DfsResult r = ExploreToy(2, 2, {});
+  EXPECT_TRUE(r.exhausted);
+  EXPECT_EQ(r.schedules, 6);  // C(4, 2)
+}
+
+TEST(Dfs, PreemptionBoundsGiveTheCountsTheoryPredicts) {
+  // Two threads of two steps: AABB and BBAA need no preemption; ABBA and BAAB one; ABAB and
+  // BABA two.
+  EXPECT_EQ(ExploreToy(2, 2, {.preemption_bound = 0}).schedules, 2);
+  EXPECT_EQ(ExploreToy(2, 2, {.preemption_bound = 1}).schedules, 4);
+  EXPECT_EQ(ExploreToy(2, 2, {.preemption_bound = 2}).schedules, 6);
+  // Three threads of two steps: 6!/(2!2!2!) = 90 in all; with no preemption, 3! orders of
+  // whole threads.
+  EXPECT_EQ(ExploreToy(3, 2, {}).schedules, 90);
+  EXPECT_EQ(ExploreToy(3, 2, {.preemption_bound = 0}).schedules, 6);
+  // One step each: nothing to preempt, all 3! orders.
+  EXPECT_EQ(ExploreToy(3, 1, {.preemption_bound = 0}).schedules, 6);
+}
+
+TEST(Dfs, StateHashingPrunesRevisitsWithoutLosingAnyReachableState) {
+  // Writes to distinct keys commute: every order reaches the same state.
+  DfsResult commuting = ExploreToy(2, 2, {.prune_visited_states = true});
+  EXPECT_LT(commuting.schedules, 6);
+  EXPECT_GT(commuting.pruned, 0);
+  // Writes to one key do not: pruning must still reach every final state that full search does.
+  std::set<std::string> all, pruned;
+  DfsResult full = ExploreToy(2, 2, {}, &all, true);
+  DfsResult cut = ExploreToy(2, 2, {.prune_visited_states = true}, &pruned, true);
+  EXPECT_EQ(full.schedules, 6);
+  EXPECT_LE(cut.schedules, full.schedules);
+  EXPECT_EQ(pruned, all);
+}
+
+// A depth-2 ordering bug: B1 must run after A1 and before A2.
+bool PlantedBugHit(Strategy& s, uint64_t seed) {
+  std::vector<std::string> order;
+  EmulatorBackend backend;
+  WorldOptions o;
+  o.seed = seed;
+  World w(o, backend, s);
+  AddToyActors(w, 3, 3, &order);
+  w.run();
+  auto pos = [&](const std::string& x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
+  return pos("A1") < pos("B1") && pos("B1") < pos("A2");
+}
+
+TEST(Pct, FindsAPlantedDepthTwoBugAtLeastAsOftenAsItsBoundPromises) {
+  const int n = 3, k = 9, d = 2, runs = 1000;
+  int hits = 0, depth_one_hits = 0;
+  for (uint64_t seed = 1; seed <= runs; ++seed) {
+    Pct pct(d, k);
+    hits += PlantedBugHit(pct, seed) ? 1 : 0;
+    Pct strict(1, k);
+    depth_one_hits += PlantedBugHit(strict, seed) ? 1 : 0;
+  }
+  const double bound = 1.0 / (n * std::pow(k, d - 1));
+  std::printf("PCT d=2: %d / %d runs hit (bound %.4f -> %.1f expected at least)\n", hits, runs,
+              bound, bound * runs);
+  EXPECT_GE(hits, static_cast<int>(std::ceil(bound * runs)));
+  // Without a change point PCT runs threads by strict priority: a depth-2 bug is out of reach,
+  // which shows the planted bug really needs two ordering constraints.
+  EXPECT_EQ(depth_one_hits, 0);
+}
+
+// A small racy workload exercising every scheduling point: read-modify-write increments, a
+// lease renewed by a child thread, sleeps.
+void AddCounterWorkload(World& w, int actors) {
+  for (int a = 0; a < actors; ++a) {
+    const std::string name = "worker" + std::to_string(a);
+    w.add_actor(name, [name](Ctx& ctx) -> Task<void> {
+      const ThreadId renewer = ctx.spawn("renew", [name](Ctx& c) -> Task<void> {
+        while (true) {
+          co_await c.cmd("SET", "lease:" + name, std::to_string(c.now_ms()), "PX", "100");
+          co_await c.sleep(40);
+        }
+      });
+      for (int i = 0; i < 5; ++i) {
+        CallResult r = co_await ctx.cmd("GET", "counter");
+        int64_t v = 0;
+        if (auto* reply = std::get_if<Reply>(&r); reply && reply->type == Reply::Type::kBulk)
+          v = std::stoll(reply->str);
+        co_await ctx.sleep(5);
+        co_await ctx.cmd("SET", "counter", std::to_string(v + 1));
+        co_await ctx.sleep(20);
+      }
+      ctx.cancel(renewer);
+    });
+  }
+}
+
+RunResult RunCounter(Backend& backend, Strategy& s, uint64_t seed, const FaultOptions& f) {
+  WorldOptions o;
+  o.seed = seed;
+  o.horizon_ms = 5000;
+  o.faults = f;
+  World w(o, backend, s);
+  AddCounterWorkload(w, 3);
+  return w.run();
+}
+
+TEST(Determinism, ThreeSeedsWithEveryFaultKindReplayToTheSameTraceHash) {
+  const FaultOptions all = FaultOptions::Parse("all");
+  std::set<std::string> distinct;
+  for (uint64_t seed : {1, 2, 3}) {
+    EmulatorBackend b1, b2;
+    RandomWalk s1, s2;
+    const RunResult first = RunCounter(b1, s1, seed, all);
+    const RunResult second = RunCounter(b2, s2, seed, all);
+    EXPECT_EQ(first.trace_hash, second.trace_hash) << "seed " << seed;
+    EXPECT_GT(first.steps, 10);
+    EXPECT_TRUE(first.error.empty()) << first.error;
+    distinct.insert(first.trace_hash);
+  }
+  EXPECT_EQ(distinct.size(), 3u);
+}
+
+TEST(Replay, RecordedChoicesReproduceARandomWalkExactly) {
+  EmulatorBackend b1, b2;
+  RandomWalk walk;
+  const FaultOptions f = FaultOptions::Parse("latency,lost-reply");
+  const RunResult original = RunCounter(b1, walk, 9, f);
+  std::vector<size_t> picks;
+  for (auto [n, pick] : original.choices) picks.push_back(pick);
+  Replay replay(picks);
+  const RunResult again = RunCounter(b2, replay, 9, f);
+  EXPECT_EQ(again.choices, original.choices);
+  // The strategy's name is in the trace; compare the steps after the header.
+  EXPECT_EQ(again.steps, original.steps);
+  EmulatorBackend b3;
+  Replay wrong(std::vector<size_t>(picks.size(), 7));
+  EXPECT_THROW(RunCounter(b3, wrong, 9, f), ReplayDiverged);
+}
+
+// ---- faults, each in both worlds ----
+
+struct Observed {
+  std::vector<std::string> notes;
+  void add(const std::string& s) { notes.push_back(s); }
+};
+
+std::string Show(const CallResult& r) {
+  if (auto* reply = std::get_if<Reply>(&r)) return reply->debug();
+  return "transport:" + std::get<TransportError>(r).what;
+}
+
+struct FaultCase {
+  std::string name;
+  FaultOptions options;
+  std::function<void(World&, Observed&)> build;
+  std::function<void(const Observed&)> check;
+};
+
+std::vector<FaultCase> FaultCases() {
+  std::vector<FaultCase> cases;
+  auto one_call = [](Argv first, Argv then) {
+    return [=](World& w, Observed& obs) {
+      w.add_actor("A", [=, &obs](Ctx& ctx) -> Task<void> {
+        const int64_t t0 = ctx.now_ms();
+        obs.add(Show(co_await ctx.call(first)));
+        obs.add("elapsed " + std::to_string(ctx.now_ms() - t0));
+        obs.add(Show(co_await ctx.call(then)));
+      });
+    };
+  };
+  FaultOptions lost_request;
+  lost_request.lost_request = {1, 1};
+  cases.push_back({"lost-request", lost_request, one_call({"SET", "k", "v"}, {"GET", "k"}),
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "transport:timeout");
+                     EXPECT_EQ(o.notes[1], "elapsed 250");
+                     EXPECT_EQ(o.notes[2], "transport:timeout");  // every call is lost
+                   }});
+  FaultOptions lost_reply;
+  lost_reply.lost_reply = {1, 2};
+  cases.push_back({"lost-reply", lost_reply, [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       for (int i = 0; i < 20; ++i) {
+                         CallResult r = co_await ctx.cmd("SET", "k" + std::to_string(i), "v");
+                         CallResult g = co_await ctx.cmd("GET", "k" + std::to_string(i));
+                         obs.add(Show(r) + " then " + Show(g));
+                       }
+                     });
+                   },
+                   [](const Observed& o) {
+                     // Some SET replies are lost although the write was applied: ambiguous.
+                     bool ambiguous = false;
+                     for (const auto& n : o.notes)
+                       ambiguous |= n == "transport:timeout then \"v\"";
+                     EXPECT_TRUE(ambiguous);
+                   }});
+  FaultOptions latency;
+  latency.latency_ms_min = latency.latency_ms_max = 7;
+  cases.push_back({"latency", latency, one_call({"SET", "k", "v"}, {"GET", "k"}),
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[1], "elapsed 7");
+                     EXPECT_EQ(o.notes[2], "\"v\"");
+                   }});
+  FaultOptions delay;
+  delay.delayed_request = {1, 1};
+  delay.delay_ms_max = 50;
+  cases.push_back({"delay", delay, [](World& w, Observed& obs) {
+                     for (std::string who : {"a", "b", "c", "d"})
+                       w.add_actor(who, [who](Ctx& ctx) -> Task<void> {
+                         co_await ctx.cmd("ZADD", "order", std::to_string(ctx.now_ms()), who);
+                       });
+                     w.add_actor("reader", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.sleep(200);
+                       obs.add(Show(co_await ctx.cmd("ZRANGE", "order", "0", "-1")));
+                     });
+                   },
+                   [](const Observed& o) {
+                     // All four were sent at the same instant; delays reorder their execution,
+                     // and the reader's own call was delayed too but still runs after 200 ms.
+                     ASSERT_EQ(o.notes.size(), 1u);
+                     EXPECT_NE(o.notes[0].find("\"a\""), std::string::npos);
+                   }});
+  FaultOptions none;
+  cases.push_back({"pause", none, [](World& w, Observed& obs) {
+                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.cmd("SET", "lease", "A", "PX", "100");
+                       co_await ctx.sleep(10);
+                       obs.add("after pause " + std::to_string(ctx.now_ms() - kDefaultEpochMs));
+                       obs.add(Show(co_await ctx.cmd("GET", "lease")));
+                     });
+                     w.schedule(FaultKind::kPause, 5, a, 500);
+                   },
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "after pause 505");
+                     EXPECT_EQ(o.notes[1], "(nil)");  // the lease expired during the pause
+                   }});
+  cases.push_back({"crash", none, [](World& w, Observed& obs) {
+                     const ActorId a = w.add_actor("A", [](Ctx& ctx) -> Task<void> {
+                       ctx.spawn("renew", [](Ctx& c) -> Task<void> {
+                         while (true) {
+                           co_await c.cmd("SET", "lease", "A", "PX", "100");
+                           co_await c.sleep(50);
+                         }
+                       });
+                       co_await ctx.sleep(100000);
+                     });
+                     w.add_actor("B", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.sleep(110);
+                       obs.add(Show(co_await ctx.cmd("PTTL", "lease")));
+                       co_await ctx.sleep(300);
+                       obs.add(Show(co_await ctx.cmd("GET", "lease")));
+                     });
+                     w.schedule(FaultKind::kCrash, 120, a);
+                   },
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "(integer) 90");  // renewed at 100 ms
+                     EXPECT_EQ(o.notes[1], "(nil)");         // no renewal after the crash
+                   }});
+  FaultOptions skew;
+  skew.clock_skew_ms_max = 500;
+  cases.push_back({"skew", skew, [](World& w, Observed& obs) {
+                     for (std::string who : {"A", "B", "C"})
+                       w.add_actor(who, [&obs](Ctx& ctx) -> Task<void> {
+                         obs.add(std::to_string(ctx.now_ms() - ctx.world().now_ms()));
+                         co_await ctx.cmd("PING");
+                       });
+                   },
+                   [](const Observed& o) {
+                     std::set<std::string> offsets(o.notes.begin(), o.notes.end());
+                     EXPECT_GT(offsets.size(), 1u);  // the actors disagree about the time
+                   }});
+  cases.push_back({"clock-jump", none, [](World& w, Observed& obs) {
+                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       const int64_t before = ctx.now_ms();
+                       co_await ctx.sleep(20);
+                       obs.add(std::to_string(ctx.now_ms() - before));
+                       co_await ctx.cmd("PING");
+                     });
+                     w.schedule(FaultKind::kClockJump, 10, a, 5000);
+                   },
+                   [](const Observed& o) { EXPECT_EQ(o.notes[0], "5020"); }});
+  cases.push_back({"restart", none, [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.cmd("SET", "a", "1");
+                       CallResult sha = co_await ctx.cmd("SCRIPT", "LOAD", "return 1");
+                       co_await ctx.sleep(20);
+                       co_await ctx.cmd("SET", "b", "1");
+                       co_await ctx.sleep(20);
+                       obs.add(Show(co_await ctx.cmd("GET", "a")));
+                       obs.add(Show(co_await ctx.cmd("GET", "b")));
+                       obs.add(Show(co_await ctx.cmd("EVALSHA", std::get<Reply>(sha).str, "0")));
+                     });
+                     w.schedule(FaultKind::kSnapshot, 10);
+                     w.schedule(FaultKind::kRestart, 30);
+                   },
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "\"1\"");    // before the snapshot: kept
+                     EXPECT_EQ(o.notes[1], "(nil)");    // acknowledged, then lost
+                     EXPECT_EQ(o.notes[2], "(error) NOSCRIPT No matching script. Please use EVAL.");
+                   }});
+  cases.push_back({"failover", none, [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.cmd("SET", "a", "1");
+                       co_await ctx.cmd("SET", "b", "1");
+                       co_await ctx.sleep(10);
+                       obs.add(Show(co_await ctx.cmd("GET", "a")));
+                       obs.add(Show(co_await ctx.cmd("GET", "b")));
+                     });
+                     w.schedule(FaultKind::kFailover, 5, -1, 1);
+                   },
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "\"1\"");
+                     EXPECT_EQ(o.notes[1], "(nil)");  // the replica was one command behind
+                   }});
+  cases.push_back({"outage", none, [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.sleep(15);
+                       obs.add(Show(co_await ctx.cmd("SET", "k", "v")));
+                       co_await ctx.sleep(10);
+                       obs.add(Show(co_await ctx.cmd("SET", "k", "v")));
+                     });
+                     w.schedule(FaultKind::kOutageStart, 10);
+                     w.schedule(FaultKind::kOutageEnd, 20);
+                   },
+                   [](const Observed& o) {
+                     EXPECT_EQ(o.notes[0], "transport:connection refused (outage)");
+                     EXPECT_EQ(o.notes[1], "OK");
+                   }});
+  return cases;
+}
+
+RunResult RunCase(const FaultCase& c, Backend& backend, Observed& obs) {
+  RandomWalk walk;
+  WorldOptions o;
+  o.seed = 5;
+  o.horizon_ms = 2000;
+  o.faults = c.options;
+  World w(o, backend, walk);
+  c.build(w, obs);
+  return w.run();
+}
+
+class Faults : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(Faults, HaveTheirEffectOnTheEmulatorAndTheSameRepliesOnRedisServer) {
+  const FaultCase c = FaultCases()[GetParam()];
+  SCOPED_TRACE(c.name);
+  Observed on_emulator, on_redis;
+  EmulatorBackend emulator;
+  const RunResult sim = RunCase(c, emulator, on_emulator);
+  ASSERT_TRUE(sim.error.empty()) << sim.error;
+  c.check(on_emulator);
+  RedisServer server(kDefaultEpochMs);
+  RealBackend real(server);
+  const RunResult live = RunCase(c, real, on_redis);
+  c.check(on_redis);
+  EXPECT_EQ(on_emulator.notes, on_redis.notes);
+  EXPECT_EQ(sim.trace_hash, live.trace_hash) << "the same schedule must trace the same";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKind, Faults, ::testing::Range<size_t>(0, 11),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           std::string n = FaultCases()[info.param].name;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(Faults, EveryKindTheCliOffersHasATest) {
+  std::set<std::string> tested;
+  for (const auto& c : FaultCases()) tested.insert(c.name);
+  for (const auto& k : FaultOptions::Kinds()) EXPECT_TRUE(tested.count(k)) << k;
+  EXPECT_THROW(FaultOptions::Parse("lost-request,bogus"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace testbed::sim
