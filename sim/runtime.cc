@@ -432,7 +432,7 @@ RunResult World::run() {
   RunResult result;
   // The backend's name stays out of the trace: the same schedule must hash the same in both
   // worlds.
-  record(-1, "world seed " + std::to_string(options_.seed) + " strategy " + strategy_.name());
+  record(-1, "seed " + std::to_string(options_.seed) + " strategy " + strategy_.name());
   plan_faults();
   result.stop_reason = "all actors finished";
   while (true) {

@@ -232,7 +232,7 @@ std::vector<FaultCase> FaultCases() {
                      bool ambiguous = false;
                      for (const auto& n : o.notes)
                        ambiguous |= n == "transport:timeout then \"v\"";
-                     EXPECT_TRUE(ambiguous);
+                     EXPECT_TRUE(ambiguous) << ::testing::PrintToString(o.notes);
                    }});
   FaultOptions latency;
   latency.latency_ms_min = latency.latency_ms_max = 7;
@@ -373,7 +373,7 @@ RunResult RunCase(const FaultCase& c, Backend& backend, Observed& obs) {
   RandomWalk walk;
   WorldOptions o;
   o.seed = 5;
-  o.horizon_ms = 2000;
+  o.horizon_ms = 20000;
   o.faults = c.options;
   World w(o, backend, walk);
   c.build(w, obs);
