@@ -430,9 +430,9 @@ void World::schedule(FaultKind kind, int64_t offset_ms, ActorId actor, int64_t v
 
 RunResult World::run() {
   RunResult result;
-  // The backend's name stays out of the trace: the same schedule must hash the same in both
-  // worlds.
-  record(-1, "seed " + std::to_string(options_.seed) + " strategy " + strategy_.name());
+  // Neither the backend nor the strategy is named in the trace: the same schedule must hash
+  // the same in both worlds, and a replay the same as the run it replays.
+  record(-1, "seed " + std::to_string(options_.seed));
   plan_faults();
   result.stop_reason = "all actors finished";
   while (true) {
