@@ -1,0 +1,51 @@
+#include "model/state_register.h"
+
+namespace testbed::model {
+
+std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const RegisterState& s,
+                                                                       const RegisterOp& op,
+                                                                       int64_t lo, int64_t hi,
+                                                                       bool ambiguous) const {
+  // Where the window straddles the expiry, the outcome depends on t: try both sides.
+  std::vector<std::pair<bool, int64_t>> sides;  // (alive, earliest t)
+  if (!s.exists || s.expires_at < lo) {
+    sides.push_back({false, lo});
+  } else if (s.expires_at >= hi) {
+    sides.push_back({true, lo});
+  } else {
+    sides.push_back({true, lo});
+    sides.push_back({false, s.expires_at + 1});
+  }
+  std::vector<std::pair<RegisterState, int64_t>> out;
+  for (auto [alive, t] : sides) {
+    const int64_t current = alive ? s.version : 0;
+    RegisterState dead;  // what an expired key looks like
+    const RegisterState& now = alive ? s : dead;
+    switch (op.kind) {
+      case RegisterOp::Kind::kGet:
+        if (ambiguous || (op.ok == alive && (!alive || (op.out_value == s.value &&
+                                                         op.out_version == s.version))))
+          out.push_back({now, t});
+        break;
+      case RegisterOp::Kind::kSet: {
+        const int64_t written = broken_ ? std::max<int64_t>(current, 1) : current + 1;
+        if (ambiguous || op.out_version == written)
+          out.push_back({RegisterState{true, op.value, written, op.expires_at_ms}, t});
+        break;
+      }
+      case RegisterOp::Kind::kCas:
+        if (current == op.expected) {
+          if (ambiguous || (op.ok && op.out_version == op.expected + 1))
+            out.push_back({RegisterState{true, op.value, op.expected + 1, op.expires_at_ms}, t});
+        } else if (ambiguous ||
+                   (!op.ok && op.out_version == current && (!alive || op.out_value == s.value))) {
+          out.push_back({now, t});
+        }
+        break;
+      case RegisterOp::Kind::kDelete: out.push_back({dead, t}); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace testbed::model

@@ -1,0 +1,131 @@
+// Linearizability checking (Wing & Gong, with Lowe's memoization, as Porcupine does it).
+//
+// A history is a list of operations, each with its invocation and return position in real
+// time (`invoke`, `ret`: a total order of events, e.g. the simulation's step sequence) and
+// its window in virtual time (`invoke_ms`, `ret_ms`). An operation whose outcome is unknown
+// (timeout, lost reply, crash) is `ambiguous`: it may take effect at any point after its
+// invocation, or never, and its output says nothing (Knossos's :info).
+//
+// The model decides what an operation may do at a linearization point t in a time window:
+//   std::vector<std::pair<State, int64_t>> M::step(const State&, const Op&, int64_t t_lo,
+//                                                   int64_t t_hi, bool ambiguous)
+// returns every legal next state with the earliest t at which that outcome is possible
+// (t_lo <= t <= t_hi). Expiry makes an outcome depend on t: a model returns one branch for
+// "before the expiry" and one for "after", so the checker neither cries wolf at an expiry
+// instant inside an operation's interval nor goes blind there. Linearization points are
+// non-decreasing, so the chosen t becomes the next operation's t_lo.
+//   std::string M::key(const State&) gives the memoization key of a state.
+//   Ambiguous operations: step is called with ambiguous = true and ignores the outputs; it
+//   returns the "took effect" branches, and the checker adds "never took effect" itself.
+//
+// Histories are partitioned by `partition` (the Redis key) and each part is checked alone.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace testbed::lin {
+
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+template <typename Op>
+struct Operation {
+  std::string partition;
+  int actor = 0;
+  int64_t invoke = 0;  // real-time order of events
+  int64_t ret = kNever;
+  int64_t invoke_ms = 0;
+  int64_t ret_ms = kNever;
+  bool ambiguous = false;
+  Op op;  // input and, unless ambiguous, output
+};
+
+struct Verdict {
+  bool ok = true;
+  bool complete = true;   // false: the state budget ran out before a verdict
+  std::string partition;  // the first partition that is not linearizable
+  int64_t states_explored = 0;
+};
+
+template <typename Model>
+class Checker {
+ public:
+  using State = typename Model::State;
+  using Op = typename Model::Op;
+
+  explicit Checker(const Model& model, int64_t max_states = 50'000'000)
+      : model_(model), max_states_(max_states) {}
+
+  Verdict check(const std::vector<Operation<Op>>& history) {
+    std::map<std::string, std::vector<const Operation<Op>*>> parts;
+    for (const auto& o : history) parts[o.partition].push_back(&o);
+    Verdict v;
+    for (auto& [name, ops] : parts) {
+      gave_up_ = false;
+      const bool part_ok = check_part(ops, &v.states_explored);
+      if (gave_up_) v.complete = false;
+      if (!part_ok) {
+        v.ok = false;
+        v.partition = name;
+        return v;
+      }
+    }
+    return v;
+  }
+
+ private:
+  bool check_part(std::vector<const Operation<Op>*> ops, int64_t* explored) {
+    std::sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->invoke < b->invoke; });
+    ops_ = ops;
+    memo_.clear();
+    std::vector<uint64_t> done((ops.size() + 63) / 64, 0);
+    const bool ok = search(done, 0, model_.init(), INT64_MIN, explored);
+    return ok;
+  }
+
+  static bool test(const std::vector<uint64_t>& m, size_t i) { return m[i / 64] >> (i % 64) & 1; }
+  static void flip(std::vector<uint64_t>& m, size_t i) { m[i / 64] ^= uint64_t{1} << (i % 64); }
+
+  bool search(std::vector<uint64_t>& done, size_t count, const State& state, int64_t t_lo,
+              int64_t* explored) {
+    if (count == ops_.size()) return true;
+    std::string memo_key(reinterpret_cast<const char*>(done.data()), done.size() * 8);
+    memo_key += '|' + model_.key(state) + '|' + std::to_string(t_lo);
+    if (!memo_.insert(memo_key).second) return false;
+    if (++*explored > max_states_) {  // out of budget: unwind, and say there is no verdict
+      gave_up_ = true;
+      return true;
+    }
+    // An operation can go next if no other pending operation returned before it was invoked.
+    int64_t min_ret = kNever;
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!test(done, i)) min_ret = std::min(min_ret, ops_[i]->ret);
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (test(done, i)) continue;
+      const Operation<Op>& o = *ops_[i];
+      if (o.invoke > min_ret) break;  // sorted by invoke: nobody after this can go first
+      const int64_t lo = std::max(t_lo, o.invoke_ms);
+      if (lo > o.ret_ms) continue;
+      flip(done, i);
+      for (auto& [next, t] : model_.step(state, o.op, lo, o.ret_ms, o.ambiguous))
+        if (search(done, count + 1, next, t, explored)) return true;
+      // Never took effect: allowed only for ambiguous operations.
+      if (o.ambiguous && search(done, count + 1, state, t_lo, explored)) return true;
+      flip(done, i);
+    }
+    return false;
+  }
+
+  const Model& model_;
+  int64_t max_states_;
+  std::vector<const Operation<Op>*> ops_;
+  std::unordered_set<std::string> memo_;
+  bool gave_up_ = false;
+};
+
+}  // namespace testbed::lin

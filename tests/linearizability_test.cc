@@ -1,0 +1,78 @@
+// The linearizability checker against golden histories (Porcupine's c01-ok / c01-bad style):
+// it must accept every ok history and reject every bad one, and a broken model must be
+// rejected where the right one accepts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/state_register.h"
+#include "properties/register_history.h"
+
+namespace testbed::lin {
+namespace {
+
+std::string Read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::filesystem::path> Golden(const std::string& suffix) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/tests/histories"))
+    if (e.path().filename().string().find(suffix) != std::string::npos) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(Linearizability, AcceptsEveryOkGoldenHistory) {
+  const auto files = Golden("-ok.txt");
+  ASSERT_GE(files.size(), 8u);
+  model::StateRegisterModel m;
+  for (const auto& f : files) {
+    Verdict v = Checker<model::StateRegisterModel>(m).check(ParseRegisterHistory(Read(f)));
+    EXPECT_TRUE(v.ok) << f.filename() << " rejected (partition " << v.partition << ")";
+    EXPECT_TRUE(v.complete) << f.filename();
+  }
+}
+
+TEST(Linearizability, RejectsEveryBadGoldenHistory) {
+  const auto files = Golden("-bad.txt");
+  ASSERT_GE(files.size(), 6u);
+  model::StateRegisterModel m;
+  for (const auto& f : files) {
+    Verdict v = Checker<model::StateRegisterModel>(m).check(ParseRegisterHistory(Read(f)));
+    EXPECT_FALSE(v.ok) << f.filename() << " accepted";
+  }
+}
+
+TEST(Linearizability, ABrokenModelIsRejectedWhereTheRightOneIsAccepted) {
+  // The broken model never bumps a version past 1: the ok history with versions 1 and 2 fails.
+  const RegisterHistory h = ParseRegisterHistory(Read(TESTBED_SOURCE_DIR "/tests/histories/c03-ok.txt"));
+  EXPECT_TRUE(Checker<model::StateRegisterModel>(model::StateRegisterModel(false)).check(h).ok);
+  EXPECT_FALSE(Checker<model::StateRegisterModel>(model::StateRegisterModel(true)).check(h).ok);
+}
+
+TEST(Linearizability, HistoriesRoundTripThroughTheirTextForm) {
+  for (const auto& f : Golden(".txt")) {
+    const RegisterHistory h = ParseRegisterHistory(Read(f));
+    std::string text;
+    for (const auto& o : h) text += FormatRegisterOperation(o) + "\n";
+    const RegisterHistory again = ParseRegisterHistory(text);
+    ASSERT_EQ(again.size(), h.size()) << f.filename();
+    for (size_t i = 0; i < h.size(); ++i)
+      EXPECT_EQ(FormatRegisterOperation(again[i]), FormatRegisterOperation(h[i])) << f.filename();
+  }
+}
+
+TEST(Linearizability, MalformedHistoriesAreClearErrors) {
+  EXPECT_THROW(ParseRegisterHistory("1 1 2 0 0 frob -> ok"), std::invalid_argument);
+  EXPECT_THROW(ParseRegisterHistory("1 x 2 0 0 get -> null"), std::invalid_argument);
+  EXPECT_THROW(ParseRegisterHistory("1 1 2 0 0 get null"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace testbed::lin
