@@ -56,6 +56,8 @@ class StateRegisterModel {
                     : "-";
   }
 
+  bool read_only(const Op& op) const { return op.kind == RegisterOp::Kind::kGet; }
+
   std::vector<std::pair<State, int64_t>> step(const State& s, const Op& op, int64_t lo,
                                               int64_t hi, bool ambiguous = false) const;
 

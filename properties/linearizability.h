@@ -15,6 +15,7 @@
 // instant inside an operation's interval nor goes blind there. Linearization points are
 // non-decreasing, so the chosen t becomes the next operation's t_lo.
 //   std::string M::key(const State&) gives the memoization key of a state.
+//   bool M::read_only(const Op&) says an operation never changes the state.
 //   Ambiguous operations: step is called with ambiguous = true and ignores the outputs; it
 //   returns the "took effect" branches, and the checker adds "never took effect" itself.
 //
@@ -62,8 +63,11 @@ class Checker {
       : model_(model), max_states_(max_states) {}
 
   Verdict check(const std::vector<Operation<Op>>& history) {
+    // An ambiguous read has no effect and no known result: it constrains nothing, and keeping
+    // it would only multiply the search (an ambiguous operation may land anywhere, or never).
     std::map<std::string, std::vector<const Operation<Op>*>> parts;
-    for (const auto& o : history) parts[o.partition].push_back(&o);
+    for (const auto& o : history)
+      if (!(o.ambiguous && model_.read_only(o.op))) parts[o.partition].push_back(&o);
     Verdict v;
     for (auto& [name, ops] : parts) {
       gave_up_ = false;
@@ -94,8 +98,15 @@ class Checker {
   bool search(std::vector<uint64_t>& done, size_t count, const State& state, int64_t t_lo,
               int64_t* explored) {
     if (count == ops_.size()) return true;
+    // t_lo matters only while it is later than some pending invocation: every operation
+    // starts its window at max(t_lo, invoke_ms). Below all of them it is the same as -inf,
+    // and keying it as such lets paths that differ only there share one memo entry.
+    int64_t min_invoke_ms = kNever;
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (!test(done, i)) min_invoke_ms = std::min(min_invoke_ms, ops_[i]->invoke_ms);
+    const int64_t t_key = t_lo <= min_invoke_ms ? INT64_MIN : t_lo;
     std::string memo_key(reinterpret_cast<const char*>(done.data()), done.size() * 8);
-    memo_key += '|' + model_.key(state) + '|' + std::to_string(t_lo);
+    memo_key += '|' + model_.key(state) + '|' + std::to_string(t_key);
     if (!memo_.insert(memo_key).second) return false;
     if (++*explored > max_states_) {  // out of budget: unwind, and say there is no verdict
       gave_up_ = true;

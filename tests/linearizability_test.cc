@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "model/state_register.h"
+#include "properties/history_gen.h"
 #include "properties/register_history.h"
 
 namespace testbed::lin {
@@ -65,6 +66,23 @@ TEST(Linearizability, HistoriesRoundTripThroughTheirTextForm) {
     ASSERT_EQ(again.size(), h.size()) << f.filename();
     for (size_t i = 0; i < h.size(); ++i)
       EXPECT_EQ(FormatRegisterOperation(again[i]), FormatRegisterOperation(h[i])) << f.filename();
+  }
+}
+
+TEST(Linearizability, GeneratedLinearizableHistoriesAreAcceptedAndCorruptedOnesRejected) {
+  model::StateRegisterModel m;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    RegisterHistory h = GenerateLinearizable(
+        seed, {.operations = 300, .keys = 3, .actors = 5, .max_duration_ms = 20, .ambiguous = {1, 10}});
+    Verdict ok = Checker<model::StateRegisterModel>(m).check(h);
+    EXPECT_TRUE(ok.ok && ok.complete) << "seed " << seed;
+    // A read that reports a version nobody wrote can have no linearization.
+    for (auto it = h.rbegin(); it != h.rend(); ++it)
+      if (it->op.kind == model::RegisterOp::Kind::kGet && it->op.ok && !it->ambiguous) {
+        it->op.out_version += 100;
+        break;
+      }
+    EXPECT_FALSE(Checker<model::StateRegisterModel>(m).check(h).ok) << "seed " << seed;
   }
 }
 

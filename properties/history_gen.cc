@@ -1,0 +1,88 @@
+#include "properties/history_gen.h"
+
+#include <algorithm>
+#include <map>
+
+namespace testbed::lin {
+
+RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape) {
+  Prng rng(seed);
+  struct Planned {
+    Operation<model::RegisterOp> op;
+    int64_t at;  // linearization point
+    int64_t tie;
+  };
+  std::vector<Planned> planned;
+  std::vector<int64_t> clock(shape.actors, 0);
+  for (int i = 0; i < shape.operations; ++i) {
+    const int a = static_cast<int>(rng.below(shape.actors));
+    Planned p;
+    p.op.actor = a;
+    p.op.partition = "key" + std::to_string(rng.below(shape.keys));
+    const int64_t start = clock[a] + rng.range(0, shape.max_gap_ms);
+    const int64_t end = start + rng.range(0, shape.max_duration_ms);
+    clock[a] = end + 1;
+    p.op.invoke_ms = start;
+    p.op.ret_ms = end;
+    p.at = rng.range(start, end);
+    p.tie = i;
+    using K = model::RegisterOp::Kind;
+    const uint64_t kind = rng.below(10);
+    p.op.op.kind = kind < 4 ? K::kGet : kind < 7 ? K::kSet : kind < 9 ? K::kCas : K::kDelete;
+    p.op.op.value = "v" + std::to_string(i);
+    p.op.op.expires_at_ms = p.at + rng.range(0, 60);
+    p.op.op.expected = rng.range(0, 3);
+    p.op.ambiguous = rng.chance(shape.ambiguous);
+    planned.push_back(p);
+  }
+  std::sort(planned.begin(), planned.end(), [](const Planned& x, const Planned& y) {
+    return std::make_pair(x.at, x.tie) < std::make_pair(y.at, y.tie);
+  });
+  model::StateRegisterModel m;
+  std::map<std::string, model::RegisterState> state;
+  for (Planned& p : planned) {
+    auto& op = p.op.op;
+    model::RegisterState& s = state[p.op.partition];
+    const bool alive = s.exists && p.at <= s.expires_at;
+    const int64_t current = alive ? s.version : 0;
+    using K = model::RegisterOp::Kind;
+    switch (op.kind) {
+      case K::kGet:
+        op.ok = alive;
+        op.out_value = alive ? s.value : "";
+        op.out_version = alive ? s.version : 0;
+        break;
+      case K::kSet:
+        op.out_version = current + 1;
+        s = {true, op.value, current + 1, op.expires_at_ms};
+        break;
+      case K::kCas:
+        if (current == op.expected) {
+          op.ok = true;
+          op.out_version = op.expected + 1;
+          s = {true, op.value, op.expected + 1, op.expires_at_ms};
+        } else {
+          op.ok = false;
+          op.out_version = current;
+          op.out_value = alive ? s.value : "";
+        }
+        break;
+      case K::kDelete: s = {}; break;
+    }
+  }
+  // Real-time order from the intervals: an operation that ended in an earlier millisecond
+  // precedes; within one millisecond, operations are concurrent.
+  RegisterHistory out;
+  for (Planned& p : planned) {
+    p.op.invoke = p.op.invoke_ms * 2;
+    p.op.ret = p.op.ret_ms * 2 + 1;
+    if (p.op.ambiguous) {
+      p.op.ret = kNever;
+      p.op.ret_ms = kNever;
+    }
+    out.push_back(p.op);
+  }
+  return out;
+}
+
+}  // namespace testbed::lin

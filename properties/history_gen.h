@@ -1,0 +1,22 @@
+// Linearizable register histories by construction, for benchmarks and checker tests: actors
+// issue operations with random durations; each takes effect at a random point inside its
+// interval, and outputs are computed by applying the model's rules at those points in order.
+#pragma once
+
+#include "properties/register_history.h"
+#include "sim/prng.h"
+
+namespace testbed::lin {
+
+struct HistoryShape {
+  int operations = 1000;
+  int keys = 10;
+  int actors = 4;
+  int64_t max_duration_ms = 10;  // longer operations overlap more: harder to check
+  int64_t max_gap_ms = 5;
+  Ratio ambiguous{0, 1};         // operations whose reply is lost
+};
+
+RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape);
+
+}  // namespace testbed::lin
