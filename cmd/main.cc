@@ -1,14 +1,20 @@
 // testbed: the one CLI. Prints its seed first; exit codes 0 = no violation, 1 = violation
 // (divergence) found, 2 = usage or setup error.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
+#include <unistd.h>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "properties/fidelity.h"
+#include "properties/state_props.h"
 #include "real/real_backend.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
@@ -36,6 +42,14 @@ constexpr const char* kUsage =
     "      simulated world, with faults from LIST (all, none, or a comma list of: lost-request,\n"
     "      lost-reply, latency, delay, pause, crash, skew, clock-jump, restart, failover,\n"
     "      outage); checks that no acknowledged increment is lost.\n"
+    "  testbed check --system state [--version V] [--scripts DIR] [--seed S]\n"
+    "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
+    "                [--properties LIST] [--redis none|spawn] [--out DIR]\n"
+    "      Runs generated multi-client workloads through the ported SDK version against its\n"
+    "      scripts and checks the properties; prints a per-property table, and for the first\n"
+    "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
+    "      shipped scripts by the files of the same name in DIR.\n"
+    "  testbed list\n"
     "  testbed help\n";
 
 struct UsageError : std::runtime_error {
@@ -309,6 +323,172 @@ int Sim(int argc, char** argv) {
   return code;
 }
 
+const std::vector<std::string> kStateProperties = {"cas-versions-linearizable"};
+
+// Copies the shipped scripts and overlays the files of the same name found in dir.
+ScriptCatalog CatalogWithOverrides(const std::string& dir) {
+  const std::string shipped = ScriptCatalog::ShippedDir();
+  ScriptCatalog base = ScriptCatalog::Load(shipped);
+  if (dir.empty()) return base;
+  if (!std::filesystem::is_directory(dir)) throw UsageError("--scripts " + dir + " is not a directory");
+  const std::string merged = std::filesystem::temp_directory_path().string() + "/testbed-scripts-" +
+                             std::to_string(getpid());
+  std::filesystem::remove_all(merged);
+  std::filesystem::copy(shipped, merged, std::filesystem::copy_options::recursive);
+  int replaced = 0;
+  for (const auto& s : base.all()) {
+    const std::filesystem::path name = std::filesystem::path(s.file).filename();
+    for (const auto& candidate : {std::filesystem::path(dir) / s.file, std::filesystem::path(dir) / name}) {
+      if (std::filesystem::exists(candidate)) {
+        std::filesystem::copy_file(candidate, merged + "/" + s.file,
+                                   std::filesystem::copy_options::overwrite_existing);
+        std::printf("scripts: %s replaced by %s\n", s.file.c_str(), candidate.c_str());
+        ++replaced;
+        break;
+      }
+    }
+  }
+  if (replaced == 0) throw UsageError("--scripts " + dir + " holds no file named like a shipped script");
+  ScriptCatalog c = ScriptCatalog::Load(merged);
+  std::filesystem::remove_all(merged);
+  return c;
+}
+
+int List() {
+  std::printf("systems and versions (under real/scripts/):\n");
+  const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  std::set<std::string> dirs;
+  for (const auto& s : c.all()) dirs.insert(s.file.substr(0, s.file.rfind('/')));
+  const auto ported = props::StateVersions();
+  for (const auto& d : dirs) {
+    const std::string version = d.substr(d.find('/') + 1);
+    const bool is_ported = d.rfind("state/", 0) == 0 &&
+                           std::find(ported.begin(), ported.end(), version) != ported.end();
+    std::printf("  %-16s %s\n", d.c_str(), is_ported ? "client logic ported: testbed check" : "scripts only (client port pending)");
+  }
+  std::printf("properties (state):\n");
+  for (const auto& p : kStateProperties) std::printf("  %s\n", p.c_str());
+  std::printf("faults:\n");
+  for (const auto& f : sim::FaultOptions::Kinds()) std::printf("  %s\n", f.c_str());
+  return 0;
+}
+
+int Check(int argc, char** argv) {
+  auto flags = ParseFlags(argc, argv, 2,
+                          {{"system", true}, {"version", true}, {"scripts", true}, {"seed", true},
+                           {"runs", true}, {"budget-seconds", true}, {"clients", true},
+                           {"ops", true}, {"faults", true}, {"properties", true},
+                           {"redis", true}, {"out", true}});
+  const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
+  if (!flags.count("system")) throw UsageError("check needs --system (state)");
+  if (flags["system"] != "state")
+    throw UsageError("--system " + flags["system"] + ": only state has a ported client so far");
+  props::StateWorkload w;
+  w.version = flags.count("version") ? flags["version"] : "beta30";
+  const auto ported = props::StateVersions();
+  if (std::find(ported.begin(), ported.end(), w.version) == ported.end())
+    throw UsageError("--version " + w.version + " is not ported yet (ported: beta30; see testbed list)");
+  if (flags.count("clients")) w.clients = static_cast<int>(ParseUnsigned("clients", flags["clients"]));
+  if (flags.count("ops")) w.ops = static_cast<int>(ParseUnsigned("ops", flags["ops"]));
+  if (w.clients < 1 || w.ops < 1) throw UsageError("--clients and --ops must be at least 1");
+  try {
+    w.faults = sim::FaultOptions::Parse(flags.count("faults") ? flags["faults"] : "none");
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (flags.count("properties"))
+    for (const auto& p : {flags["properties"]})
+      if (std::find(kStateProperties.begin(), kStateProperties.end(), p) == kStateProperties.end())
+        throw UsageError("unknown property '" + p + "' (see testbed list)");
+  if (flags.count("runs") && flags.count("budget-seconds"))
+    throw UsageError("--runs and --budget-seconds exclude each other");
+  const int64_t runs = flags.count("runs") ? ParseUnsigned("runs", flags["runs"]) : -1;
+  const int64_t budget = flags.count("budget-seconds") ? ParseUnsigned("budget-seconds", flags["budget-seconds"]) : 0;
+  const int64_t max_runs = runs >= 0 ? runs : (budget > 0 ? INT64_MAX : 100);
+  const std::string redis = flags.count("redis") ? flags["redis"] : "none";
+  if (redis != "none" && redis != "spawn") throw UsageError("--redis takes none or spawn");
+  const ScriptCatalog scripts = CatalogWithOverrides(flags.count("scripts") ? flags["scripts"] : "");
+  std::unique_ptr<RedisServer> server;
+  if (redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+
+  const auto start = std::chrono::steady_clock::now();
+  int64_t done = 0, violated = 0, incomplete = 0;
+  std::optional<props::StateWorkload> first;
+  for (int64_t i = 0; i < max_runs; ++i) {
+    if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
+    props::StateWorkload run = w;
+    run.seed = seed + static_cast<uint64_t>(i);
+    props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
+    ++done;
+    if (!r.verdict.complete) ++incomplete;
+    if (!r.verdict.ok) {
+      ++violated;
+      if (!first) first = run;
+    }
+  }
+  std::printf("%-28s %8s %8s %8s\n", "property", "runs", "passed", "violated");
+  std::printf("%-28s %8lld %8lld %8lld\n", kStateProperties[0].c_str(), static_cast<long long>(done),
+              static_cast<long long>(done - violated), static_cast<long long>(violated));
+  if (incomplete) std::printf("(%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(incomplete));
+  std::string report = "{\"seed\":" + std::to_string(seed) + ",\"system\":\"state\",\"version\":\"" +
+                       w.version + "\",\"runs\":" + std::to_string(done) +
+                       ",\"properties\":{\"" + kStateProperties[0] + "\":{\"passed\":" +
+                       std::to_string(done - violated) + ",\"violated\":" + std::to_string(violated) + "}}";
+  int code = 0;
+  if (first) {
+    // Minimize: the fewest clients, then the fewest operations per client, that still fail
+    // with the same seed.
+    props::StateWorkload m = *first;
+    for (int c = 2; c <= m.clients; ++c) {
+      props::StateWorkload t = m;
+      t.clients = c;
+      if (!props::RunStateWorkload(t, scripts, server.get()).verdict.ok) { m.clients = c; break; }
+    }
+    for (int o = 1; o <= m.ops; ++o) {
+      props::StateWorkload t = m;
+      t.ops = o;
+      if (!props::RunStateWorkload(t, scripts, server.get()).verdict.ok) { m.ops = o; break; }
+    }
+    props::StateRun r = props::RunStateWorkload(m, scripts, server.get());
+    std::printf("\nviolation of %s on key %s (seed %llu, %d clients x %d operations):\n",
+                kStateProperties[0].c_str(), r.verdict.partition.c_str(),
+                static_cast<unsigned long long>(m.seed), m.clients, m.ops);
+    std::printf("  actor invoke return invoke_ms return_ms operation -> result\n%s",
+                props::FormatCounterexample(r).c_str());
+    std::printf("redis calls:\n");
+    for (const auto& line : r.trace)
+      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos)
+        std::printf("  %s\n", line.c_str());
+    std::string replay = "testbed check --system state --version " + w.version + " --seed " +
+                         std::to_string(m.seed) + " --runs 1 --clients " + std::to_string(m.clients) +
+                         " --ops " + std::to_string(m.ops) +
+                         (flags.count("faults") ? " --faults " + flags["faults"] : "") +
+                         (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
+    std::printf("replay: %s\n", replay.c_str());
+    report += ",\"violation\":{\"property\":\"" + kStateProperties[0] + "\",\"seed\":" +
+              std::to_string(m.seed) + ",\"clients\":" + std::to_string(m.clients) + ",\"ops\":" +
+              std::to_string(m.ops) + ",\"key\":" + nlohmann::json(r.verdict.partition).dump() +
+              ",\"history\":" + nlohmann::json(props::FormatCounterexample(r)).dump() +
+              ",\"replay\":" + nlohmann::json(replay).dump() + "}";
+    code = 1;
+  }
+  report += "}\n";
+  if (flags.count("out")) {
+    std::filesystem::create_directories(flags["out"]);
+    const std::string path = flags["out"] + "/report.json";
+    {
+      std::ofstream tmp(path + ".tmp");
+      tmp << report;
+      if (!tmp) throw std::runtime_error("cannot write " + path);
+    }
+    std::filesystem::rename(path + ".tmp", path);  // never a half-written report
+    std::printf("report: %s\n", path.c_str());
+  }
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +496,8 @@ int main(int argc, char** argv) {
     const std::string sub = argc > 1 ? argv[1] : "help";
     if (sub == "fidelity") return Fidelity(argc, argv);
     if (sub == "sim") return Sim(argc, argv);
+    if (sub == "check") return Check(argc, argv);
+    if (sub == "list") return List();
     if (sub == "help" || sub == "--help" || sub == "-h") {
       std::printf("%s", kUsage);
       return argc > 1 ? 0 : 2;

@@ -1,0 +1,138 @@
+#include "properties/state_props.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include "model/state_register.h"
+#include "real/real_backend.h"
+#include "real/state/beta30.h"
+#include "sim/prng.h"
+#include "sim/strategies.h"
+
+namespace testbed::props {
+namespace {
+
+using model::RegisterOp;
+using Op = lin::Operation<RegisterOp>;
+
+struct Recorder {
+  sim::World* world = nullptr;
+  int64_t seq = 0;
+  lin::RegisterHistory history;
+};
+
+Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts* scripts,
+                  Recorder* rec) {
+  // The workload's own choices come from a stream of the seed per client, so they do not
+  // depend on the schedule.
+  Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
+  state::beta30::Namespace ns(ctx, *scripts, std::string("provider-under-test"), "ns", w.ns,
+                              state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
+  std::map<std::string, int64_t> seen_version;
+  for (int i = 0; i < w.ops; ++i) {
+    const std::string key = "k" + std::to_string(rng.below(w.keys));
+    const uint64_t roll = rng.below(100);
+    Op o;
+    o.partition = key;
+    o.actor = id;
+    o.invoke = rec->seq++;
+    o.invoke_ms = rec->world->now_ms();
+    const state::Json value = {{"client", id}, {"n", i}};
+    const std::optional<int64_t> ttl =
+        rng.chance({1, 3}) ? std::optional<int64_t>(rng.range(5, 200)) : std::nullopt;
+    bool keep = true;
+    try {
+      if (roll < 35) {
+        o.op.kind = RegisterOp::Kind::kGet;
+        std::optional<state::StateValue> v = co_await ns.get(key);
+        o.op.ok = v.has_value();
+        if (v) {
+          o.op.out_value = state::Stringify(v->value);
+          o.op.out_version = v->version;
+          seen_version[key] = v->version;
+        }
+      } else if (roll < 60) {
+        o.op.kind = RegisterOp::Kind::kSet;
+        o.op.value = state::Stringify(value);
+        state::StateValue v = co_await ns.set(key, value, ttl);
+        o.op.out_version = v.version;
+        seen_version[key] = v.version;
+      } else if (roll < 90) {
+        o.op.kind = RegisterOp::Kind::kCas;
+        o.op.value = state::Stringify(value);
+        o.op.expected = rng.chance({3, 4}) ? seen_version[key] : rng.range(0, 3);
+        state::CasResult r = co_await ns.compare_and_set(key, o.op.expected, value, ttl);
+        o.op.ok = r.ok;
+        if (r.ok) {
+          o.op.out_version = r.value->version;
+        } else if (r.current) {
+          o.op.out_version = r.current->version;
+          o.op.out_value = state::Stringify(r.current->value);
+        }
+        seen_version[key] = o.op.out_version;
+      } else {
+        o.op.kind = RegisterOp::Kind::kDelete;
+        co_await ns.del(key);
+        seen_version[key] = 0;
+      }
+    } catch (const state::StateError& e) {
+      if (e.transport()) {
+        o.ambiguous = true;  // the outcome is unknown
+      } else {
+        keep = false;        // quota and policy errors write nothing
+      }
+    }
+    o.op.expires_at_ms = ns.last_expires_at_ms();
+    if (!o.ambiguous) {
+      o.ret = rec->seq++;
+      o.ret_ms = rec->world->now_ms();
+    }
+    if (keep) rec->history.push_back(o);
+    const int64_t pause = rng.range(0, 15);
+    co_await ctx.sleep(pause);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> StateVersions() { return {"beta30"}; }
+
+StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server) {
+  if (w.version != "beta30")
+    throw std::invalid_argument("state version '" + w.version + "' is not ported yet (ported: beta30)");
+  auto bodies = std::make_unique<state::beta30::Scripts>(state::beta30::Scripts::From(scripts));
+  std::unique_ptr<sim::Backend> backend;
+  if (server) {
+    backend = std::make_unique<RealBackend>(*server);
+  } else {
+    backend = std::make_unique<sim::EmulatorBackend>();
+  }
+  sim::RandomWalk walk;
+  sim::WorldOptions o;
+  o.seed = w.seed;
+  o.horizon_ms = 600000;
+  o.faults = w.faults;
+  sim::World world(o, *backend, walk);
+  Recorder rec;
+  rec.world = &world;
+  for (int c = 0; c < w.clients; ++c)
+    world.add_actor("client" + std::to_string(c),
+                    [&, c](sim::Ctx& ctx) { return Client(ctx, c, w, bodies.get(), &rec); });
+  StateRun out;
+  out.run = world.run();
+  out.trace = world.trace();
+  if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
+  out.history = rec.history;
+  model::StateRegisterModel model;
+  out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
+  return out;
+}
+
+std::string FormatCounterexample(const StateRun& r) {
+  std::string out;
+  for (const auto& o : r.history)
+    if (o.partition == r.verdict.partition) out += "  " + lin::FormatRegisterOperation(o) + "\n";
+  return out;
+}
+
+}  // namespace testbed::props

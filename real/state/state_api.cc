@@ -1,0 +1,32 @@
+// Deviation, written down: JSON.stringify works on JavaScript numbers (doubles), so a value
+// such as 12345678901234567 is already 12345678901234568 in the SDK; nlohmann keeps 64-bit
+// integers exact. Values in the property suites stay within 2^53 where both agree.
+#include "real/state/state_api.h"
+
+#include <ctime>
+
+namespace testbed::state {
+
+bool StateError::transport() const {
+  const std::string w = what();
+  return w.find("timed out") != std::string::npos || w.find("unavailable") != std::string::npos;
+}
+
+bool StateError::quota() const {
+  return std::string(what()).find("quota exceeded") != std::string::npos;
+}
+
+std::string IsoTime(int64_t ms) {
+  const time_t secs = static_cast<time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+std::string Stringify(const Json& v) { return v.dump(); }
+
+}  // namespace testbed::state

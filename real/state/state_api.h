@@ -1,0 +1,54 @@
+// The provider state API as the seeds' TypeScript declares it, in C++ terms, shared by every
+// ported version (real/state/*) and by the model.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace testbed::state {
+
+using Json = nlohmann::json;
+
+// StateNamespaceOptions. Durations are milliseconds here (the seeds' parseStateDurationMs body
+// is hidden by the diff; it ends in Math.max(1, amount * multiplier), which we keep).
+struct NamespaceOptions {
+  bool provider_scope = false;  // scope: "provider" (else connection scope)
+  int64_t default_ttl_ms = 60000;
+  int64_t max_ttl_ms = 120000;
+  int64_t max_entries = 100;
+  int64_t max_value_bytes = 4096;
+};
+
+// StateValue<T>.
+struct StateValue {
+  std::string key;
+  Json value;
+  int64_t version = 0;
+  std::string expires_at;  // ISO-8601, as new Date(ms).toISOString()
+  std::string created_at;
+  std::string updated_at;
+};
+
+struct CasResult {
+  bool ok = false;
+  std::optional<StateValue> value;    // ok: what was written
+  std::optional<StateValue> current;  // not ok: what is there
+};
+
+// UnsupportedProviderStateError (code PROVIDER_STATE_UNSUPPORTED).
+struct StateError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+  // "timed out" / "unavailable": a Redis call failed in transport, the outcome is unknown.
+  bool transport() const;
+  bool quota() const;
+};
+
+// new Date(ms).toISOString()
+std::string IsoTime(int64_t ms);
+// JSON.stringify of a value (nlohmann's dump; see the deviation notes in state_api.cc).
+std::string Stringify(const Json& v);
+
+}  // namespace testbed::state
