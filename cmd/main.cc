@@ -44,11 +44,13 @@ constexpr const char* kUsage =
     "      outage); checks that no acknowledged increment is lost.\n"
     "  testbed check --system state [--version V] [--scripts DIR] [--seed S]\n"
     "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
-    "                [--properties LIST] [--redis none|spawn] [--out DIR]\n"
+    "                [--properties LIST] [--redis none|spawn] [--out DIR] [--ops-mix all|cas]\n"
     "      Runs generated multi-client workloads through the ported SDK version against its\n"
     "      scripts and checks the properties; prints a per-property table, and for the first\n"
     "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
     "      shipped scripts by the files of the same name in DIR.\n"
+    "  testbed replay FILE [--redis none|spawn]\n"
+    "      Replays a saved scenario (scenarios/*.json); exit 1 when its violation shows.\n"
     "  testbed list\n"
     "  testbed help\n";
 
@@ -373,12 +375,43 @@ int List() {
   return 0;
 }
 
+int ReplayScenario(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[2]).rfind("--", 0) == 0) throw UsageError("replay needs a scenario FILE");
+  const std::string file = argv[2];
+  auto flags = ParseFlags(argc, argv, 3, {{"redis", true}});
+  props::Scenario sc;
+  try {
+    sc = props::LoadScenario(file);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  std::printf("seed: %llu\nscenario: %s (%s, %s)\ntrigger: %s\n",
+              static_cast<unsigned long long>(sc.workload.seed), sc.name.c_str(),
+              sc.property.c_str(), sc.version.c_str(), sc.trigger.c_str());
+  const std::string redis = flags.count("redis") ? flags["redis"] : "none";
+  if (redis != "none" && redis != "spawn") throw UsageError("--redis takes none or spawn");
+  std::unique_ptr<RedisServer> server;
+  if (redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  const ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  props::StateRun r = props::RunStateWorkload(sc.workload, scripts, server.get());
+  std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
+  if (r.verdict.ok) {
+    std::printf("result: no violation (expected: %s)\ntrace-hash: %s\n", sc.expect.c_str(),
+                r.run.trace_hash.c_str());
+    return 0;
+  }
+  std::printf("result: %s violated on key %s\n%s", sc.property.c_str(), r.verdict.partition.c_str(),
+              props::FormatCounterexample(r).c_str());
+  std::printf("trace-hash: %s\n", r.run.trace_hash.c_str());
+  return 1;
+}
+
 int Check(int argc, char** argv) {
   auto flags = ParseFlags(argc, argv, 2,
                           {{"system", true}, {"version", true}, {"scripts", true}, {"seed", true},
                            {"runs", true}, {"budget-seconds", true}, {"clients", true},
                            {"ops", true}, {"faults", true}, {"properties", true},
-                           {"redis", true}, {"out", true}});
+                           {"redis", true}, {"out", true}, {"ops-mix", true}});
   const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -390,6 +423,11 @@ int Check(int argc, char** argv) {
   const auto ported = props::StateVersions();
   if (std::find(ported.begin(), ported.end(), w.version) == ported.end())
     throw UsageError("--version " + w.version + " is not ported yet (ported: beta30; see testbed list)");
+  if (flags.count("ops-mix")) {
+    if (flags["ops-mix"] != "all" && flags["ops-mix"] != "cas")
+      throw UsageError("--ops-mix takes all or cas");
+    w.cas_only = flags["ops-mix"] == "cas";
+  }
   if (flags.count("clients")) w.clients = static_cast<int>(ParseUnsigned("clients", flags["clients"]));
   if (flags.count("ops")) w.ops = static_cast<int>(ParseUnsigned("ops", flags["ops"]));
   if (w.clients < 1 || w.ops < 1) throw UsageError("--clients and --ops must be at least 1");
@@ -465,6 +503,7 @@ int Check(int argc, char** argv) {
                          std::to_string(m.seed) + " --runs 1 --clients " + std::to_string(m.clients) +
                          " --ops " + std::to_string(m.ops) +
                          (flags.count("faults") ? " --faults " + flags["faults"] : "") +
+                         (w.cas_only ? " --ops-mix cas" : "") +
                          (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
     std::printf("replay: %s\n", replay.c_str());
     report += ",\"violation\":{\"property\":\"" + kStateProperties[0] + "\",\"seed\":" +
@@ -498,6 +537,7 @@ int main(int argc, char** argv) {
     if (sub == "sim") return Sim(argc, argv);
     if (sub == "check") return Check(argc, argv);
     if (sub == "list") return List();
+    if (sub == "replay") return ReplayScenario(argc, argv);
     if (sub == "help" || sub == "--help" || sub == "-h") {
       std::printf("%s", kUsage);
       return argc > 1 ? 0 : 2;

@@ -1,6 +1,8 @@
 #include "properties/state_props.h"
 
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "model/state_register.h"
@@ -31,7 +33,8 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
   std::map<std::string, int64_t> seen_version;
   for (int i = 0; i < w.ops; ++i) {
     const std::string key = "k" + std::to_string(rng.below(w.keys));
-    const uint64_t roll = rng.below(100);
+    uint64_t roll = rng.below(100);
+    if (w.cas_only && roll >= 35 && roll < 60) roll += 25;  // a set becomes a compareAndSet
     Op o;
     o.partition = key;
     o.actor = id;
@@ -96,6 +99,35 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
 }  // namespace
 
 std::vector<std::string> StateVersions() { return {"beta30"}; }
+
+Scenario LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read scenario " + path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw std::invalid_argument(path + " is not a JSON object");
+  Scenario s;
+  try {
+    if (j.at("system") != "state") throw std::invalid_argument("only system \"state\" scenarios exist");
+    s.name = j.at("name");
+    s.property = j.at("property");
+    s.trigger = j.value("trigger", "");
+    s.severity = j.value("severity", "");
+    s.expect = j.value("expect", "violated");
+    s.faults = j.value("faults", "none");
+    s.version = j.at("version");
+    s.workload.version = s.version;
+    s.workload.seed = j.at("seed").get<uint64_t>();
+    s.workload.clients = j.at("clients").get<int>();
+    s.workload.ops = j.at("ops").get<int>();
+    s.workload.cas_only = j.value("ops_mix", "all") == "cas";
+    s.workload.faults = sim::FaultOptions::Parse(s.faults);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+  if (s.workload.clients < 1 || s.workload.ops < 1)
+    throw std::invalid_argument(path + ": clients and ops must be at least 1");
+  return s;
+}
 
 StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server) {
   if (w.version != "beta30")

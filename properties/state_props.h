@@ -24,6 +24,7 @@ struct StateWorkload {
   int clients = 3;
   int ops = 12;       // per client
   int keys = 2;
+  bool cas_only = false;  // get / compareAndSet / delete only: no set()
   std::string version = "beta30";
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
@@ -43,5 +44,12 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
 std::string FormatCounterexample(const StateRun& r);
 
 std::vector<std::string> StateVersions();  // ported versions, by scripts directory name
+
+// A saved finding (scenarios/*.json): the workload that triggers it and what it shows.
+struct Scenario {
+  std::string name, property, trigger, severity, expect, faults, version;
+  StateWorkload workload;
+};
+Scenario LoadScenario(const std::string& path);  // throws std::invalid_argument, clearly
 
 }  // namespace testbed::props

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <string>
 
@@ -97,6 +98,37 @@ TEST(CliSim, BadFaultsAndStrategiesAreUsageErrors) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliCheck, AViolationExitsWith1WithAReplayThatReproducesIt) {
+  Result r = RunCli("check --system state --seed 1 --runs 30 --out " + ::testing::TempDir() + "/check-report");
+  ASSERT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("seed: 1\n", 0), 0u);
+  EXPECT_NE(r.out.find("cas-versions-linearizable"), std::string::npos);
+  std::string replay = LineStarting(r.out, "replay: testbed ");
+  ASSERT_FALSE(replay.empty()) << r.out;
+  Result again = RunCli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << again.out;
+  std::ifstream report(::testing::TempDir() + "/check-report/report.json");
+  EXPECT_TRUE(report.good());
+}
+
+TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
+  for (const char* args : {"check --system state --version beta24", "check --system a2",
+                           "check", "check --system state --runs 2 --budget-seconds 2",
+                           "check --system state --scripts /nonexistent", "replay /nonexistent.json"}) {
+    Result r = RunCli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  }
+}
+
+TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
+  Result r = RunCli("check --system state --seed 5 --runs 20 --ops-mix cas");
+  EXPECT_EQ(r.code, 0) << r.out;
 }
 
 }  // namespace
