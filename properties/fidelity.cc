@@ -2,7 +2,6 @@
 
 #include "real/real_backend.h"
 
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <set>
 
 #include "sim/clock.h"
+#include "sim/digest.h"
 #include "sim/lua_scripting.h"
 #include "sim/prng.h"
 #include "sim/redis_text.h"
@@ -616,12 +616,8 @@ std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* 
       coverage->commands[CoverageKey(argv)]++;
     };
   }
-  EVP_MD_CTX* hash = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(hash, EVP_sha256(), nullptr);
-  auto absorb = [&](const std::string& s) {
-    EVP_DigestUpdate(hash, s.data(), s.size());
-    EVP_DigestUpdate(hash, "\n", 1);
-  };
+  std::vector<std::string> trace;
+  auto absorb = [&](const std::string& s) { trace.push_back(s); };
 
   std::optional<Divergence> divergence;
   for (size_t i = 0; i < steps.size() && !divergence; ++i) {
@@ -668,18 +664,7 @@ std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* 
       if (a != b) divergence = Divergence{i, a, b};
     }
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(hash, digest, &len);
-  EVP_MD_CTX_free(hash);
-  if (trace_hash) {
-    static const char* hex = "0123456789abcdef";
-    trace_hash->clear();
-    for (unsigned int k = 0; k < len; ++k) {
-      *trace_hash += hex[digest[k] >> 4];
-      *trace_hash += hex[digest[k] & 15];
-    }
-  }
+  if (trace_hash) *trace_hash = Sha256HexOfLines(trace);
   return divergence;
 }
 

@@ -12,6 +12,7 @@ extern "C" {
 int luaopen_cjson(lua_State* l);
 }
 
+#include "sim/digest.h"
 #include "sim/emulator.h"
 #include "sim/redis_text.h"
 
@@ -20,13 +21,7 @@ namespace testbed {
 std::string Sha1Hex(const std::string& data) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   SHA1(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : digest) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out;
+  return HexOf(digest, SHA_DIGEST_LENGTH);
 }
 
 namespace {

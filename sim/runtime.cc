@@ -1,6 +1,7 @@
 #include "sim/runtime.h"
 
-#include <openssl/evp.h>
+#include "sim/digest.h"
+
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,30 +11,6 @@ namespace testbed::sim {
 namespace {
 
 using enum FaultKind;
-
-std::string Hex(const unsigned char* d, unsigned int n) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += hex[d[i] >> 4];
-    out += hex[d[i] & 15];
-  }
-  return out;
-}
-
-std::string Sha256(const std::vector<std::string>& lines) {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  for (const auto& l : lines) {
-    EVP_DigestUpdate(ctx, l.data(), l.size());
-    EVP_DigestUpdate(ctx, "\n", 1);
-  }
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx, d, &n);
-  EVP_MD_CTX_free(ctx);
-  return Hex(d, n);
-}
 
 std::string Describe(const CallResult& r) {
   if (auto* reply = std::get_if<Reply>(&r)) return reply->debug();
@@ -421,7 +398,7 @@ std::string World::state_hash() {
     parts.push_back(std::to_string(t->id) + (t->finished ? " done " : " live ") + std::to_string(t->steps));
   for (const auto& c : calls_)
     parts.push_back("pending " + std::to_string(c.thread) + " " + render_argv(c.awaiter->argv));
-  return Sha256(parts);
+  return Sha256HexOfLines(parts);
 }
 
 void World::schedule(FaultKind kind, int64_t offset_ms, ActorId actor, int64_t value) {
@@ -485,7 +462,7 @@ RunResult World::run() {
   result.error = error_;
   result.elapsed_ms = now_ - options_.start_ms;
   record(-1, "end: " + result.stop_reason + " after " + std::to_string(result.steps) + " steps");
-  result.trace_hash = Sha256(trace_);
+  result.trace_hash = Sha256HexOfLines(trace_);
   return result;
 }
 

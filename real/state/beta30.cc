@@ -1,6 +1,6 @@
 #include "real/state/beta30.h"
 
-#include <openssl/evp.h>
+#include "sim/digest.h"
 
 #include <algorithm>
 
@@ -10,19 +10,6 @@ namespace {
 constexpr const char* kRedisStatePrefix = "apifuse:provider-state:v2";
 constexpr const char* kProviderScope = "scope:provider";
 constexpr const char* kMissingConnectionScope = "scope:connection:missing";
-
-std::string Sha256Hex(const std::string& s) {
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(s.data(), s.size(), d, &n, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out += hex[d[i] >> 4];
-    out += hex[d[i] & 15];
-  }
-  return out;
-}
 
 std::string Base64Url(const std::string& s) {
   static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
