@@ -325,7 +325,6 @@ int Sim(int argc, char** argv) {
   return code;
 }
 
-const std::vector<std::string> kStateProperties = {"cas-versions-linearizable"};
 
 // Copies the shipped scripts and overlays the files of the same name found in dir.
 ScriptCatalog CatalogWithOverrides(const std::string& dir) {
@@ -369,7 +368,7 @@ int List() {
     std::printf("  %-16s %s\n", d.c_str(), is_ported ? "client logic ported: testbed check" : "scripts only (client port pending)");
   }
   std::printf("properties (state):\n");
-  for (const auto& p : kStateProperties) std::printf("  %s\n", p.c_str());
+  for (const auto& p : props::StateProperties()) std::printf("  %s\n", p.c_str());
   std::printf("faults:\n");
   for (const auto& f : sim::FaultOptions::Kinds()) std::printf("  %s\n", f.c_str());
   return 0;
@@ -395,13 +394,12 @@ int ReplayScenario(int argc, char** argv) {
   const ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   props::StateRun r = props::RunStateWorkload(sc.workload, scripts, server.get());
   std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
-  if (r.verdict.ok) {
+  if (!props::Violates(r, sc.property)) {
     std::printf("result: no violation (expected: %s)\ntrace-hash: %s\n", sc.expect.c_str(),
                 r.run.trace_hash.c_str());
     return 0;
   }
-  std::printf("result: %s violated on key %s\n%s", sc.property.c_str(), r.verdict.partition.c_str(),
-              props::FormatCounterexample(r).c_str());
+  std::printf("result: %s violated\n%s", sc.property.c_str(), props::DescribeViolation(r, sc.property).c_str());
   std::printf("trace-hash: %s\n", r.run.trace_hash.c_str());
   return 1;
 }
@@ -436,10 +434,21 @@ int Check(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (flags.count("properties"))
-    for (const auto& p : {flags["properties"]})
-      if (std::find(kStateProperties.begin(), kStateProperties.end(), p) == kStateProperties.end())
+  std::vector<std::string> properties = props::StateProperties();
+  if (flags.count("properties")) {
+    properties.clear();
+    std::string list = flags["properties"];
+    for (size_t start = 0; start < list.size();) {
+      size_t end = list.find(',', start);
+      if (end == std::string::npos) end = list.size();
+      const std::string p = list.substr(start, end - start);
+      const auto known = props::StateProperties();
+      if (std::find(known.begin(), known.end(), p) == known.end())
         throw UsageError("unknown property '" + p + "' (see testbed list)");
+      properties.push_back(p);
+      start = end + 1;
+    }
+  }
   if (flags.count("runs") && flags.count("budget-seconds"))
     throw UsageError("--runs and --budget-seconds exclude each other");
   const int64_t runs = flags.count("runs") ? ParseUnsigned("runs", flags["runs"]) : -1;
@@ -452,67 +461,82 @@ int Check(int argc, char** argv) {
   if (redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
 
   const auto start = std::chrono::steady_clock::now();
-  int64_t done = 0, violated = 0, incomplete = 0;
-  std::optional<props::StateWorkload> first;
+  struct Tally {
+    int64_t done = 0, violated = 0, incomplete = 0;
+    std::optional<props::StateWorkload> first;
+  };
+  std::map<std::string, Tally> tally;
   for (int64_t i = 0; i < max_runs; ++i) {
     if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
-    props::StateWorkload run = w;
-    run.seed = seed + static_cast<uint64_t>(i);
-    props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
-    ++done;
-    if (!r.verdict.complete) ++incomplete;
-    if (!r.verdict.ok) {
-      ++violated;
-      if (!first) first = run;
+    for (const std::string& p : properties) {
+      props::StateWorkload run = props::ForProperty(w, p);
+      run.seed = seed + static_cast<uint64_t>(i);
+      props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
+      Tally& t = tally[p];
+      ++t.done;
+      if (!r.verdict.complete) ++t.incomplete;
+      if (props::Violates(r, p)) {
+        ++t.violated;
+        if (!t.first) t.first = run;
+      }
     }
   }
   std::printf("%-28s %8s %8s %8s\n", "property", "runs", "passed", "violated");
-  std::printf("%-28s %8lld %8lld %8lld\n", kStateProperties[0].c_str(), static_cast<long long>(done),
-              static_cast<long long>(done - violated), static_cast<long long>(violated));
-  if (incomplete) std::printf("(%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(incomplete));
   std::string report = "{\"seed\":" + std::to_string(seed) + ",\"system\":\"state\",\"version\":\"" +
-                       w.version + "\",\"runs\":" + std::to_string(done) +
-                       ",\"properties\":{\"" + kStateProperties[0] + "\":{\"passed\":" +
-                       std::to_string(done - violated) + ",\"violated\":" + std::to_string(violated) + "}}";
+                       w.version + "\",\"properties\":{";
+  for (size_t k = 0; k < properties.size(); ++k) {
+    const Tally& t = tally[properties[k]];
+    std::printf("%-28s %8lld %8lld %8lld\n", properties[k].c_str(), static_cast<long long>(t.done),
+                static_cast<long long>(t.done - t.violated), static_cast<long long>(t.violated));
+    if (t.incomplete)
+      std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
+    report += std::string(k ? "," : "") + "\"" + properties[k] + "\":{\"runs\":" + std::to_string(t.done) +
+              ",\"passed\":" + std::to_string(t.done - t.violated) + ",\"violated\":" +
+              std::to_string(t.violated) + "}";
+  }
+  report += "},\"violations\":[";
   int code = 0;
-  if (first) {
+  bool first_report = true;
+  for (const std::string& p : properties) {
+    const Tally& t = tally[p];
+    if (!t.first) continue;
     // Minimize: the fewest clients, then the fewest operations per client, that still fail
     // with the same seed.
-    props::StateWorkload m = *first;
-    for (int c = 2; c <= m.clients; ++c) {
-      props::StateWorkload t = m;
-      t.clients = c;
-      if (!props::RunStateWorkload(t, scripts, server.get()).verdict.ok) { m.clients = c; break; }
+    props::StateWorkload m = *t.first;
+    for (int c = 1; c <= m.clients; ++c) {
+      props::StateWorkload x = m;
+      x.clients = c;
+      if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) { m.clients = c; break; }
     }
     for (int o = 1; o <= m.ops; ++o) {
-      props::StateWorkload t = m;
-      t.ops = o;
-      if (!props::RunStateWorkload(t, scripts, server.get()).verdict.ok) { m.ops = o; break; }
+      props::StateWorkload x = m;
+      x.ops = o;
+      if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) { m.ops = o; break; }
     }
     props::StateRun r = props::RunStateWorkload(m, scripts, server.get());
-    std::printf("\nviolation of %s on key %s (seed %llu, %d clients x %d operations):\n",
-                kStateProperties[0].c_str(), r.verdict.partition.c_str(),
-                static_cast<unsigned long long>(m.seed), m.clients, m.ops);
-    std::printf("  actor invoke return invoke_ms return_ms operation -> result\n%s",
-                props::FormatCounterexample(r).c_str());
+    std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
+                static_cast<unsigned long long>(m.seed), m.clients, m.ops,
+                props::DescribeViolation(r, p).c_str());
     std::printf("redis calls:\n");
     for (const auto& line : r.trace)
       if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos)
         std::printf("  %s\n", line.c_str());
-    std::string replay = "testbed check --system state --version " + w.version + " --seed " +
-                         std::to_string(m.seed) + " --runs 1 --clients " + std::to_string(m.clients) +
-                         " --ops " + std::to_string(m.ops) +
+    std::string replay = "testbed check --system state --version " + w.version + " --properties " + p +
+                         " --seed " + std::to_string(m.seed) + " --runs 1 --clients " +
+                         std::to_string(m.clients) + " --ops " + std::to_string(m.ops) +
                          (flags.count("faults") ? " --faults " + flags["faults"] : "") +
                          (w.cas_only ? " --ops-mix cas" : "") +
                          (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
     std::printf("replay: %s\n", replay.c_str());
-    report += ",\"violation\":{\"property\":\"" + kStateProperties[0] + "\",\"seed\":" +
+    report += std::string(first_report ? "" : ",") + "{\"property\":\"" + p + "\",\"seed\":" +
               std::to_string(m.seed) + ",\"clients\":" + std::to_string(m.clients) + ",\"ops\":" +
-              std::to_string(m.ops) + ",\"key\":" + nlohmann::json(r.verdict.partition).dump() +
-              ",\"history\":" + nlohmann::json(props::FormatCounterexample(r)).dump() +
+              std::to_string(m.ops) + ",\"counterexample\":" +
+              nlohmann::json(props::DescribeViolation(r, p)).dump() +
               ",\"replay\":" + nlohmann::json(replay).dump() + "}";
+    first_report = false;
     code = 1;
   }
+  report += "]";
   report += "}\n";
   if (flags.count("out")) {
     std::filesystem::create_directories(flags["out"]);

@@ -8,6 +8,7 @@
 #include "model/state_register.h"
 #include "real/real_backend.h"
 #include "real/state/beta30.h"
+#include "sim/clock.h"
 #include "sim/prng.h"
 #include "sim/strategies.h"
 
@@ -21,7 +22,32 @@ struct Recorder {
   sim::World* world = nullptr;
   int64_t seq = 0;
   lin::RegisterHistory history;
+  std::vector<std::string> boundary_violations;
 };
+
+// set(key, ttl); sleep(ttl); then get() and list() in the same millisecond of virtual time.
+Task<void> ExpiryProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::string& key,
+                       int64_t ttl, Recorder* rec) {
+  try {
+    state::Json value = state::Json::object();
+    value["probe"] = ttl;
+    co_await ns.set(key, value, ttl);
+    co_await ctx.sleep(ttl);
+    const int64_t t_get = rec->world->now_ms();
+    std::optional<state::StateValue> got = co_await ns.get(key);
+    std::vector<state::StateValue> listed = co_await ns.list(std::nullopt, key);
+    const int64_t t_list = rec->world->now_ms();
+    bool in_list = false;
+    for (const auto& v : listed) in_list |= v.key == key;
+    if (got && t_get == t_list && !in_list)
+      rec->boundary_violations.push_back(
+          "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
+          std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
+          std::to_string(got->version) + " but list() did not include it");
+  } catch (const state::StateError&) {
+    // Faults may fail the probe; it then says nothing.
+  }
+}
 
 Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts* scripts,
                   Recorder* rec) {
@@ -32,6 +58,12 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
                               state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
   std::map<std::string, int64_t> seen_version;
   for (int i = 0; i < w.ops; ++i) {
+    if (w.expiry_probes) {
+      // Keys of their own, so that other clients' writes do not blur the boundary.
+      const std::string probe_key = "probe" + std::to_string(id) + "-" + std::to_string(i);
+      co_await ExpiryProbe(ctx, ns, probe_key, rng.range(1, 50), rec);
+      continue;
+    }
     const std::string key = "k" + std::to_string(rng.below(w.keys));
     uint64_t roll = rng.below(100);
     if (w.cas_only && roll >= 35 && roll < 60) roll += 25;  // a set becomes a compareAndSet
@@ -100,6 +132,33 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
 
 std::vector<std::string> StateVersions() { return {"beta30"}; }
 
+std::vector<std::string> StateProperties() {
+  return {"cas-versions-linearizable", "expiry-boundary-get-list"};
+}
+
+StateWorkload ForProperty(StateWorkload w, const std::string& property) {
+  if (property == "cas-versions-linearizable") return w;
+  if (property == "expiry-boundary-get-list") {
+    w.expiry_probes = true;
+    return w;
+  }
+  throw std::invalid_argument("unknown property '" + property + "'");
+}
+
+bool Violates(const StateRun& r, const std::string& property) {
+  return property == "expiry-boundary-get-list" ? !r.boundary_violations.empty() : !r.verdict.ok;
+}
+
+std::string DescribeViolation(const StateRun& r, const std::string& property) {
+  if (property == "expiry-boundary-get-list") {
+    std::string out;
+    for (const auto& v : r.boundary_violations) out += "  " + v + "\n";
+    return out;
+  }
+  return "  on key " + r.verdict.partition + ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
+         FormatCounterexample(r);
+}
+
 Scenario LoadScenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read scenario " + path);
@@ -121,6 +180,7 @@ Scenario LoadScenario(const std::string& path) {
     s.workload.ops = j.at("ops").get<int>();
     s.workload.cas_only = j.value("ops_mix", "all") == "cas";
     s.workload.faults = sim::FaultOptions::Parse(s.faults);
+    s.workload = ForProperty(s.workload, s.property);
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }
@@ -155,6 +215,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.trace = world.trace();
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
   out.history = rec.history;
+  out.boundary_violations = rec.boundary_violations;
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
   return out;

@@ -5,6 +5,8 @@
 // Property "cas-versions-linearizable": get / set / compareAndSet / delete on each key, with
 // versions, are linearizable (ambiguous operations may or may not have taken effect; expiry
 // inside an operation's interval may go either way).
+// Property "expiry-boundary-get-list": get() and list() agree on what is alive: an entry that
+// get() returns at instant t is listed by list() at the same t (one expiry boundary).
 #pragma once
 
 #include <cstdint>
@@ -25,12 +27,16 @@ struct StateWorkload {
   int ops = 12;       // per client
   int keys = 2;
   bool cas_only = false;  // get / compareAndSet / delete only: no set()
+  // Property "expiry-boundary-get-list": each client sets a key with a TTL, waits exactly
+  // that long, then reads it with get() and list() in the same millisecond.
+  bool expiry_probes = false;
   std::string version = "beta30";
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
 };
 
 struct StateRun {
+  std::vector<std::string> boundary_violations;  // expiry-boundary-get-list
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;
@@ -42,6 +48,12 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
 
 // The part of the history on the key the checker rejected, as text.
 std::string FormatCounterexample(const StateRun& r);
+
+std::vector<std::string> StateProperties();
+// The workload that exercises a property (throws std::invalid_argument for unknown names).
+StateWorkload ForProperty(StateWorkload w, const std::string& property);
+bool Violates(const StateRun& r, const std::string& property);
+std::string DescribeViolation(const StateRun& r, const std::string& property);
 
 std::vector<std::string> StateVersions();  // ported versions, by scripts directory name
 

@@ -120,14 +120,15 @@ TEST(CliCheck, AViolationExitsWith1WithAReplayThatReproducesIt) {
 TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
   for (const char* args : {"check --system state --version beta24", "check --system a2",
                            "check", "check --system state --runs 2 --budget-seconds 2",
-                           "check --system state --scripts /nonexistent", "replay /nonexistent.json"}) {
+                           "check --system state --scripts /nonexistent", "replay /nonexistent.json",
+                           "check --system state --properties bogus"}) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }
 }
 
 TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
-  Result r = RunCli("check --system state --seed 5 --runs 20 --ops-mix cas");
+  Result r = RunCli("check --system state --properties cas-versions-linearizable --seed 5 --runs 20 --ops-mix cas");
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
