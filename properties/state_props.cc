@@ -23,7 +23,58 @@ struct Recorder {
   int64_t seq = 0;
   lin::RegisterHistory history;
   std::vector<std::string> boundary_violations;
+  std::vector<std::string> read_back_violations;
+  std::vector<std::string> quota_violations;
 };
+
+// The values whose JSON a store could bend: empty containers, integers past 1e14, binary
+// fractions, escapes, unicode, nesting.
+state::Json TrickyValue(Prng& rng) {
+  static const std::vector<std::string> values = {
+      R"({"list":[]})", R"({"n":1234567890123456})", R"({"f":0.30000000000000004})",
+      R"({"path":"a/b"})", R"({"s":"caf\u00e9 \ud83d\ude00"})", R"({"nested":{"a":[1,[2,{}]]}})",
+      R"({"neg":-0.5,"big":9007199254740991})", R"({"empty":{}})", R"([1,2,3])", R"("text")"};
+  return state::Json::parse(values[rng.below(values.size())]);
+}
+
+Task<void> ReadBackProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::string& key,
+                         state::Json value, Recorder* rec) {
+  try {
+    state::Json first = state::Json::object();
+    first["first"] = true;
+    co_await ns.set(key, first, std::nullopt);
+    state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
+    std::optional<state::StateValue> got = co_await ns.get(key);
+    if (r.ok && got && got->value != value)
+      rec->read_back_violations.push_back("compareAndSet(\"" + key + "\", 1, " + state::Stringify(value) +
+                                          ") then get() read back " + state::Stringify(got->value));
+  } catch (const state::StateError&) {
+  }
+}
+
+Task<void> QuotaProbe(sim::Ctx& ctx, const state::beta30::Scripts& scripts, int id, int i,
+                      int64_t ttl, Recorder* rec) {
+  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  state::beta30::Namespace ns(ctx, scripts, std::string("provider-under-test"),
+                              "quota" + std::to_string(id) + "-" + std::to_string(i), one,
+                              state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
+  try {
+    state::Json value = state::Json::object();
+    value["n"] = 1;
+    co_await ns.set("a", value, ttl);
+    co_await ctx.sleep(ttl);
+    const int64_t t0 = rec->world->now_ms();
+    co_await ns.set("b", value, std::nullopt);
+    std::optional<state::StateValue> a = co_await ns.get("a");
+    std::optional<state::StateValue> b = co_await ns.get("b");
+    if (a && b && rec->world->now_ms() == t0)
+      rec->quota_violations.push_back(
+          "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
+          std::to_string(ttl) + " ms), set(b) was accepted and get(a), get(b) both return a value: "
+          "2 live entries in a namespace with maxEntries 1");
+  } catch (const state::StateError&) {
+  }
+}
 
 // set(key, ttl); sleep(ttl); then get() and list() in the same millisecond of virtual time.
 Task<void> ExpiryProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::string& key,
@@ -58,6 +109,15 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
                               state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
   std::map<std::string, int64_t> seen_version;
   for (int i = 0; i < w.ops; ++i) {
+    if (w.read_back_probes) {
+      const std::string probe_key = "rb" + std::to_string(id) + "-" + std::to_string(i);
+      co_await ReadBackProbe(ctx, ns, probe_key, TrickyValue(rng), rec);
+      continue;
+    }
+    if (w.quota_probes) {
+      co_await QuotaProbe(ctx, *scripts, id, i, rng.range(1, 50), rec);
+      continue;
+    }
     if (w.expiry_probes) {
       // Keys of their own, so that other clients' writes do not blur the boundary.
       const std::string probe_key = "probe" + std::to_string(id) + "-" + std::to_string(i);
@@ -133,7 +193,8 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
 std::vector<std::string> StateVersions() { return {"beta30"}; }
 
 std::vector<std::string> StateProperties() {
-  return {"cas-versions-linearizable", "expiry-boundary-get-list"};
+  return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
+          "quota-safety"};
 }
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
@@ -142,17 +203,35 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
     w.expiry_probes = true;
     return w;
   }
+  if (property == "value-read-back") {
+    w.read_back_probes = true;
+    return w;
+  }
+  if (property == "quota-safety") {
+    w.quota_probes = true;
+    return w;
+  }
   throw std::invalid_argument("unknown property '" + property + "'");
 }
 
+namespace {
+const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::string& property) {
+  if (property == "expiry-boundary-get-list") return &r.boundary_violations;
+  if (property == "value-read-back") return &r.read_back_violations;
+  if (property == "quota-safety") return &r.quota_violations;
+  return nullptr;
+}
+}  // namespace
+
 bool Violates(const StateRun& r, const std::string& property) {
-  return property == "expiry-boundary-get-list" ? !r.boundary_violations.empty() : !r.verdict.ok;
+  const auto* findings = ProbeFindings(r, property);
+  return findings ? !findings->empty() : !r.verdict.ok;
 }
 
 std::string DescribeViolation(const StateRun& r, const std::string& property) {
-  if (property == "expiry-boundary-get-list") {
+  if (const auto* findings = ProbeFindings(r, property)) {
     std::string out;
-    for (const auto& v : r.boundary_violations) out += "  " + v + "\n";
+    for (const auto& v : *findings) out += "  " + v + "\n";
     return out;
   }
   return "  on key " + r.verdict.partition + ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
@@ -216,6 +295,8 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
   out.history = rec.history;
   out.boundary_violations = rec.boundary_violations;
+  out.read_back_violations = rec.read_back_violations;
+  out.quota_violations = rec.quota_violations;
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
   return out;

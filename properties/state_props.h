@@ -7,6 +7,8 @@
 // inside an operation's interval may go either way).
 // Property "expiry-boundary-get-list": get() and list() agree on what is alive: an entry that
 // get() returns at instant t is listed by list() at the same t (one expiry boundary).
+// Property "value-read-back": a value reads back exactly as written (JSON equality).
+// Property "quota-safety": a namespace never holds more live entries than maxEntries.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,12 @@ struct StateWorkload {
   // Property "expiry-boundary-get-list": each client sets a key with a TTL, waits exactly
   // that long, then reads it with get() and list() in the same millisecond.
   bool expiry_probes = false;
+  // Property "value-read-back": set a key, compareAndSet it to a tricky value (empty arrays,
+  // 16-digit integers, fractions, unicode), read it back with get().
+  bool read_back_probes = false;
+  // Property "quota-safety": in a namespace with maxEntries 1, set a with a TTL, wait until
+  // its expiry instant, set b, and read both in that same millisecond.
+  bool quota_probes = false;
   std::string version = "beta30";
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
@@ -37,6 +45,8 @@ struct StateWorkload {
 
 struct StateRun {
   std::vector<std::string> boundary_violations;  // expiry-boundary-get-list
+  std::vector<std::string> read_back_violations;  // value-read-back
+  std::vector<std::string> quota_violations;      // quota-safety
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;

@@ -33,7 +33,7 @@ TEST(StateBeta30, EveryScenarioReplaysItsViolationOnTheEmulatorAndOnRedisServer)
     EXPECT_EQ(sim.run.trace_hash, real.run.trace_hash) << s.name << ": the two worlds traced apart";
     EXPECT_EQ(DescribeViolation(sim, s.property), DescribeViolation(real, s.property));
   }
-  EXPECT_GE(scenarios, 2);
+  EXPECT_GE(scenarios, 4);
 }
 
 TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {
@@ -89,6 +89,26 @@ TEST(StateBeta30, ListAndGetDisagreeExactlyAtTheExpiryInstant) {
   // Every probe lands on its expiry instant, so every probe shows it.
   EXPECT_EQ(r.boundary_violations.size(), 5u) << DescribeViolation(r, "expiry-boundary-get-list");
   EXPECT_THROW(ForProperty(StateWorkload{}, "no-such-property"), std::invalid_argument);
+}
+
+TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
+  StateWorkload w = ForProperty(StateWorkload{}, "value-read-back");
+  w.clients = 1;
+  w.ops = 40;
+  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+  const std::string found = DescribeViolation(r, "value-read-back");
+  EXPECT_NE(found.find("{\"list\":[]}) then get() read back {\"list\":{}}"), std::string::npos) << found;
+  EXPECT_NE(found.find("read back {\"n\":1.2345678901235e+15}"), std::string::npos) << found;
+  // Values cjson keeps intact are not reported.
+  EXPECT_EQ(found.find("{\"empty\":{}}) then"), std::string::npos) << found;
+}
+
+TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
+  StateWorkload w = ForProperty(StateWorkload{}, "quota-safety");
+  w.clients = 2;
+  w.ops = 3;
+  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+  EXPECT_EQ(r.quota_violations.size(), 6u) << DescribeViolation(r, "quota-safety");
 }
 
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
