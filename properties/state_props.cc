@@ -8,6 +8,7 @@
 #include "model/state_register.h"
 #include "real/real_backend.h"
 #include "real/state/beta30.h"
+#include "real/state/memory_beta30.h"
 #include "sim/clock.h"
 #include "sim/prng.h"
 #include "sim/strategies.h"
@@ -25,7 +26,56 @@ struct Recorder {
   std::vector<std::string> boundary_violations;
   std::vector<std::string> read_back_violations;
   std::vector<std::string> quota_violations;
+  std::vector<std::string> memory_violations;
 };
+
+std::string Show(const std::optional<state::StateValue>& v) {
+  return v ? state::Stringify(v->value) + " v" + std::to_string(v->version) : "null";
+}
+
+// One operation on both backends at the same instant; the first disagreement is recorded.
+Task<void> MemoryLockstep(sim::Ctx& ctx, state::beta30::Namespace& redis,
+                          state::memory_beta30::Namespace& memory, const std::string& key,
+                          Prng& rng, int i, int64_t ttl_max, Recorder* rec) {
+  const uint64_t roll = rng.below(100);
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  const std::optional<int64_t> ttl =
+      ttl_max > 0 ? std::optional<int64_t>(rng.range(1, ttl_max)) : std::nullopt;
+  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  std::string what, from_redis, from_memory;
+  try {
+    if (roll < 40) {
+      what = "get(\"" + key + "\")";
+      std::optional<state::StateValue> r = co_await redis.get(key);
+      from_redis = Show(r);
+      from_memory = Show(memory.get(key));
+    } else if (roll < 70) {
+      what = "set(\"" + key + "\", ttl " + (ttl ? std::to_string(*ttl) : "default") + ")";
+      state::StateValue r = co_await redis.set(key, value, ttl);
+      from_redis = "v" + std::to_string(r.version);
+      from_memory = "v" + std::to_string(memory.set(key, value, ttl).version);
+    } else if (roll < 90) {
+      const std::optional<state::StateValue> seen = memory.get(key);
+      const int64_t expected = seen ? seen->version : 0;
+      what = "compareAndSet(\"" + key + "\", " + std::to_string(expected) + ")";
+      state::CasResult r = co_await redis.compare_and_set(key, expected, value, ttl);
+      state::CasResult m = memory.compare_and_set(key, expected, value, ttl);
+      from_redis = r.ok ? "ok v" + std::to_string(r.value->version) : "fail " + Show(r.current);
+      from_memory = m.ok ? "ok v" + std::to_string(m.value->version) : "fail " + Show(m.current);
+    } else {
+      what = "delete(\"" + key + "\")";
+      co_await redis.del(key);
+      memory.del(key);
+      from_redis = from_memory = "done";
+    }
+  } catch (const state::StateError& e) {
+    co_return;
+  }
+  if (from_redis != from_memory && rec->world->now_ms() - kDefaultEpochMs == t)
+    rec->memory_violations.push_back("at +" + std::to_string(t) + "ms " + what + ": redis " +
+                                     from_redis + ", memory " + from_memory);
+}
 
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
 // fractions, escapes, unicode, nesting.
@@ -108,7 +158,15 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
   state::beta30::Namespace ns(ctx, *scripts, std::string("provider-under-test"), "ns", w.ns,
                               state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
   std::map<std::string, int64_t> seen_version;
+  auto memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), w.ns);
   for (int i = 0; i < w.ops; ++i) {
+    if (w.memory_probes) {
+      const std::string key = "mm" + std::to_string(id);
+      co_await MemoryLockstep(ctx, ns, *memory, key, rng, i, w.probe_ttl_max_ms, rec);
+      if (!rec->memory_violations.empty()) co_return;  // the first disagreement says it all
+      co_await ctx.sleep(rng.range(0, 30));
+      continue;
+    }
     if (w.read_back_probes) {
       const std::string probe_key = "rb" + std::to_string(id) + "-" + std::to_string(i);
       co_await ReadBackProbe(ctx, ns, probe_key, TrickyValue(rng), rec);
@@ -194,7 +252,7 @@ std::vector<std::string> StateVersions() { return {"beta30"}; }
 
 std::vector<std::string> StateProperties() {
   return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
-          "quota-safety"};
+          "quota-safety", "memory-matches-redis"};
 }
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
@@ -211,6 +269,10 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
     w.quota_probes = true;
     return w;
   }
+  if (property == "memory-matches-redis") {
+    w.memory_probes = true;
+    return w;
+  }
   throw std::invalid_argument("unknown property '" + property + "'");
 }
 
@@ -219,6 +281,7 @@ const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::stri
   if (property == "expiry-boundary-get-list") return &r.boundary_violations;
   if (property == "value-read-back") return &r.read_back_violations;
   if (property == "quota-safety") return &r.quota_violations;
+  if (property == "memory-matches-redis") return &r.memory_violations;
   return nullptr;
 }
 }  // namespace
@@ -297,6 +360,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.boundary_violations = rec.boundary_violations;
   out.read_back_violations = rec.read_back_violations;
   out.quota_violations = rec.quota_violations;
+  out.memory_violations = rec.memory_violations;
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
   return out;

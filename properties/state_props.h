@@ -9,6 +9,7 @@
 // get() returns at instant t is listed by list() at the same t (one expiry boundary).
 // Property "value-read-back": a value reads back exactly as written (JSON equality).
 // Property "quota-safety": a namespace never holds more live entries than maxEntries.
+// Property "memory-matches-redis": the memory backend answers as the Redis backend does.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,10 @@ struct StateWorkload {
   // Property "quota-safety": in a namespace with maxEntries 1, set a with a TTL, wait until
   // its expiry instant, set b, and read both in that same millisecond.
   bool quota_probes = false;
+  // Property "memory-matches-redis": one client runs the same operations on the SDK's memory
+  // backend and on the Redis backend, in lockstep, and compares what each returns.
+  bool memory_probes = false;
+  int64_t probe_ttl_max_ms = 30;  // memory probes: TTLs in [1, max]; 0: the namespace default
   std::string version = "beta30";
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
@@ -47,6 +52,7 @@ struct StateRun {
   std::vector<std::string> boundary_violations;  // expiry-boundary-get-list
   std::vector<std::string> read_back_violations;  // value-read-back
   std::vector<std::string> quota_violations;      // quota-safety
+  std::vector<std::string> memory_violations;     // memory-matches-redis
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;

@@ -8,6 +8,7 @@
 
 #include "properties/state_props.h"
 #include "real/state/beta30.h"
+#include "real/state/memory_beta30.h"
 #include "sim/clock.h"
 
 namespace testbed::props {
@@ -33,7 +34,7 @@ TEST(StateBeta30, EveryScenarioReplaysItsViolationOnTheEmulatorAndOnRedisServer)
     EXPECT_EQ(sim.run.trace_hash, real.run.trace_hash) << s.name << ": the two worlds traced apart";
     EXPECT_EQ(DescribeViolation(sim, s.property), DescribeViolation(real, s.property));
   }
-  EXPECT_GE(scenarios, 4);
+  EXPECT_GE(scenarios, 5);
 }
 
 TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {
@@ -109,6 +110,28 @@ TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
   w.ops = 3;
   const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
   EXPECT_EQ(r.quota_violations.size(), 6u) << DescribeViolation(r, "quota-safety");
+}
+
+TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
+  // With TTLs far longer than the run, nothing expires: both backends must agree throughout.
+  StateWorkload w = ForProperty(StateWorkload{}, "memory-matches-redis");
+  int disagreements = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    w.seed = seed;
+    w.ns.default_ttl_ms = 60000;
+    w.probe_ttl_max_ms = 0;
+    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+    disagreements += static_cast<int>(r.memory_violations.size());
+  }
+  EXPECT_EQ(disagreements, 0) << "the backends disagreed without an expiry involved";
+  // The memory backend's own rules, directly: gone at the expiry instant, where Redis keeps it.
+  VirtualClock clock;
+  state::memory_beta30::Namespace memory(clock, state::NamespaceOptions{});
+  memory.set("k", state::Json(1), 10);
+  clock.advance(9);
+  EXPECT_TRUE(memory.get("k").has_value());
+  clock.advance(1);
+  EXPECT_FALSE(memory.get("k").has_value());
 }
 
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
