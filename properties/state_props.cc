@@ -27,6 +27,7 @@ struct Recorder {
   std::vector<std::string> read_back_violations;
   std::vector<std::string> quota_violations;
   std::vector<std::string> memory_violations;
+  std::vector<std::string> isolation_violations;
 };
 
 std::string Show(const std::optional<state::StateValue>& v) {
@@ -155,11 +156,32 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
   // The workload's own choices come from a stream of the seed per client, so they do not
   // depend on the schedule.
   Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
+  // Isolation probes give each client its own connection; the other workloads share one.
+  const std::string connection =
+      w.isolation_probes && !w.broken_scope_for_negative_test ? "conn" + std::to_string(id) : "conn";
   state::beta30::Namespace ns(ctx, *scripts, std::string("provider-under-test"), "ns", w.ns,
-                              state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
+                              state::beta30::ConnectionScopeDiscriminator(connection));
   std::map<std::string, int64_t> seen_version;
   auto memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), w.ns);
   for (int i = 0; i < w.ops; ++i) {
+    if (w.isolation_probes) {
+      try {
+        if (rng.chance({1, 2})) {
+          state::Json mine = state::Json::object();
+          mine["owner"] = id;
+          co_await ns.set("shared", mine, std::nullopt);
+        } else {
+          std::optional<state::StateValue> got = co_await ns.get("shared");
+          if (got && got->value.value("owner", -1) != id)
+            rec->isolation_violations.push_back(
+                "client " + std::to_string(id) + " (connection " + connection + ") read " +
+                state::Stringify(got->value) + ", written by another connection");
+        }
+      } catch (const state::StateError&) {
+      }
+      co_await ctx.sleep(rng.range(0, 5));
+      continue;
+    }
     if (w.memory_probes) {
       const std::string key = "mm" + std::to_string(id);
       co_await MemoryLockstep(ctx, ns, *memory, key, rng, i, w.probe_ttl_max_ms, rec);
@@ -252,7 +274,7 @@ std::vector<std::string> StateVersions() { return {"beta30"}; }
 
 std::vector<std::string> StateProperties() {
   return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
-          "quota-safety", "memory-matches-redis"};
+          "quota-safety", "memory-matches-redis", "connection-isolation"};
 }
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
@@ -273,6 +295,10 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
     w.memory_probes = true;
     return w;
   }
+  if (property == "connection-isolation") {
+    w.isolation_probes = true;
+    return w;
+  }
   throw std::invalid_argument("unknown property '" + property + "'");
 }
 
@@ -282,6 +308,7 @@ const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::stri
   if (property == "value-read-back") return &r.read_back_violations;
   if (property == "quota-safety") return &r.quota_violations;
   if (property == "memory-matches-redis") return &r.memory_violations;
+  if (property == "connection-isolation") return &r.isolation_violations;
   return nullptr;
 }
 }  // namespace
@@ -361,6 +388,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.read_back_violations = rec.read_back_violations;
   out.quota_violations = rec.quota_violations;
   out.memory_violations = rec.memory_violations;
+  out.isolation_violations = rec.isolation_violations;
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
   return out;

@@ -10,6 +10,7 @@
 // Property "value-read-back": a value reads back exactly as written (JSON equality).
 // Property "quota-safety": a namespace never holds more live entries than maxEntries.
 // Property "memory-matches-redis": the memory backend answers as the Redis backend does.
+// Property "connection-isolation": a connection never reads another connection's data.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,10 @@ struct StateWorkload {
   // backend and on the Redis backend, in lockstep, and compares what each returns.
   bool memory_probes = false;
   int64_t probe_ttl_max_ms = 30;  // memory probes: TTLs in [1, max]; 0: the namespace default
+  // Property "connection-isolation": each client is its own connection; all write and read the
+  // same key in a connection-scoped namespace, and must only ever read their own values.
+  bool isolation_probes = false;
+  bool broken_scope_for_negative_test = false;  // every connection gets one discriminator
   std::string version = "beta30";
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
@@ -53,6 +58,7 @@ struct StateRun {
   std::vector<std::string> read_back_violations;  // value-read-back
   std::vector<std::string> quota_violations;      // quota-safety
   std::vector<std::string> memory_violations;     // memory-matches-redis
+  std::vector<std::string> isolation_violations;  // connection-isolation
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;

@@ -134,6 +134,20 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
   EXPECT_FALSE(memory.get("k").has_value());
 }
 
+TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
+  StateWorkload w = ForProperty(StateWorkload{}, "connection-isolation");
+  w.clients = 4;
+  w.ops = 20;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    w.seed = seed;
+    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+    EXPECT_FALSE(Violates(r, "connection-isolation")) << DescribeViolation(r, "connection-isolation");
+  }
+  w.broken_scope_for_negative_test = true;
+  const StateRun broken = RunStateWorkload(w, Shipped(), nullptr);
+  EXPECT_TRUE(Violates(broken, "connection-isolation")) << "one shared scope went unnoticed";
+}
+
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
   // connectionScopeDiscriminator (157-161) and indexKey (299-312).
   EXPECT_EQ(state::beta30::ConnectionScopeDiscriminator(std::nullopt), "scope:connection:missing");
