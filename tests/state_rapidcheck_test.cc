@@ -1,0 +1,111 @@
+// RapidCheck properties over generated state workloads: RapidCheck draws the workload's shape
+// (clients, operations, keys, fault kinds, seed) and shrinks a failure to the smallest shape
+// that still fails; CTest pins RapidCheck's own seed (RC_PARAMS) so CI runs are repeatable,
+// and a failure prints RapidCheck's reproduce line next to our replay command.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <filesystem>
+
+#include "properties/history_gen.h"
+#include "properties/state_props.h"
+
+namespace testbed::props {
+namespace {
+
+const ScriptCatalog& Shipped() {
+  static const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  return c;
+}
+
+struct Generated {
+  StateWorkload w;
+  std::string faults;  // as --faults takes it
+};
+
+Generated GenWorkload(bool with_faults) {
+  Generated g;
+  g.w.seed = *rc::gen::inRange<uint64_t>(1, 1000000);
+  g.w.clients = *rc::gen::inRange(1, 5);
+  g.w.ops = *rc::gen::inRange(1, 16);
+  g.w.keys = *rc::gen::inRange(1, 4);
+  if (with_faults) {
+    const auto kinds = sim::FaultOptions::Kinds();
+    const auto picked = *rc::gen::container<std::vector<bool>>(
+        kinds.size(), rc::gen::weightedElement<bool>({{4, false}, {1, true}}));
+    for (size_t i = 0; i < kinds.size(); ++i)
+      if (picked[i]) g.faults += (g.faults.empty() ? "" : ",") + kinds[i];
+    g.w.faults = sim::FaultOptions::Parse(g.faults);
+  }
+  RC_TAG(g.faults.empty() ? "no faults" : "faults");
+  return g;
+}
+
+// Printed by RapidCheck with a failing case: the same workload on the CLI.
+void LogReplay(const Generated& g, const std::string& extra = "") {
+  RC_LOG() << "replay: ./build/testbed check --system state --properties cas-versions-linearizable"
+           << " --seed " << g.w.seed << " --runs 1 --clients " << g.w.clients << " --ops " << g.w.ops
+           << (g.faults.empty() ? "" : " --faults " + g.faults) << (g.w.cas_only ? " --ops-mix cas" : "")
+           << extra << "\n";
+}
+
+RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadAndFaults, ()) {
+  Generated g = GenWorkload(true);
+  g.w.cas_only = true;
+  LogReplay(g);
+  const StateRun r = RunStateWorkload(g.w, Shipped(), nullptr);
+  RC_ASSERT(r.verdict.complete);
+  RC_ASSERT(r.verdict.ok);
+}
+
+RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
+  lin::HistoryShape shape;
+  shape.operations = *rc::gen::inRange(1, 200);
+  shape.keys = *rc::gen::inRange(1, 5);
+  shape.actors = *rc::gen::inRange(1, 6);
+  shape.max_duration_ms = *rc::gen::inRange(0, 30);
+  shape.ambiguous = {*rc::gen::inRange<uint64_t>(0, 3), 20};
+  const auto h = lin::GenerateLinearizable(*rc::gen::arbitrary<uint32_t>(), shape);
+  model::StateRegisterModel m;
+  const lin::Verdict v = lin::Checker<model::StateRegisterModel>(m).check(h);
+  RC_ASSERT(v.ok);
+}
+
+TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToTwoClients) {
+  // The full mix on beta.30 must fail, and RapidCheck must shrink the failure: the smallest
+  // failing shape has two clients (one client cannot race itself).
+  std::optional<StateWorkload> smallest;
+  const bool held = rc::check("full mix is linearizable (it is not: concurrent set)", [&] {
+    Generated g = GenWorkload(false);
+    LogReplay(g);
+    const StateWorkload& w = g.w;
+    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+    if (!r.verdict.ok && (!smallest || w.clients * w.ops < smallest->clients * smallest->ops))
+      smallest = w;
+    RC_ASSERT(r.verdict.ok);
+  });
+  EXPECT_FALSE(held);
+  ASSERT_TRUE(smallest.has_value());
+  EXPECT_EQ(smallest->clients, 2);
+}
+
+TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
+  const std::string dir = ::testing::TempDir() + "/rc-broken-catalog";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(ScriptCatalog::ShippedDir(), dir, std::filesystem::copy_options::recursive);
+  std::filesystem::copy_file(TESTBED_SOURCE_DIR "/tests/broken_scripts/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
+                             dir + "/state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
+                             std::filesystem::copy_options::overwrite_existing);
+  const ScriptCatalog broken = ScriptCatalog::Load(dir);
+  const bool held = rc::check("CAS path is linearizable with the broken script", [&] {
+    Generated g = GenWorkload(false);
+    g.w.cas_only = true;
+    LogReplay(g, " --scripts tests/broken_scripts");
+    RC_ASSERT(RunStateWorkload(g.w, broken, nullptr).verdict.ok);
+  });
+  EXPECT_FALSE(held) << "the broken script passed the property";
+}
+
+}  // namespace
+}  // namespace testbed::props
