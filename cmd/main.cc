@@ -15,6 +15,7 @@
 
 #include "properties/fidelity.h"
 #include "properties/state_props.h"
+#include "reports/check_report.h"
 #include "real/real_backend.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
@@ -482,21 +483,19 @@ int Check(int argc, char** argv) {
     }
   }
   std::printf("%-28s %8s %8s %8s\n", "property", "runs", "passed", "violated");
-  std::string report = "{\"seed\":" + std::to_string(seed) + ",\"system\":\"state\",\"version\":\"" +
-                       w.version + "\",\"properties\":{";
+  reports::CheckReport report;
+  report.seed = seed;
+  report.system = "state";
+  report.version = w.version;
   for (size_t k = 0; k < properties.size(); ++k) {
     const Tally& t = tally[properties[k]];
     std::printf("%-28s %8lld %8lld %8lld\n", properties[k].c_str(), static_cast<long long>(t.done),
                 static_cast<long long>(t.done - t.violated), static_cast<long long>(t.violated));
     if (t.incomplete)
       std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
-    report += std::string(k ? "," : "") + "\"" + properties[k] + "\":{\"runs\":" + std::to_string(t.done) +
-              ",\"passed\":" + std::to_string(t.done - t.violated) + ",\"violated\":" +
-              std::to_string(t.violated) + "}";
+    report.properties.push_back({properties[k], t.done, t.done - t.violated, t.violated});
   }
-  report += "},\"violations\":[";
   int code = 0;
-  bool first_report = true;
   for (const std::string& p : properties) {
     const Tally& t = tally[p];
     if (!t.first) continue;
@@ -517,10 +516,13 @@ int Check(int argc, char** argv) {
     std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
                 static_cast<unsigned long long>(m.seed), m.clients, m.ops,
                 props::DescribeViolation(r, p).c_str());
+    reports::ViolationRow row{p, m.seed, m.clients, m.ops, props::DescribeViolation(r, p), {}, ""};
     std::printf("redis calls:\n");
     for (const auto& line : r.trace)
-      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos)
+      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos) {
         std::printf("  %s\n", line.c_str());
+        row.redis_calls.push_back(line);
+      }
     std::string replay = "testbed check --system state --version " + w.version + " --properties " + p +
                          " --seed " + std::to_string(m.seed) + " --runs 1 --clients " +
                          std::to_string(m.clients) + " --ops " + std::to_string(m.ops) +
@@ -528,27 +530,13 @@ int Check(int argc, char** argv) {
                          (w.cas_only ? " --ops-mix cas" : "") +
                          (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
     std::printf("replay: %s\n", replay.c_str());
-    report += std::string(first_report ? "" : ",") + "{\"property\":\"" + p + "\",\"seed\":" +
-              std::to_string(m.seed) + ",\"clients\":" + std::to_string(m.clients) + ",\"ops\":" +
-              std::to_string(m.ops) + ",\"counterexample\":" +
-              nlohmann::json(props::DescribeViolation(r, p)).dump() +
-              ",\"replay\":" + nlohmann::json(replay).dump() + "}";
-    first_report = false;
+    row.replay = replay;
+    report.violations.push_back(row);
     code = 1;
   }
-  report += "]";
-  report += "}\n";
-  if (flags.count("out")) {
-    std::filesystem::create_directories(flags["out"]);
-    const std::string path = flags["out"] + "/report.json";
-    {
-      std::ofstream tmp(path + ".tmp");
-      tmp << report;
-      if (!tmp) throw std::runtime_error("cannot write " + path);
-    }
-    std::filesystem::rename(path + ".tmp", path);  // never a half-written report
-    std::printf("report: %s\n", path.c_str());
-  }
+  if (flags.count("out"))
+    for (const auto& path : reports::WriteReports(report, flags["out"]))
+      std::printf("report: %s\n", path.c_str());
   return code;
 }
 

@@ -1,0 +1,42 @@
+// Reports of a `testbed check` run: JSON for machines, Markdown for a pull-request comment.
+// Both are written next to each other, each through a temporary file and a rename, so a
+// report on disk is never half-written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace testbed::reports {
+
+struct PropertyRow {
+  std::string property;
+  int64_t runs = 0;
+  int64_t passed = 0;
+  int64_t violated = 0;
+};
+
+struct ViolationRow {
+  std::string property;
+  uint64_t seed = 0;
+  int clients = 0;
+  int ops = 0;
+  std::string counterexample;  // one line per operation or finding
+  std::vector<std::string> redis_calls;
+  std::string replay;
+};
+
+struct CheckReport {
+  uint64_t seed = 0;
+  std::string system;
+  std::string version;
+  std::vector<PropertyRow> properties;
+  std::vector<ViolationRow> violations;
+};
+
+std::string ToJson(const CheckReport& r);
+std::string ToMarkdown(const CheckReport& r);
+// Writes report.json and report.md into dir (created if needed); returns their paths.
+std::vector<std::string> WriteReports(const CheckReport& r, const std::string& dir);
+
+}  // namespace testbed::reports

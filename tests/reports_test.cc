@@ -1,0 +1,62 @@
+// Reports of a check run: the JSON parses and carries every row; the Markdown has the table,
+// each counterexample and its replay line; files are written whole.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "reports/check_report.h"
+
+namespace testbed::reports {
+namespace {
+
+CheckReport Sample() {
+  CheckReport r;
+  r.seed = 7;
+  r.system = "state";
+  r.version = "beta30";
+  r.properties = {{"cas-versions-linearizable", 10, 8, 2}, {"quota-safety", 10, 10, 0}};
+  r.violations = {{"cas-versions-linearizable", 8, 2, 1, "  1 1 2 0 0 set value=a -> version=1\n",
+                   {"+0ms client0 exec \"GET\" \"k\" -> (nil)"}, "testbed check --seed 8"}};
+  return r;
+}
+
+TEST(Reports, JsonCarriesEveryPropertyAndViolation) {
+  const auto j = nlohmann::json::parse(ToJson(Sample()));
+  EXPECT_EQ(j["seed"], 7);
+  EXPECT_EQ(j["properties"]["cas-versions-linearizable"]["violated"], 2);
+  EXPECT_EQ(j["properties"]["quota-safety"]["passed"], 10);
+  ASSERT_EQ(j["violations"].size(), 1u);
+  EXPECT_EQ(j["violations"][0]["replay"], "testbed check --seed 8");
+  EXPECT_EQ(j["violations"][0]["redis_calls"].size(), 1u);
+}
+
+TEST(Reports, MarkdownHasTheTableTheCounterexampleAndTheReplay) {
+  const std::string md = ToMarkdown(Sample());
+  EXPECT_NE(md.find("| cas-versions-linearizable | 10 | 8 | 2 :x: |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| quota-safety | 10 | 10 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("set value=a -> version=1"), std::string::npos) << md;
+  EXPECT_NE(md.find("Replay: `testbed check --seed 8`"), std::string::npos) << md;
+  CheckReport clean = Sample();
+  clean.violations.clear();
+  EXPECT_NE(ToMarkdown(clean).find("No violation."), std::string::npos);
+}
+
+TEST(Reports, AreWrittenWholeWithNoTemporaryLeftBehind) {
+  const std::string dir = ::testing::TempDir() + "/reports-test";
+  std::filesystem::remove_all(dir);
+  const auto paths = WriteReports(Sample(), dir);
+  ASSERT_EQ(paths.size(), 2u);
+  for (const auto& p : paths) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_FALSE(ss.str().empty()) << p;
+    EXPECT_FALSE(std::filesystem::exists(p + ".tmp")) << p;
+  }
+}
+
+}  // namespace
+}  // namespace testbed::reports
