@@ -16,6 +16,7 @@
 #include "properties/fidelity.h"
 #include "properties/state_props.h"
 #include "reports/check_report.h"
+#include "real/state/namespace.h"
 #include "real/real_backend.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
@@ -46,10 +47,14 @@ constexpr const char* kUsage =
     "  testbed check --system state [--version V] [--scripts DIR] [--seed S]\n"
     "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
     "                [--properties LIST] [--redis none|spawn] [--out DIR] [--ops-mix all|cas]\n"
+    "                [--rolling-from V]\n"
     "      Runs generated multi-client workloads through the ported SDK version against its\n"
     "      scripts and checks the properties; prints a per-property table, and for the first\n"
     "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
-    "      shipped scripts by the files of the same name in DIR.\n"
+    "      shipped scripts by the files of the same name in DIR. Versions: beta3, beta23,\n"
+    "      beta24, beta30 (default). Rolling-deploy properties run old pods of --rolling-from\n"
+    "      (default: beta23 <- beta3, beta24 <- beta23, beta30 <- beta3); a property that\n"
+    "      means nothing for a version is reported n/a.\n"
     "  testbed replay FILE [--redis none|spawn]\n"
     "      Replays a saved scenario (scenarios/*.json); exit 1 when its violation shows.\n"
     "  testbed list\n"
@@ -357,19 +362,28 @@ ScriptCatalog CatalogWithOverrides(const std::string& dir) {
 }
 
 int List() {
-  std::printf("systems and versions (under real/scripts/):\n");
+  std::printf("systems and versions (scripts under real/scripts/):\n");
   const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  std::set<std::string> dirs;
-  for (const auto& s : c.all()) dirs.insert(s.file.substr(0, s.file.rfind('/')));
-  const auto ported = props::StateVersions();
-  for (const auto& d : dirs) {
+  std::map<std::string, int> dirs;
+  for (const auto& s : c.all()) ++dirs[s.file.substr(0, s.file.rfind('/'))];
+  for (const auto& v : state::PortedVersions()) dirs.emplace("state/" + v, 0);
+  for (const auto& [d, scripts] : dirs) {
     const std::string version = d.substr(d.find('/') + 1);
-    const bool is_ported = d.rfind("state/", 0) == 0 &&
-                           std::find(ported.begin(), ported.end(), version) != ported.end();
-    std::printf("  %-16s %s\n", d.c_str(), is_ported ? "client logic ported: testbed check" : "scripts only (client port pending)");
+    const bool is_ported = d.rfind("state/", 0) == 0 && state::IsPorted(version);
+    std::string what = std::to_string(scripts) + " scripts; ";
+    if (scripts == 0) what = "no scripts (plain commands); ";
+    what += is_ported ? "client logic ported: testbed check" : "client port pending";
+    if (is_ported && !props::RollingFrom(version).empty())
+      what += " (rolling deploy from " + props::RollingFrom(version) + ")";
+    std::printf("  %-16s %s\n", d.c_str(), what.c_str());
   }
   std::printf("properties (state):\n");
-  for (const auto& p : props::StateProperties()) std::printf("  %s\n", p.c_str());
+  for (const auto& p : props::StateProperties()) {
+    std::string na;
+    for (const auto& v : state::PortedVersions())
+      if (!props::Applies(p, v, props::RollingFrom(v))) na += (na.empty() ? "" : ", ") + v;
+    std::printf("  %-30s%s\n", p.c_str(), na.empty() ? "" : ("n/a for " + na).c_str());
+  }
   std::printf("faults:\n");
   for (const auto& f : sim::FaultOptions::Kinds()) std::printf("  %s\n", f.c_str());
   return 0;
@@ -410,7 +424,8 @@ int Check(int argc, char** argv) {
                           {{"system", true}, {"version", true}, {"scripts", true}, {"seed", true},
                            {"runs", true}, {"budget-seconds", true}, {"clients", true},
                            {"ops", true}, {"faults", true}, {"properties", true},
-                           {"redis", true}, {"out", true}, {"ops-mix", true}});
+                           {"redis", true}, {"out", true}, {"ops-mix", true},
+                           {"rolling-from", true}});
   const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -419,9 +434,12 @@ int Check(int argc, char** argv) {
     throw UsageError("--system " + flags["system"] + ": only state has a ported client so far");
   props::StateWorkload w;
   w.version = flags.count("version") ? flags["version"] : "beta30";
-  const auto ported = props::StateVersions();
-  if (std::find(ported.begin(), ported.end(), w.version) == ported.end())
-    throw UsageError("--version " + w.version + " is not ported yet (ported: beta30; see testbed list)");
+  if (!state::IsPorted(w.version))
+    throw UsageError("--version " + w.version + " is not a ported version (beta3, beta23, beta24, beta30; see testbed list)");
+  w.old_version = flags.count("rolling-from") ? flags["rolling-from"] : props::RollingFrom(w.version);
+  if (!w.old_version.empty() && !state::IsPorted(w.old_version))
+    throw UsageError("--rolling-from " + w.old_version + " is not a ported version (beta3, beta23, beta24, beta30)");
+  if (w.old_version == w.version) throw UsageError("--rolling-from must differ from --version");
   if (flags.count("ops-mix")) {
     if (flags["ops-mix"] != "all" && flags["ops-mix"] != "cas")
       throw UsageError("--ops-mix takes all or cas");
@@ -470,6 +488,7 @@ int Check(int argc, char** argv) {
   for (int64_t i = 0; i < max_runs; ++i) {
     if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
     for (const std::string& p : properties) {
+      if (!props::Applies(p, w.version, w.old_version)) continue;
       props::StateWorkload run = props::ForProperty(w, p);
       run.seed = seed + static_cast<uint64_t>(i);
       props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
@@ -482,14 +501,20 @@ int Check(int argc, char** argv) {
       }
     }
   }
-  std::printf("%-28s %8s %8s %8s\n", "property", "runs", "passed", "violated");
+  std::printf("%-30s %8s %8s %8s\n", "property", "runs", "passed", "violated");
   reports::CheckReport report;
   report.seed = seed;
   report.system = "state";
   report.version = w.version;
+  report.old_version = w.old_version;
   for (size_t k = 0; k < properties.size(); ++k) {
     const Tally& t = tally[properties[k]];
-    std::printf("%-28s %8lld %8lld %8lld\n", properties[k].c_str(), static_cast<long long>(t.done),
+    if (!props::Applies(properties[k], w.version, w.old_version)) {
+      std::printf("%-30s %8s\n", properties[k].c_str(), "n/a");
+      report.properties.push_back({properties[k], 0, 0, 0, false});
+      continue;
+    }
+    std::printf("%-30s %8lld %8lld %8lld\n", properties[k].c_str(), static_cast<long long>(t.done),
                 static_cast<long long>(t.done - t.violated), static_cast<long long>(t.violated));
     if (t.incomplete)
       std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
@@ -528,6 +553,7 @@ int Check(int argc, char** argv) {
                          std::to_string(m.clients) + " --ops " + std::to_string(m.ops) +
                          (flags.count("faults") ? " --faults " + flags["faults"] : "") +
                          (w.cas_only ? " --ops-mix cas" : "") +
+                         (flags.count("rolling-from") ? " --rolling-from " + w.old_version : "") +
                          (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
     std::printf("replay: %s\n", replay.c_str());
     row.replay = replay;

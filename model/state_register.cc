@@ -1,6 +1,14 @@
 #include "model/state_register.h"
 
+#include <algorithm>
+
 namespace testbed::model {
+namespace {
+RegisterState Written(const RegisterOp& op, int64_t version) {
+  return RegisterState{true, op.value, version, op.expires_at_ms,
+                       std::max(op.expires_at_ms, op.expires_hi_ms)};
+}
+}  // namespace
 
 std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const RegisterState& s,
                                                                        const RegisterOp& op,
@@ -8,13 +16,13 @@ std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const Re
                                                                        bool ambiguous) const {
   // Where the window straddles the expiry, the outcome depends on t: try both sides.
   std::vector<std::pair<bool, int64_t>> sides;  // (alive, earliest t)
-  if (!s.exists || s.expires_at < lo) {
+  if (!s.exists || s.expires_hi < lo) {
     sides.push_back({false, lo});
   } else if (s.expires_at >= hi) {
     sides.push_back({true, lo});
   } else {
     sides.push_back({true, lo});
-    sides.push_back({false, s.expires_at + 1});
+    sides.push_back({false, std::max(lo, s.expires_at + 1)});
   }
   std::vector<std::pair<RegisterState, int64_t>> out;
   for (auto [alive, t] : sides) {
@@ -30,13 +38,13 @@ std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const Re
       case RegisterOp::Kind::kSet: {
         const int64_t written = broken_ ? std::max<int64_t>(current, 1) : current + 1;
         if (ambiguous || op.out_version == written)
-          out.push_back({RegisterState{true, op.value, written, op.expires_at_ms}, t});
+          out.push_back({Written(op, written), t});
         break;
       }
       case RegisterOp::Kind::kCas:
         if (current == op.expected) {
           if (ambiguous || (op.ok && op.out_version == op.expected + 1))
-            out.push_back({RegisterState{true, op.value, op.expected + 1, op.expires_at_ms}, t});
+            out.push_back({Written(op, op.expected + 1), t});
         } else if (ambiguous ||
                    (!op.ok && op.out_version == current && (!alive || op.out_value == s.value))) {
           out.push_back({now, t});

@@ -11,7 +11,11 @@
 //      expectedVersion + 1, with absent meaning expected 0, as the CAS script reads it).
 //   3. delete leaves no value: get returns null and the next CAS expects 0 (the tombstone is
 //      "deleted: true", which the scripts and get() treat as absent).
-//   4. createdAt/updatedAt are not part of this model; the "value reads back exactly as
+//   4. beta.3 writes a relative TTL (SET ... PX ttl): Redis sets the expiry when it runs the
+//      SET, somewhere inside the operation's interval, so the write carries a window
+//      [expires_at_ms, expires_hi_ms]. The key is surely alive through the low end, surely
+//      gone after the high end, and either in between (the checker tries both).
+//   5. createdAt/updatedAt are not part of this model; the "value reads back exactly as
 //      written" and createdAt properties are checked separately.
 #pragma once
 
@@ -29,6 +33,7 @@ struct RegisterOp {
   std::string value;          // set, cas
   int64_t expected = 0;       // cas
   int64_t expires_at_ms = 0;  // set, cas: the absolute expiry the client computed
+  int64_t expires_hi_ms = 0;  // set, cas: the latest possible expiry (0: expires_at_ms)
   // outputs (ignored when the operation is ambiguous)
   bool ok = true;             // cas: swapped; get: found
   std::string out_value;      // get: the value; cas failure: the current value ("" if none)
@@ -40,6 +45,7 @@ struct RegisterState {
   std::string value;
   int64_t version = 0;
   int64_t expires_at = 0;
+  int64_t expires_hi = 0;  // >= expires_at
 };
 
 class StateRegisterModel {
@@ -52,7 +58,8 @@ class StateRegisterModel {
 
   State init() const { return {}; }
   std::string key(const State& s) const {
-    return s.exists ? std::to_string(s.version) + ":" + std::to_string(s.expires_at) + ":" + s.value
+    return s.exists ? std::to_string(s.version) + ":" + std::to_string(s.expires_at) + ":" +
+                           std::to_string(s.expires_hi) + ":" + s.value
                     : "-";
   }
 

@@ -59,6 +59,7 @@ RegisterHistory ParseRegisterHistory(const std::string& text) {
     o.op.value = in_args["value"];
     if (in_args.count("expected")) o.op.expected = Num(in_args["expected"], line);
     if (in_args.count("exp")) o.op.expires_at_ms = Num(in_args["exp"], line);
+    if (in_args.count("exphi")) o.op.expires_hi_ms = Num(in_args["exphi"], line);
     if (!o.ambiguous) {
       if (result.empty()) throw std::invalid_argument("missing result in: " + line);
       size_t r = 0;
@@ -95,6 +96,7 @@ std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o) {
       break;
     case K::kDelete: s += "delete" + key; break;
   }
+  if (op.expires_hi_ms > op.expires_at_ms) s += " exphi=" + std::to_string(op.expires_hi_ms);
   s += " ->";
   if (o.ambiguous) return s + " ?";
   switch (op.kind) {

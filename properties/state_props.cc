@@ -1,13 +1,15 @@
 #include "properties/state_props.h"
 
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "model/state_register.h"
 #include "real/real_backend.h"
-#include "real/state/beta30.h"
+#include "real/state/namespace.h"
 #include "real/state/memory_beta30.h"
 #include "sim/clock.h"
 #include "sim/prng.h"
@@ -19,6 +21,31 @@ namespace {
 using model::RegisterOp;
 using Op = lin::Operation<RegisterOp>;
 
+// acknowledged-writes-visible: one operation, as the checker needs it.
+struct AckOp {
+  enum class Kind { kSet, kGet, kList, kDelete } kind = Kind::kGet;
+  std::string key;
+  int actor = 0;
+  int64_t inv_seq = 0, ret_seq = 0, inv_ms = 0, ret_ms = 0;
+  bool ambiguous = false;  // a transport error: it may or may not have happened
+  bool found = false;      // get/list: the key was there
+  int64_t exp_lo = 0;      // set: the earliest instant the entry may expire (server time)
+  std::optional<int64_t> ttl;
+};
+
+// legacy-readable: a v1 value an old pod wrote, and what each connection read of it.
+struct LegacyKey {
+  std::string value;       // JSON of what the old pod wrote
+  int64_t acked_ms = -1;   // when the old pod's set returned (-1: it did not)
+  std::string old_version;
+  struct Read {
+    std::string connection;
+    int64_t inv_ms, ret_ms;
+    std::optional<std::string> got;  // JSON of the value read; nullopt: null
+  };
+  std::vector<Read> reads;
+};
+
 struct Recorder {
   sim::World* world = nullptr;
   int64_t seq = 0;
@@ -28,6 +55,13 @@ struct Recorder {
   std::vector<std::string> quota_violations;
   std::vector<std::string> memory_violations;
   std::vector<std::string> isolation_violations;
+  std::vector<std::string> liveness_violations;
+  std::vector<std::string> read_quota_violations;
+  std::vector<std::string> adoption_violations;
+  std::vector<std::string> rolling_violations;
+  std::vector<AckOp> ack_ops;
+  std::map<std::string, LegacyKey> legacy_keys;       // legacy-readable, by key
+  std::map<std::string, std::set<std::string>> adopters;  // legacy-adopted-once: v1 origin -> scopes
 };
 
 std::string Show(const std::optional<state::StateValue>& v) {
@@ -35,7 +69,7 @@ std::string Show(const std::optional<state::StateValue>& v) {
 }
 
 // One operation on both backends at the same instant; the first disagreement is recorded.
-Task<void> MemoryLockstep(sim::Ctx& ctx, state::beta30::Namespace& redis,
+Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           state::memory_beta30::Namespace& memory, const std::string& key,
                           Prng& rng, int i, int64_t ttl_max, Recorder* rec) {
   const uint64_t roll = rng.below(100);
@@ -88,7 +122,7 @@ state::Json TrickyValue(Prng& rng) {
   return state::Json::parse(values[rng.below(values.size())]);
 }
 
-Task<void> ReadBackProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::string& key,
+Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec) {
   try {
     state::Json first = state::Json::object();
@@ -103,12 +137,13 @@ Task<void> ReadBackProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std:
   }
 }
 
-Task<void> QuotaProbe(sim::Ctx& ctx, const state::beta30::Scripts& scripts, int id, int i,
-                      int64_t ttl, Recorder* rec) {
+Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                      int id, int i, int64_t ttl, Recorder* rec) {
   state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
-  state::beta30::Namespace ns(ctx, scripts, std::string("provider-under-test"),
-                              "quota" + std::to_string(id) + "-" + std::to_string(i), one,
-                              state::beta30::ConnectionScopeDiscriminator(std::string("conn")));
+  auto ns_ptr = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                     "quota" + std::to_string(id) + "-" + std::to_string(i), one,
+                                     std::string("conn"));
+  state::StateNamespace& ns = *ns_ptr;
   try {
     state::Json value = state::Json::object();
     value["n"] = 1;
@@ -128,7 +163,7 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const state::beta30::Scripts& scripts, int 
 }
 
 // set(key, ttl); sleep(ttl); then get() and list() in the same millisecond of virtual time.
-Task<void> ExpiryProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::string& key,
+Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                        int64_t ttl, Recorder* rec) {
   try {
     state::Json value = state::Json::object();
@@ -151,7 +186,297 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::beta30::Namespace& ns, const std::s
   }
 }
 
-Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts* scripts,
+Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
+  const int64_t now = rec->world->now_ms();
+  if (t > now) co_await ctx.sleep(t - now);
+}
+
+bool LosesWrites(const sim::FaultOptions& f) {
+  // A restart or a failover loses acknowledged writes by itself (Redis without fsync): the
+  // properties about acknowledged writes then say nothing.
+  return f.restart || f.failover_lag_commands >= 0;
+}
+
+bool MovesClocks(const sim::FaultOptions& f) {
+  return f.clock_skew_ms_max > 0 || f.clock_jump.numerator > 0;
+}
+
+std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
+                                              const state::VersionScripts& scripts,
+                                              const std::string& name, state::NamespaceOptions o,
+                                              const std::string& connection) {
+  if (w.old_version.empty()) return nullptr;
+  return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name, o,
+                              connection);
+}
+
+// acknowledged-writes-visible: one random operation on a shared key, recorded.
+Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng, Recorder* rec) {
+  AckOp a;
+  a.key = "a" + std::to_string(rng.below(2));
+  a.actor = id;
+  const uint64_t roll = rng.below(100);
+  a.ttl = rng.chance({1, 2}) ? std::optional<int64_t>(rng.range(10, 300)) : std::nullopt;
+  state::Json value = state::Json::object();
+  value["client"] = id;
+  value["n"] = i;
+  a.inv_seq = rec->seq++;
+  a.inv_ms = rec->world->now_ms();
+  bool rejected = false;
+  try {
+    if (roll < 40) {
+      a.kind = AckOp::Kind::kSet;
+      co_await ns.set(a.key, value, a.ttl);
+    } else if (roll < 65) {
+      a.kind = AckOp::Kind::kGet;
+      std::optional<state::StateValue> v = co_await ns.get(a.key);
+      a.found = v.has_value();
+    } else if (roll < 90) {
+      a.kind = AckOp::Kind::kList;
+      std::vector<state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
+      for (const auto& r : rows) a.found |= r.key == a.key;
+    } else {
+      a.kind = AckOp::Kind::kDelete;
+      co_await ns.del(a.key);
+    }
+  } catch (const state::StateError& e) {
+    if (e.transport()) {
+      a.ambiguous = true;
+    } else {
+      rejected = true;  // quota and policy errors write nothing
+    }
+  }
+  a.ret_seq = rec->seq++;
+  a.ret_ms = rec->world->now_ms();
+  a.exp_lo = ns.expiry_is_relative() ? a.inv_ms + ns.last_ttl_ms() : ns.last_expires_at_ms();
+  if (!rejected) rec->ack_ops.push_back(a);
+  co_await ctx.sleep(rng.range(0, 20));
+}
+
+// quota-liveness: fill a maxEntries-2 namespace, free one entry (delete by this pod or an old
+// pod, or expiry), then a third key must be accepted.
+Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                         int id, int i, Prng& rng, Recorder* rec) {
+  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+  const std::string name = "live" + std::to_string(id) + "-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 two, std::string("conn"));
+  auto old = OldPod(ctx, w, scripts, name, two, "conn");
+  const bool by_expiry = rng.chance({1, 3});
+  const bool old_deletes = old && rng.chance({1, 2});
+  const int64_t ttl = rng.range(5, 40);
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  try {
+    const std::optional<int64_t> ttl_a = by_expiry ? std::optional<int64_t>(ttl) : std::nullopt;
+    co_await ns->set("a", value, ttl_a);
+    co_await ns->set("b", value, std::nullopt);
+    std::string how;
+    if (by_expiry) {
+      co_await ctx.sleep(ttl + 1);
+      how = "a expired (TTL " + std::to_string(ttl) + " ms)";
+    } else if (old_deletes) {
+      co_await old->del("a");
+      how = "an old pod (" + w.old_version + ") deleted a";
+    } else {
+      co_await ns->del("a");
+      how = "delete(a)";
+    }
+    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    try {
+      co_await ns->set("c", value, std::nullopt);
+    } catch (const state::StateError& e) {
+      if (e.quota() && !MovesClocks(w.faults) && !LosesWrites(w.faults))
+        rec->liveness_violations.push_back(
+            "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
+            std::to_string(t) + "ms set(c) failed with \"" + e.what() + "\" with only b live");
+    }
+  } catch (const state::StateError&) {
+  }
+}
+
+// reads-never-quota-error: an old pod writes two v1 values, a new pod fills its scope of a
+// maxEntries-2 namespace, then reads everything.
+Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                          int id, int i, Recorder* rec) {
+  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+  const std::string name = "rq" + std::to_string(id) + "-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 two, std::string("conn"));
+  auto old = OldPod(ctx, w, scripts, name, two, "conn");
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  try {
+    if (old) {
+      co_await old->set("old1", value, std::nullopt);
+      co_await old->set("old2", value, std::nullopt);
+    }
+    co_await ns->set("new1", value, std::nullopt);
+    co_await ns->set("new2", value, std::nullopt);
+  } catch (const state::StateError&) {
+    // A full namespace may refuse these writes; the reads below must still work.
+  }
+  static const char* kKeys[] = {"old1", "old2", "new1"};
+  for (const char* key : kKeys) {
+    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    try {
+      co_await ns->get(key);
+    } catch (const state::StateError& e) {
+      if (e.quota())
+        rec->read_quota_violations.push_back(
+            "namespace " + name + " (maxEntries 2)" +
+            (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2" : std::string()) +
+            ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
+            "\") failed with \"" + e.what() + "\"");
+    }
+  }
+  try {
+    co_await ns->list(std::nullopt, std::nullopt);
+  } catch (const state::StateError& e) {
+    if (e.quota())
+      rec->read_quota_violations.push_back("namespace " + name + ": list() failed with \"" +
+                                           std::string(e.what()) + "\"");
+  }
+}
+
+// rolling-deploy-writes-visible: what this client last wrote to its key, through either pod.
+struct RollingState {
+  bool known = true;                    // false after an ambiguous write, until the next one
+  std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
+  int64_t alive_until = 0;              // the entry's expiry (server time)
+  std::string last;                     // the acknowledged write, described
+};
+
+// One step on key r<id>: a set / get / list / delete through the old or the new pod, in
+// sequence, so the last acknowledged write is what any read must return.
+Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, state::StateNamespace& ns,
+                       state::StateNamespace* old, Prng& rng, RollingState* st, Recorder* rec) {
+  const bool use_old = old && rng.chance({1, 2});
+  state::StateNamespace& pod = use_old ? *old : ns;
+  const std::string who = use_old ? "old pod (" + w.old_version + ")" : "new pod (" + w.version + ")";
+  const std::string key = "r" + std::to_string(id);
+  const uint64_t roll = rng.below(100);
+  state::Json value = state::Json::object();
+  value["w"] = i;
+  value["by"] = use_old ? "old" : "new";
+  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  try {
+    if (roll < 40) {
+      co_await pod.set(key, value, std::nullopt);
+      st->known = true;
+      st->expected = state::Stringify(value);
+      st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
+      st->last = "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
+    } else if (roll < 85) {
+      const bool by_list = roll >= 70;
+      std::optional<std::string> got;
+      if (by_list) {
+        std::vector<state::StateValue> rows = co_await pod.list(std::nullopt, key);
+        for (const auto& r : rows)
+          if (r.key == key) got = state::Stringify(r.value);
+      } else {
+        std::optional<state::StateValue> v = co_await pod.get(key);
+        if (v) got = state::Stringify(v->value);
+      }
+      const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
+      if (st->known && !expired && got != st->expected && !LosesWrites(w.faults) && rec->rolling_violations.size() < 3)
+        rec->rolling_violations.push_back(
+            (st->last.empty() ? "nothing was written to " + key : st->last) + "; at +" +
+            std::to_string(t) + "ms the " + who + " " + (by_list ? "list()" : "get(\"" + key + "\")") +
+            " read " + got.value_or("null"));
+    } else {
+      co_await pod.del(key);
+      st->known = true;
+      st->expected.reset();
+      st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
+    }
+  } catch (const state::StateError& e) {
+    if (e.transport() && roll < 40) st->known = false;
+    if (e.transport() && roll >= 85) st->known = false;
+  }
+  co_await ctx.sleep(rng.range(0, 10));
+}
+
+// legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
+// pod in the first two; every client runs both versions in the third.
+Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
+                        const state::VersionScripts& scripts, Recorder* rec) {
+  Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
+  const std::string connection = "conn" + std::to_string(id);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
+                                 w.ns, connection);
+  auto old = OldPod(ctx, w, scripts, "ns", w.ns, connection);
+  const int64_t start = kDefaultEpochMs;
+  RollingState rolling;
+  for (int i = 0; i < w.ops; ++i) {
+    if (w.legacy_read_probes) {
+      // At T the old pod writes L<i>; each client reads it twice, at T+50.. and T+120..
+      const std::string key = "L" + std::to_string(i);
+      const int64_t slot = start + 200 * i;
+      co_await SleepUntil(ctx, rec, slot);
+      if (id == 0 && old) {
+        state::Json value = state::Json::object();
+        value["v1"] = i;
+        rec->legacy_keys[key].value = state::Stringify(value);
+        rec->legacy_keys[key].old_version = w.old_version;
+        try {
+          co_await old->set(key, value, std::nullopt);
+          rec->legacy_keys[key].acked_ms = rec->world->now_ms();
+        } catch (const state::StateError&) {
+        }
+      }
+      const int64_t first = slot + 50 + rng.range(0, 20);
+      const int64_t second = slot + 120 + rng.range(0, 20);
+      const int64_t times[2] = {first, second};
+      for (int64_t at : times) {
+        co_await SleepUntil(ctx, rec, at);
+        LegacyKey::Read r{connection, rec->world->now_ms(), 0, std::nullopt};
+        try {
+          std::optional<state::StateValue> got = co_await ns->get(key);
+          if (got) r.got = state::Stringify(got->value);
+          r.ret_ms = rec->world->now_ms();
+          rec->legacy_keys[key].reads.push_back(r);
+        } catch (const state::StateError&) {
+        }
+      }
+      continue;
+    }
+    if (w.adoption_probes) {
+      state::Json value = state::Json::object();
+      try {
+        if (id == 0 && old) {
+          value["origin"] = "v1-" + std::to_string(i);
+          co_await old->set("A", value, std::nullopt);
+        } else {
+          const uint64_t roll = rng.below(100);
+          value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
+          std::optional<state::StateValue> seen;
+          if (roll < 50) {
+            seen = co_await ns->get("A");
+          } else if (roll < 70) {
+            co_await ns->set("A", value, std::nullopt);
+          } else if (roll < 90) {
+            state::CasResult r = co_await ns->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
+            seen = r.ok ? r.value : r.current;
+          } else {
+            co_await ns->del("A");
+          }
+          const std::string origin = seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
+          if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(connection);
+        }
+      } catch (const state::StateError&) {
+      }
+      co_await ctx.sleep(rng.range(0, 30));
+      continue;
+    }
+    if (w.rolling_probes) {
+      co_await RollingStep(ctx, id, i, w, *ns, old.get(), rng, &rolling, rec);
+      continue;
+    }
+  }
+}
+
+Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionScripts* scripts,
                   Recorder* rec) {
   // The workload's own choices come from a stream of the seed per client, so they do not
   // depend on the schedule.
@@ -159,8 +484,13 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
   // Isolation probes give each client its own connection; the other workloads share one.
   const std::string connection =
       w.isolation_probes && !w.broken_scope_for_negative_test ? "conn" + std::to_string(id) : "conn";
-  state::beta30::Namespace ns(ctx, *scripts, std::string("provider-under-test"), "ns", w.ns,
-                              state::beta30::ConnectionScopeDiscriminator(connection));
+  if (w.legacy_read_probes || w.adoption_probes || w.rolling_probes) {
+    co_await LegacyClient(ctx, id, w, *scripts, rec);
+    co_return;
+  }
+  auto ns_ptr = state::MakeNamespace(w.version, ctx, *scripts, std::string("provider-under-test"),
+                                     "ns", w.ns, connection);
+  state::StateNamespace& ns = *ns_ptr;
   std::map<std::string, int64_t> seen_version;
   auto memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), w.ns);
   for (int i = 0; i < w.ops; ++i) {
@@ -195,7 +525,19 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
       continue;
     }
     if (w.quota_probes) {
-      co_await QuotaProbe(ctx, *scripts, id, i, rng.range(1, 50), rec);
+      co_await QuotaProbe(ctx, w, *scripts, id, i, rng.range(1, 50), rec);
+      continue;
+    }
+    if (w.liveness_probes) {
+      co_await LivenessProbe(ctx, w, *scripts, id, i, rng, rec);
+      continue;
+    }
+    if (w.read_quota_probes) {
+      co_await ReadQuotaProbe(ctx, w, *scripts, id, i, rec);
+      continue;
+    }
+    if (w.ack_probes) {
+      co_await AckStep(ctx, ns, id, i, rng, rec);
       continue;
     }
     if (w.expiry_probes) {
@@ -258,6 +600,11 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
       }
     }
     o.op.expires_at_ms = ns.last_expires_at_ms();
+    if (ns.expiry_is_relative() && (o.op.kind == RegisterOp::Kind::kSet || o.op.kind == RegisterOp::Kind::kCas)) {
+      // beta.3: SET ... PX ttl runs somewhere inside the operation (server time).
+      o.op.expires_at_ms = o.invoke_ms + ns.last_ttl_ms();
+      o.op.expires_hi_ms = (o.ambiguous ? o.invoke_ms + 600000 : rec->world->now_ms()) + ns.last_ttl_ms();
+    }
     if (!o.ambiguous) {
       o.ret = rec->seq++;
       o.ret_ms = rec->world->now_ms();
@@ -268,13 +615,99 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, state::beta30::Scripts
   }
 }
 
+
+// acknowledged-writes-visible: a read that found nothing although an acknowledged write
+// returned before it began, outlives it, and no other operation that could remove the entry
+// (a delete, an ambiguous write, a write that expires sooner) overlaps the gap.
+std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) {
+  using K = AckOp::Kind;
+  for (const AckOp& r : ops) {
+    if ((r.kind != K::kGet && r.kind != K::kList) || r.ambiguous || r.found) continue;
+    for (const AckOp& w : ops) {
+      if (w.kind != K::kSet || w.ambiguous || w.key != r.key || w.ret_seq >= r.inv_seq) continue;
+      if (w.exp_lo < r.ret_ms) continue;
+      bool removable = false;
+      for (const AckOp& o : ops) {
+        if (&o == &w || o.key != r.key || (o.kind != K::kSet && o.kind != K::kDelete)) continue;
+        const bool overlaps = o.inv_seq < r.ret_seq && (o.ambiguous || o.ret_seq > w.inv_seq);
+        if (overlaps && (o.kind == K::kDelete || o.ambiguous || o.exp_lo < r.ret_ms)) removable = true;
+      }
+      if (removable) continue;
+      auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
+      return {"client " + std::to_string(w.actor) + ": set(\"" + w.key + "\", ttl " +
+              (w.ttl ? std::to_string(*w.ttl) : std::string("default")) + ") acknowledged at " +
+              at(w.ret_ms) + " (alive through " + at(w.exp_lo) + "); then client " +
+              std::to_string(r.actor) + "'s " + (r.kind == K::kGet ? "get" : "list") + " from " +
+              at(r.inv_ms) + " to " + at(r.ret_ms) +
+              " found nothing, and nothing else wrote or deleted the key in between"};
+    }
+  }
+  return {};
+}
+
+// legacy-readable: someone reads each live v1 value, and whoever read it keeps reading it.
+std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
+  std::vector<std::string> out;
+  auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
+  for (const auto& [key, k] : keys) {
+    if (k.acked_ms < 0) continue;
+    std::vector<LegacyKey::Read> after;
+    for (const auto& r : k.reads)
+      if (r.inv_ms > k.acked_ms) after.push_back(r);
+    if (after.empty()) continue;
+    bool anyone = false;
+    std::map<std::string, bool> had;
+    std::set<std::string> readers;
+    for (const auto& r : after) readers.insert(r.connection);
+    for (const auto& r : after) {
+      if (r.got && *r.got != k.value) {
+        out.push_back("connection " + r.connection + " read " + key + " as " + *r.got +
+                      " at " + at(r.inv_ms) + "; the old pod wrote " + k.value);
+        break;
+      }
+      if (r.got) anyone = had[r.connection] = true;
+      if (!r.got && had[r.connection]) {
+        out.push_back("connection " + r.connection + " read the v1 value of " + key +
+                      ", then null at " + at(r.inv_ms) + " while it was live");
+        break;
+      }
+    }
+    if (!anyone)
+      out.push_back("an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
+                    at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
+                    std::to_string(after.size()) + " reads after it, by " +
+                    std::to_string(readers.size()) + " connections of the new version, returned null");
+    if (out.size() >= 3) break;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<std::string> StateVersions() { return {"beta30"}; }
+std::vector<std::string> StateVersions() { return state::PortedVersions(); }
+
+std::string RollingFrom(const std::string& version) {
+  if (version == "beta23") return "beta3";
+  if (version == "beta24") return "beta23";
+  if (version == "beta30") return "beta3";
+  return "";
+}
+
+bool Applies(const std::string& property, const std::string& version, const std::string& old_version) {
+  const bool old_is_v1 = old_version == "beta3" || old_version == "beta23";
+  if (property == "memory-matches-redis") return version == "beta30";
+  if (property == "connection-isolation") return state::HasConnectionScopes(version);
+  if (property == "legacy-readable") return old_is_v1;
+  if (property == "legacy-adopted-once") return old_is_v1 && state::HasConnectionScopes(version);
+  if (property == "rolling-deploy-writes-visible") return !old_version.empty();
+  return true;
+}
 
 std::vector<std::string> StateProperties() {
   return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
-          "quota-safety", "memory-matches-redis", "connection-isolation"};
+          "quota-safety", "memory-matches-redis", "connection-isolation",
+          "acknowledged-writes-visible", "quota-liveness", "reads-never-quota-error",
+          "legacy-readable", "legacy-adopted-once", "rolling-deploy-writes-visible"};
 }
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
@@ -299,6 +732,30 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
     w.isolation_probes = true;
     return w;
   }
+  if (property == "acknowledged-writes-visible") {
+    w.ack_probes = true;
+    return w;
+  }
+  if (property == "quota-liveness") {
+    w.liveness_probes = true;
+    return w;
+  }
+  if (property == "reads-never-quota-error") {
+    w.read_quota_probes = true;
+    return w;
+  }
+  if (property == "legacy-readable") {
+    w.legacy_read_probes = true;
+    return w;
+  }
+  if (property == "legacy-adopted-once") {
+    w.adoption_probes = true;
+    return w;
+  }
+  if (property == "rolling-deploy-writes-visible") {
+    w.rolling_probes = true;
+    return w;
+  }
   throw std::invalid_argument("unknown property '" + property + "'");
 }
 
@@ -309,6 +766,12 @@ const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::stri
   if (property == "quota-safety") return &r.quota_violations;
   if (property == "memory-matches-redis") return &r.memory_violations;
   if (property == "connection-isolation") return &r.isolation_violations;
+  if (property == "acknowledged-writes-visible") return &r.ack_violations;
+  if (property == "quota-liveness") return &r.liveness_violations;
+  if (property == "reads-never-quota-error") return &r.read_quota_violations;
+  if (property == "legacy-readable") return &r.legacy_read_violations;
+  if (property == "legacy-adopted-once") return &r.adoption_violations;
+  if (property == "rolling-deploy-writes-visible") return &r.rolling_violations;
   return nullptr;
 }
 }  // namespace
@@ -344,6 +807,8 @@ Scenario LoadScenario(const std::string& path) {
     s.faults = j.value("faults", "none");
     s.version = j.at("version");
     s.workload.version = s.version;
+    s.old_version = j.value("old_version", "");
+    s.workload.old_version = s.old_version;
     s.workload.seed = j.at("seed").get<uint64_t>();
     s.workload.clients = j.at("clients").get<int>();
     s.workload.ops = j.at("ops").get<int>();
@@ -359,9 +824,10 @@ Scenario LoadScenario(const std::string& path) {
 }
 
 StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server) {
-  if (w.version != "beta30")
-    throw std::invalid_argument("state version '" + w.version + "' is not ported yet (ported: beta30)");
-  auto bodies = std::make_unique<state::beta30::Scripts>(state::beta30::Scripts::From(scripts));
+  if (!state::IsPorted(w.version) || (!w.old_version.empty() && !state::IsPorted(w.old_version)))
+    throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
+                                "' has no client port (ported: beta3, beta23, beta24, beta30)");
+  auto bodies = std::make_unique<state::VersionScripts>(scripts);
   std::unique_ptr<sim::Backend> backend;
   if (server) {
     backend = std::make_unique<RealBackend>(*server);
@@ -389,6 +855,20 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.quota_violations = rec.quota_violations;
   out.memory_violations = rec.memory_violations;
   out.isolation_violations = rec.isolation_violations;
+  out.liveness_violations = rec.liveness_violations;
+  out.read_quota_violations = rec.read_quota_violations;
+  out.rolling_violations = rec.rolling_violations;
+  if (!LosesWrites(w.faults)) {
+    out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
+    out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);
+  }
+  for (const auto& [origin, scopes] : rec.adopters)
+    if (scopes.size() > 1) {
+      std::string list;
+      for (const auto& c : scopes) list += (list.empty() ? "" : ", ") + c;
+      out.adoption_violations.push_back("the old pod's write " + origin + " of A was read by " +
+                                        std::to_string(scopes.size()) + " connections: " + list);
+    }
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
   return out;

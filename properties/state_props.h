@@ -11,6 +11,23 @@
 // Property "quota-safety": a namespace never holds more live entries than maxEntries.
 // Property "memory-matches-redis": the memory backend answers as the Redis backend does.
 // Property "connection-isolation": a connection never reads another connection's data.
+// Property "acknowledged-writes-visible": after a write is acknowledged, get() and list() find
+// the key until it is overwritten, deleted or expires (no other operation could remove it).
+// Property "quota-liveness": once an entry is deleted or expired, a namespace at its quota
+// accepts a new key (with old pods in a rolling deploy deleting, when there are old pods).
+// Property "reads-never-quota-error": get() and list() never fail with a quota error.
+// Property "legacy-readable": a live v1 value written by an old pod is readable after the
+// upgrade, by the first concrete connection that asks (seed 000's CLAIM_LEGACY_SCRIPT comment:
+// "the first concrete connection ... adopts that value"), and stays readable by it.
+// Property "legacy-adopted-once": one v1 write is adopted by at most one v2 scope.
+// Property "rolling-deploy-writes-visible": with old and new pods on one key, in sequence,
+// every read (get or list, on either version) returns the last acknowledged write.
+//
+// Rolling deploys: clients that run `old_version` are the old pods. Which version precedes
+// which follows the seeds' diffs: beta.23 <- beta.3, beta.24 <- beta.23 (seed 000), beta.30 <-
+// beta.3 (seed 001). A property that needs something a version lacks is "n/a" for it (see
+// Applies): there is no old pod before beta.3, no memory-backend port but beta.30's, and no
+// connection scope before beta.24.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +65,25 @@ struct StateWorkload {
   // same key in a connection-scoped namespace, and must only ever read their own values.
   bool isolation_probes = false;
   bool broken_scope_for_negative_test = false;  // every connection gets one discriminator
+  // Property "acknowledged-writes-visible": set / get / list / delete on shared keys; the
+  // checker looks for reads that miss a write nothing else could have removed.
+  bool ack_probes = false;
+  // Property "quota-liveness": fill a maxEntries-2 namespace, delete (or let expire) one
+  // entry, then set a new key; it must be accepted.
+  bool liveness_probes = false;
+  // Property "reads-never-quota-error": an old pod fills a small namespace with v1 values,
+  // a new pod fills its own scope, then reads the v1 keys.
+  bool read_quota_probes = false;
+  // Property "legacy-readable": an old pod writes v1 values; new pods on their own
+  // connections read them.
+  bool legacy_read_probes = false;
+  // Property "legacy-adopted-once": an old pod keeps writing one key; new pods on their own
+  // connections get / set / compareAndSet / delete it; which scope saw which v1 write.
+  bool adoption_probes = false;
+  // Property "rolling-deploy-writes-visible": each client runs both versions in sequence.
+  bool rolling_probes = false;
   std::string version = "beta30";
+  std::string old_version;  // the old pods' version in a rolling deploy ("": no old pods)
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
 };
@@ -59,6 +94,12 @@ struct StateRun {
   std::vector<std::string> quota_violations;      // quota-safety
   std::vector<std::string> memory_violations;     // memory-matches-redis
   std::vector<std::string> isolation_violations;  // connection-isolation
+  std::vector<std::string> ack_violations;        // acknowledged-writes-visible
+  std::vector<std::string> liveness_violations;   // quota-liveness
+  std::vector<std::string> read_quota_violations; // reads-never-quota-error
+  std::vector<std::string> legacy_read_violations;  // legacy-readable
+  std::vector<std::string> adoption_violations;     // legacy-adopted-once
+  std::vector<std::string> rolling_violations;      // rolling-deploy-writes-visible
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;
@@ -78,10 +119,14 @@ bool Violates(const StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
 
 std::vector<std::string> StateVersions();  // ported versions, by scripts directory name
+// The version a rolling deploy to `version` comes from ("" for beta3).
+std::string RollingFrom(const std::string& version);
+// Whether the property means anything for this version and old version (else "n/a").
+bool Applies(const std::string& property, const std::string& version, const std::string& old_version);
 
 // A saved finding (scenarios/*.json): the workload that triggers it and what it shows.
 struct Scenario {
-  std::string name, property, trigger, severity, expect, faults, version;
+  std::string name, property, trigger, severity, expect, faults, version, old_version;
   StateWorkload workload;
 };
 Scenario LoadScenario(const std::string& path);  // throws std::invalid_argument, clearly

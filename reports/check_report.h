@@ -14,6 +14,7 @@ struct PropertyRow {
   int64_t runs = 0;
   int64_t passed = 0;
   int64_t violated = 0;
+  bool applies = true;  // false: the property means nothing for this version ("n/a")
 };
 
 struct ViolationRow {
@@ -30,6 +31,7 @@ struct CheckReport {
   uint64_t seed = 0;
   std::string system;
   std::string version;
+  std::string old_version;  // the old pods' version in rolling-deploy properties ("": none)
   std::vector<PropertyRow> properties;
   std::vector<ViolationRow> violations;
 };

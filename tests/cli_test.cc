@@ -118,7 +118,9 @@ TEST(CliCheck, AViolationExitsWith1WithAReplayThatReproducesIt) {
 }
 
 TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
-  for (const char* args : {"check --system state --version beta24", "check --system a2",
+  for (const char* args : {"check --system state --version beta99", "check --system a2",
+                           "check --system state --version beta24 --rolling-from beta99",
+                           "check --system state --version beta24 --rolling-from beta24",
                            "check", "check --system state --runs 2 --budget-seconds 2",
                            "check --system state --scripts /nonexistent", "replay /nonexistent.json",
                            "check --system state --properties bogus"}) {

@@ -7,7 +7,8 @@
 #include <fstream>
 
 #include "properties/state_props.h"
-#include "real/state/beta30.h"
+#include "real/state/namespace.h"
+#include "real/state/v2.h"
 #include "real/state/memory_beta30.h"
 #include "sim/clock.h"
 
@@ -150,14 +151,14 @@ TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
 
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
   // connectionScopeDiscriminator (157-161) and indexKey (299-312).
-  EXPECT_EQ(state::beta30::ConnectionScopeDiscriminator(std::nullopt), "scope:connection:missing");
-  EXPECT_EQ(state::beta30::ConnectionScopeDiscriminator(std::string("abc")),
+  EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::nullopt), "scope:connection:missing");
+  EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::string("abc")),
             "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(state::IsoTime(kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
-  EXPECT_FALSE(state::beta30::EnvelopeFromJson("k", std::string("{not json")).has_value());
-  EXPECT_FALSE(state::beta30::EnvelopeFromJson("k", std::string("[1]")).has_value());
-  EXPECT_TRUE(state::beta30::IsStateTombstone(std::string("{\"deleted\":true}")));
-  EXPECT_FALSE(state::beta30::IsStateTombstone(std::string("{\"deleted\":1}")));
+  EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("{not json")).has_value());
+  EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("[1]")).has_value());
+  EXPECT_TRUE(state::IsStateTombstone(std::string("{\"deleted\":true}")));
+  EXPECT_FALSE(state::IsStateTombstone(std::string("{\"deleted\":1}")));
 }
 
 TEST(StateBeta30, AMalformedScenarioIsAClearError) {

@@ -27,6 +27,22 @@ std::string IsoTime(int64_t ms) {
   return buf;
 }
 
+std::optional<int64_t> ParseIsoTime(const std::string& iso) {
+  int y, mo, d, h, mi, sec, ms;
+  char z = 0;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &d, &h, &mi, &sec, &ms, &z) != 8 ||
+      z != 'Z')
+    return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  return static_cast<int64_t>(timegm(&tm)) * 1000 + ms;
+}
+
 std::string Stringify(const Json& v) { return v.dump(); }
 
 }  // namespace testbed::state

@@ -48,6 +48,8 @@ struct StateError : std::runtime_error {
 
 // new Date(ms).toISOString()
 std::string IsoTime(int64_t ms);
+// Date.parse of toISOString() output ("2026-01-01T00:00:00.000Z"); nullopt otherwise.
+std::optional<int64_t> ParseIsoTime(const std::string& iso);
 // JSON.stringify of a value (nlohmann's dump; see the deviation notes in state_api.cc).
 std::string Stringify(const Json& v);
 

@@ -1,0 +1,52 @@
+#include "real/state/namespace.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "real/state/v1.h"
+#include "real/state/v2.h"
+
+namespace testbed::state {
+
+std::vector<std::string> PortedVersions() { return {"beta3", "beta23", "beta24", "beta30"}; }
+
+bool IsPorted(const std::string& version) {
+  const auto v = PortedVersions();
+  return std::find(v.begin(), v.end(), version) != v.end();
+}
+
+bool HasConnectionScopes(const std::string& version) {
+  return version == "beta24" || version == "beta30";
+}
+
+const std::string& VersionScripts::body(const std::string& version, const std::string& constant) const {
+  return catalog_.get("state/" + version + "/" + constant).body;
+}
+
+std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,
+                                              const VersionScripts& scripts,
+                                              std::optional<std::string> provider_id,
+                                              std::string name, NamespaceOptions options,
+                                              std::optional<std::string> connection) {
+  auto body = [&](const char* constant) { return scripts.body(version, constant); };
+  if (version == "beta3")
+    return std::make_unique<v1::Beta3>(ctx, std::move(provider_id), std::move(name), options);
+  if (version == "beta23") {
+    v1::Beta23::Scripts s{body("SET_WITH_QUOTA_SCRIPT"), body("COMPARE_AND_SET_WITH_QUOTA_SCRIPT"),
+                          body("DELETE_WITH_INDEX_SCRIPT"), body("BACKFILL_LEGACY_INDEX_SCRIPT")};
+    return std::make_unique<v1::Beta23>(ctx, std::move(s), std::move(provider_id), std::move(name), options);
+  }
+  if (version == "beta24" || version == "beta30") {
+    const bool b24 = version == "beta24";
+    v2::Scripts s{body("SET_WITH_QUOTA_SCRIPT"), body("COMPARE_AND_SET_WITH_QUOTA_SCRIPT"),
+                  body("DELETE_WITH_INDEX_SCRIPT"), b24 ? body("CLAIM_LEGACY_SCRIPT") : ""};
+    // forConnection(connection) (s000:669-674), then namespace(name, options) (s000:676-684).
+    return std::make_unique<v2::Namespace>(ctx, std::move(s),
+                                           b24 ? v2::Release::kBeta24 : v2::Release::kBeta30,
+                                           std::move(provider_id), std::move(name), options,
+                                           v2::ConnectionScopeDiscriminator(connection));
+  }
+  throw std::invalid_argument("state version '" + version + "' has no client port (ported: beta3, beta23, beta24, beta30)");
+}
+
+}  // namespace testbed::state

@@ -1,0 +1,68 @@
+// One interface for every ported version of the Redis-backed ProviderStateNamespace, so that
+// a workload can give each actor its own version (a rolling deploy: old and new pods at once).
+// Each port (real/state/beta3, beta23, beta24, beta30) implements it line by line from its
+// seed; MakeNamespace picks the port by the scripts directory name under real/scripts/state/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "real/script_catalog.h"
+#include "real/state/state_api.h"
+#include "sim/runtime.h"
+
+namespace testbed::state {
+
+class StateNamespace {
+ public:
+  virtual ~StateNamespace() = default;
+  virtual Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                             std::optional<std::string> prefix) = 0;
+  virtual Task<std::optional<StateValue>> get(std::string key) = 0;
+  virtual Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) = 0;
+  virtual Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+                                          std::optional<int64_t> ttl_ms) = 0;
+  virtual Task<void> del(std::string key) = 0;
+  virtual Task<StateValue> increment(std::string key, std::string field, double delta,
+                                     std::optional<int64_t> ttl_ms) = 0;
+  // The Redis key that holds `key` for this namespace and scope.
+  virtual std::string redis_key(const std::string& key) const = 0;
+  // Test seam (like the SDK's __redisClient): the absolute expiry of the last write this
+  // namespace prepared, known even when the write's outcome is not.
+  virtual int64_t last_expires_at_ms() const = 0;
+  // beta.3 sends a relative TTL (SET ... PX): Redis expires the key last_ttl_ms() after it
+  // runs the write, not at last_expires_at_ms().
+  virtual bool expiry_is_relative() const { return false; }
+  virtual int64_t last_ttl_ms() const { return 0; }
+};
+
+// The versions with a client port, oldest first (directory names under real/scripts/state/).
+std::vector<std::string> PortedVersions();
+bool IsPorted(const std::string& version);
+// Versions whose keys are v2 (scoped by connection): beta24 and later.
+bool HasConnectionScopes(const std::string& version);
+
+// Every version's script bodies, read once from a catalog (shipped or with --scripts overrides).
+class VersionScripts {
+ public:
+  explicit VersionScripts(const ScriptCatalog& catalog) : catalog_(catalog) {}
+  // The body of state/<version>/<constant>; throws std::runtime_error when missing.
+  const std::string& body(const std::string& version, const std::string& constant) const;
+
+ private:
+  const ScriptCatalog& catalog_;
+};
+
+// RedisProviderRuntimeState(...).forConnection(connection).namespace(name, options) of the
+// given version. Versions before beta24 have no forConnection: `connection` is ignored there,
+// as the old SDK ignored the connection. Throws std::invalid_argument for an unported version.
+std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,
+                                              const VersionScripts& scripts,
+                                              std::optional<std::string> provider_id,
+                                              std::string name, NamespaceOptions options,
+                                              std::optional<std::string> connection);
+
+}  // namespace testbed::state
