@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
 #include <optional>
@@ -47,14 +48,15 @@ constexpr const char* kUsage =
     "  testbed check --system state [--version V] [--scripts DIR] [--seed S]\n"
     "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
     "                [--properties LIST] [--redis none|spawn] [--out DIR] [--ops-mix all|cas]\n"
-    "                [--rolling-from V]\n"
+    "                [--rolling-from V] [--skip C:I,...] [--save-scenarios DIR]\n"
     "      Runs generated multi-client workloads through the ported SDK version against its\n"
     "      scripts and checks the properties; prints a per-property table, and for the first\n"
     "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
     "      shipped scripts by the files of the same name in DIR. Versions: beta3, beta23,\n"
     "      beta24, beta30 (default). Rolling-deploy properties run old pods of --rolling-from\n"
     "      (default: beta23 <- beta3, beta24 <- beta23, beta30 <- beta3); a property that\n"
-    "      means nothing for a version is reported n/a.\n"
+    "      means nothing for a version is reported n/a. A violation is shrunk to the fewest\n"
+    "      clients, then operations, then single operations (--skip: client:index pairs).\n"
     "  testbed replay FILE [--redis none|spawn]\n"
     "      Replays a saved scenario (scenarios/*.json); exit 1 when its violation shows.\n"
     "  testbed list\n"
@@ -419,13 +421,49 @@ int ReplayScenario(int argc, char** argv) {
   return 1;
 }
 
+// Writes a minimized violation as scenarios/<name>.json (see scenarios/README.md); the
+// trigger is the counterexample's first line until someone words it better.
+std::string SaveScenario(const std::string& dir, const props::StateWorkload& m, const std::string& property,
+                         const std::string& faults, const std::string& description) {
+  std::filesystem::create_directories(dir);
+  const std::string name = "state-" + m.version + "-" + property;
+  std::string trigger = description.substr(0, description.find('\n'));
+  trigger.erase(0, trigger.find_first_not_of(' '));
+  nlohmann::ordered_json j;
+  j["name"] = name;
+  j["system"] = "state";
+  j["version"] = m.version;
+  if (!m.old_version.empty()) j["old_version"] = m.old_version;
+  j["property"] = property;
+  j["seed"] = m.seed;
+  j["clients"] = m.clients;
+  j["ops"] = m.ops;
+  if (!m.skip.empty()) j["skip"] = props::FormatSkip(m.skip);
+  j["faults"] = faults;
+  j["ops_mix"] = m.cas_only ? "cas" : "all";
+  j["trigger"] = trigger;
+  j["severity"] = "unrated";
+  j["why"] = "";
+  j["expect"] = "violated";
+  const std::string path = dir + "/" + name + ".json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) throw UsageError("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+  return path;
+}
+
 int Check(int argc, char** argv) {
   auto flags = ParseFlags(argc, argv, 2,
                           {{"system", true}, {"version", true}, {"scripts", true}, {"seed", true},
                            {"runs", true}, {"budget-seconds", true}, {"clients", true},
                            {"ops", true}, {"faults", true}, {"properties", true},
                            {"redis", true}, {"out", true}, {"ops-mix", true},
-                           {"rolling-from", true}});
+                           {"rolling-from", true}, {"skip", true},
+                           {"save-scenarios", true}});
   const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -448,6 +486,11 @@ int Check(int argc, char** argv) {
   if (flags.count("clients")) w.clients = static_cast<int>(ParseUnsigned("clients", flags["clients"]));
   if (flags.count("ops")) w.ops = static_cast<int>(ParseUnsigned("ops", flags["ops"]));
   if (w.clients < 1 || w.ops < 1) throw UsageError("--clients and --ops must be at least 1");
+  try {
+    if (flags.count("skip")) w.skip = props::ParseSkip(flags["skip"]);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   try {
     w.faults = sim::FaultOptions::Parse(flags.count("faults") ? flags["faults"] : "none");
   } catch (const std::invalid_argument& e) {
@@ -537,6 +580,14 @@ int Check(int argc, char** argv) {
       x.ops = o;
       if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) { m.ops = o; break; }
     }
+    // Then drop single operations (client, index), greedily, while it still fails.
+    for (int c = 0; c < m.clients; ++c)
+      for (int o = 0; o < m.ops; ++o) {
+        if (m.skip.count({c, o})) continue;
+        props::StateWorkload x = m;
+        x.skip.insert({c, o});
+        if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) m = x;
+      }
     props::StateRun r = props::RunStateWorkload(m, scripts, server.get());
     std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
                 static_cast<unsigned long long>(m.seed), m.clients, m.ops,
@@ -554,10 +605,16 @@ int Check(int argc, char** argv) {
                          (flags.count("faults") ? " --faults " + flags["faults"] : "") +
                          (w.cas_only ? " --ops-mix cas" : "") +
                          (flags.count("rolling-from") ? " --rolling-from " + w.old_version : "") +
+                         (m.skip.empty() ? "" : " --skip " + props::FormatSkip(m.skip)) +
                          (flags.count("scripts") ? " --scripts " + flags["scripts"] : "");
     std::printf("replay: %s\n", replay.c_str());
     row.replay = replay;
     report.violations.push_back(row);
+    if (flags.count("save-scenarios")) {
+      const std::string path = SaveScenario(flags["save-scenarios"], m, p, flags.count("faults") ? flags["faults"] : "none",
+                                            props::DescribeViolation(r, p));
+      std::printf("scenario: %s\n", path.c_str());
+    }
     code = 1;
   }
   if (flags.count("out"))

@@ -5,9 +5,11 @@
 #include <memory>
 #include <set>
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <stdexcept>
 
 #include "model/state_register.h"
+#include "model/state_store.h"
 #include "real/real_backend.h"
 #include "real/state/namespace.h"
 #include "real/state/memory_beta30.h"
@@ -59,6 +61,7 @@ struct Recorder {
   std::vector<std::string> read_quota_violations;
   std::vector<std::string> adoption_violations;
   std::vector<std::string> rolling_violations;
+  std::vector<std::string> model_violations;
   std::vector<AckOp> ack_ops;
   std::map<std::string, LegacyKey> legacy_keys;       // legacy-readable, by key
   std::map<std::string, std::set<std::string>> adopters;  // legacy-adopted-once: v1 origin -> scopes
@@ -186,6 +189,15 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
   }
 }
 
+// Each operation draws from its own stream, so that shrinking one away (StateWorkload::skip)
+// leaves every other operation as it was.
+uint64_t OpSeed(uint64_t seed, int client, int op) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
+               static_cast<uint64_t>(op) * 0x94D049BB133111EBULL + 1;
+  x ^= x >> 31;
+  return x;
+}
+
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
   const int64_t now = rec->world->now_ms();
   if (t > now) co_await ctx.sleep(t - now);
@@ -208,6 +220,43 @@ std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload
   if (w.old_version.empty()) return nullptr;
   return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name, o,
                               connection);
+}
+
+// quota-safety, concurrently: at one instant every client sets its own key in a shared
+// maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond.
+Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                     int id, int i, Recorder* rec) {
+  if (w.clients < 2) co_return;
+  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  const std::string name = "race-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name, one,
+                                 std::string("conn"));
+  const int64_t slot = kDefaultEpochMs + 1000 * (i + 1);
+  co_await SleepUntil(ctx, rec, slot);
+  state::Json value = state::Json::object();
+  value["client"] = id;
+  try {
+    co_await ns->set("c" + std::to_string(id), value, std::nullopt);
+  } catch (const state::StateError&) {
+  }
+  if (id != 0) co_return;
+  co_await SleepUntil(ctx, rec, slot + 100);
+  const int64_t t0 = rec->world->now_ms();
+  int live = 0;
+  try {
+    for (int c = 0; c < w.clients; ++c) {
+      std::optional<state::StateValue> got = co_await ns->get("c" + std::to_string(c));
+      live += got ? 1 : 0;
+    }
+  } catch (const state::StateError&) {
+    co_return;
+  }
+  if (live > 1 && rec->world->now_ms() == t0)
+    rec->quota_violations.push_back(
+        std::to_string(w.clients) + " clients each set their own key at +" +
+        std::to_string(slot - kDefaultEpochMs) + "ms in namespace " + name +
+        " (maxEntries 1); at +" + std::to_string(t0 - kDefaultEpochMs) + "ms " +
+        std::to_string(live) + " of those keys are live");
 }
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
@@ -345,6 +394,7 @@ struct RollingState {
   std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
   int64_t alive_until = 0;              // the entry's expiry (server time)
   std::string last;                     // the acknowledged write, described
+  std::vector<std::string> log;         // every step so far, described
 };
 
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
@@ -367,6 +417,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, sta
       st->expected = state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
       st->last = "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
+      st->log.push_back(st->last);
     } else if (roll < 85) {
       const bool by_list = roll >= 70;
       std::optional<std::string> got;
@@ -379,22 +430,176 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, sta
         if (v) got = state::Stringify(v->value);
       }
       const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
-      if (st->known && !expired && got != st->expected && !LosesWrites(w.faults) && rec->rolling_violations.size() < 3)
+      const std::string step = "at +" + std::to_string(t) + "ms the " + who + " " +
+                               (by_list ? "list()" : "get(\"" + key + "\")") + " read " + got.value_or("null");
+      st->log.push_back(step);
+      if (st->known && !expired && got != st->expected && !LosesWrites(w.faults) && rec->rolling_violations.size() < 3) {
+        std::string steps;
+        for (const auto& l : st->log) steps += "\n    " + l;
         rec->rolling_violations.push_back(
-            (st->last.empty() ? "nothing was written to " + key : st->last) + "; at +" +
-            std::to_string(t) + "ms the " + who + " " + (by_list ? "list()" : "get(\"" + key + "\")") +
-            " read " + got.value_or("null"));
+            "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
+            "\n    expected " + st->expected.value_or("null") + " (" +
+            (st->last.empty() ? "nothing was written" : st->last) + ")");
+      }
     } else {
       co_await pod.del(key);
       st->known = true;
       st->expected.reset();
       st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
+      st->log.push_back(st->last);
     }
   } catch (const state::StateError& e) {
     if (e.transport() && roll < 40) st->known = false;
     if (e.transport() && roll >= 85) st->known = false;
   }
   co_await ctx.sleep(rng.range(0, 10));
+}
+
+// model-matches-implementation: one client, in sequence, fault-free, so that every call has
+// one instant; each result must be what model/state_store answers at that instant.
+std::string ErrorKind(const state::StateError& e) {
+  if (e.quota()) return "quota";
+  if (e.transport()) return "transport";
+  return "policy";
+}
+
+std::string ShowEntry(const std::optional<model::StoreEntry>& e) {
+  if (!e) return "null";
+  return e->key + "=" + e->value.dump() + " v" + std::to_string(e->version) + " createdAt " +
+         state::IsoTime(e->created_at) + " expiresAt " + state::IsoTime(e->expires_at);
+}
+
+std::optional<model::StoreEntry> FromImpl(const std::optional<state::StateValue>& v) {
+  if (!v) return std::nullopt;
+  model::StoreEntry e;
+  e.key = v->key;
+  e.value = v->value;
+  e.version = v->version;
+  e.expires_at = state::ParseIsoTime(v->expires_at).value_or(-1);
+  e.created_at = state::ParseIsoTime(v->created_at).value_or(-1);
+  e.updated_at = state::ParseIsoTime(v->updated_at).value_or(-1);
+  return e;
+}
+
+// Entries agree when key, value, version, createdAt and expiresAt agree.
+bool Same(const std::optional<model::StoreEntry>& a, const std::optional<model::StoreEntry>& b) {
+  if (!a || !b) return !a && !b;
+  return a->key == b->key && a->value == b->value && a->version == b->version &&
+         a->created_at == b->created_at && a->expires_at == b->expires_at;
+}
+
+Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                            Recorder* rec) {
+  Prng rng(w.seed * 1000003);
+  const bool legacy = w.version == "beta24";
+  model::StateStoreModel m({.scoped = state::HasConnectionScopes(w.version), .legacy_claim = legacy,
+                            .max_ttl = w.version != "beta3"});
+  std::vector<std::string> log;
+  const std::string provider = "provider-under-test";
+  for (int i = 0; i < w.ops; ++i) {
+    if (w.skip.count({0, i})) continue;  // shrunk away
+    rng = Prng(OpSeed(w.seed, 0, i));
+    co_await ctx.sleep(rng.range(0, 25));
+    const int64_t now = rec->world->now_ms();
+    const uint64_t c = rng.below(3);
+    const std::optional<std::string> connection =
+        c == 2 ? std::nullopt : std::optional<std::string>(c == 0 ? "conn-a" : "conn-b");
+    const bool provider_ns = rng.chance({1, 4});
+    const std::string ns_name = provider_ns ? "shared" : "ns";
+    state::NamespaceOptions so{.provider_scope = provider_ns, .default_ttl_ms = 40, .max_ttl_ms = 100,
+                               .max_entries = 3, .max_value_bytes = 256};
+    model::StoreNamespaceOptions mo{provider_ns, 40, 100, 3, 256};
+    const std::string key = "k" + std::to_string(rng.below(4));
+    uint64_t roll = rng.below(100);
+    if (!legacy && roll >= 88) roll = rng.below(20) + 25;  // no old pods: a set instead
+    const uint64_t ttl_roll = rng.below(10);
+    const std::optional<int64_t> ttl = ttl_roll < 3   ? std::optional<int64_t>(rng.range(1, 60))
+                                       : ttl_roll == 3 ? std::optional<int64_t>(150)
+                                                       : std::nullopt;
+    state::Json value = rng.chance({1, 3}) ? TrickyValue(rng) : state::Json::object();
+    if (value.is_object() && value.empty()) value["n"] = i;
+    auto ns = state::MakeNamespace(w.version, ctx, scripts, provider, ns_name, so, connection);
+    const std::string who = (connection ? *connection : std::string("missing connection")) + " " + ns_name;
+    const std::string at = "+" + std::to_string(now - kDefaultEpochMs) + "ms ";
+    std::string what, got, want;
+    bool same = true;
+    try {
+      if (roll < 25) {
+        what = "get(" + key + ")";
+        model::StoreResult r = m.get(connection, ns_name, mo, key, now);
+        std::optional<model::StoreEntry> v = FromImpl(co_await ns->get(key));
+        same = r.error.empty() && Same(v, r.entry);
+        got = ShowEntry(v);
+        want = r.error.empty() ? ShowEntry(r.entry) : r.error + " error";
+      } else if (roll < 45) {
+        what = "set(" + key + ", " + value.dump() + ", ttl " + (ttl ? std::to_string(*ttl) : "default") + ")";
+        model::StoreResult r = m.set(connection, ns_name, mo, key, value, ttl, now);
+        want = r.error.empty() ? ShowEntry(r.entry) : r.error + " error";
+        std::optional<model::StoreEntry> v = FromImpl(co_await ns->set(key, value, ttl));
+        same = r.error.empty() && Same(v, r.entry);
+        got = ShowEntry(v);
+      } else if (roll < 60) {
+        const std::optional<model::StoreEntry> seen = m.peek(connection, ns_name, mo, key, now);
+        const int64_t expected = rng.chance({3, 4}) ? (seen ? seen->version : 0) : rng.range(0, 3);
+        what = "compareAndSet(" + key + ", " + std::to_string(expected) + ", " + value.dump() + ")";
+        model::StoreResult r = m.compare_and_set(connection, ns_name, mo, key, expected, value, ttl, now);
+        want = r.error.empty() ? (r.ok ? "ok " : "fail ") + ShowEntry(r.entry) : r.error + " error";
+        state::CasResult c2 = co_await ns->compare_and_set(key, expected, value, ttl);
+        std::optional<model::StoreEntry> v = FromImpl(c2.ok ? c2.value : c2.current);
+        got = (c2.ok ? "ok " : "fail ") + ShowEntry(v);
+        same = r.error.empty() && r.ok == c2.ok && Same(v, r.entry);
+        // Rule 9 of the model: a stale expectation may win over the policy error.
+        if (r.error == "policy" && !c2.ok && (seen ? seen->version : 0) != expected && Same(v, seen)) same = true;
+      } else if (roll < 68) {
+        what = "delete(" + key + ")";
+        m.del(connection, ns_name, mo, key, now);
+        co_await ns->del(key);
+        got = want = "done";
+      } else if (roll < 80) {
+        const std::optional<std::string> prefix = rng.chance({1, 2}) ? std::optional<std::string>(key) : std::nullopt;
+        const std::optional<int64_t> limit = rng.chance({1, 4}) ? std::optional<int64_t>(rng.range(0, 2)) : std::nullopt;
+        what = "list(prefix " + prefix.value_or("-") + ", limit " + (limit ? std::to_string(*limit) : "default") + ")";
+        model::StoreResult all = m.list(connection, ns_name, mo, prefix, std::nullopt, now);
+        const int64_t n = std::min<int64_t>(all.matching, std::max<int64_t>(0, limit.value_or(mo.max_entries)));
+        std::vector<state::StateValue> rows = co_await ns->list(limit, prefix);
+        same = static_cast<int64_t>(rows.size()) == n;
+        for (const auto& row : rows) {
+          auto e = FromImpl(row);
+          bool found = false;
+          for (const auto& x : all.rows) found |= Same(e, x);
+          same &= found;
+          got += ShowEntry(e) + "; ";
+        }
+        want = std::to_string(n) + " of: ";
+        for (const auto& x : all.rows) want += ShowEntry(x) + "; ";
+      } else if (roll < 88) {
+        what = "increment(" + key + ", \"n\", 2)";
+        model::StoreResult r = m.increment(connection, ns_name, mo, key, "n", 2, ttl, now);
+        want = r.error.empty() ? ShowEntry(r.entry) : r.error + " error";
+        std::optional<model::StoreEntry> v = FromImpl(co_await ns->increment(key, "n", 2, ttl));
+        same = r.error.empty() && Same(v, r.entry);
+        got = ShowEntry(v);
+      } else {
+        what = "an old pod (beta23) sets " + key + " in " + ns_name + " to " + value.dump();
+        auto old = state::MakeNamespace("beta23", ctx, scripts, provider, ns_name, so, connection);
+        co_await old->set(key, value, std::nullopt);
+        m.legacy_write(ns_name, key, value, so.default_ttl_ms, now);
+        got = want = "done";
+      }
+    } catch (const state::StateError& e) {
+      got = ErrorKind(e) + " error (" + e.what() + ")";
+      same = want.rfind(ErrorKind(e) + " error", 0) == 0;
+    }
+    log.push_back(at + who + ": " + what + " -> " + got);
+    if (!same || rec->world->now_ms() != now) {
+      if (rec->world->now_ms() != now) want += " (the call took virtual time: run this property without faults)";
+      std::string out = "the implementation and model/state_store disagree; the last operations:";
+      for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k) out += "\n    " + log[k];
+      out += "\n    the model answers: " + want;
+      rec->model_violations.push_back(out);
+      co_return;
+    }
+  }
 }
 
 // legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
@@ -409,6 +614,8 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
   const int64_t start = kDefaultEpochMs;
   RollingState rolling;
   for (int i = 0; i < w.ops; ++i) {
+    if (w.skip.count({id, i})) continue;  // shrunk away
+    rng = Prng(OpSeed(w.seed, id, i));
     if (w.legacy_read_probes) {
       // At T the old pod writes L<i>; each client reads it twice, at T+50.. and T+120..
       const std::string key = "L" + std::to_string(i);
@@ -448,21 +655,25 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
           value["origin"] = "v1-" + std::to_string(i);
           co_await old->set("A", value, std::nullopt);
         } else {
+          // Six connections share the new pods, so that fresh scopes keep meeting v1 values.
+          const std::string scope = "c" + std::to_string(rng.below(6));
+          auto pod = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                          "ns", w.ns, scope);
           const uint64_t roll = rng.below(100);
           value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
           std::optional<state::StateValue> seen;
-          if (roll < 50) {
-            seen = co_await ns->get("A");
-          } else if (roll < 70) {
-            co_await ns->set("A", value, std::nullopt);
+          if (roll < 60) {
+            seen = co_await pod->get("A");
+          } else if (roll < 75) {
+            co_await pod->set("A", value, std::nullopt);
           } else if (roll < 90) {
-            state::CasResult r = co_await ns->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
+            state::CasResult r = co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
             seen = r.ok ? r.value : r.current;
           } else {
-            co_await ns->del("A");
+            co_await pod->del("A");
           }
           const std::string origin = seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
-          if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(connection);
+          if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(scope);
         }
       } catch (const state::StateError&) {
       }
@@ -484,6 +695,10 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
   // Isolation probes give each client its own connection; the other workloads share one.
   const std::string connection =
       w.isolation_probes && !w.broken_scope_for_negative_test ? "conn" + std::to_string(id) : "conn";
+  if (w.model_probes) {
+    if (id == 0) co_await SequentialClient(ctx, w, *scripts, rec);
+    co_return;
+  }
   if (w.legacy_read_probes || w.adoption_probes || w.rolling_probes) {
     co_await LegacyClient(ctx, id, w, *scripts, rec);
     co_return;
@@ -494,6 +709,8 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
   std::map<std::string, int64_t> seen_version;
   auto memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), w.ns);
   for (int i = 0; i < w.ops; ++i) {
+    if (w.skip.count({id, i})) continue;  // shrunk away
+    rng = Prng(OpSeed(w.seed, id, i));
     if (w.isolation_probes) {
       try {
         if (rng.chance({1, 2})) {
@@ -526,6 +743,7 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
     }
     if (w.quota_probes) {
       co_await QuotaProbe(ctx, w, *scripts, id, i, rng.range(1, 50), rec);
+      co_await QuotaRace(ctx, w, *scripts, id, i, rec);
       continue;
     }
     if (w.liveness_probes) {
@@ -707,7 +925,8 @@ std::vector<std::string> StateProperties() {
   return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
           "quota-safety", "memory-matches-redis", "connection-isolation",
           "acknowledged-writes-visible", "quota-liveness", "reads-never-quota-error",
-          "legacy-readable", "legacy-adopted-once", "rolling-deploy-writes-visible"};
+          "legacy-readable", "legacy-adopted-once", "rolling-deploy-writes-visible",
+          "model-matches-implementation"};
 }
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
@@ -756,6 +975,11 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
     w.rolling_probes = true;
     return w;
   }
+  if (property == "model-matches-implementation") {
+    w.model_probes = true;
+    w.faults = sim::FaultOptions{};  // one instant per call: see SequentialClient
+    return w;
+  }
   throw std::invalid_argument("unknown property '" + property + "'");
 }
 
@@ -772,6 +996,7 @@ const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::stri
   if (property == "legacy-readable") return &r.legacy_read_violations;
   if (property == "legacy-adopted-once") return &r.adoption_violations;
   if (property == "rolling-deploy-writes-visible") return &r.rolling_violations;
+  if (property == "model-matches-implementation") return &r.model_violations;
   return nullptr;
 }
 }  // namespace
@@ -789,6 +1014,28 @@ std::string DescribeViolation(const StateRun& r, const std::string& property) {
   }
   return "  on key " + r.verdict.partition + ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
          FormatCounterexample(r);
+}
+
+std::set<std::pair<int, int>> ParseSkip(const std::string& list) {
+  std::set<std::pair<int, int>> out;
+  for (size_t start = 0; start < list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(start, end - start);
+    int c = -1, i = -1;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d:%d%c", &c, &i, &tail) != 2 || c < 0 || i < 0)
+      throw std::invalid_argument("--skip takes CLIENT:OP pairs such as 0:1,2:3, not '" + item + "'");
+    out.insert({c, i});
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string FormatSkip(const std::set<std::pair<int, int>>& skip) {
+  std::string out;
+  for (const auto& [c, i] : skip) out += (out.empty() ? "" : ",") + std::to_string(c) + ":" + std::to_string(i);
+  return out;
 }
 
 Scenario LoadScenario(const std::string& path) {
@@ -813,6 +1060,7 @@ Scenario LoadScenario(const std::string& path) {
     s.workload.clients = j.at("clients").get<int>();
     s.workload.ops = j.at("ops").get<int>();
     s.workload.cas_only = j.value("ops_mix", "all") == "cas";
+    s.workload.skip = ParseSkip(j.value("skip", ""));
     s.workload.faults = sim::FaultOptions::Parse(s.faults);
     s.workload = ForProperty(s.workload, s.property);
   } catch (const nlohmann::json::exception& e) {
@@ -858,6 +1106,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.liveness_violations = rec.liveness_violations;
   out.read_quota_violations = rec.read_quota_violations;
   out.rolling_violations = rec.rolling_violations;
+  out.model_violations = rec.model_violations;
   if (!LosesWrites(w.faults)) {
     out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
     out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);

@@ -22,6 +22,9 @@
 // Property "legacy-adopted-once": one v1 write is adopted by at most one v2 scope.
 // Property "rolling-deploy-writes-visible": with old and new pods on one key, in sequence,
 // every read (get or list, on either version) returns the last acknowledged write.
+// Property "model-matches-implementation": a sequential, fault-free run answers every call
+// (get, set, compareAndSet, delete, list, increment, old-pod writes for beta.24) as the pure
+// model of the whole contract (model/state_store.h) does at that instant.
 //
 // Rolling deploys: clients that run `old_version` are the old pods. Which version precedes
 // which follows the seeds' diffs: beta.23 <- beta.3, beta.24 <- beta.23 (seed 000), beta.30 <-
@@ -31,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,8 +86,14 @@ struct StateWorkload {
   bool adoption_probes = false;
   // Property "rolling-deploy-writes-visible": each client runs both versions in sequence.
   bool rolling_probes = false;
+  // Property "model-matches-implementation": one client, fault-free, random operations
+  // across connections, scopes, namespaces, TTLs and quota, each compared with model/state_store.
+  bool model_probes = false;
   std::string version = "beta30";
   std::string old_version;  // the old pods' version in a rolling deploy ("": no old pods)
+  // Operations shrunk away: (client, op index) pairs that the client skips entirely (no draws,
+  // no calls, no pause), so later operations draw differently but deterministically.
+  std::set<std::pair<int, int>> skip;
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
 };
@@ -100,6 +110,7 @@ struct StateRun {
   std::vector<std::string> legacy_read_violations;  // legacy-readable
   std::vector<std::string> adoption_violations;     // legacy-adopted-once
   std::vector<std::string> rolling_violations;      // rolling-deploy-writes-visible
+  std::vector<std::string> model_violations;        // model-matches-implementation
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;
@@ -130,5 +141,9 @@ struct Scenario {
   StateWorkload workload;
 };
 Scenario LoadScenario(const std::string& path);  // throws std::invalid_argument, clearly
+
+// "0:1,2:3" <-> skip pairs (throws std::invalid_argument on a malformed list).
+std::set<std::pair<int, int>> ParseSkip(const std::string& list);
+std::string FormatSkip(const std::set<std::pair<int, int>>& skip);
 
 }  // namespace testbed::props

@@ -1,9 +1,14 @@
 #include "real/real_backend.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace testbed {
 namespace {
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 Reply Must(RedisConnection& c, const Argv& a) {
   CallResult r = c.call(a);
@@ -59,9 +64,20 @@ RealBackend::RealBackend(RedisServer& server) : server_(server) {
   conn_ = server_.connect_raw();
 }
 
+// KEYS and SCAN reply in hash-table order, which redis-server randomizes per process (the
+// emulator answers in key order). The order is unspecified, so clients under test must not
+// depend on it; sorting here lets the two worlds trace alike. A SCAN that takes more than
+// one page still differs (cursors are each world's own): see the emulator's deviation notes.
 Reply RealBackend::execute(const Argv& argv, int64_t now_ms) {
   server_.set_time_ms(now_ms);
-  return Must(*conn_, argv);
+  Reply r = Must(*conn_, argv);
+  auto by_name = [](const Reply& a, const Reply& b) { return a.str < b.str; };
+  const std::string cmd = argv.empty() ? "" : Upper(argv[0]);
+  if (cmd == "KEYS" && r.type == Reply::Type::kArray)
+    std::sort(r.elements.begin(), r.elements.end(), by_name);
+  if (cmd == "SCAN" && r.type == Reply::Type::kArray && r.elements.size() == 2)
+    std::sort(r.elements[1].elements.begin(), r.elements[1].elements.end(), by_name);
+  return r;
 }
 
 void RealBackend::rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) {

@@ -1,0 +1,130 @@
+// The provider state store's contract, whole: what the seeds' code and comments promise a
+// caller of ProviderRuntimeState / ProviderStateNamespace, as a pure model. No I/O, no clock:
+// every operation takes `now` (ms). The per-key register (state_register.h) is the same
+// contract cut down for the linearizability checker; this model answers whole operations
+// (get, set, compareAndSet, delete, list, increment, and an old pod's v1 write) so that a
+// sequential run of an implementation can be compared with it call for call.
+//
+// Choices where the seeds leave room, written down here:
+//   1. Expiry: an entry with expiry E is alive at t while t <= E (Redis keeps a PXAT E key
+//      through E). list() and the quota follow the same boundary as get().
+//   2. Scopes (beta.24+, `scoped`): forConnection(id) scopes a connection namespace by
+//      SHA-256(id); a missing connection is its own scope; scope "provider" namespaces are
+//      shared by every connection. Without `scoped` (beta.3, beta.23) every connection shares.
+//   3. Quota: a write of a key that is not live in its scope's namespace is refused when
+//      maxEntries entries are live there. Overwrites of a live key are always admitted.
+//   4. Versions: absent (never written, expired, deleted) is version 0; set writes current+1;
+//      compareAndSet(expected) writes expected+1 iff current == expected.
+//   5. createdAt survives overwrites (set and compareAndSet) and restarts after delete or
+//      expiry; updatedAt is the write's time; expiresAt is now + ttl (ttl defaults to
+//      defaultTtl, must be <= maxTtl; values must be <= maxValueBytes as JSON).
+//   6. Values read back exactly as written (JSON equality).
+//   7. Legacy (beta.24, `legacy_claim`): an old pod's v1 write is visible to the first
+//      concrete scope (a connection or the provider scope, never the missing-connection scope)
+//      that reads, writes or deletes the key while it has no live scoped value; that scope
+//      adopts it (same value, version and expiry) and the v1 value is gone for every other
+//      scope. Reads never fail with a quota error: when the namespace is full, get() returns
+//      the v1 value without adopting it.
+//   8. list(prefix, limit) returns the live entries whose key starts with prefix, at most
+//      limit (default maxEntries); the order is not part of the contract.
+//   9. A compareAndSet with both a stale expectedVersion and a bad ttl or value may report
+//      either (beta.23 compares first, beta.24+ check the ttl first); the model reports the
+//      policy error, and peek() lets a comparison accept the failure too. beta.3 has no maxTtl
+//      check anywhere in its code (its options type is not in the seeds): Variant.max_ttl.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace testbed::model {
+
+using Json = nlohmann::json;
+
+struct StoreNamespaceOptions {
+  bool provider_scope = false;
+  int64_t default_ttl_ms = 60000;
+  int64_t max_ttl_ms = 120000;
+  int64_t max_entries = 100;
+  int64_t max_value_bytes = 4096;
+};
+
+struct StoreEntry {
+  std::string key;
+  Json value;
+  int64_t version = 0;
+  int64_t expires_at = 0;
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+  bool operator==(const StoreEntry&) const = default;
+};
+
+// What an operation returns; `error` is "quota", "policy" or "" (none).
+struct StoreResult {
+  std::string error;
+  bool ok = true;                       // compareAndSet: swapped
+  std::optional<StoreEntry> entry;      // get / set / cas (written or current) / increment
+  std::vector<StoreEntry> rows;         // list, sorted by key
+  int64_t matching = 0;                 // list: how many live entries match (before the limit)
+};
+
+class StateStoreModel {
+ public:
+  struct Variant {
+    bool scoped = true;         // beta.24+: forConnection scopes
+    bool legacy_claim = false;  // beta.24: v1 values are adopted by the first concrete scope
+    bool max_ttl = true;        // false for beta.3, whose code never reads maxTtl (rule 9)
+  };
+  explicit StateStoreModel(Variant v) : variant_(v) {}
+
+  // `connection`: forConnection's argument (nullopt: the missing connection).
+  // What get() would return, without adopting anything (const).
+  std::optional<StoreEntry> peek(const std::optional<std::string>& connection, const std::string& ns,
+                                 const StoreNamespaceOptions& o, const std::string& key, int64_t now) const;
+  StoreResult get(const std::optional<std::string>& connection, const std::string& ns,
+                  const StoreNamespaceOptions& o, const std::string& key, int64_t now);
+  StoreResult set(const std::optional<std::string>& connection, const std::string& ns,
+                  const StoreNamespaceOptions& o, const std::string& key, const Json& value,
+                  std::optional<int64_t> ttl, int64_t now);
+  StoreResult compare_and_set(const std::optional<std::string>& connection, const std::string& ns,
+                              const StoreNamespaceOptions& o, const std::string& key,
+                              int64_t expected, const Json& value, std::optional<int64_t> ttl,
+                              int64_t now);
+  StoreResult del(const std::optional<std::string>& connection, const std::string& ns,
+                  const StoreNamespaceOptions& o, const std::string& key, int64_t now);
+  StoreResult list(const std::optional<std::string>& connection, const std::string& ns,
+                   const StoreNamespaceOptions& o, const std::optional<std::string>& prefix,
+                   std::optional<int64_t> limit, int64_t now);
+  StoreResult increment(const std::optional<std::string>& connection, const std::string& ns,
+                        const StoreNamespaceOptions& o, const std::string& key,
+                        const std::string& field, double delta, std::optional<int64_t> ttl,
+                        int64_t now);
+  // An old pod (v1 SDK) writes key in namespace ns: version = live v1 version + 1.
+  void legacy_write(const std::string& ns, const std::string& key, const Json& value, int64_t ttl,
+                    int64_t now);
+
+ private:
+  using Space = std::map<std::string, StoreEntry>;  // key -> entry
+  std::string scope_of(const std::optional<std::string>& connection, const StoreNamespaceOptions& o) const;
+  Space& space(const std::optional<std::string>& connection, const std::string& ns,
+               const StoreNamespaceOptions& o);
+  static const StoreEntry* live(const Space& s, const std::string& key, int64_t now);
+  static int64_t live_count(const Space& s, int64_t now);
+  // The current value as the scope sees it, adopting a v1 value where rule 7 says so.
+  std::optional<StoreEntry> current(const std::optional<std::string>& connection, const std::string& ns,
+                                    const StoreNamespaceOptions& o, const std::string& key,
+                                    int64_t now, bool reading);
+  std::string policy_error(const StoreNamespaceOptions& o, const Json& value, std::optional<int64_t> ttl) const;
+  StoreResult write(const std::optional<std::string>& connection, const std::string& ns,
+                    const StoreNamespaceOptions& o, const std::string& key, const Json& value,
+                    int64_t version, std::optional<int64_t> ttl, int64_t now);
+
+  Variant variant_;
+  std::map<std::string, Space> spaces_;  // scope + "\0" + namespace -> entries
+  std::map<std::string, Space> legacy_;  // namespace -> v1 entries
+};
+
+}  // namespace testbed::model

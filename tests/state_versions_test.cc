@@ -1,0 +1,174 @@
+// Every ported state version (beta.3, beta.23, beta.24, beta.30): key layout as the seeds
+// build it, the property suites on the emulator and on a spawned redis-server (same verdicts,
+// same trace hashes), rolling deploys, the legacy claim and its broken copy, and the model of
+// the whole contract against each port.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "properties/state_props.h"
+#include "tests/test_catalogs.h"
+#include "real/state/namespace.h"
+#include "sim/clock.h"
+#include "sim/strategies.h"
+
+namespace testbed::props {
+namespace {
+
+using testing_catalogs::Shipped;
+
+// One actor of `version` runs body; returns the emulator's keyspace afterwards.
+std::string KeyspaceAfter(const std::string& version, std::optional<std::string> connection,
+                          std::function<Task<void>(state::StateNamespace&)> body) {
+  sim::EmulatorBackend backend;
+  sim::RandomWalk walk;
+  sim::World world(sim::WorldOptions{}, backend, walk);
+  state::VersionScripts scripts(Shipped());
+  world.add_actor("pod", [&](sim::Ctx& ctx) -> Task<void> {
+    auto ns = state::MakeNamespace(version, ctx, scripts, std::nullopt, "ns", state::NamespaceOptions{},
+                                   connection);
+    co_await body(*ns);
+  });
+  const sim::RunResult r = world.run();
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  return backend.describe_state(world.now_ms());
+}
+
+Task<void> SetK(state::StateNamespace& ns) {
+  state::Json v = state::Json::object();
+  v["n"] = 1;
+  co_await ns.set("k", v, std::nullopt);
+}
+
+TEST(StateVersions, EachPortWritesTheKeysItsSeedBuilds) {
+  const std::string v1 = KeyspaceAfter("beta3", std::nullopt, SetK);
+  EXPECT_NE(v1.find("apifuse:provider-state:v1:default:ns:k"), std::string::npos) << v1;
+  EXPECT_EQ(v1.find(":index:"), std::string::npos) << "beta.3 has no index\n" << v1;
+
+  const std::string v23 = KeyspaceAfter("beta23", std::nullopt, SetK);
+  EXPECT_NE(v23.find("apifuse:provider-state:v1:default:ns:k"), std::string::npos) << v23;
+  // base64url("apifuse:provider-state:v1:default:ns"), and the backfill's cursor beside it.
+  EXPECT_NE(v23.find("apifuse:provider-state:v1:index:YXBpZnVzZTpwcm92aWRlci1zdGF0ZTp2MTpkZWZhdWx0Om5z"),
+            std::string::npos) << v23;
+  EXPECT_NE(v23.find(":legacy-scan-cursor"), std::string::npos) << v23;
+
+  const std::string v24 = KeyspaceAfter("beta24", std::string("c1"), SetK);
+  EXPECT_NE(v24.find("apifuse:provider-state:v2:default:ns:scope:connection:sha256:"), std::string::npos) << v24;
+  // set() tombstones the v1 key of a concrete scope (SET_WITH_QUOTA_SCRIPT, ARGV[6] == "1").
+  EXPECT_NE(v24.find("apifuse:provider-state:v1:default:ns:k"), std::string::npos) << v24;
+  EXPECT_NE(v24.find("deleted"), std::string::npos) << v24;
+
+  const std::string v30 = KeyspaceAfter("beta30", std::nullopt, SetK);
+  EXPECT_NE(v30.find("apifuse:provider-state:v2:default:ns:scope:connection:missing:k"), std::string::npos) << v30;
+  EXPECT_EQ(v30.find("provider-state:v1"), std::string::npos) << v30;
+}
+
+TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmulatorAndRedisServer) {
+  RedisServer server(kDefaultEpochMs);
+  int compared = 0;
+  for (const std::string& version : StateVersions()) {
+    for (const std::string& p : StateProperties()) {
+      const std::string old = RollingFrom(version);
+      if (!Applies(p, version, old)) continue;
+      StateWorkload w;
+      w.version = version;
+      w.old_version = old;
+      w.seed = 3;
+      w.clients = 2;
+      w.ops = 6;
+      w = ForProperty(w, p);
+      const StateRun sim = RunStateWorkload(w, Shipped(), nullptr);
+      const StateRun real = RunStateWorkload(w, Shipped(), &server);
+      EXPECT_EQ(Violates(sim, p), Violates(real, p)) << version << " " << p;
+      EXPECT_EQ(sim.run.trace_hash, real.run.trace_hash) << version << " " << p;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 40);
+}
+
+int Violations(StateWorkload w, const std::string& property, int runs, const ScriptCatalog& scripts) {
+  w = ForProperty(w, property);
+  int violated = 0;
+  for (int s = 1; s <= runs; ++s) {
+    w.seed = static_cast<uint64_t>(s);
+    violated += Violates(RunStateWorkload(w, scripts, nullptr), property) ? 1 : 0;
+  }
+  return violated;
+}
+
+StateWorkload Deploy(const std::string& version, const std::string& old) {
+  StateWorkload w;
+  w.version = version;
+  w.old_version = old;
+  return w;
+}
+
+TEST(StateVersions, LiveV1ValuesStayReadableAfterBeta23AndBeta24ButNotAfterBeta30) {
+  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "legacy-readable", 10, Shipped()), 0);
+  EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-readable", 10, Shipped()), 0);
+  EXPECT_EQ(Violations(Deploy("beta30", "beta3"), "legacy-readable", 10, Shipped()), 10);
+}
+
+TEST(StateVersions, Beta24AdoptsEachV1WriteOnceAndAClaimWithoutTombstoneIsCaught) {
+  EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, Shipped()), 0);
+  const ScriptCatalog broken = testing_catalogs::WithBroken("claim-broken-catalog", "state/beta24/CLAIM_LEGACY_SCRIPT.lua", "claim-without-tombstone/CLAIM_LEGACY_SCRIPT.lua");
+  EXPECT_GE(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, broken), 5);
+}
+
+TEST(StateVersions, OldPodsWritesAreLostInRollingDeploysToV2ButNotBetweenV1Releases) {
+  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()), 0);
+  EXPECT_GE(Violations(Deploy("beta24", "beta23"), "rolling-deploy-writes-visible", 10, Shipped()), 8);
+  EXPECT_GE(Violations(Deploy("beta30", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()), 8);
+}
+
+TEST(StateVersions, OnlyBeta24FailsAReadWithAQuotaError) {
+  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "reads-never-quota-error", 5, Shipped()), 0);
+  EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "reads-never-quota-error", 5, Shipped()), 5);
+  EXPECT_EQ(Violations(Deploy("beta30", "beta3"), "reads-never-quota-error", 5, Shipped()), 0);
+}
+
+TEST(StateVersions, Beta3RacesItsQuotaAndItsCompareAndSetWhileBeta23ScriptsDoNot) {
+  StateWorkload w = Deploy("beta3", "");
+  w.clients = 3;
+  EXPECT_EQ(Violations(w, "quota-safety", 5, Shipped()), 5);
+  w.cas_only = true;
+  EXPECT_GE(Violations(w, "cas-versions-linearizable", 20, Shipped()), 3);
+  StateWorkload b23 = Deploy("beta23", "beta3");
+  b23.cas_only = true;
+  EXPECT_EQ(Violations(b23, "cas-versions-linearizable", 20, Shipped()), 0);
+}
+
+TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatchesABrokenScript) {
+  StateWorkload b3 = Deploy("beta3", "");
+  b3.ops = 30;
+  EXPECT_EQ(Violations(b3, "model-matches-implementation", 40, Shipped()), 0);
+  const ScriptCatalog broken = testing_catalogs::WithBroken("model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+  StateWorkload b30 = Deploy("beta30", "");
+  b30.ops = 30;
+  EXPECT_GE(Violations(b30, "model-matches-implementation", 20, broken), 10);
+}
+
+TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
+  for (const std::string& version : StateVersions()) {
+    StateWorkload w = ForProperty(Deploy(version, RollingFrom(version)), "cas-versions-linearizable");
+    w.seed = 17;
+    w.faults = sim::FaultOptions::Parse("all");
+    EXPECT_EQ(RunStateWorkload(w, Shipped(), nullptr).run.trace_hash,
+              RunStateWorkload(w, Shipped(), nullptr).run.trace_hash) << version;
+  }
+}
+
+TEST(StateVersions, JsonIsWrittenAsJavaScriptWritesIt) {
+  EXPECT_EQ(state::Stringify(state::Json(2.0)), "2");
+  EXPECT_EQ(state::Stringify(state::Json(-0.0)), "0");
+  EXPECT_EQ(state::Stringify(state::Json(0.1)), "0.1");
+  EXPECT_EQ(state::Stringify(state::Json(1e-7)), "1e-7");
+  EXPECT_EQ(state::Stringify(state::Json(1e21)), "1e+21");
+  EXPECT_EQ(state::Stringify(state::Json::parse(R"({"b":[1.5,2.0],"a":"é"})")), R"({"a":"é","b":[1.5,2]})");
+  EXPECT_EQ(state::ParseIsoTime(state::IsoTime(kDefaultEpochMs + 1234)), kDefaultEpochMs + 1234);
+  EXPECT_FALSE(state::ParseIsoTime("yesterday").has_value());
+}
+
+}  // namespace
+}  // namespace testbed::props
