@@ -49,6 +49,7 @@ constexpr const char* kUsage =
     "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
     "                [--properties LIST] [--redis none|spawn] [--out DIR] [--ops-mix all|cas]\n"
     "                [--rolling-from V] [--skip C:I,...] [--save-scenarios DIR]\n"
+    "                [--real-sample K]\n"
     "      Runs generated multi-client workloads through the ported SDK version against its\n"
     "      scripts and checks the properties; prints a per-property table, and for the first\n"
     "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
@@ -57,6 +58,8 @@ constexpr const char* kUsage =
     "      (default: beta23 <- beta3, beta24 <- beta23, beta30 <- beta3); a property that\n"
     "      means nothing for a version is reported n/a. A violation is shrunk to the fewest\n"
     "      clients, then operations, then single operations (--skip: client:index pairs).\n"
+    "      --real-sample K replays every K-th run on a spawned redis-server and requires the\n"
+    "      emulator's verdict and trace hash there (exit 1 on a divergence).\n"
     "  testbed replay FILE [--redis none|spawn]\n"
     "      Replays a saved scenario (scenarios/*.json); exit 1 when its violation shows.\n"
     "  testbed list\n"
@@ -463,7 +466,7 @@ int Check(int argc, char** argv) {
                            {"ops", true}, {"faults", true}, {"properties", true},
                            {"redis", true}, {"out", true}, {"ops-mix", true},
                            {"rolling-from", true}, {"skip", true},
-                           {"save-scenarios", true}});
+                           {"save-scenarios", true}, {"real-sample", true}});
   const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -517,10 +520,21 @@ int Check(int argc, char** argv) {
   const int64_t budget = flags.count("budget-seconds") ? ParseUnsigned("budget-seconds", flags["budget-seconds"]) : 0;
   const int64_t max_runs = runs >= 0 ? runs : (budget > 0 ? INT64_MAX : 100);
   const std::string redis = flags.count("redis") ? flags["redis"] : "none";
+  if (redis.find(':') != std::string::npos)
+    throw UsageError("--redis " + redis + ": check moves the server's clock with virtual time, which only a "
+                     "redis-server it spawns (under its time shim) allows, and it never writes to a server it "
+                     "did not start; use --redis spawn");
   if (redis != "none" && redis != "spawn") throw UsageError("--redis takes none or spawn");
+  const int64_t real_every = flags.count("real-sample") ? ParseUnsigned("real-sample", flags["real-sample"]) : 0;
+  if (real_every > 0 && redis != "none")
+    throw UsageError("--real-sample compares emulator runs with a spawned redis-server; use it with --redis none");
   const ScriptCatalog scripts = CatalogWithOverrides(flags.count("scripts") ? flags["scripts"] : "");
   std::unique_ptr<RedisServer> server;
   if (redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  std::unique_ptr<RedisServer> sample_server;
+  if (real_every > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  int64_t sampled = 0, diverged = 0;
+  std::string first_divergence;
 
   const auto start = std::chrono::steady_clock::now();
   struct Tally {
@@ -535,6 +549,17 @@ int Check(int argc, char** argv) {
       props::StateWorkload run = props::ForProperty(w, p);
       run.seed = seed + static_cast<uint64_t>(i);
       props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
+      if (real_every > 0 && i % real_every == 0) {
+        // The same schedule on a spawned redis-server: same verdict, same trace.
+        props::StateRun real = props::RunStateWorkload(run, scripts, sample_server.get());
+        ++sampled;
+        if (real.run.trace_hash != r.run.trace_hash || props::Violates(real, p) != props::Violates(r, p)) {
+          if (!diverged++)
+            first_divergence = p + " seed " + std::to_string(run.seed) + ": emulator trace " +
+                               r.run.trace_hash.substr(0, 16) + ", redis-server trace " +
+                               real.run.trace_hash.substr(0, 16);
+        }
+      }
       Tally& t = tally[p];
       ++t.done;
       if (!r.verdict.complete) ++t.incomplete;
@@ -564,6 +589,14 @@ int Check(int argc, char** argv) {
     report.properties.push_back({properties[k], t.done, t.done - t.violated, t.violated});
   }
   int code = 0;
+  if (real_every > 0) {
+    std::printf("redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the emulator\n",
+                static_cast<long long>(sampled), static_cast<long long>(diverged));
+    if (diverged) {
+      std::printf("  first divergence: %s\n", first_divergence.c_str());
+      code = 1;
+    }
+  }
   for (const std::string& p : properties) {
     const Tally& t = tally[p];
     if (!t.first) continue;

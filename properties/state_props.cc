@@ -332,13 +332,19 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Ver
       how = "delete(a)";
     }
     const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    std::string refused;
     try {
       co_await ns->set("c", value, std::nullopt);
     } catch (const state::StateError& e) {
-      if (e.quota() && !MovesClocks(w.faults) && !LosesWrites(w.faults))
-        rec->liveness_violations.push_back(
-            "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
-            std::to_string(t) + "ms set(c) failed with \"" + e.what() + "\" with only b live");
+      if (e.quota() && !MovesClocks(w.faults) && !LosesWrites(w.faults)) refused = e.what();
+    }
+    if (!refused.empty()) {
+      // co_await is not allowed in a handler: what get(a) says now, outside it.
+      std::optional<state::StateValue> a = co_await ns->get("a");
+      rec->liveness_violations.push_back(
+          "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
+          std::to_string(t) + "ms set(c) failed with \"" + refused + "\"; get(a) now returns " +
+          (a ? "its value: the delete was lost" : "null: only b is live"));
     }
   } catch (const state::StateError&) {
   }
@@ -852,12 +858,19 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
       }
       if (removable) continue;
       auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
-      return {"client " + std::to_string(w.actor) + ": set(\"" + w.key + "\", ttl " +
-              (w.ttl ? std::to_string(*w.ttl) : std::string("default")) + ") acknowledged at " +
-              at(w.ret_ms) + " (alive through " + at(w.exp_lo) + "); then client " +
-              std::to_string(r.actor) + "'s " + (r.kind == K::kGet ? "get" : "list") + " from " +
-              at(r.inv_ms) + " to " + at(r.ret_ms) +
-              " found nothing, and nothing else wrote or deleted the key in between"};
+      auto set_of = [&](const AckOp& x) {
+        return "client " + std::to_string(x.actor) + " set(\"" + x.key + "\", ttl " +
+               (x.ttl ? std::to_string(*x.ttl) : std::string("default")) + ") acknowledged at " +
+               at(x.ret_ms) + " (alive through " + at(x.exp_lo) + ")";
+      };
+      std::string later;
+      for (const AckOp& o : ops)
+        if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq && o.inv_seq < r.ret_seq)
+          later += ", then " + set_of(o);
+      return {set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " +
+              (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " + at(r.ret_ms) +
+              " found nothing, though no delete ran and every write keeps the key alive through " +
+              at(r.ret_ms)};
     }
   }
   return {};

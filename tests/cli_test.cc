@@ -121,11 +121,33 @@ TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
   for (const char* args : {"check --system state --version beta99", "check --system a2",
                            "check --system state --version beta24 --rolling-from beta99",
                            "check --system state --version beta24 --rolling-from beta24",
+                           "check --system state --redis 127.0.0.1:6379", "check --system state --skip 1-2",
+                           "check --system state --redis spawn --real-sample 2",
                            "check", "check --system state --runs 2 --budget-seconds 2",
                            "check --system state --scripts /nonexistent", "replay /nonexistent.json",
                            "check --system state --properties bogus"}) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  }
+}
+
+TEST(CliCheck, ASampleOfRunsReplaysOnRedisServerWithTheSameTraces) {
+  Result r = RunCli("check --system state --version beta24 --seed 9 --runs 4 --real-sample 2 --properties "
+                    "connection-isolation,legacy-adopted-once,model-matches-implementation");
+  EXPECT_NE(r.out.find("redis-server sample: 6 runs replayed on a spawned redis-server, 0 diverged"),
+            std::string::npos) << r.out;
+}
+
+TEST(CliCheck, EveryVersionReportsItsFindingsWithReplayLinesThatReproduceThem) {
+  for (const char* version : {"beta3", "beta23", "beta24", "beta30"}) {
+    Result r = RunCli(std::string("check --system state --version ") + version + " --seed 1 --runs 5");
+    EXPECT_EQ(r.code, 1) << version << "\n" << r.out;
+    const size_t at = r.out.find("replay: testbed ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string replay = r.out.substr(at + 16, r.out.find('\n', at) - at - 16);
+    Result again = RunCli(replay + " --redis spawn");
+    EXPECT_EQ(again.code, 1) << replay << "\n" << again.out;
+    EXPECT_NE(again.out.find("violation of"), std::string::npos) << again.out;
   }
 }
 
