@@ -50,9 +50,11 @@ Generated GenWorkload(bool with_faults) {
 int Kept(const StateWorkload& w) { return w.clients * w.ops - static_cast<int>(w.skip.size()); }
 
 // Printed by RapidCheck with a failing case: the same workload on the CLI.
-void LogReplay(const Generated& g, const std::string& extra = "") {
-  RC_LOG() << "replay: ./build/testbed check --system state --properties cas-versions-linearizable"
-           << " --seed " << g.w.seed << " --runs 1 --clients " << g.w.clients << " --ops " << g.w.ops
+void LogReplay(const Generated& g, const std::string& extra = "",
+               const std::string& property = "cas-versions-linearizable") {
+  RC_LOG() << "replay: ./build/testbed check --system state --version " << g.w.version
+           << " --properties " << property << " --seed " << g.w.seed << " --runs 1 --clients "
+           << g.w.clients << " --ops " << g.w.ops
            << (g.faults.empty() ? "" : " --faults " + g.faults) << (g.w.cas_only ? " --ops-mix cas" : "")
            << (g.w.skip.empty() ? "" : " --skip " + FormatSkip(g.w.skip))
            << extra << "\n";
@@ -65,6 +67,31 @@ RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadA
   const StateRun r = RunStateWorkload(g.w, Shipped(), nullptr);
   RC_ASSERT(r.verdict.complete);
   RC_ASSERT(r.verdict.ok);
+}
+
+// The properties that hold on the v2 releases, for any shape, schedule and faults: no
+// connection reads another's data, and beta.24 adopts each v1 write at most once (with old
+// beta.23 pods writing during the deploy).
+RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1WritesAreAdoptedOnceUnderFaults, ()) {
+  Generated g = GenWorkload(true);
+  g.w.version = *rc::gen::element<std::string>("beta24", "beta30");
+  g.w.old_version = RollingFrom(g.w.version);
+  const std::string property = g.w.version == "beta24"
+                                   ? *rc::gen::element<std::string>("connection-isolation", "legacy-adopted-once")
+                                   : std::string("connection-isolation");
+  LogReplay(g, "", property);
+  const StateRun r = RunStateWorkload(ForProperty(g.w, property), Shipped(), nullptr);
+  RC_ASSERT(!Violates(r, property));
+}
+
+// beta.3 answers every sequential call as model/state_store does (beta.3 has no index, so
+// none of the expiry-instant findings of the later releases).
+RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
+  Generated g = GenWorkload(false);
+  g.w.version = "beta3";
+  LogReplay(g, "", "model-matches-implementation");
+  const StateRun r = RunStateWorkload(ForProperty(g.w, "model-matches-implementation"), Shipped(), nullptr);
+  RC_ASSERT(!Violates(r, "model-matches-implementation"));
 }
 
 RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
