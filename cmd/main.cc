@@ -481,6 +481,8 @@ int Check(int argc, char** argv) {
   if (!w.old_version.empty() && !state::IsPorted(w.old_version))
     throw UsageError("--rolling-from " + w.old_version + " is not a ported version (beta3, beta23, beta24, beta30)");
   if (w.old_version == w.version) throw UsageError("--rolling-from must differ from --version");
+  std::printf("version: state %s (rolling-deploy properties run old pods of %s)\n", w.version.c_str(),
+              w.old_version.empty() ? "no earlier version" : w.old_version.c_str());
   if (flags.count("ops-mix")) {
     if (flags["ops-mix"] != "all" && flags["ops-mix"] != "cas")
       throw UsageError("--ops-mix takes all or cas");
@@ -531,8 +533,15 @@ int Check(int argc, char** argv) {
   const ScriptCatalog scripts = CatalogWithOverrides(flags.count("scripts") ? flags["scripts"] : "");
   std::unique_ptr<RedisServer> server;
   if (redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  for (const std::string& v : {w.version, w.old_version})
+    if (!v.empty())
+      if (const std::string err = props::FirstCompileError(scripts, v); !err.empty())
+        throw SetupError("a script does not compile: " + err);
   std::unique_ptr<RedisServer> sample_server;
   if (real_every > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  std::string first_script_error;
+  uint64_t script_error_seed = 0;
+  std::string script_error_property;
   int64_t sampled = 0, diverged = 0;
   std::string first_divergence;
 
@@ -559,6 +568,11 @@ int Check(int argc, char** argv) {
                                r.run.trace_hash.substr(0, 16) + ", redis-server trace " +
                                real.run.trace_hash.substr(0, 16);
         }
+      }
+      if (!r.script_errors.empty() && first_script_error.empty()) {
+        first_script_error = r.script_errors.front();
+        script_error_seed = run.seed;
+        script_error_property = p;
       }
       Tally& t = tally[p];
       ++t.done;
@@ -589,6 +603,19 @@ int Check(int argc, char** argv) {
     report.properties.push_back({properties[k], t.done, t.done - t.violated, t.violated});
   }
   int code = 0;
+  if (!first_script_error.empty()) {
+    // A script that fails at run time makes the SDK report "Redis is unavailable", which the
+    // properties must treat as an unknown outcome: the verdicts above mean little.
+    std::fprintf(stderr,
+                 "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
+                 "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n"
+                 "replay: testbed check --system state --version %s --properties %s --seed %llu --runs 1%s\n",
+                 script_error_property.c_str(), static_cast<unsigned long long>(script_error_seed),
+                 first_script_error.substr(0, 600).c_str(), w.version.c_str(), script_error_property.c_str(),
+                 static_cast<unsigned long long>(script_error_seed),
+                 flags.count("scripts") ? (" --scripts " + flags["scripts"]).c_str() : "");
+    return 2;
+  }
   if (real_every > 0) {
     std::printf("redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the emulator\n",
                 static_cast<long long>(sampled), static_cast<long long>(diverged));

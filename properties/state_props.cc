@@ -917,6 +917,16 @@ std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>
 
 std::vector<std::string> StateVersions() { return state::PortedVersions(); }
 
+std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version) {
+  sim::EmulatorBackend emulator;
+  for (const auto& f : scripts.all()) {
+    if (f.file.rfind("state/" + version + "/", 0) != 0) continue;
+    const Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, kDefaultEpochMs);
+    if (r.is_error()) return f.file + ": " + r.str;
+  }
+  return "";
+}
+
 std::string RollingFrom(const std::string& version) {
   if (version == "beta23") return "beta3";
   if (version == "beta24") return "beta23";
@@ -1120,6 +1130,9 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.read_quota_violations = rec.read_quota_violations;
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
+  for (const auto& line : out.trace)
+    if (line.find(" exec \"EVAL") != std::string::npos && line.find("-> (error) ") != std::string::npos)
+      out.script_errors.push_back(line);
   if (!LosesWrites(w.faults)) {
     out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
     out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);

@@ -111,6 +111,9 @@ struct StateRun {
   std::vector<std::string> adoption_violations;     // legacy-adopted-once
   std::vector<std::string> rolling_violations;      // rolling-deploy-writes-visible
   std::vector<std::string> model_violations;        // model-matches-implementation
+  // Redis calls that ran a script and got an error reply (a script that fails at run time;
+  // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).
+  std::vector<std::string> script_errors;
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;
@@ -130,6 +133,9 @@ bool Violates(const StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
 
 std::vector<std::string> StateVersions();  // ported versions, by scripts directory name
+// The first script of state/<version>/ that does not compile (SCRIPT LOAD on the emulator),
+// as "FILE: error"; "" when all do.
+std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version);
 // The version a rolling deploy to `version` comes from ("" for beta3).
 std::string RollingFrom(const std::string& version);
 // Whether the property means anything for this version and old version (else "n/a").

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <cstdio>
 #include <string>
@@ -149,6 +150,23 @@ TEST(CliCheck, EveryVersionReportsItsFindingsWithReplayLinesThatReproduceThem) {
     EXPECT_EQ(again.code, 1) << replay << "\n" << again.out;
     EXPECT_NE(again.out.find("violation of"), std::string::npos) << again.out;
   }
+}
+
+TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
+  const std::string dir = ::testing::TempDir() + "/cli-bad-scripts";
+  std::filesystem::create_directories(dir + "/syntax");
+  std::filesystem::create_directories(dir + "/runtime");
+  std::ofstream(dir + "/syntax/DELETE_WITH_INDEX_SCRIPT.lua") << "local x =\n";
+  std::ofstream(dir + "/runtime/SET_WITH_QUOTA_SCRIPT.lua") << "return redis.call('GET', undefined_global)\n";
+  Result syntax = RunCli("check --system state --runs 2 --seed 1 --scripts " + dir + "/syntax");
+  EXPECT_EQ(syntax.code, 2) << syntax.out;
+  EXPECT_NE(syntax.out.find("state/beta30/DELETE_WITH_INDEX_SCRIPT.lua: ERR Error compiling script"),
+            std::string::npos) << syntax.out;
+  Result runtime = RunCli("check --system state --runs 2 --seed 1 --properties cas-versions-linearizable --scripts " +
+                          dir + "/runtime");
+  EXPECT_EQ(runtime.code, 2) << runtime.out;
+  EXPECT_NE(runtime.out.find("a script failed at run time"), std::string::npos) << runtime.out;
+  EXPECT_NE(runtime.out.find("undefined_global"), std::string::npos) << runtime.out;
 }
 
 TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
