@@ -471,7 +471,7 @@ std::string ErrorKind(const state::StateError& e) {
 
 std::string ShowEntry(const std::optional<model::StoreEntry>& e) {
   if (!e) return "null";
-  return e->key + "=" + e->value.dump() + " v" + std::to_string(e->version) + " createdAt " +
+  return e->key + "=" + state::Stringify(e->value) + " v" + std::to_string(e->version) + " createdAt " +
          state::IsoTime(e->created_at) + " expiresAt " + state::IsoTime(e->expires_at);
 }
 
