@@ -601,6 +601,8 @@ int Check(int argc, char** argv) {
     if (t.incomplete)
       std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
     report.properties.push_back({properties[k], t.done, t.done - t.violated, t.violated});
+    if (flags.count("faults") && flags["faults"] != "none" && !props::FaultsSetAside(properties[k]).empty())
+      std::printf("  (runs without these faults: %s)\n", props::FaultsSetAside(properties[k]).c_str());
   }
   int code = 0;
   if (!first_script_error.empty()) {
@@ -655,7 +657,8 @@ int Check(int argc, char** argv) {
     reports::ViolationRow row{p, m.seed, m.clients, m.ops, props::DescribeViolation(r, p), {}, ""};
     std::printf("redis calls:\n");
     for (const auto& line : r.trace)
-      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos) {
+      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos ||
+          line.find(" plan ") != std::string::npos) {
         std::printf("  %s\n", line.c_str());
         row.redis_calls.push_back(line);
       }

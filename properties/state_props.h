@@ -127,6 +127,10 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
 std::string FormatCounterexample(const StateRun& r);
 
 std::vector<std::string> StateProperties();
+// The fault kinds a property runs without, whatever --faults says ("" none, "all" every
+// one), and why: restart and failover lose acknowledged writes by themselves, clock faults move
+// a probe off the server's exact expiry millisecond, and the model answers one instant per call.
+std::string FaultsSetAside(const std::string& property);
 // The workload that exercises a property (throws std::invalid_argument for unknown names).
 StateWorkload ForProperty(StateWorkload w, const std::string& property);
 bool Violates(const StateRun& r, const std::string& property);
