@@ -62,5 +62,8 @@ class Clock {
 };
 
 std::string render_argv(const Argv& argv);  // quoted, escaped, for traces and messages
+// render_argv(argv), or when longer than `limit` its first `keep` characters followed by
+// "...(N bytes)" with N the whole length; without rendering the whole (script bodies).
+std::string render_argv_short(const Argv& argv, size_t limit, size_t keep);
 
 }  // namespace testbed

@@ -17,11 +17,7 @@ std::string Describe(const CallResult& r) {
   return "transport error: " + std::get<TransportError>(r).what;
 }
 
-std::string Short(const Argv& argv) {
-  std::string s = render_argv(argv);
-  if (s.size() > 160) s = s.substr(0, 150) + "...(" + std::to_string(s.size()) + " bytes)";
-  return s;
-}
+std::string Short(const Argv& argv) { return render_argv_short(argv, 160, 150); }
 
 }  // namespace
 
