@@ -1,8 +1,17 @@
 #include "model/state_store.h"
 
+#include "model/json_text.h"
+
 #include <algorithm>
 
 namespace testbed::model {
+namespace {
+StoreResult Error(std::string kind) {
+  StoreResult r;
+  r.error = std::move(kind);
+  return r;
+}
+}  // namespace
 
 std::string StateStoreModel::scope_of(const std::optional<std::string>& connection,
                                       const StoreNamespaceOptions& o) const {
@@ -47,7 +56,7 @@ std::optional<StoreEntry> StateStoreModel::current(const std::optional<std::stri
 
 std::string StateStoreModel::policy_error(const StoreNamespaceOptions& o, const Json& value,
                                           std::optional<int64_t> ttl) const {
-  if (static_cast<int64_t>(value.dump().size()) > o.max_value_bytes) return "policy";
+  if (static_cast<int64_t>(JsonStringify(value).size()) > o.max_value_bytes) return "policy";
   if (variant_.max_ttl &&
       std::max<int64_t>(1, ttl.value_or(o.default_ttl_ms)) > std::max<int64_t>(1, o.max_ttl_ms))
     return "policy";
@@ -60,7 +69,7 @@ StoreResult StateStoreModel::write(const std::optional<std::string>& connection,
                                    int64_t now) {
   Space& mine = space(connection, ns, o);
   const StoreEntry* existing = live(mine, key, now);
-  if (!existing && live_count(mine, now) >= o.max_entries) return {"quota"};
+  if (!existing && live_count(mine, now) >= o.max_entries) return Error("quota");
   StoreEntry e{key, value, version, now + std::max<int64_t>(1, ttl.value_or(o.default_ttl_ms)),
                existing ? existing->created_at : now, now};
   mine[key] = e;
@@ -95,7 +104,7 @@ StoreResult StateStoreModel::get(const std::optional<std::string>& connection, c
 StoreResult StateStoreModel::set(const std::optional<std::string>& connection, const std::string& ns,
                                  const StoreNamespaceOptions& o, const std::string& key,
                                  const Json& value, std::optional<int64_t> ttl, int64_t now) {
-  if (auto err = policy_error(o, value, ttl); !err.empty()) return {err};
+  if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
   const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
   return write(connection, ns, o, key, value, (cur ? cur->version : 0) + 1, ttl, now);
 }
@@ -104,7 +113,7 @@ StoreResult StateStoreModel::compare_and_set(const std::optional<std::string>& c
                                              const std::string& ns, const StoreNamespaceOptions& o,
                                              const std::string& key, int64_t expected,
                                              const Json& value, std::optional<int64_t> ttl, int64_t now) {
-  if (auto err = policy_error(o, value, ttl); !err.empty()) return {err};
+  if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
   const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
   if ((cur ? cur->version : 0) != expected) {
     StoreResult r;
