@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "reports/check_report.h"
 #include "real/state/namespace.h"
 #include "real/real_backend.h"
+#include "sim/lua_scripting.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
 #include "sim/workloads.h"
@@ -424,6 +426,22 @@ int ReplayScenario(int argc, char** argv) {
   return 1;
 }
 
+// Shortens the long parts of state keys for reading (scope digests, index identities).
+std::string Abbreviate(const std::string& line) {
+  static const std::regex digest("sha256:([0-9a-f]{8})[0-9a-f]{56}");
+  static const std::regex index(":index:([A-Za-z0-9_-]{8})[A-Za-z0-9_-]+");
+  return std::regex_replace(std::regex_replace(line, digest, "sha256:$1.."), index, ":index:$1..");
+}
+
+// Replaces the trace's "<script SHA>" names by the scripts' ids.
+std::string NameScripts(std::string line, const std::map<std::string, std::string>& names) {
+  for (size_t at = line.find("<script "); at != std::string::npos; at = line.find("<script ", at + 1)) {
+    auto it = names.find(line.substr(at + 8, 12));
+    if (it != names.end()) line.replace(at + 1, 19, it->second);
+  }
+  return line;
+}
+
 // Writes a minimized violation as scenarios/<name>.json (see scenarios/README.md); the
 // trigger is the counterexample's first line until someone words it better.
 std::string SaveScenario(const std::string& dir, const props::StateWorkload& m, const std::string& property,
@@ -539,6 +557,9 @@ int Check(int argc, char** argv) {
         throw SetupError("a script does not compile: " + err);
   std::unique_ptr<RedisServer> sample_server;
   if (real_every > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  // "<script 1a2b3c4d5e6f>" in the trace -> the script's file, e.g. state/beta30/SET_WITH_QUOTA_SCRIPT.
+  std::map<std::string, std::string> script_names;
+  for (const auto& f : scripts.all()) script_names[Sha1Hex(f.body).substr(0, 12)] = f.id();
   std::string first_script_error;
   uint64_t script_error_seed = 0;
   std::string script_error_property;
@@ -610,10 +631,12 @@ int Check(int argc, char** argv) {
     // properties must treat as an unknown outcome: the verdicts above mean little.
     std::fprintf(stderr,
                  "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
-                 "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n"
+                 "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
                  "replay: testbed check --system state --version %s --properties %s --seed %llu --runs 1%s\n",
                  script_error_property.c_str(), static_cast<unsigned long long>(script_error_seed),
-                 first_script_error.substr(0, 600).c_str(), w.version.c_str(), script_error_property.c_str(),
+                 Abbreviate(NameScripts(first_script_error, script_names)).substr(0, 400).c_str(),
+                 first_script_error.substr(first_script_error.find("-> (error) ") + 11).c_str(),
+                 w.version.c_str(), script_error_property.c_str(),
                  static_cast<unsigned long long>(script_error_seed),
                  flags.count("scripts") ? (" --scripts " + flags["scripts"]).c_str() : "");
     return 2;
@@ -655,13 +678,24 @@ int Check(int argc, char** argv) {
                 static_cast<unsigned long long>(m.seed), m.clients, m.ops,
                 props::DescribeViolation(r, p).c_str());
     reports::ViolationRow row{p, m.seed, m.clients, m.ops, props::DescribeViolation(r, p), {}, ""};
-    std::printf("redis calls:\n");
-    for (const auto& line : r.trace)
-      if (line.find(" exec ") != std::string::npos || line.find(" fault ") != std::string::npos ||
-          line.find(" plan ") != std::string::npos) {
+    std::printf("redis calls (and faults), in the order Redis ran them:\n");
+    std::map<std::string, std::vector<std::string>> by_actor;
+    for (const auto& traced : r.trace)
+      if (traced.find(" exec ") != std::string::npos || traced.find(" fault ") != std::string::npos ||
+          traced.find(" plan ") != std::string::npos) {
+        const std::string line = NameScripts(traced, script_names);
         std::printf("  %s\n", line.c_str());
         row.redis_calls.push_back(line);
+        // "+12ms client0/main#0 exec ...": the actor is the word after the time.
+        const size_t a = line.find(' '), b = line.find_first_of("/ ", a + 1);
+        if (a != std::string::npos && b != std::string::npos && line.find(" exec ") != std::string::npos)
+          by_actor[line.substr(a + 1, b - a - 1)].push_back(line.substr(0, a) + line.substr(line.find(" exec ") + 5));
       }
+    std::printf("the same calls per actor, with virtual times:\n");
+    for (const auto& [actor, calls] : by_actor) {
+      std::printf("  %s:\n", actor.c_str());
+      for (const auto& c : calls) std::printf("    %s\n", Abbreviate(c).substr(0, 600).c_str());
+    }
     std::string replay = "testbed check --system state --version " + w.version + " --properties " + p +
                          " --seed " + std::to_string(m.seed) + " --runs 1 --clients " +
                          std::to_string(m.clients) + " --ops " + std::to_string(m.ops) +
