@@ -169,6 +169,21 @@ TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
   EXPECT_NE(runtime.out.find("undefined_global"), std::string::npos) << runtime.out;
 }
 
+TEST(CliCheck, TheSameSeedWritesTheSameReportTwice) {
+  const std::string dir = ::testing::TempDir() + "/cli-same-seed";
+  std::string reports[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "/" + std::to_string(i);
+    std::filesystem::remove_all(out);
+    Result r = RunCli("check --system state --version beta24 --seed 31 --runs 3 --faults all --out " + out);
+    EXPECT_EQ(r.code, 1) << r.out;
+    std::ifstream in(out + "/report.json");
+    reports[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_GT(reports[0].size(), 1000u);
+  EXPECT_EQ(reports[0], reports[1]);
+}
+
 TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
   Result r = RunCli("check --system state --properties cas-versions-linearizable --seed 5 --runs 20 --ops-mix cas");
   EXPECT_EQ(r.code, 0) << r.out;
