@@ -1,0 +1,217 @@
+// Rolling deploys and the legacy (v1 -> v2) properties: see state_workloads.h.
+#include "properties/state_workloads.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/state_store.h"
+#include "sim/clock.h"
+
+namespace testbed::props::detail {
+
+using model::RegisterOp;
+
+namespace {
+
+// rolling-deploy-writes-visible: what this client last wrote to its key, through either pod.
+struct RollingState {
+  bool known = true;                    // false after an ambiguous write, until the next one
+  std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
+  int64_t alive_until = 0;              // the entry's expiry (server time)
+  std::string last;                     // the acknowledged write, described
+  std::vector<std::string> log;         // every step so far, described
+};
+
+// One step on key r<id>: a set / get / list / delete through the old or the new pod, in
+// sequence, so the last acknowledged write is what any read must return.
+Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, state::StateNamespace& ns,
+                       state::StateNamespace* old, Prng& rng, RollingState* st, Recorder* rec) {
+  const bool use_old = old && rng.chance({1, 2});
+  state::StateNamespace& pod = use_old ? *old : ns;
+  const std::string who = use_old ? "old pod (" + w.old_version + ")" : "new pod (" + w.version + ")";
+  const std::string key = "r" + std::to_string(id);
+  const uint64_t roll = rng.below(100);
+  state::Json value = state::Json::object();
+  value["w"] = i;
+  value["by"] = use_old ? "old" : "new";
+  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  try {
+    if (roll < 40) {
+      co_await pod.set(key, value, std::nullopt);
+      st->known = true;
+      st->expected = state::Stringify(value);
+      st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
+      st->last = "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
+      st->log.push_back(st->last);
+    } else if (roll < 85) {
+      const bool by_list = roll >= 70;
+      std::optional<std::string> got;
+      if (by_list) {
+        std::vector<state::StateValue> rows = co_await pod.list(std::nullopt, key);
+        for (const auto& r : rows)
+          if (r.key == key) got = state::Stringify(r.value);
+      } else {
+        std::optional<state::StateValue> v = co_await pod.get(key);
+        if (v) got = state::Stringify(v->value);
+      }
+      const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
+      const std::string step = "at +" + std::to_string(t) + "ms the " + who + " " +
+                               (by_list ? "list()" : "get(\"" + key + "\")") + " read " + got.value_or("null");
+      st->log.push_back(step);
+      if (st->known && !expired && got != st->expected && !LosesWrites(w.faults) && rec->rolling_violations.size() < 3) {
+        std::string steps;
+        for (const auto& l : st->log) steps += "\n    " + l;
+        rec->rolling_violations.push_back(
+            "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
+            "\n    expected " + st->expected.value_or("null") + " (" +
+            (st->last.empty() ? "nothing was written" : st->last) + ")");
+      }
+    } else {
+      co_await pod.del(key);
+      st->known = true;
+      st->expected.reset();
+      st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
+      st->log.push_back(st->last);
+    }
+  } catch (const state::StateError& e) {
+    if (e.transport() && roll < 40) st->known = false;
+    if (e.transport() && roll >= 85) st->known = false;
+  }
+  co_await ctx.sleep(rng.range(0, 10));
+}
+
+}  // namespace
+
+// legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
+// pod in the first two; every client runs both versions in the third.
+Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
+                        const state::VersionScripts& scripts, Recorder* rec) {
+  Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
+  const std::string connection = "conn" + std::to_string(id);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
+                                 w.ns, connection);
+  auto old = OldPod(ctx, w, scripts, "ns", w.ns, connection);
+  const int64_t start = kDefaultEpochMs;
+  RollingState rolling;
+  for (int i = 0; i < w.ops; ++i) {
+    if (w.skip.count({id, i})) continue;  // shrunk away
+    rng = Prng(OpSeed(w.seed, id, i));
+    if (w.legacy_read_probes) {
+      // At T the old pod writes L<i>; each client reads it twice, at T+50.. and T+120..
+      const std::string key = "L" + std::to_string(i);
+      const int64_t slot = start + 200 * i;
+      co_await SleepUntil(ctx, rec, slot);
+      if (id == 0 && old) {
+        state::Json value = state::Json::object();
+        value["v1"] = i;
+        rec->legacy_keys[key].value = state::Stringify(value);
+        rec->legacy_keys[key].old_version = w.old_version;
+        try {
+          co_await old->set(key, value, std::nullopt);
+          rec->legacy_keys[key].acked_ms = rec->world->now_ms();
+        } catch (const state::StateError&) {
+        }
+      }
+      const int64_t first = slot + 50 + rng.range(0, 20);
+      const int64_t second = slot + 120 + rng.range(0, 20);
+      const int64_t times[2] = {first, second};
+      for (int64_t at : times) {
+        co_await SleepUntil(ctx, rec, at);
+        auto& reads = rec->legacy_keys[key].reads;
+        reads.push_back(LegacyKey::Read{connection, rec->world->now_ms(), 0, std::nullopt, false});
+        const size_t mine = reads.size() - 1;
+        try {
+          std::optional<state::StateValue> got = co_await ns->get(key);
+          LegacyKey::Read& r = rec->legacy_keys[key].reads[mine];
+          if (got) r.got = state::Stringify(got->value);
+          r.ret_ms = rec->world->now_ms();
+          r.done = true;
+        } catch (const state::StateError&) {
+          // Unknown outcome: the claim may have adopted the value for this connection.
+        }
+      }
+      continue;
+    }
+    if (w.adoption_probes) {
+      state::Json value = state::Json::object();
+      try {
+        if (id == 0 && old) {
+          value["origin"] = "v1-" + std::to_string(i);
+          co_await old->set("A", value, std::nullopt);
+        } else {
+          // Six connections share the new pods, so that fresh scopes keep meeting v1 values.
+          const std::string scope = "c" + std::to_string(rng.below(6));
+          auto pod = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                          "ns", w.ns, scope);
+          const uint64_t roll = rng.below(100);
+          value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
+          std::optional<state::StateValue> seen;
+          if (roll < 60) {
+            seen = co_await pod->get("A");
+          } else if (roll < 75) {
+            co_await pod->set("A", value, std::nullopt);
+          } else if (roll < 90) {
+            state::CasResult r = co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
+            seen = r.ok ? r.value : r.current;
+          } else {
+            co_await pod->del("A");
+          }
+          const std::string origin = seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
+          if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(scope);
+        }
+      } catch (const state::StateError&) {
+      }
+      co_await ctx.sleep(rng.range(0, 30));
+      continue;
+    }
+    if (w.rolling_probes) {
+      co_await RollingStep(ctx, id, i, w, *ns, old.get(), rng, &rolling, rec);
+      continue;
+    }
+  }
+}
+
+// legacy-readable: someone reads each live v1 value, and whoever read it keeps reading it.
+std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
+  std::vector<std::string> out;
+  auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
+  for (const auto& [key, k] : keys) {
+    if (k.acked_ms < 0) continue;
+    std::vector<LegacyKey::Read> after;
+    bool unknown = false;  // a read failed or never returned: it may have adopted the value
+    for (const auto& r : k.reads) {
+      if (!r.done) unknown = true;  // even one that began before the write was acknowledged
+      if (r.done && r.inv_ms > k.acked_ms) after.push_back(r);
+    }
+    if (after.empty()) continue;
+    // A read that overlapped the write and returned it counts too: it adopted the value.
+    bool anyone = false;
+    std::map<std::string, bool> had;
+    for (const auto& r : k.reads)
+      if (r.done && r.inv_ms <= k.acked_ms && r.got == k.value) anyone = had[r.connection] = true;
+    std::set<std::string> readers;
+    for (const auto& r : after) readers.insert(r.connection);
+    for (const auto& r : after) {
+      if (r.got && *r.got != k.value) {
+        out.push_back("connection " + r.connection + " read " + key + " as " + *r.got +
+                      " at " + at(r.inv_ms) + "; the old pod wrote " + k.value);
+        break;
+      }
+      if (r.got) anyone = had[r.connection] = true;
+      if (!r.got && had[r.connection]) {
+        out.push_back("connection " + r.connection + " read the v1 value of " + key +
+                      ", then null at " + at(r.inv_ms) + " while it was live");
+        break;
+      }
+    }
+    if (!anyone && !unknown)
+      out.push_back("an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
+                    at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
+                    std::to_string(after.size()) + " reads after it, by " +
+                    std::to_string(readers.size()) + " connections of the new version, returned null");
+    if (out.size() >= 3) break;
+  }
+  return out;
+}
+
+}  // namespace testbed::props::detail

@@ -1,0 +1,345 @@
+// Probe workloads: see state_workloads.h.
+#include "properties/state_workloads.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/state_store.h"
+#include "sim/clock.h"
+
+namespace testbed::props::detail {
+
+using model::RegisterOp;
+
+std::string Show(const std::optional<state::StateValue>& v) {
+  return v ? state::Stringify(v->value) + " v" + std::to_string(v->version) : "null";
+}
+
+// One operation on both backends at the same instant; the first disagreement is recorded.
+Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
+                          state::memory_beta30::Namespace& memory, const std::string& key,
+                          Prng& rng, int i, int64_t ttl_max, Recorder* rec) {
+  const uint64_t roll = rng.below(100);
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  const std::optional<int64_t> ttl =
+      ttl_max > 0 ? std::optional<int64_t>(rng.range(1, ttl_max)) : std::nullopt;
+  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  std::string what, from_redis, from_memory;
+  try {
+    if (roll < 40) {
+      what = "get(\"" + key + "\")";
+      std::optional<state::StateValue> r = co_await redis.get(key);
+      from_redis = Show(r);
+      from_memory = Show(memory.get(key));
+    } else if (roll < 70) {
+      what = "set(\"" + key + "\", ttl " + (ttl ? std::to_string(*ttl) : "default") + ")";
+      state::StateValue r = co_await redis.set(key, value, ttl);
+      from_redis = "v" + std::to_string(r.version);
+      from_memory = "v" + std::to_string(memory.set(key, value, ttl).version);
+    } else if (roll < 90) {
+      const std::optional<state::StateValue> seen = memory.get(key);
+      const int64_t expected = seen ? seen->version : 0;
+      what = "compareAndSet(\"" + key + "\", " + std::to_string(expected) + ")";
+      state::CasResult r = co_await redis.compare_and_set(key, expected, value, ttl);
+      state::CasResult m = memory.compare_and_set(key, expected, value, ttl);
+      from_redis = r.ok ? "ok v" + std::to_string(r.value->version) : "fail " + Show(r.current);
+      from_memory = m.ok ? "ok v" + std::to_string(m.value->version) : "fail " + Show(m.current);
+    } else {
+      what = "delete(\"" + key + "\")";
+      co_await redis.del(key);
+      memory.del(key);
+      from_redis = from_memory = "done";
+    }
+  } catch (const state::StateError& e) {
+    // Redis may or may not have applied it, the memory backend did not see it: from here on
+    // the two backends are not comparable for this key.
+    if (e.transport()) rec->memory_desynced.insert(key);
+    co_return;
+  }
+  if (rec->memory_desynced.count(key)) co_return;
+  if (from_redis != from_memory && rec->world->now_ms() - kDefaultEpochMs == t)
+    rec->memory_violations.push_back("at +" + std::to_string(t) + "ms " + what + ": redis " +
+                                     from_redis + ", memory " + from_memory);
+}
+
+// The values whose JSON a store could bend: empty containers, integers past 1e14, binary
+// fractions, escapes, unicode, nesting.
+state::Json TrickyValue(Prng& rng) {
+  static const std::vector<std::string> values = {
+      R"({"list":[]})", R"({"n":1234567890123456})", R"({"f":0.30000000000000004})",
+      R"({"path":"a/b"})", R"({"s":"caf\u00e9 \ud83d\ude00"})", R"({"nested":{"a":[1,[2,{}]]}})",
+      R"({"neg":-0.5,"big":9007199254740991})", R"({"empty":{}})", R"([1,2,3])", R"("text")"};
+  return state::Json::parse(values[rng.below(values.size())]);
+}
+
+Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                         state::Json value, Recorder* rec) {
+  try {
+    state::Json first = state::Json::object();
+    first["first"] = true;
+    co_await ns.set(key, first, std::nullopt);
+    state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
+    std::optional<state::StateValue> got = co_await ns.get(key);
+    if (r.ok && got && got->value != value)
+      rec->read_back_violations.push_back("compareAndSet(\"" + key + "\", 1, " + state::Stringify(value) +
+                                          ") then get() read back " + state::Stringify(got->value));
+  } catch (const state::StateError&) {
+  }
+}
+
+Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                      int id, int i, int64_t ttl, Recorder* rec) {
+  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  auto ns_ptr = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                     "quota" + std::to_string(id) + "-" + std::to_string(i), one,
+                                     std::string("conn"));
+  state::StateNamespace& ns = *ns_ptr;
+  try {
+    state::Json value = state::Json::object();
+    value["n"] = 1;
+    co_await ns.set("a", value, ttl);
+    co_await ctx.sleep(ttl);
+    const int64_t t0 = rec->world->now_ms();
+    co_await ns.set("b", value, std::nullopt);
+    std::optional<state::StateValue> a = co_await ns.get("a");
+    std::optional<state::StateValue> b = co_await ns.get("b");
+    if (a && b && rec->world->now_ms() == t0)
+      rec->quota_violations.push_back(
+          "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
+          std::to_string(ttl) + " ms), set(b) was accepted and get(a), get(b) both return a value: "
+          "2 live entries in a namespace with maxEntries 1");
+  } catch (const state::StateError&) {
+  }
+}
+
+// set(key, ttl); sleep(ttl); then get() and list() in the same millisecond of virtual time.
+Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                       int64_t ttl, Recorder* rec) {
+  try {
+    state::Json value = state::Json::object();
+    value["probe"] = ttl;
+    co_await ns.set(key, value, ttl);
+    co_await ctx.sleep(ttl);
+    const int64_t t_get = rec->world->now_ms();
+    std::optional<state::StateValue> got = co_await ns.get(key);
+    std::vector<state::StateValue> listed = co_await ns.list(std::nullopt, key);
+    const int64_t t_list = rec->world->now_ms();
+    bool in_list = false;
+    for (const auto& v : listed) in_list |= v.key == key;
+    if (got && t_get == t_list && !in_list)
+      rec->boundary_violations.push_back(
+          "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
+          std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
+          std::to_string(got->version) + " but list() did not include it");
+  } catch (const state::StateError&) {
+    // Faults may fail the probe; it then says nothing.
+  }
+}
+
+// Each operation draws from its own stream, so that shrinking one away (StateWorkload::skip)
+// leaves every other operation as it was.
+uint64_t OpSeed(uint64_t seed, int client, int op) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
+               static_cast<uint64_t>(op) * 0x94D049BB133111EBULL + 1;
+  x ^= x >> 31;
+  return x;
+}
+
+Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
+  const int64_t now = rec->world->now_ms();
+  if (t > now) co_await ctx.sleep(t - now);
+}
+
+bool LosesWrites(const sim::FaultOptions& f) {
+  // A restart or a failover loses acknowledged writes by itself (Redis without fsync): the
+  // properties about acknowledged writes then say nothing.
+  return f.restart || f.failover_lag_commands >= 0;
+}
+
+bool MovesClocks(const sim::FaultOptions& f) {
+  return f.clock_skew_ms_max > 0 || f.clock_jump.numerator > 0;
+}
+
+std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
+                                              const state::VersionScripts& scripts,
+                                              const std::string& name, state::NamespaceOptions o,
+                                              const std::string& connection) {
+  if (w.old_version.empty()) return nullptr;
+  return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name, o,
+                              connection);
+}
+
+// quota-safety, concurrently: at one instant every client sets its own key in a shared
+// maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond.
+Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                     int id, int i, Recorder* rec) {
+  if (w.clients < 2) co_return;
+  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  const std::string name = "race-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name, one,
+                                 std::string("conn"));
+  const int64_t slot = kDefaultEpochMs + 1000 * (i + 1);
+  co_await SleepUntil(ctx, rec, slot);
+  state::Json value = state::Json::object();
+  value["client"] = id;
+  try {
+    co_await ns->set("c" + std::to_string(id), value, std::nullopt);
+  } catch (const state::StateError&) {
+  }
+  if (id != 0) co_return;
+  co_await SleepUntil(ctx, rec, slot + 100);
+  const int64_t t0 = rec->world->now_ms();
+  int live = 0;
+  try {
+    for (int c = 0; c < w.clients; ++c) {
+      std::optional<state::StateValue> got = co_await ns->get("c" + std::to_string(c));
+      live += got ? 1 : 0;
+    }
+  } catch (const state::StateError&) {
+    co_return;
+  }
+  if (live > 1 && rec->world->now_ms() == t0)
+    rec->quota_violations.push_back(
+        std::to_string(w.clients) + " clients each set their own key at +" +
+        std::to_string(slot - kDefaultEpochMs) + "ms in namespace " + name +
+        " (maxEntries 1); at +" + std::to_string(t0 - kDefaultEpochMs) + "ms " +
+        std::to_string(live) + " of those keys are live");
+}
+
+// acknowledged-writes-visible: one random operation on a shared key, recorded.
+Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng, Recorder* rec) {
+  AckOp a;
+  a.key = "a" + std::to_string(rng.below(2));
+  a.actor = id;
+  const uint64_t roll = rng.below(100);
+  a.ttl = rng.chance({1, 2}) ? std::optional<int64_t>(rng.range(10, 300)) : std::nullopt;
+  state::Json value = state::Json::object();
+  value["client"] = id;
+  value["n"] = i;
+  a.inv_seq = rec->seq++;
+  a.inv_ms = rec->world->now_ms();
+  bool rejected = false;
+  try {
+    if (roll < 40) {
+      a.kind = AckOp::Kind::kSet;
+      co_await ns.set(a.key, value, a.ttl);
+    } else if (roll < 65) {
+      a.kind = AckOp::Kind::kGet;
+      std::optional<state::StateValue> v = co_await ns.get(a.key);
+      a.found = v.has_value();
+    } else if (roll < 90) {
+      a.kind = AckOp::Kind::kList;
+      std::vector<state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
+      for (const auto& r : rows) a.found |= r.key == a.key;
+    } else {
+      a.kind = AckOp::Kind::kDelete;
+      co_await ns.del(a.key);
+    }
+  } catch (const state::StateError& e) {
+    if (e.transport()) {
+      a.ambiguous = true;
+    } else {
+      rejected = true;  // quota and policy errors write nothing
+    }
+  }
+  a.ret_seq = rec->seq++;
+  a.ret_ms = rec->world->now_ms();
+  a.exp_lo = ns.expiry_is_relative() ? a.inv_ms + ns.last_ttl_ms() : ns.last_expires_at_ms();
+  if (!rejected) rec->ack_ops.push_back(a);
+  co_await ctx.sleep(rng.range(0, 20));
+}
+
+// quota-liveness: fill a maxEntries-2 namespace, free one entry (delete by this pod or an old
+// pod, or expiry), then a third key must be accepted.
+Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                         int id, int i, Prng& rng, Recorder* rec) {
+  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+  const std::string name = "live" + std::to_string(id) + "-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 two, std::string("conn"));
+  auto old = OldPod(ctx, w, scripts, name, two, "conn");
+  const bool by_expiry = rng.chance({1, 3});
+  const bool old_deletes = old && rng.chance({1, 2});
+  const int64_t ttl = rng.range(5, 40);
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  try {
+    const std::optional<int64_t> ttl_a = by_expiry ? std::optional<int64_t>(ttl) : std::nullopt;
+    co_await ns->set("a", value, ttl_a);
+    co_await ns->set("b", value, std::nullopt);
+    std::string how;
+    if (by_expiry) {
+      co_await ctx.sleep(ttl + 1);
+      how = "a expired (TTL " + std::to_string(ttl) + " ms)";
+    } else if (old_deletes) {
+      co_await old->del("a");
+      how = "an old pod (" + w.old_version + ") deleted a";
+    } else {
+      co_await ns->del("a");
+      how = "delete(a)";
+    }
+    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    std::string refused;
+    try {
+      co_await ns->set("c", value, std::nullopt);
+    } catch (const state::StateError& e) {
+      if (e.quota() && !MovesClocks(w.faults) && !LosesWrites(w.faults)) refused = e.what();
+    }
+    if (!refused.empty()) {
+      // co_await is not allowed in a handler: what get(a) says now, outside it.
+      std::optional<state::StateValue> a = co_await ns->get("a");
+      rec->liveness_violations.push_back(
+          "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
+          std::to_string(t) + "ms set(c) failed with \"" + refused + "\"; get(a) now returns " +
+          (a ? "its value: the delete was lost" : "null: only b is live"));
+    }
+  } catch (const state::StateError&) {
+  }
+}
+
+// reads-never-quota-error: an old pod writes two v1 values, a new pod fills its scope of a
+// maxEntries-2 namespace, then reads everything.
+Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                          int id, int i, Recorder* rec) {
+  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+  const std::string name = "rq" + std::to_string(id) + "-" + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 two, std::string("conn"));
+  auto old = OldPod(ctx, w, scripts, name, two, "conn");
+  state::Json value = state::Json::object();
+  value["n"] = i;
+  try {
+    if (old) {
+      co_await old->set("old1", value, std::nullopt);
+      co_await old->set("old2", value, std::nullopt);
+    }
+    co_await ns->set("new1", value, std::nullopt);
+    co_await ns->set("new2", value, std::nullopt);
+  } catch (const state::StateError&) {
+    // A full namespace may refuse these writes; the reads below must still work.
+  }
+  static const char* kKeys[] = {"old1", "old2", "new1"};
+  for (const char* key : kKeys) {
+    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    try {
+      co_await ns->get(key);
+    } catch (const state::StateError& e) {
+      if (e.quota())
+        rec->read_quota_violations.push_back(
+            "namespace " + name + " (maxEntries 2)" +
+            (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2" : std::string()) +
+            ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
+            "\") failed with \"" + e.what() + "\"");
+    }
+  }
+  try {
+    co_await ns->list(std::nullopt, std::nullopt);
+  } catch (const state::StateError& e) {
+    if (e.quota())
+      rec->read_quota_violations.push_back("namespace " + name + ": list() failed with \"" +
+                                           std::string(e.what()) + "\"");
+  }
+}
+
+}  // namespace testbed::props::detail

@@ -1,0 +1,123 @@
+// Internal to properties/state_*.cc: what the workloads record while they run (Recorder),
+// and the workload pieces each property runs, split by file:
+//   state_probes.cc     probes of one property each (expiry instants, read-back, quota,
+//                       memory backend, acknowledged writes), and the helpers they share
+//   state_legacy.cc     rolling deploys and the v1 -> v2 legacy properties
+//   state_sequential.cc model-matches-implementation
+//   state_props.cc      the client loop, the property table, the checks, runs and scenarios
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/state_props.h"
+#include "real/state/memory_beta30.h"
+#include "real/state/namespace.h"
+#include "sim/prng.h"
+
+namespace testbed::props::detail {
+
+// acknowledged-writes-visible: one operation, as the checker needs it.
+struct AckOp {
+  enum class Kind { kSet, kGet, kList, kDelete } kind = Kind::kGet;
+  std::string key;
+  int actor = 0;
+  int64_t inv_seq = 0, ret_seq = 0, inv_ms = 0, ret_ms = 0;
+  bool ambiguous = false;  // a transport error: it may or may not have happened
+  bool found = false;      // get/list: the key was there
+  int64_t exp_lo = 0;      // set: the earliest instant the entry may expire (server time)
+  std::optional<int64_t> ttl;
+};
+
+// legacy-readable: a v1 value an old pod wrote, and what each connection read of it.
+struct LegacyKey {
+  std::string value;       // JSON of what the old pod wrote
+  int64_t acked_ms = -1;   // when the old pod's set returned (-1: it did not)
+  std::string old_version;
+  struct Read {
+    std::string connection;
+    int64_t inv_ms, ret_ms;
+    std::optional<std::string> got;  // JSON of the value read; nullopt: null
+    bool done = false;               // false: it failed or never returned (a claim may have run)
+  };
+  std::vector<Read> reads;
+};
+
+struct Recorder {
+  sim::World* world = nullptr;
+  int64_t seq = 0;
+  lin::RegisterHistory history;
+  std::vector<std::string> boundary_violations;
+  std::vector<std::string> read_back_violations;
+  std::vector<std::string> quota_violations;
+  std::vector<std::string> memory_violations;
+  std::vector<std::string> isolation_violations;
+  std::vector<std::string> liveness_violations;
+  std::vector<std::string> read_quota_violations;
+  std::vector<std::string> adoption_violations;
+  std::vector<std::string> rolling_violations;
+  std::vector<std::string> model_violations;
+  std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
+  std::vector<AckOp> ack_ops;
+  std::map<std::string, LegacyKey> legacy_keys;       // legacy-readable, by key
+  std::map<std::string, std::set<std::string>> adopters;  // legacy-adopted-once: v1 origin -> scopes
+};
+
+// ---- state_probes.cc: the probes, and what every workload shares ----
+std::string Show(const std::optional<state::StateValue>& v);
+
+Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
+                          state::memory_beta30::Namespace& memory, const std::string& key,
+                          Prng& rng, int i, int64_t ttl_max, Recorder* rec);
+
+state::Json TrickyValue(Prng& rng);
+
+Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                         state::Json value, Recorder* rec);
+
+Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                      int id, int i, int64_t ttl, Recorder* rec);
+
+Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                       int64_t ttl, Recorder* rec);
+
+uint64_t OpSeed(uint64_t seed, int client, int op);
+
+Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
+
+bool LosesWrites(const sim::FaultOptions& f);
+
+bool MovesClocks(const sim::FaultOptions& f);
+
+std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
+                                              const state::VersionScripts& scripts,
+                                              const std::string& name, state::NamespaceOptions o,
+                                              const std::string& connection);
+
+Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                     int id, int i, Recorder* rec);
+
+Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng, Recorder* rec);
+
+Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                         int id, int i, Prng& rng, Recorder* rec);
+
+Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                          int id, int i, Recorder* rec);
+
+// ---- state_sequential.cc ----
+Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
+                            Recorder* rec);
+
+// ---- state_legacy.cc ----
+Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
+                        const state::VersionScripts& scripts, Recorder* rec);
+
+std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
+
+}  // namespace testbed::props::detail
