@@ -7,6 +7,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -51,7 +55,7 @@ constexpr const char* kUsage =
     "                [--runs N | --budget-seconds S] [--clients N] [--ops N] [--faults LIST]\n"
     "                [--properties LIST] [--redis none|spawn] [--out DIR] [--ops-mix all|cas]\n"
     "                [--rolling-from V] [--skip C:I,...] [--save-scenarios DIR]\n"
-    "                [--real-sample K]\n"
+    "                [--real-sample K] [--jobs N]\n"
     "      Runs generated multi-client workloads through the ported SDK version against its\n"
     "      scripts and checks the properties; prints a per-property table, and for the first\n"
     "      violation a minimized counterexample and a replay command. --scripts DIR replaces\n"
@@ -61,7 +65,8 @@ constexpr const char* kUsage =
     "      means nothing for a version is reported n/a. A violation is shrunk to the fewest\n"
     "      clients, then operations, then single operations (--skip: client:index pairs).\n"
     "      --real-sample K replays every K-th run on a spawned redis-server and requires the\n"
-    "      emulator's verdict and trace hash there (exit 1 on a divergence).\n"
+    "      emulator's verdict and trace hash there (exit 1 on a divergence). --jobs N runs on N\n"
+    "      threads (default: the cores; 1 with a redis-server); the results do not depend on N.\n"
     "  testbed replay FILE [--redis none|spawn]\n"
     "      Replays a saved scenario (scenarios/*.json); exit 1 when its violation shows.\n"
     "  testbed list\n"
@@ -484,7 +489,7 @@ int Check(int argc, char** argv) {
                            {"ops", true}, {"faults", true}, {"properties", true},
                            {"redis", true}, {"out", true}, {"ops-mix", true},
                            {"rolling-from", true}, {"skip", true},
-                           {"save-scenarios", true}, {"real-sample", true}});
+                           {"save-scenarios", true}, {"real-sample", true}, {"jobs", true}});
   const uint64_t seed = flags.count("seed") ? ParseUnsigned("seed", flags["seed"]) : FreshSeed();
   std::printf("seed: %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -566,43 +571,84 @@ int Check(int argc, char** argv) {
   int64_t sampled = 0, diverged = 0;
   std::string first_divergence;
 
+  int64_t jobs = flags.count("jobs") ? ParseUnsigned("jobs", flags["jobs"])
+                                     : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (jobs < 1) throw UsageError("--jobs must be at least 1");
+  if (server || real_every > 0) jobs = 1;  // one spawned server serves one run at a time
   const auto start = std::chrono::steady_clock::now();
   struct Tally {
     int64_t done = 0, violated = 0, incomplete = 0;
     std::optional<props::StateWorkload> first;
   };
   std::map<std::string, Tally> tally;
-  for (int64_t i = 0; i < max_runs; ++i) {
-    if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
-    for (const std::string& p : properties) {
-      if (!props::Applies(p, w.version, w.old_version)) continue;
-      props::StateWorkload run = props::ForProperty(w, p);
-      run.seed = seed + static_cast<uint64_t>(i);
-      props::StateRun r = props::RunStateWorkload(run, scripts, server.get());
-      if (real_every > 0 && i % real_every == 0) {
-        // The same schedule on a spawned redis-server: same verdict, same trace.
-        props::StateRun real = props::RunStateWorkload(run, scripts, sample_server.get());
-        ++sampled;
-        if (real.run.trace_hash != r.run.trace_hash || props::Violates(real, p) != props::Violates(r, p)) {
-          if (!diverged++)
-            first_divergence = p + " seed " + std::to_string(run.seed) + ": emulator trace " +
-                               r.run.trace_hash.substr(0, 16) + ", redis-server trace " +
-                               real.run.trace_hash.substr(0, 16);
-        }
-      }
-      if (!r.script_errors.empty() && first_script_error.empty()) {
-        first_script_error = r.script_errors.front();
-        script_error_seed = run.seed;
-        script_error_property = p;
-      }
-      Tally& t = tally[p];
-      ++t.done;
-      if (!r.verdict.complete) ++t.incomplete;
-      if (props::Violates(r, p)) {
-        ++t.violated;
-        if (!t.first) t.first = run;
+  // One run of one property. Runs are independent worlds, so they go to `jobs` threads; the
+  // tally merges them in run order, so the result does not depend on the thread count.
+  struct Outcome {
+    std::string property;
+    props::StateWorkload run;
+    bool violated = false, incomplete = false;
+    std::string script_error;
+  };
+  auto run_one = [&](int64_t i, const std::string& p) {
+    Outcome o;
+    o.property = p;
+    o.run = props::ForProperty(w, p);
+    o.run.seed = seed + static_cast<uint64_t>(i);
+    props::StateRun r = props::RunStateWorkload(o.run, scripts, server.get());
+    o.violated = props::Violates(r, p);
+    o.incomplete = !r.verdict.complete;
+    if (!r.script_errors.empty()) o.script_error = r.script_errors.front();
+    if (real_every > 0 && i % real_every == 0) {  // jobs == 1 here: one spawned server
+      // The same schedule on a spawned redis-server: same verdict, same trace.
+      props::StateRun real = props::RunStateWorkload(o.run, scripts, sample_server.get());
+      ++sampled;
+      if (real.run.trace_hash != r.run.trace_hash || props::Violates(real, p) != o.violated) {
+        if (!diverged++)
+          first_divergence = p + " seed " + std::to_string(o.run.seed) + ": emulator trace " +
+                             r.run.trace_hash.substr(0, 16) + ", redis-server trace " +
+                             real.run.trace_hash.substr(0, 16);
       }
     }
+    return o;
+  };
+  for (int64_t i0 = 0; i0 < max_runs; i0 += jobs) {
+    if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
+    const int64_t n = std::min<int64_t>(jobs, max_runs - i0);
+    std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&](int64_t k) {
+      try {
+        for (const std::string& p : properties)
+          if (props::Applies(p, w.version, w.old_version)) results[k].push_back(run_one(i0 + k, p));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    };
+    if (n == 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> threads;
+      for (int64_t k = 0; k < n; ++k) threads.emplace_back(work, k);
+      for (auto& t : threads) t.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+    for (const auto& batch : results)
+      for (const Outcome& o : batch) {
+        if (!o.script_error.empty() && first_script_error.empty()) {
+          first_script_error = o.script_error;
+          script_error_seed = o.run.seed;
+          script_error_property = o.property;
+        }
+        Tally& t = tally[o.property];
+        ++t.done;
+        if (o.incomplete) ++t.incomplete;
+        if (o.violated) {
+          ++t.violated;
+          if (!t.first) t.first = o.run;
+        }
+      }
   }
   std::printf("%-30s %8s %8s %8s\n", "property", "runs", "passed", "violated");
   reports::CheckReport report;
