@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <functional>
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -431,6 +432,41 @@ int ReplayScenario(int argc, char** argv) {
   return 1;
 }
 
+// Runs fn(0), ..., fn(n - 1) on n threads (inline when n == 1); rethrows the first exception.
+void OnThreads(size_t n, const std::function<void(size_t)>& fn) {
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto guarded = [&](size_t i) {
+    try {
+      fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  if (n == 1) {
+    guarded(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i) threads.emplace_back(guarded, i);
+    for (auto& t : threads) t.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+// The smallest i in [0, n) with fails(i), trying `jobs` candidates at a time on threads; -1 if
+// none. Deterministic: the answer is the one a single thread finds.
+int64_t FirstFailing(size_t n, int64_t jobs, const std::function<bool(size_t)>& fails) {
+  for (size_t begin = 0; begin < n; begin += static_cast<size_t>(jobs)) {
+    const size_t end = std::min(n, begin + static_cast<size_t>(jobs));
+    std::vector<char> failed(end - begin, 0);
+    OnThreads(end - begin, [&](size_t i) { failed[i] = fails(begin + i) ? 1 : 0; });
+    for (size_t i = begin; i < end; ++i)
+      if (failed[i - begin]) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 // Shortens the long parts of state keys for reading (scope digests, index identities).
 std::string Abbreviate(const std::string& line) {
   static const std::regex digest("sha256:([0-9a-f]{8})[0-9a-f]{56}");
@@ -615,25 +651,11 @@ int Check(int argc, char** argv) {
     if (budget > 0 && std::chrono::steady_clock::now() - start > std::chrono::seconds(budget)) break;
     const int64_t n = std::min<int64_t>(jobs, max_runs - i0);
     std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto work = [&](int64_t k) {
-      try {
-        for (const std::string& p : properties)
-          if (props::Applies(p, w.version, w.old_version)) results[k].push_back(run_one(i0 + k, p));
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    };
-    if (n == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> threads;
-      for (int64_t k = 0; k < n; ++k) threads.emplace_back(work, k);
-      for (auto& t : threads) t.join();
-    }
-    if (failure) std::rethrow_exception(failure);
+    OnThreads(static_cast<size_t>(n), [&](size_t k) {
+      for (const std::string& p : properties)
+        if (props::Applies(p, w.version, w.old_version))
+          results[k].push_back(run_one(i0 + static_cast<int64_t>(k), p));
+    });
     for (const auto& batch : results)
       for (const Outcome& o : batch) {
         if (!o.script_error.empty() && first_script_error.empty()) {
@@ -699,26 +721,39 @@ int Check(int argc, char** argv) {
     const Tally& t = tally[p];
     if (!t.first) continue;
     // Minimize: the fewest clients, then the fewest operations per client, that still fail
-    // with the same seed.
+    // with the same seed; then drop single operations (client, index), greedily. Candidates
+    // are tried `jobs` at a time, and the first failing one in order wins, so the result is
+    // the one a single thread finds.
+    auto fails = [&](const props::StateWorkload& x) {
+      return props::Violates(props::RunStateWorkload(x, scripts, server.get()), p);
+    };
     props::StateWorkload m = *t.first;
-    for (int c = 1; c <= m.clients; ++c) {
-      props::StateWorkload x = m;
-      x.clients = c;
-      if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) { m.clients = c; break; }
-    }
-    for (int o = 1; o <= m.ops; ++o) {
-      props::StateWorkload x = m;
-      x.ops = o;
-      if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) { m.ops = o; break; }
-    }
-    // Then drop single operations (client, index), greedily, while it still fails.
+    if (int64_t k = FirstFailing(m.clients, jobs, [&](size_t i) {
+          props::StateWorkload x = m;
+          x.clients = static_cast<int>(i) + 1;
+          return fails(x);
+        }); k >= 0)
+      m.clients = static_cast<int>(k) + 1;
+    if (int64_t k = FirstFailing(m.ops, jobs, [&](size_t i) {
+          props::StateWorkload x = m;
+          x.ops = static_cast<int>(i) + 1;
+          return fails(x);
+        }); k >= 0)
+      m.ops = static_cast<int>(k) + 1;
+    std::vector<std::pair<int, int>> singles;
     for (int c = 0; c < m.clients; ++c)
-      for (int o = 0; o < m.ops; ++o) {
-        if (m.skip.count({c, o})) continue;
+      for (int o = 0; o < m.ops; ++o)
+        if (!m.skip.count({c, o})) singles.emplace_back(c, o);
+    for (size_t from = 0; from < singles.size();) {
+      const int64_t k = FirstFailing(singles.size() - from, jobs, [&](size_t i) {
         props::StateWorkload x = m;
-        x.skip.insert({c, o});
-        if (props::Violates(props::RunStateWorkload(x, scripts, server.get()), p)) m = x;
-      }
+        x.skip.insert(singles[from + i]);
+        return fails(x);
+      });
+      if (k < 0) break;
+      m.skip.insert(singles[from + static_cast<size_t>(k)]);
+      from += static_cast<size_t>(k) + 1;
+    }
     props::StateRun r = props::RunStateWorkload(m, scripts, server.get());
     std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
                 static_cast<unsigned long long>(m.seed), m.clients, m.ops,
