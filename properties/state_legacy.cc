@@ -58,7 +58,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, sta
       const std::string step = "at +" + std::to_string(t) + "ms the " + who + " " +
                                (by_list ? "list()" : "get(\"" + key + "\")") + " read " + got.value_or("null");
       st->log.push_back(step);
-      if (st->known && !expired && got != st->expected && !LosesWrites(w.faults) && rec->rolling_violations.size() < 3) {
+      if (st->known && !expired && got != st->expected && rec->rolling_violations.size() < 3) {
         std::string steps;
         for (const auto& l : st->log) steps += "\n    " + l;
         rec->rolling_violations.push_back(

@@ -457,10 +457,9 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   for (const auto& line : out.trace)
     if (line.find(" exec \"EVAL") != std::string::npos && line.find("-> (error) ") != std::string::npos)
       out.script_errors.push_back(line);
-  if (!LosesWrites(w.faults)) {
-    out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
-    out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);
-  }
+  // ForProperty sets aside the faults that lose acknowledged writes for these two.
+  out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
+  out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);
   for (const auto& [origin, scopes] : rec.adopters)
     if (scopes.size() > 1) {
       std::string list;

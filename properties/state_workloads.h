@@ -90,10 +90,6 @@ uint64_t OpSeed(uint64_t seed, int client, int op);
 
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
 
-bool LosesWrites(const sim::FaultOptions& f);
-
-bool MovesClocks(const sim::FaultOptions& f);
-
 std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
                                               const state::VersionScripts& scripts,
                                               const std::string& name, state::NamespaceOptions o,
