@@ -228,7 +228,7 @@ SimOutcome RunSimOnce(const SimSetup& s, sim::Strategy& strategy) {
   sim::AddCounterWorkload(world, s.actors, s.increments, &stats);
   SimOutcome out;
   out.run = world.run();
-  out.trace = world.trace();
+  out.trace = world.trace().Lines();
   out.violation = sim::CheckCounter(*backend, world.now_ms(), stats);
   return out;
 }
@@ -761,17 +761,19 @@ int Check(int argc, char** argv) {
     reports::ViolationRow row{p, m.seed, m.clients, m.ops, props::DescribeViolation(r, p), {}, ""};
     std::printf("redis calls (and faults), in the order Redis ran them:\n");
     std::map<std::string, std::vector<std::string>> by_actor;
-    for (const auto& traced : r.trace)
-      if (traced.find(" exec ") != std::string::npos || traced.find(" fault ") != std::string::npos ||
-          traced.find(" plan ") != std::string::npos) {
-        const std::string line = NameScripts(traced, script_names);
-        std::printf("  %s\n", line.c_str());
-        row.redis_calls.push_back(line);
-        // "+12ms client0/main#0 exec ...": the actor is the word after the time.
-        const size_t a = line.find(' '), b = line.find_first_of("/ ", a + 1);
-        if (a != std::string::npos && b != std::string::npos && line.find(" exec ") != std::string::npos)
-          by_actor[line.substr(a + 1, b - a - 1)].push_back(line.substr(0, a) + line.substr(line.find(" exec ") + 5));
-      }
+    for (const auto& e : r.trace.events) {
+      if (e.kind != sim::EventKind::kReply && e.kind != sim::EventKind::kFault &&
+          e.kind != sim::EventKind::kClock)
+        continue;
+      const std::string line = NameScripts(r.trace.Render(e), script_names);
+      std::printf("  %s\n", line.c_str());
+      row.redis_calls.push_back(line);
+      if (e.kind == sim::EventKind::kReply)
+        by_actor[r.trace.actor_of(e)].push_back(
+            NameScripts("+" + std::to_string(e.at_ms) + "ms " + sim::ShortArgv(e.argv) + " -> " +
+                            e.reply.debug(),
+                        script_names));
+    }
     std::printf("the same calls per actor, with virtual times:\n");
     for (const auto& [actor, calls] : by_actor) {
       std::printf("  %s:\n", actor.c_str());

@@ -454,9 +454,9 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.read_quota_violations = rec.read_quota_violations;
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
-  for (const auto& line : out.trace)
-    if (line.find(" exec \"EVAL") != std::string::npos && line.find("-> (error) ") != std::string::npos)
-      out.script_errors.push_back(line);
+  for (const auto& e : out.trace.events)
+    if (e.kind == sim::EventKind::kReply && e.argv[0] == "EVAL" && e.reply.is_error())
+      out.script_errors.push_back(out.trace.Render(e));
   // ForProperty sets aside the faults that lose acknowledged writes for these two.
   out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
   out.legacy_read_violations = CheckLegacyReads(rec.legacy_keys);

@@ -117,7 +117,7 @@ struct StateRun {
   lin::RegisterHistory history;
   lin::Verdict verdict;
   sim::RunResult run;
-  std::vector<std::string> trace;
+  sim::Trace trace;
 };
 
 // backend: emulator (server == nullptr) or the spawned server.

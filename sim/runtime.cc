@@ -5,6 +5,8 @@
 #include "sim/digest.h"
 
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -13,22 +15,6 @@ namespace testbed::sim {
 namespace {
 
 using enum FaultKind;
-
-std::string Describe(const CallResult& r) {
-  if (auto* reply = std::get_if<Reply>(&r)) return reply->debug();
-  return "transport error: " + std::get<TransportError>(r).what;
-}
-
-// A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so
-// that the keys and arguments fit; the CLI maps the name back to the script's file.
-std::string Short(const Argv& argv) {
-  if (argv.size() >= 2 && (argv[0] == "EVAL" || argv[0] == "eval")) {
-    Argv named = argv;
-    named[1] = "<script " + Sha1Hex(argv[1]).substr(0, 12) + ">";
-    return render_argv_short(named, 1200, 1190);
-  }
-  return render_argv_short(argv, 160, 150);
-}
 
 }  // namespace
 
@@ -58,45 +44,6 @@ void EmulatorBackend::rebuild(const std::vector<LoggedCommand>& prefix, int64_t 
 std::string EmulatorBackend::describe_state(int64_t now_ms) {
   clock_.set(now_ms);
   return emulator_->dump_keyspace();
-}
-
-// ---- faults ----
-
-std::vector<std::string> FaultOptions::Kinds() {
-  return {"lost-request", "lost-reply", "latency", "delay", "pause", "crash", "skew",
-          "clock-jump", "restart", "failover", "outage"};
-}
-
-FaultOptions FaultOptions::Parse(const std::string& list) {
-  FaultOptions f;
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string k = list.substr(start, end - start);
-    start = end + 1;
-    if (k.empty() || k == "none") continue;
-    if (k == "lost-request") f.lost_request = {1, 20};
-    else if (k == "lost-reply") f.lost_reply = {1, 20};
-    else if (k == "latency") { f.latency_ms_min = 1; f.latency_ms_max = 20; }
-    else if (k == "delay") { f.delayed_request = {1, 10}; f.delay_ms_max = 50; }
-    else if (k == "pause") { f.actor_pause = {1, 2}; f.pause_ms = 3000; }
-    else if (k == "crash") f.actor_crash = {1, 3};
-    else if (k == "skew") f.clock_skew_ms_max = 500;
-    else if (k == "clock-jump") { f.clock_jump = {1, 2}; f.clock_jump_ms_max = 5000; }
-    else if (k == "restart") f.restart = true;
-    else if (k == "failover") f.failover_lag_commands = 3;
-    else if (k == "outage") f.outage_ms = 500;
-    else if (k == "all") {
-      FaultOptions all = Parse("lost-request,lost-reply,latency,delay,pause,crash,skew,clock-jump,restart,failover,outage");
-      f = all;
-    } else {
-      throw std::invalid_argument("unknown fault '" + k + "' (known: all, none, lost-request, "
-                                  "lost-reply, latency, delay, pause, crash, skew, clock-jump, "
-                                  "restart, failover, outage)");
-    }
-  }
-  return f;
 }
 
 // ---- world ----
@@ -159,7 +106,7 @@ ThreadId Ctx::spawn(std::string name, std::function<Task<void>(Ctx&)> body) {
   t->ctx = std::make_unique<Ctx>(w, actor_, t->id);
   const ThreadId id = t->id;
   w.threads_.push_back(std::move(t));
-  w.record(id, "spawn");
+  w.record(id, EventKind::kNote, "spawn");
   w.add_wakeup(id, w.now_, nullptr);
   return id;
 }
@@ -169,7 +116,7 @@ void Ctx::cancel(ThreadId t) {
   World::Thread& th = *w.threads_.at(t);
   if (th.finished || th.cancelled) return;
   th.cancelled = true;
-  w.record(t, "cancelled");
+  w.record(t, EventKind::kNote, "cancelled");
   w.finish_thread(th);
 }
 
@@ -178,7 +125,7 @@ const Clock& Ctx::clock() const { return world_.actors_[actor_]->clock; }
 
 void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) { ctx->world_.submit_call(this, h); }
 void Ctx::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
-  ctx->world_.record(ctx->thread_, "sleep " + std::to_string(ms) + "ms");
+  ctx->world_.record(ctx->thread_, EventKind::kNote, absl::StrCat("sleep ", ms, "ms"));
   ctx->world_.add_wakeup(ctx->thread_, ctx->world_.now_ + std::max<int64_t>(0, ms), h);
 }
 bool Ctx::JoinAwaiter::await_ready() const {
@@ -202,8 +149,14 @@ std::string World::who(ThreadId t) const {
   return actors_[th.actor]->name + "/" + th.name + "#" + std::to_string(t);
 }
 
-void World::record(ThreadId t, const std::string& what) {
-  trace_.push_back("+" + std::to_string(now_ - options_.start_ms) + "ms " + who(t) + " " + what);
+void World::record(ThreadId t, EventKind kind, std::string text, const Argv* argv, const Reply* reply) {
+  TraceEvent& e = trace_.events.emplace_back();
+  e.at_ms = now_ - options_.start_ms;
+  e.thread = t;
+  e.kind = kind;
+  e.text = std::move(text);
+  if (argv) e.argv = *argv;
+  if (reply) e.reply = *reply;
 }
 
 void World::add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h) {
@@ -221,9 +174,10 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
   if (f.latency_ms_max > 0) c.latency = fault_prng_.range(f.latency_ms_min, f.latency_ms_max);
   if (f.delayed_request.numerator && fault_prng_.chance(f.delayed_request)) {
     c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.delay_ms_max));
-    record(th.id, "fault delayed-request until +" + std::to_string(c.ready_at - options_.start_ms) + "ms");
+    record(th.id, EventKind::kFault,
+           absl::StrCat("fault delayed-request until +", c.ready_at - options_.start_ms, "ms"));
   }
-  record(th.id, "call " + Short(a->argv));
+  record(th.id, EventKind::kCall, "", &a->argv);
   calls_.push_back(c);
 }
 
@@ -244,9 +198,9 @@ void World::resume(ThreadId t, std::coroutine_handle<> h) {
       } catch (...) {
         error_ = who(t) + " threw a non-standard exception";
       }
-      record(t, "error " + error_);
+      record(t, EventKind::kNote, "error " + error_);
     }
-    record(t, "finished");
+    record(t, EventKind::kNote, "finished");
     finish_thread(th);
   }
 }
@@ -276,7 +230,7 @@ void World::plan_faults() {
     Actor& actor = *actors_[a];
     if (f.clock_skew_ms_max > 0) {
       actor.skew = fault_prng_.range(-f.clock_skew_ms_max, f.clock_skew_ms_max);
-      record(-1, "plan skew " + actor.name + " " + std::to_string(actor.skew) + "ms");
+      record(-1, EventKind::kClock, absl::StrCat("plan skew ", actor.name, " ", actor.skew, "ms"));
     }
     if (f.actor_pause.numerator && fault_prng_.chance(f.actor_pause))
       ev.push_back({at(), kPause, a, f.pause_ms});
@@ -300,9 +254,10 @@ void World::plan_faults() {
                                 "clock-jump", "pause", "crash"};
   for (const Event& e : ev) {
     if (e.kind == kSnapshot) continue;
-    record(-1, std::string("plan ") + names[static_cast<int>(e.kind)] + " at +" + std::to_string(e.at - s) + "ms" +
-                   (e.actor >= 0 ? " " + actors_[e.actor]->name : "") +
-                   (e.value ? " value " + std::to_string(e.value) : ""));
+    record(-1, e.kind == kClockJump ? EventKind::kClock : EventKind::kFault,
+           absl::StrCat("plan ", names[static_cast<int>(e.kind)], " at +", e.at - s, "ms",
+                        e.actor >= 0 ? " " + actors_[e.actor]->name : "",
+                        e.value ? absl::StrCat(" value ", e.value) : ""));
   }
   events_ = std::move(ev);
 }
@@ -311,34 +266,37 @@ void World::apply_event(const Event& e) {
   switch (e.kind) {
     case kSnapshot: snapshot_size_ = log_.size(); return;
     case kRestart:
-      record(-1, "fault restart: keeps " + std::to_string(snapshot_size_) + " of " +
-                     std::to_string(log_.size()) + " commands, loses the script cache");
+      record(-1, EventKind::kFault,
+             absl::StrCat("fault restart: keeps ", snapshot_size_, " of ", log_.size(),
+                          " commands, loses the script cache"));
       log_.resize(snapshot_size_);
       backend_.rebuild(log_, now_);
       return;
     case kFailover: {
       const size_t keep = log_.size() > static_cast<size_t>(e.value) ? log_.size() - e.value : 0;
-      record(-1, "fault failover to a replica " + std::to_string(log_.size() - keep) +
-                     " commands behind");
+      record(-1, EventKind::kFault,
+             absl::StrCat("fault failover to a replica ", log_.size() - keep, " commands behind"));
       log_.resize(keep);
       snapshot_size_ = std::min(snapshot_size_, keep);
       backend_.rebuild(log_, now_);
       return;
     }
-    case kOutageStart: outage_ = true; record(-1, "fault outage begins"); return;
-    case kOutageEnd: outage_ = false; record(-1, "fault outage ends"); return;
+    case kOutageStart: outage_ = true; record(-1, EventKind::kFault, "fault outage begins"); return;
+    case kOutageEnd: outage_ = false; record(-1, EventKind::kFault, "fault outage ends"); return;
     case kClockJump:
       actors_[e.actor]->jumped += e.value;
-      record(-1, "fault clock-jump " + actors_[e.actor]->name + " " + std::to_string(e.value) + "ms");
+      record(-1, EventKind::kClock,
+             absl::StrCat("fault clock-jump ", actors_[e.actor]->name, " ", e.value, "ms"));
       return;
     case kPause:
       actors_[e.actor]->paused_until = now_ + e.value;
-      record(-1, "fault pause " + actors_[e.actor]->name + " for " + std::to_string(e.value) + "ms");
+      record(-1, EventKind::kFault,
+             absl::StrCat("fault pause ", actors_[e.actor]->name, " for ", e.value, "ms"));
       return;
     case kCrash: {
       Actor& a = *actors_[e.actor];
       a.crashed = true;
-      record(-1, "fault crash " + a.name);
+      record(-1, EventKind::kFault, "fault crash " + a.name);
       for (auto& t : threads_)
         if (t->actor == e.actor && !t->finished) {
           t->cancelled = true;
@@ -376,22 +334,23 @@ void World::execute(PendingCall c) {
   const Argv& argv = c.awaiter->argv;
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
-    record(th.id, "fault outage: " + Short(argv) + " fails");
+    record(th.id, EventKind::kFault, absl::StrCat("fault outage: ", ShortArgv(argv), " fails"), &argv);
     add_wakeup(th.id, now_, c.handle);
     return;
   }
   if (c.lose_request) {
     c.awaiter->result = TransportError{"timeout"};
-    record(th.id, "fault lost-request: " + Short(argv) + " not applied");
+    record(th.id, EventKind::kFault, absl::StrCat("fault lost-request: ", ShortArgv(argv), " not applied"),
+           &argv);
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
   Reply reply = backend_.execute(argv, now_);
   log_.push_back({argv, now_});
-  record(th.id, "exec " + Short(argv) + " -> " + reply.debug());
+  record(th.id, EventKind::kReply, "", &argv, &reply);
   if (c.lose_reply) {
     c.awaiter->result = TransportError{"timeout"};
-    record(th.id, "fault lost-reply: applied, client times out");
+    record(th.id, EventKind::kFault, "fault lost-reply: applied, client times out");
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
@@ -416,7 +375,7 @@ RunResult World::run() {
   RunResult result;
   // Neither the backend nor the strategy is named in the trace: the same schedule must hash
   // the same in both worlds, and a replay the same as the run it replays.
-  record(-1, "seed " + std::to_string(options_.seed));
+  record(-1, EventKind::kNote, absl::StrCat("seed ", options_.seed));
   plan_faults();
   result.stop_reason = "all actors finished";
   while (true) {
@@ -460,7 +419,7 @@ RunResult World::run() {
     if (pick >= choices.size()) throw std::out_of_range("strategy chose outside the enabled set");
     result.choices.push_back({choices.size(), pick});
     if (choices.size() > 1)
-      record(-1, "choose " + std::to_string(pick) + " of " + std::to_string(choices.size()));
+      record(-1, EventKind::kNote, absl::StrCat("choose ", pick, " of ", choices.size()));
     PendingCall call = calls_[enabled[pick]];
     calls_.erase(calls_.begin() + static_cast<long>(enabled[pick]));
     execute(call);
@@ -468,8 +427,20 @@ RunResult World::run() {
   }
   result.error = error_;
   result.elapsed_ms = now_ - options_.start_ms;
-  record(-1, "end: " + result.stop_reason + " after " + std::to_string(result.steps) + " steps");
-  result.trace_hash = Sha256HexOfLines(trace_);
+  record(-1, EventKind::kNote,
+         absl::StrCat("end: ", result.stop_reason, " after ", result.steps, " steps"));
+  TraceHasher hasher;
+  for (const TraceEvent& e : trace_.events) hasher.add(e);
+  for (const auto& t : threads_) {
+    trace_.thread_names.push_back(who(t->id));
+    trace_.thread_actor.push_back(actors_[t->actor]->name);
+  }
+  for (const auto& name : trace_.thread_names) {
+    TraceEvent e;
+    e.text = name;
+    hasher.add(e);
+  }
+  result.trace_hash = hasher.hex();
   return result;
 }
 

@@ -10,7 +10,8 @@
 //   - The Backend executes commands atomically at a virtual time: the emulator (sim/) or a
 //     spawned redis-server whose clock follows the virtual clock (real/), so one schedule runs
 //     in two worlds.
-//   - Every step goes to the trace; the run's SHA-256 over it is its `trace-hash`.
+//   - Every step goes to the trace as a typed event (sim/trace.h); the run's SHA-256 over the
+//     events is its `trace-hash`.
 #pragma once
 
 #include <coroutine>
@@ -24,9 +25,11 @@
 
 #include "sim/clock.h"
 #include "sim/emulator.h"
+#include "sim/faults.h"
 #include "sim/prng.h"
 #include "sim/reply.h"
 #include "sim/task.h"
+#include "sim/trace.h"
 
 namespace testbed::sim {
 
@@ -62,31 +65,6 @@ class EmulatorBackend : public Backend {
   EmulatorOptions options_;
   VirtualClock clock_;
   std::unique_ptr<Emulator> emulator_;
-};
-
-// Fault knobs, one struct, unit last (TigerBeetle's Storage.Options). Ratios are per call or
-// per actor; times are planned from the seed inside [0, horizon).
-struct FaultOptions {
-  Ratio lost_request{0, 1};    // not applied; the client times out
-  Ratio lost_reply{0, 1};      // applied; the client times out (ambiguous)
-  Ratio delayed_request{0, 1}; // executes after up to delay_ms_max, so later calls overtake it
-  int64_t delay_ms_max = 0;
-  int64_t latency_ms_min = 0;  // per call, reply delivered after this
-  int64_t latency_ms_max = 0;
-  int64_t timeout_ms = 250;    // the SDK's DEFAULT_REDIS_TIMEOUT_MS
-  Ratio actor_pause{0, 1};     // per actor: one pause of pause_ms (a GC pause longer than a lease)
-  int64_t pause_ms = 0;
-  Ratio actor_crash{0, 1};     // per actor: crash once; its threads and timers stop
-  int64_t clock_skew_ms_max = 0;  // per actor: constant offset in [-max, max]
-  Ratio clock_jump{0, 1};      // per actor: one jump of up to clock_jump_ms_max either way
-  int64_t clock_jump_ms_max = 0;
-  bool restart = false;        // one restart, losing writes since the last snapshot
-  int64_t snapshot_every_ms = 1000;
-  int64_t failover_lag_commands = -1;  // >= 0: one failover to a replica this many commands behind
-  int64_t outage_ms = 0;       // > 0: one window of this length in which every call fails
-
-  static FaultOptions Parse(const std::string& list);  // "lost-reply,pause,..." (throws)
-  static std::vector<std::string> Kinds();
 };
 
 // World-level and actor-level faults at chosen times (planned ones come from FaultOptions).
@@ -194,11 +172,11 @@ class World {
   RunResult run();
 
   int64_t now_ms() const { return now_; }
-  const std::vector<std::string>& trace() const { return trace_; }
+  const Trace& trace() const { return trace_; }
   Prng& prng() { return prng_; }  // the schedule's stream
   // Hash of everything that decides the future (keyspace, threads, pending calls): DFS pruning.
   std::string state_hash();
-  void note(const std::string& line) { record(-1, line); }
+  void note(const std::string& line) { record(-1, EventKind::kNote, line); }
 
  private:
   friend class Ctx;
@@ -234,7 +212,8 @@ class World {
   void finish_thread(Thread& t);
   bool paused(ActorId a) const;
   int64_t actor_time(ActorId a) const;
-  void record(ThreadId t, const std::string& what);
+  void record(ThreadId t, EventKind kind, std::string text, const Argv* argv = nullptr,
+              const Reply* reply = nullptr);
   std::string who(ThreadId t) const;
 
   WorldOptions options_;
@@ -255,7 +234,7 @@ class World {
   std::vector<LoggedCommand> log_;
   size_t snapshot_size_ = 0;
   bool outage_ = false;
-  std::vector<std::string> trace_;
+  Trace trace_;
   std::string error_;
 };
 

@@ -1,0 +1,107 @@
+#include "sim/trace.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/str_cat.h>
+#include <openssl/evp.h>
+
+#include "sim/digest.h"
+#include "sim/lua_scripting.h"
+
+namespace testbed::sim {
+
+const std::string& CachedSha1(const std::string& body) {
+  thread_local absl::flat_hash_map<std::string, std::string> cache;
+  auto it = cache.find(body);
+  if (it == cache.end()) {
+    if (cache.size() > 4096) cache.clear();  // scripts are few; generated bodies must not pile up
+    it = cache.emplace(body, Sha1Hex(body)).first;
+  }
+  return it->second;
+}
+
+std::string ShortArgv(const Argv& argv) {
+  if (argv.size() >= 2 && (argv[0] == "EVAL" || argv[0] == "eval")) {
+    Argv named = argv;
+    named[1] = absl::StrCat("<script ", CachedSha1(argv[1]).substr(0, 12), ">");
+    return render_argv_short(named, 1200, 1190);
+  }
+  return render_argv_short(argv, 160, 150);
+}
+
+const std::string& Trace::actor_of(const TraceEvent& e) const {
+  static const std::string kWorld = "world";
+  return e.thread < 0 ? kWorld : thread_actor.at(static_cast<size_t>(e.thread));
+}
+
+std::string Trace::Render(const TraceEvent& e) const {
+  const std::string& who =
+      e.thread < 0 ? actor_of(e) : thread_names.at(static_cast<size_t>(e.thread));
+  std::string out = absl::StrCat("+", e.at_ms, "ms ", who, " ");
+  switch (e.kind) {
+    case EventKind::kCall: absl::StrAppend(&out, "call ", ShortArgv(e.argv)); break;
+    case EventKind::kReply:
+      absl::StrAppend(&out, "exec ", ShortArgv(e.argv), " -> ", e.reply.debug());
+      break;
+    case EventKind::kFault:
+    case EventKind::kClock:
+    case EventKind::kNote: absl::StrAppend(&out, e.text); break;
+  }
+  return out;
+}
+
+std::vector<std::string> Trace::Lines() const {
+  std::vector<std::string> out;
+  out.reserve(events.size());
+  for (const auto& e : events) out.push_back(Render(e));
+  return out;
+}
+
+TraceHasher::TraceHasher() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+}
+TraceHasher::~TraceHasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void TraceHasher::bytes(const void* p, size_t n) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), p, n);
+}
+
+void TraceHasher::str(const std::string& s) {
+  const uint64_t n = s.size();
+  bytes(&n, sizeof n);
+  bytes(s.data(), s.size());
+}
+
+void TraceHasher::reply(const Reply& r) {
+  const uint8_t type = static_cast<uint8_t>(r.type);
+  bytes(&type, 1);
+  str(r.str);
+  bytes(&r.integer, sizeof r.integer);
+  const uint64_t n = r.elements.size();
+  bytes(&n, sizeof n);
+  for (const Reply& e : r.elements) reply(e);
+}
+
+void TraceHasher::add(const TraceEvent& e) {
+  const uint8_t kind = static_cast<uint8_t>(e.kind);
+  bytes(&kind, 1);
+  bytes(&e.at_ms, sizeof e.at_ms);
+  const int32_t thread = e.thread;
+  bytes(&thread, sizeof thread);
+  const uint64_t n = e.argv.size();
+  bytes(&n, sizeof n);
+  for (size_t i = 0; i < e.argv.size(); ++i) {
+    const bool body = i == 1 && (e.argv[0] == "EVAL" || e.argv[0] == "eval");
+    str(body ? CachedSha1(e.argv[1]) : e.argv[i]);
+  }
+  if (e.kind == EventKind::kReply) reply(e.reply);
+  str(e.text);
+}
+
+std::string TraceHasher::hex() {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d, &n);
+  return HexOf(d, n);
+}
+
+}  // namespace testbed::sim

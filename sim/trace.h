@@ -1,0 +1,69 @@
+// The trace of a run: a list of typed events (time, thread, kind, argv, reply, text), hashed as
+// events and rendered to text only for people. Consumers filter by kind; nothing parses a
+// rendered line.
+//
+// Kinds:
+//   kCall   a client submitted a Redis call (argv)
+//   kReply  Redis ran a call (argv) and answered (reply): the "exec" lines
+//   kFault  a fault happened or was planned (text; argv when it hit one call)
+//   kClock  a clock was skewed or jumped (text)
+//   kNote   the runtime's bookkeeping: spawn, sleep, choose, finished, seed, end (text)
+//
+// The trace hash is SHA-256 over the events' fields, length-prefixed; a script body is hashed
+// as its SHA1 (computed once per body), so hashing does not re-read 2 KB per EVAL.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/reply.h"
+
+namespace testbed::sim {
+
+enum class EventKind : uint8_t { kCall, kReply, kFault, kClock, kNote };
+
+struct TraceEvent {
+  int64_t at_ms = 0;   // virtual time since the run's start
+  int thread = -1;     // -1: the world
+  EventKind kind = EventKind::kNote;
+  Argv argv;           // kCall, kReply; kFault when the fault hit one call
+  Reply reply;         // kReply
+  std::string text;    // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
+};
+
+struct Trace {
+  std::vector<TraceEvent> events;
+  std::vector<std::string> thread_names;  // "client0/main#0", by thread id
+  std::vector<std::string> thread_actor;  // "client0", by thread id
+
+  const std::string& actor_of(const TraceEvent& e) const;  // "world" for thread -1
+  // "+12ms client0/main#0 exec "GET" "k" -> (nil)": the line a person reads.
+  std::string Render(const TraceEvent& e) const;
+  std::vector<std::string> Lines() const;
+};
+
+// A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so
+// that the keys and arguments fit; reports map the name back to the script's file.
+std::string ShortArgv(const Argv& argv);
+// The SHA1 of a script body, computed once per distinct body (per thread).
+const std::string& CachedSha1(const std::string& body);
+
+// Incremental SHA-256 of a run's events.
+class TraceHasher {
+ public:
+  TraceHasher();
+  ~TraceHasher();
+  TraceHasher(const TraceHasher&) = delete;
+  TraceHasher& operator=(const TraceHasher&) = delete;
+  void add(const TraceEvent& e);
+  std::string hex();  // finishes; call once
+
+ private:
+  void bytes(const void* p, size_t n);
+  void str(const std::string& s);
+  void reply(const Reply& r);
+  void* ctx_;
+};
+
+}  // namespace testbed::sim
