@@ -95,4 +95,9 @@ std::string RealBackend::describe_state(int64_t now_ms) {
   return DumpKeyspace(*conn_);
 }
 
+std::unique_ptr<sim::Backend> MakeBackend(RedisServer* server) {
+  if (server) return std::make_unique<RealBackend>(*server);
+  return std::make_unique<sim::EmulatorBackend>();
+}
+
 }  // namespace testbed

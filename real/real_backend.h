@@ -27,4 +27,7 @@ class RealBackend : public sim::Backend {
   std::unique_ptr<RespConnection> conn_;
 };
 
+// The world a run executes in: the emulator (server == nullptr) or the spawned server.
+std::unique_ptr<sim::Backend> MakeBackend(RedisServer* server);
+
 }  // namespace testbed

@@ -47,6 +47,15 @@ ScriptCatalog ScriptCatalog::Load(const std::string& dir) {
   return catalog;
 }
 
+void ScriptCatalog::replace(const std::string& file, std::string body) {
+  for (auto& s : scripts_)
+    if (s.file == file) {
+      s.body = std::move(body);
+      return;
+    }
+  throw std::runtime_error("no shipped script " + file);
+}
+
 const ScriptFile& ScriptCatalog::get(const std::string& id) const {
   for (const auto& s : scripts_)
     if (s.id() == id) return s;

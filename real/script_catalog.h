@@ -24,6 +24,8 @@ class ScriptCatalog {
   static ScriptCatalog Load(const std::string& dir);
   const std::vector<ScriptFile>& all() const { return scripts_; }
   const ScriptFile& get(const std::string& id) const;  // throws if unknown
+  // A changed script (check --scripts): the body of `file` becomes `body` (throws if unknown).
+  void replace(const std::string& file, std::string body);
 
  private:
   std::vector<ScriptFile> scripts_;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "reports/check_report.h"
+#include "tests/temp_dir.h"
 
 namespace testbed::reports {
 namespace {
@@ -45,7 +46,8 @@ TEST(Reports, MarkdownHasTheTableTheCounterexampleAndTheReplay) {
 }
 
 TEST(Reports, AreWrittenWholeWithNoTemporaryLeftBehind) {
-  const std::string dir = ::testing::TempDir() + "/reports-test";
+  testing_dirs::TempDir tmp("reports-test");
+  const std::string dir = tmp.path();
   std::filesystem::remove_all(dir);
   const auto paths = WriteReports(Sample(), dir);
   ASSERT_EQ(paths.size(), 2u);

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "properties/history_gen.h"
-#include "properties/state_props.h"
+#include "properties/state/state_props.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed::props {

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "properties/state_props.h"
+#include "properties/state/state_props.h"
+#include "scenarios/scenario.h"
+#include "tests/temp_dir.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
 #include "real/state/v2.h"
@@ -24,14 +26,14 @@ TEST(StateFindings, EveryScenarioOfEveryVersionReplaysItsViolationOnTheEmulatorA
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     ++scenarios;
-    const Scenario s = LoadScenario(e.path());
+    const scenarios::Scenario s = scenarios::Load(e.path());
     ASSERT_EQ(s.expect, "violated") << s.name;
-    const StateRun sim = RunStateWorkload(s.workload, Shipped(), nullptr);
-    const StateRun real = RunStateWorkload(s.workload, Shipped(), &server);
-    EXPECT_TRUE(Violates(sim, s.property)) << s.name << " does not reproduce on the emulator";
-    EXPECT_TRUE(Violates(real, s.property)) << s.name << " does not reproduce on redis-server";
-    EXPECT_EQ(sim.run.trace_hash, real.run.trace_hash) << s.name << ": the two worlds traced apart";
-    EXPECT_EQ(DescribeViolation(sim, s.property), DescribeViolation(real, s.property));
+    const RunOutcome sim = s.system->Run(s.spec, Shipped(), nullptr);
+    const RunOutcome real = s.system->Run(s.spec, Shipped(), &server);
+    EXPECT_TRUE(sim.violated) << s.name << " does not reproduce on the emulator";
+    EXPECT_TRUE(real.violated) << s.name << " does not reproduce on redis-server";
+    EXPECT_EQ(sim.trace_hash, real.trace_hash) << s.name << ": the two worlds traced apart";
+    EXPECT_EQ(sim.description, real.description);
   }
   EXPECT_GE(scenarios, 20);
 }
@@ -158,12 +160,23 @@ TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
 }
 
 TEST(StateBeta30, AMalformedScenarioIsAClearError) {
-  const std::string path = ::testing::TempDir() + "/bad-scenario.json";
+  testing_dirs::TempDir tmp("bad-scenario");
+  const std::string path = tmp / "bad-scenario.json";
   {
     std::ofstream(path) << "{\"system\":\"state\",\"name\":\"x\"}";
   }
-  EXPECT_THROW(LoadScenario(path), std::invalid_argument);
-  EXPECT_THROW(LoadScenario("/nonexistent.json"), std::invalid_argument);
+  EXPECT_THROW(scenarios::Load(path), std::invalid_argument);
+  EXPECT_THROW(scenarios::Load("/nonexistent.json"), std::invalid_argument);
+  // The message names the bad field, not a JSON library's exception.
+  std::ofstream(path) << R"({"system":"state","name":"x","property":"quota-safety","version":"beta30",)"
+                      << R"("seed":1,"clients":"two","ops":3})";
+  try {
+    scenarios::Load(path);
+    ADD_FAILURE() << "accepted clients \"two\"";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("field \"clients\" must be an integer, not \"two\""), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "properties/state_props.h"
+#include "properties/state/state_props.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
 #include "sim/clock.h"

@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "properties/system.h"
 #include "real/script_catalog.h"
+#include "real/state/namespace.h"
 
 namespace testbed::testing_catalogs {
 
@@ -17,14 +21,23 @@ inline const ScriptCatalog& Shipped() {
 }
 
 // The shipped catalog with `script` (e.g. "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua")
-// replaced by tests/broken_scripts/<broken>; `tag` names the temporary copy.
+// replaced, in memory, by tests/broken_scripts/<broken>; `tag` names the copy in messages.
 inline ScriptCatalog WithBroken(const std::string& tag, const std::string& script, const std::string& broken) {
-  const std::string dir = ::testing::TempDir() + "/" + tag;
-  std::filesystem::remove_all(dir);
-  std::filesystem::copy(ScriptCatalog::ShippedDir(), dir, std::filesystem::copy_options::recursive);
-  std::filesystem::copy_file(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken,
-                             dir + "/" + script, std::filesystem::copy_options::overwrite_existing);
-  return ScriptCatalog::Load(dir);
+  ScriptCatalog c = Shipped();
+  std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken, std::ios::binary);
+  EXPECT_TRUE(in.good()) << tag << ": no broken script " << broken;
+  c.replace(script, std::string(std::istreambuf_iterator<char>(in), {}));
+  return c;
 }
 
 }  // namespace testbed::testing_catalogs
+
+namespace testbed::props {
+
+// The state system's versions and rolling-deploy predecessors, from its table.
+inline std::vector<std::string> StateVersions() { return state::PortedVersions(); }
+inline std::string RollingFrom(const std::string& version) {
+  return FindSystem("state")->version(version)->rolling_from;
+}
+
+}  // namespace testbed::props

@@ -1,5 +1,5 @@
-#include "properties/state_props.h"
-#include "properties/state_workloads.h"
+#include "properties/state/state_props.h"
+#include "properties/state/state_workloads.h"
 
 #include <fstream>
 #include <map>
@@ -211,211 +211,112 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
 
 }  // namespace
 
-std::vector<std::string> StateVersions() { return state::PortedVersions(); }
-
-std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version) {
-  sim::EmulatorBackend emulator;
-  for (const auto& f : scripts.all()) {
-    if (f.file.rfind("state/" + version + "/", 0) != 0) continue;
-    const Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, kDefaultEpochMs);
-    if (r.is_error()) return f.file + ": " + r.str;
-  }
-  return "";
-}
-
-std::string RollingFrom(const std::string& version) {
-  if (version == "beta23") return "beta3";
-  if (version == "beta24") return "beta23";
-  if (version == "beta30") return "beta3";
-  return "";
-}
-
 bool Applies(const std::string& property, const std::string& version, const std::string& old_version) {
-  const bool old_is_v1 = old_version == "beta3" || old_version == "beta23";
-  if (property == "memory-matches-redis") return version == "beta30";
-  if (property == "connection-isolation") return state::HasConnectionScopes(version);
-  if (property == "legacy-readable") return old_is_v1;
-  if (property == "legacy-adopted-once") return old_is_v1 && state::HasConnectionScopes(version);
-  if (property == "rolling-deploy-writes-visible") return !old_version.empty();
-  return true;
+  return FindStateProperty(property).info.applies(version, old_version);
+}
+
+const std::vector<StateProperty>& StatePropertyTable() {
+  using F = sim::Fault;
+  using W = StateWorkload;
+  using R = StateRun;
+  auto always = [](const std::string&, const std::string&) { return true; };
+  auto old_is_v1 = [](const std::string& old) { return old == "beta3" || old == "beta23"; };
+  // Restart and failover lose acknowledged writes by themselves; the probes aim at one exact
+  // millisecond; the model answers one instant per call.
+  const sim::FaultSet loses_writes = {F::kRestart, F::kFailover};
+  const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kPause, F::kSkew, F::kClockJump};
+  static const std::vector<StateProperty> kTable = {
+      {{"cas-versions-linearizable",
+        "get, set, compareAndSet and delete on each key, with versions, are linearizable (an "
+        "ambiguous operation may or may not have taken effect; an expiry inside an operation may "
+        "go either way)",
+        always, {}},
+       nullptr, nullptr},
+      {{"expiry-boundary-get-list",
+        "an entry that get() returns at an instant is listed by list() at the same instant", always,
+        moves_the_instant},
+       &W::expiry_probes, &R::boundary_violations},
+      {{"value-read-back", "a value reads back exactly as written (JSON equality)", always, {}},
+       &W::read_back_probes, &R::read_back_violations},
+      {{"quota-safety", "a namespace never holds more live entries than maxEntries", always,
+        moves_the_instant},
+       &W::quota_probes, &R::quota_violations},
+      {{"memory-matches-redis", "the memory backend answers as the Redis backend does",
+        [](const std::string& v, const std::string&) { return v == "beta30"; }, moves_the_instant},
+       &W::memory_probes, &R::memory_violations},
+      {{"connection-isolation", "a connection never reads another connection's data",
+        [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); }, {}},
+       &W::isolation_probes, &R::isolation_violations},
+      {{"acknowledged-writes-visible",
+        "after a write is acknowledged, get() and list() find the key until it is overwritten, "
+        "deleted or expires",
+        always, loses_writes},
+       &W::ack_probes, &R::ack_violations},
+      {{"quota-liveness",
+        "once an entry is deleted or expired, a namespace at its quota accepts a new key (old "
+        "pods deleting, in a rolling deploy)",
+        always, {F::kRestart, F::kFailover, F::kSkew, F::kClockJump}},
+       &W::liveness_probes, &R::liveness_violations},
+      {{"reads-never-quota-error", "get() and list() never fail with a quota error", always, {}},
+       &W::read_quota_probes, &R::read_quota_violations},
+      {{"legacy-readable",
+        "a live v1 value an old pod wrote is readable after the upgrade by the first concrete "
+        "connection that asks, and stays readable by it",
+        [=](const std::string&, const std::string& old) { return old_is_v1(old); }, loses_writes},
+       &W::legacy_read_probes, &R::legacy_read_violations},
+      {{"legacy-adopted-once", "one v1 write is adopted by at most one v2 scope",
+        [=](const std::string& v, const std::string& old) {
+          return old_is_v1(old) && state::HasConnectionScopes(v);
+        },
+        loses_writes},
+       &W::adoption_probes, &R::adoption_violations},
+      {{"rolling-deploy-writes-visible",
+        "with old and new pods on one key, in sequence, every read returns the last acknowledged "
+        "write",
+        [](const std::string&, const std::string& old) { return !old.empty(); }, loses_writes},
+       &W::rolling_probes, &R::rolling_violations},
+      {{"model-matches-implementation",
+        "a sequential, fault-free run answers every call as the pure model of the whole contract "
+        "(model/state_store.h) does at that instant",
+        always, sim::FaultSet::All()},
+       &W::model_probes, &R::model_violations},
+  };
+  return kTable;
+}
+
+const StateProperty& FindStateProperty(const std::string& name) {
+  for (const auto& p : StatePropertyTable())
+    if (p.info.name == name) return p;
+  throw std::invalid_argument("unknown property '" + name + "'");
 }
 
 std::vector<std::string> StateProperties() {
-  return {"cas-versions-linearizable", "expiry-boundary-get-list", "value-read-back",
-          "quota-safety", "memory-matches-redis", "connection-isolation",
-          "acknowledged-writes-visible", "quota-liveness", "reads-never-quota-error",
-          "legacy-readable", "legacy-adopted-once", "rolling-deploy-writes-visible",
-          "model-matches-implementation"};
+  std::vector<std::string> out;
+  for (const auto& p : StatePropertyTable()) out.push_back(p.info.name);
+  return out;
 }
-
-std::string FaultsSetAside(const std::string& property) {
-  if (property == "acknowledged-writes-visible" || property == "legacy-readable" ||
-      property == "legacy-adopted-once" || property == "rolling-deploy-writes-visible")
-    return "restart, failover";  // they lose acknowledged writes by themselves
-  if (property == "quota-liveness") return "restart, failover, skew, clock-jump";
-  if (property == "expiry-boundary-get-list" || property == "quota-safety" ||
-      property == "memory-matches-redis")
-    return "latency, delay, pause, skew, clock-jump";  // the probes aim at one exact millisecond
-  if (property == "model-matches-implementation") return "all";
-  return "";
-}
-
-namespace {
-void SetAside(sim::FaultOptions& f, const std::string& which) {
-  if (which == "all") {
-    f = sim::FaultOptions{};
-    return;
-  }
-  if (which.find("restart") != std::string::npos) f.restart = false;
-  if (which.find("failover") != std::string::npos) f.failover_lag_commands = -1;
-  if (which.find("skew") != std::string::npos) f.clock_skew_ms_max = 0;
-  if (which.find("clock-jump") != std::string::npos) f.clock_jump = Ratio{0, 1};
-  if (which.find("latency") != std::string::npos) f.latency_ms_min = f.latency_ms_max = 0;
-  if (which.find("delay") != std::string::npos) f.delayed_request = Ratio{0, 1};
-  if (which.find("pause") != std::string::npos) f.actor_pause = Ratio{0, 1};
-}
-}  // namespace
 
 StateWorkload ForProperty(StateWorkload w, const std::string& property) {
-  SetAside(w.faults, FaultsSetAside(property));
-  if (property == "cas-versions-linearizable") return w;
-  if (property == "expiry-boundary-get-list") {
-    w.expiry_probes = true;
-    return w;
-  }
-  if (property == "value-read-back") {
-    w.read_back_probes = true;
-    return w;
-  }
-  if (property == "quota-safety") {
-    w.quota_probes = true;
-    return w;
-  }
-  if (property == "memory-matches-redis") {
-    w.memory_probes = true;
-    return w;
-  }
-  if (property == "connection-isolation") {
-    w.isolation_probes = true;
-    return w;
-  }
-  if (property == "acknowledged-writes-visible") {
-    w.ack_probes = true;
-    return w;
-  }
-  if (property == "quota-liveness") {
-    w.liveness_probes = true;
-    return w;
-  }
-  if (property == "reads-never-quota-error") {
-    w.read_quota_probes = true;
-    return w;
-  }
-  if (property == "legacy-readable") {
-    w.legacy_read_probes = true;
-    return w;
-  }
-  if (property == "legacy-adopted-once") {
-    w.adoption_probes = true;
-    return w;
-  }
-  if (property == "rolling-deploy-writes-visible") {
-    w.rolling_probes = true;
-    return w;
-  }
-  if (property == "model-matches-implementation") {
-    w.model_probes = true;  // fault-free: one instant per call, see SequentialClient
-    return w;
-  }
-  throw std::invalid_argument("unknown property '" + property + "'");
+  const StateProperty& p = FindStateProperty(property);
+  p.info.sets_aside.DisableIn(w.faults);
+  if (p.probe) w.*p.probe = true;
+  return w;
 }
-
-namespace {
-const std::vector<std::string>* ProbeFindings(const StateRun& r, const std::string& property) {
-  if (property == "expiry-boundary-get-list") return &r.boundary_violations;
-  if (property == "value-read-back") return &r.read_back_violations;
-  if (property == "quota-safety") return &r.quota_violations;
-  if (property == "memory-matches-redis") return &r.memory_violations;
-  if (property == "connection-isolation") return &r.isolation_violations;
-  if (property == "acknowledged-writes-visible") return &r.ack_violations;
-  if (property == "quota-liveness") return &r.liveness_violations;
-  if (property == "reads-never-quota-error") return &r.read_quota_violations;
-  if (property == "legacy-readable") return &r.legacy_read_violations;
-  if (property == "legacy-adopted-once") return &r.adoption_violations;
-  if (property == "rolling-deploy-writes-visible") return &r.rolling_violations;
-  if (property == "model-matches-implementation") return &r.model_violations;
-  return nullptr;
-}
-}  // namespace
 
 bool Violates(const StateRun& r, const std::string& property) {
-  const auto* findings = ProbeFindings(r, property);
-  return findings ? !findings->empty() : !r.verdict.ok;
+  const StateProperty& p = FindStateProperty(property);
+  return p.findings ? !(r.*p.findings).empty() : !r.verdict.ok;
 }
 
 std::string DescribeViolation(const StateRun& r, const std::string& property) {
-  if (const auto* findings = ProbeFindings(r, property)) {
+  const StateProperty& p = FindStateProperty(property);
+  if (p.findings) {
     std::string out;
-    for (const auto& v : *findings) out += "  " + v + "\n";
+    for (const auto& v : r.*p.findings) out += "  " + v + "\n";
     return out;
   }
   return "  on key " + r.verdict.partition + ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
          FormatCounterexample(r);
-}
-
-std::set<std::pair<int, int>> ParseSkip(const std::string& list) {
-  std::set<std::pair<int, int>> out;
-  for (size_t start = 0; start < list.size();) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(start, end - start);
-    int c = -1, i = -1;
-    char tail = 0;
-    if (std::sscanf(item.c_str(), "%d:%d%c", &c, &i, &tail) != 2 || c < 0 || i < 0)
-      throw std::invalid_argument("--skip takes CLIENT:OP pairs such as 0:1,2:3, not '" + item + "'");
-    out.insert({c, i});
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string FormatSkip(const std::set<std::pair<int, int>>& skip) {
-  std::string out;
-  for (const auto& [c, i] : skip) out += (out.empty() ? "" : ",") + std::to_string(c) + ":" + std::to_string(i);
-  return out;
-}
-
-Scenario LoadScenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot read scenario " + path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw std::invalid_argument(path + " is not a JSON object");
-  Scenario s;
-  try {
-    if (j.at("system") != "state") throw std::invalid_argument("only system \"state\" scenarios exist");
-    s.name = j.at("name");
-    s.property = j.at("property");
-    s.trigger = j.value("trigger", "");
-    s.severity = j.value("severity", "");
-    s.expect = j.value("expect", "violated");
-    s.faults = j.value("faults", "none");
-    s.version = j.at("version");
-    s.workload.version = s.version;
-    s.old_version = j.value("old_version", "");
-    s.workload.old_version = s.old_version;
-    s.workload.seed = j.at("seed").get<uint64_t>();
-    s.workload.clients = j.at("clients").get<int>();
-    s.workload.ops = j.at("ops").get<int>();
-    s.workload.cas_only = j.value("ops_mix", "all") == "cas";
-    s.workload.skip = ParseSkip(j.value("skip", ""));
-    s.workload.faults = sim::FaultOptions::Parse(s.faults);
-    s.workload = ForProperty(s.workload, s.property);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(path + ": " + e.what());
-  }
-  if (s.workload.clients < 1 || s.workload.ops < 1)
-    throw std::invalid_argument(path + ": clients and ops must be at least 1");
-  return s;
 }
 
 StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server) {
@@ -423,12 +324,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
     throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
                                 "' has no client port (ported: beta3, beta23, beta24, beta30)");
   auto bodies = std::make_unique<state::VersionScripts>(scripts);
-  std::unique_ptr<sim::Backend> backend;
-  if (server) {
-    backend = std::make_unique<RealBackend>(*server);
-  } else {
-    backend = std::make_unique<sim::EmulatorBackend>();
-  }
+  std::unique_ptr<sim::Backend> backend = MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;
   o.seed = w.seed;

@@ -1,5 +1,5 @@
 // Rolling deploys and the legacy (v1 -> v2) properties: see state_workloads.h.
-#include "properties/state_workloads.h"
+#include "properties/state/state_workloads.h"
 
 #include <algorithm>
 #include <cstdio>

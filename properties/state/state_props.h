@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "properties/register_history.h"
+#include "properties/system.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "real/state/state_api.h"
@@ -126,34 +127,21 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
 // The part of the history on the key the checker rejected, as text.
 std::string FormatCounterexample(const StateRun& r);
 
-std::vector<std::string> StateProperties();
-// The fault kinds a property runs without, whatever --faults says ("" none, "all" every
-// one), and why: restart and failover lose acknowledged writes by themselves, clock faults move
-// a probe off the server's exact expiry millisecond, and the model answers one instant per call.
-std::string FaultsSetAside(const std::string& property);
-// The workload that exercises a property (throws std::invalid_argument for unknown names).
+// The property table (properties/system.h), with each property's probe and findings.
+struct StateProperty {
+  PropertyInfo info;
+  bool StateWorkload::*probe;                  // the workload switch (nullptr: the plain mix)
+  std::vector<std::string> StateRun::*findings;  // nullptr: the linearizability verdict
+};
+const std::vector<StateProperty>& StatePropertyTable();
+const StateProperty& FindStateProperty(const std::string& name);  // throws std::invalid_argument
+
+std::vector<std::string> StateProperties();  // names, in table order
+// The workload that exercises a property, with the faults it sets aside switched off.
 StateWorkload ForProperty(StateWorkload w, const std::string& property);
 bool Violates(const StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
-
-std::vector<std::string> StateVersions();  // ported versions, by scripts directory name
-// The first script of state/<version>/ that does not compile (SCRIPT LOAD on the emulator),
-// as "FILE: error"; "" when all do.
-std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version);
-// The version a rolling deploy to `version` comes from ("" for beta3).
-std::string RollingFrom(const std::string& version);
 // Whether the property means anything for this version and old version (else "n/a").
 bool Applies(const std::string& property, const std::string& version, const std::string& old_version);
-
-// A saved finding (scenarios/*.json): the workload that triggers it and what it shows.
-struct Scenario {
-  std::string name, property, trigger, severity, expect, faults, version, old_version;
-  StateWorkload workload;
-};
-Scenario LoadScenario(const std::string& path);  // throws std::invalid_argument, clearly
-
-// "0:1,2:3" <-> skip pairs (throws std::invalid_argument on a malformed list).
-std::set<std::pair<int, int>> ParseSkip(const std::string& list);
-std::string FormatSkip(const std::set<std::pair<int, int>>& skip);
 
 }  // namespace testbed::props

@@ -1,5 +1,5 @@
 // Probe workloads: see state_workloads.h.
-#include "properties/state_workloads.h"
+#include "properties/state/state_workloads.h"
 
 #include <algorithm>
 #include <cstdio>

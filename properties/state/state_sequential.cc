@@ -1,5 +1,5 @@
 // Property model-matches-implementation: see state_workloads.h.
-#include "properties/state_workloads.h"
+#include "properties/state/state_workloads.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/state_props.h"
+#include "properties/state/state_props.h"
 #include "real/state/memory_beta30.h"
 #include "real/state/namespace.h"
 #include "sim/prng.h"

@@ -1,0 +1,441 @@
+// testbed check: generated workloads of a registered system, checked against each of its
+// properties; a per-property table, each violation minimized with its Redis calls and replay
+// line, reports, and saved scenarios. Nothing here names a system (properties/system.h).
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+#include <absl/strings/str_split.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "cmd/cli_internal.h"
+#include "real/redis_server.h"
+#include "real/script_catalog.h"
+#include "reports/check_report.h"
+#include "reports/trace_view.h"
+#include "scenarios/minimize.h"
+#include "scenarios/scenario.h"
+#include "sim/clock.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+struct Raw {
+  CheckSpec spec;
+  bool has_seed = false;
+  std::string faults = "none", properties, skip;
+  std::map<std::string, std::string> options;  // every registered system's own flags
+};
+
+void Define(CLI::App& app, Raw& r) {
+  app.add_option("--system", r.spec.system, "the system under test (see testbed list)")->required();
+  app.add_option("--version", r.spec.version, "the version under test (default: the system's newest)");
+  app.add_option("--rolling-from", r.spec.rolling_from,
+                 "the old pods' version in rolling-deploy properties (default: its predecessor)");
+  app.add_option("--scripts", r.spec.scripts,
+                 "a directory of changed scripts: each replaces the shipped file of that name");
+  internal::AddSeed(app, &r.spec.seed, &r.has_seed);
+  internal::AddInt(app, "--runs", &r.spec.runs, 1, "runs per property (default 100)")
+      ->excludes(internal::AddInt(app, "--budget-seconds", &r.spec.budget_seconds, 1,
+                                  "run until this much time has passed"));
+  internal::AddInt(app, "--clients", &r.spec.clients, 1, "clients per run (default: the system's)");
+  internal::AddInt(app, "--ops", &r.spec.ops, 1, "operations per client (default: the system's)");
+  app.add_option("--faults", r.faults, "all, none, or a comma list (see testbed list)");
+  app.add_option("--properties", r.properties, "a comma list (default: every property)");
+  app.add_option("--skip", r.skip, "CLIENT:OP pairs the run leaves out (what shrinking removed)");
+  app.add_option("--redis", r.spec.redis, "none (default): the emulator; spawn: a spawned redis-server");
+  internal::AddInt(app, "--real-sample", &r.spec.real_sample, 1,
+                   "replay every K-th run on a spawned redis-server; same verdict and trace required");
+  internal::AddInt(app, "--jobs", &r.spec.jobs, 1, "threads (default: the cores; 1 with a redis-server)");
+  app.add_option("--out", r.spec.out, "write report.json and report.md here");
+  app.add_option("--save-scenarios", r.spec.save_scenarios, "save each minimized violation here");
+  app.add_flag("--quiet", r.spec.quiet, "no progress line on stderr");
+  std::map<std::string, bool> added;
+  for (const props::System* s : props::Systems())
+    for (const auto& o : s->options())
+      if (!added[o.flag]) {
+        added[o.flag] = true;
+        app.add_option("--" + o.flag, r.options[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
+      }
+}
+
+CheckSpec Resolve(const Raw& r) {
+  CheckSpec s = r.spec;
+  const props::System* system = props::FindSystem(s.system);
+  if (!system) {
+    std::vector<std::string> names;
+    for (const auto* x : props::Systems()) names.push_back(x->name());
+    throw UsageError("--system " + s.system + " is not a registered system (" + absl::StrJoin(names, ", ") +
+                     "; see testbed list)");
+  }
+  std::vector<std::string> versions;
+  for (const auto& v : system->versions()) versions.push_back(v.name);
+  if (s.version.empty()) s.version = system->default_version();
+  if (!system->version(s.version))
+    throw UsageError("--version " + s.version + " is not a ported version of " + s.system + " (" +
+                     absl::StrJoin(versions, ", ") + "; see testbed list)");
+  if (!s.rolling_from.empty() && !system->version(s.rolling_from))
+    throw UsageError("--rolling-from " + s.rolling_from + " is not a ported version of " + s.system + " (" +
+                     absl::StrJoin(versions, ", ") + ")");
+  if (s.rolling_from == s.version && !s.version.empty())
+    throw UsageError("--rolling-from must differ from --version");
+  if (!r.has_seed) s.seed = FreshSeed();
+  if (s.clients == 0) s.clients = system->default_clients();
+  if (s.ops == 0) s.ops = system->default_ops();
+  try {
+    s.faults = sim::FaultList::Parse(r.faults);
+    s.skip = props::ParseSkip(r.skip);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!r.properties.empty())
+    for (const std::string& p : std::vector<std::string>(absl::StrSplit(r.properties, ','))) {
+      if (!system->property(p))
+        throw UsageError("unknown property '" + p + "' of " + s.system + " (see testbed list)");
+      s.properties.push_back(p);
+    }
+  for (const auto& [flag, value] : r.options) {
+    if (value.empty()) continue;
+    const props::SystemOption* known = nullptr;
+    for (const auto& o : system->options())
+      if (o.flag == flag) known = &o;
+    if (!known) throw UsageError("--" + flag + " is not an option of system " + s.system);
+    if (std::find(known->choices.begin(), known->choices.end(), value) == known->choices.end())
+      throw UsageError("--" + flag + " takes " + absl::StrJoin(known->choices, " or ") + ", not '" + value + "'");
+    if (value != known->default_value) s.options[flag] = value;
+  }
+  if (s.redis.find(':') != std::string::npos)
+    throw UsageError("--redis " + s.redis +
+                     ": check moves the server's clock with virtual time, which only a redis-server it "
+                     "spawns (under its time shim) allows, and it never writes to a server it did not "
+                     "start; use --redis spawn");
+  CheckRedisFlag(s.redis);
+  if (s.real_sample > 0 && s.redis != "none")
+    throw UsageError("--real-sample compares emulator runs with a spawned redis-server; use it with --redis none");
+  if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
+    throw UsageError("--scripts " + s.scripts + " is not a directory");
+  return s;
+}
+
+// The shipped scripts, with each file of `dir` named like a shipped one replacing it.
+ScriptCatalog CatalogWithOverrides(const std::string& dir) {
+  ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  if (dir.empty()) return catalog;
+  int replaced = 0;
+  for (const auto& s : std::vector<ScriptFile>(catalog.all())) {
+    const std::filesystem::path name = std::filesystem::path(s.file).filename();
+    for (const auto& candidate : {std::filesystem::path(dir) / s.file, std::filesystem::path(dir) / name}) {
+      if (!std::filesystem::exists(candidate)) continue;
+      std::ifstream in(candidate, std::ios::binary);
+      catalog.replace(s.file, std::string(std::istreambuf_iterator<char>(in), {}));
+      std::printf("scripts: %s replaced by %s\n", s.file.c_str(), candidate.c_str());
+      ++replaced;
+      break;
+    }
+  }
+  if (replaced == 0) throw UsageError("--scripts " + dir + " holds no file named like a shipped script");
+  return catalog;
+}
+
+// A directory that can hold the reports: made (if needed) and written to before any run.
+void CheckWritable(const std::string& dir, const std::string& flag) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string probe = dir + "/.testbed-write-probe";
+  std::ofstream out(probe);
+  out << "x";
+  if (ec || !out) throw UsageError("--" + flag + " " + dir + " is not a writable directory");
+  out.close();
+  std::filesystem::remove(probe, ec);
+}
+
+// A line on stderr while runs go on, when stderr is a terminal (never in files or CI logs).
+class Progress {
+ public:
+  explicit Progress(bool on) : on_(on && isatty(2)), start_(std::chrono::steady_clock::now()) {}
+  void update(int64_t runs, int64_t violations) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "\r  %.1f s, %lld runs, %lld violations so far ", s, static_cast<long long>(runs),
+                 static_cast<long long>(violations));
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
+  }
+
+ private:
+  bool on_, shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+}  // namespace
+
+std::string CheckSpec::OldVersion() const {
+  if (!rolling_from.empty()) return rolling_from;
+  const props::System* s = props::FindSystem(system);
+  const props::VersionInfo* v = s ? s->version(version) : nullptr;
+  return v ? v->rolling_from : "";
+}
+
+std::string CheckSpec::Write() const {
+  std::string line = "testbed check";
+  AppendFlag(line, "system", system);
+  AppendFlag(line, "version", version);
+  if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
+  AppendFlag(line, "seed", absl::StrCat(seed));
+  if (runs > 0) AppendFlag(line, "runs", absl::StrCat(runs));
+  if (budget_seconds > 0) AppendFlag(line, "budget-seconds", absl::StrCat(budget_seconds));
+  AppendFlag(line, "clients", absl::StrCat(clients));
+  AppendFlag(line, "ops", absl::StrCat(ops));
+  if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());
+  for (const auto& [flag, value] : options) AppendFlag(line, flag, value);
+  if (!rolling_from.empty()) AppendFlag(line, "rolling-from", rolling_from);
+  if (!skip.empty()) AppendFlag(line, "skip", props::FormatSkip(skip));
+  if (!scripts.empty()) AppendFlag(line, "scripts", scripts);
+  if (redis != "none") AppendFlag(line, "redis", redis);
+  if (real_sample > 0) AppendFlag(line, "real-sample", absl::StrCat(real_sample));
+  if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
+  if (!out.empty()) AppendFlag(line, "out", out);
+  if (!save_scenarios.empty()) AppendFlag(line, "save-scenarios", save_scenarios);
+  if (quiet) AppendFlag(line, "quiet", "");
+  return line;
+}
+
+CheckSpec ParseCheck(const std::vector<std::string>& args) {
+  return internal::ParseWith<Raw, CheckSpec>("check", args, Define, Resolve);
+}
+
+int RunCheck(const CheckSpec& spec) {
+  const props::System& system = *props::FindSystem(spec.system);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  std::fflush(stdout);
+  const std::string old_version = spec.OldVersion();
+  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n", spec.system.c_str(),
+              spec.version.c_str(), old_version.empty() ? "no earlier version" : old_version.c_str());
+  if (!spec.out.empty()) CheckWritable(spec.out, "out");
+  if (!spec.save_scenarios.empty()) CheckWritable(spec.save_scenarios, "save-scenarios");
+  std::vector<std::string> properties = spec.properties;
+  if (properties.empty())
+    for (const auto& p : system.properties()) properties.push_back(p.name);
+  const int64_t max_runs = spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : 100);
+  const ScriptCatalog scripts = CatalogWithOverrides(spec.scripts);
+  for (const std::string& v : {spec.version, old_version})
+    if (!v.empty())
+      if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
+        throw SetupError("a script does not compile: " + err);
+  std::unique_ptr<RedisServer> server;
+  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  std::unique_ptr<RedisServer> sample_server;
+  if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  const reports::ScriptNames script_names = reports::NamesOf(scripts);
+
+  int64_t jobs = spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
+  props::RunSpec base;
+  base.version = spec.version;
+  base.old_version = old_version;
+  base.clients = static_cast<int>(spec.clients);
+  base.ops = static_cast<int>(spec.ops);
+  base.skip = spec.skip;
+  base.faults = spec.faults;
+  base.options = spec.options;
+
+  struct Tally {
+    int64_t done = 0, violated = 0, incomplete = 0;
+    std::optional<props::RunSpec> first;
+  };
+  std::map<std::string, Tally> tally;
+  struct Outcome {
+    props::RunSpec run;
+    bool violated = false, incomplete = false;
+    std::string script_error, script_error_line;
+  };
+  struct ScriptFailure {
+    props::RunSpec run;
+    std::string line, error;
+  };
+  std::optional<ScriptFailure> script_failure;
+  int64_t sampled = 0, diverged = 0, total_runs = 0, total_violations = 0;
+  std::string first_divergence;
+  // One run of one property. Runs are independent worlds, so they go to `jobs` threads; the
+  // tally merges them in run order, so the result does not depend on the thread count.
+  auto run_one = [&](int64_t i, const std::string& p) {
+    Outcome o;
+    o.run = base;
+    o.run.property = p;
+    o.run.seed = spec.seed + static_cast<uint64_t>(i);
+    props::RunOutcome r = system.Run(o.run, scripts, server.get());
+    o.violated = r.violated;
+    o.incomplete = r.incomplete;
+    if (!r.script_errors.empty()) {
+      const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
+      o.script_error_line = r.trace.Render(e);
+      o.script_error = e.reply.str;
+    }
+    if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
+      props::RunOutcome real = system.Run(o.run, scripts, sample_server.get());
+      ++sampled;
+      if (real.trace_hash != r.trace_hash || real.violated != r.violated)
+        if (!diverged++)
+          first_divergence = absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", r.trace_hash.substr(0, 16),
+                                          ", redis-server trace ", real.trace_hash.substr(0, 16));
+    }
+    return o;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  {
+    Progress progress(!spec.quiet);
+    for (int64_t i0 = 0; i0 < max_runs; i0 += jobs) {
+      if (spec.budget_seconds > 0 &&
+          std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
+        break;
+      const int64_t n = std::min<int64_t>(jobs, max_runs - i0);
+      std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
+      scenarios::OnThreads(static_cast<size_t>(n), [&](size_t k) {
+        for (const std::string& p : properties)
+          if (system.property(p)->applies(spec.version, old_version))
+            results[k].push_back(run_one(i0 + static_cast<int64_t>(k), p));
+      });
+      for (const auto& batch : results)
+        for (const Outcome& o : batch) {
+          if (!o.script_error.empty() && !script_failure)
+            script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
+          Tally& t = tally[o.run.property];
+          ++t.done;
+          ++total_runs;
+          if (o.incomplete) ++t.incomplete;
+          if (o.violated) {
+            ++t.violated;
+            ++total_violations;
+            if (!t.first) t.first = o.run;
+          }
+        }
+      progress.update(total_runs, total_violations);
+    }
+  }
+  std::printf("%-30s %8s %8s %8s\n", "property", "runs", "passed", "violated");
+  reports::CheckReport report;
+  report.seed = spec.seed;
+  report.system = spec.system;
+  report.version = spec.version;
+  report.old_version = old_version;
+  for (const std::string& p : properties) {
+    const Tally& t = tally[p];
+    const props::PropertyInfo& info = *system.property(p);
+    if (!info.applies(spec.version, old_version)) {
+      std::printf("%-30s %8s\n", p.c_str(), "n/a");
+      report.properties.push_back({p, 0, 0, 0, false});
+      continue;
+    }
+    std::printf("%-30s %8lld %8lld %8lld\n", p.c_str(), static_cast<long long>(t.done),
+                static_cast<long long>(t.done - t.violated), static_cast<long long>(t.violated));
+    if (t.incomplete)
+      std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
+    report.properties.push_back({p, t.done, t.done - t.violated, t.violated});
+    if (!spec.faults.empty() && !info.sets_aside.empty())
+      std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
+  }
+  if (script_failure) {
+    // A script that fails at run time makes the SDK report "Redis is unavailable", which the
+    // properties must treat as an unknown outcome: the verdicts above mean little.
+    CheckSpec replay = spec;
+    replay.properties = {script_failure->run.property};
+    replay.seed = script_failure->run.seed;
+    replay.runs = 1;
+    replay.budget_seconds = 0;
+    replay.out = replay.save_scenarios = "";
+    replay.real_sample = 0;
+    std::fprintf(stderr,
+                 "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
+                 "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
+                 "replay: %s\n",
+                 script_failure->run.property.c_str(), static_cast<unsigned long long>(script_failure->run.seed),
+                 reports::Abbreviate(reports::NameScripts(script_failure->line, script_names)).substr(0, 400).c_str(),
+                 script_failure->error.c_str(), replay.Write().c_str());
+    return 2;
+  }
+  int code = 0;
+  if (sample_server) {
+    std::printf("redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the emulator\n",
+                static_cast<long long>(sampled), static_cast<long long>(diverged));
+    if (diverged) {
+      std::printf("  first divergence: %s\n", first_divergence.c_str());
+      code = 1;
+    }
+  }
+  for (const std::string& p : properties) {
+    const Tally& t = tally[p];
+    if (!t.first) continue;
+    const props::RunSpec m = scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
+      return system.Run(x, scripts, server.get()).violated;
+    });
+    const props::RunOutcome r = system.Run(m, scripts, server.get());
+    std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
+                static_cast<unsigned long long>(m.seed), m.clients, m.ops, r.description.c_str());
+    reports::ViolationRow row{p, m.seed, m.clients, m.ops, r.description, {}, ""};
+    std::printf("redis calls (and faults), in the order Redis ran them:\n");
+    row.redis_calls = reports::CallsInOrder(r.trace, script_names);
+    for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
+    std::printf("the same calls per actor, with virtual times:\n");
+    for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
+      std::printf("  %s:\n", actor.c_str());
+      for (const auto& c : calls) std::printf("    %s\n", reports::Abbreviate(c).substr(0, 600).c_str());
+    }
+    CheckSpec replay = spec;
+    replay.properties = {p};
+    replay.seed = m.seed;
+    replay.runs = 1;
+    replay.budget_seconds = 0;
+    replay.clients = m.clients;
+    replay.ops = m.ops;
+    replay.skip = m.skip;
+    replay.out = replay.save_scenarios = "";
+    replay.real_sample = 0;
+    replay.jobs = 0;
+    replay.quiet = false;
+    row.replay = replay.Write();
+    std::printf("replay: %s\n", row.replay.c_str());
+    report.violations.push_back(row);
+    if (!spec.save_scenarios.empty()) {
+      scenarios::Scenario sc;
+      sc.system = &system;
+      sc.spec = m;
+      sc.name = absl::StrCat(system.name(), "-", m.version, "-", p);
+      // The counterexample's first line, until someone words it better.
+      sc.trigger = r.description.substr(0, r.description.find('\n'));
+      sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
+      sc.severity = "unrated";
+      std::printf("scenario: %s\n", scenarios::Save(spec.save_scenarios, sc).c_str());
+    }
+    code = 1;
+  }
+  if (!spec.out.empty())
+    for (const auto& path : reports::WriteReports(report, spec.out)) std::printf("report: %s\n", path.c_str());
+  return code;
+}
+
+namespace internal {
+Command CheckCommand() {
+  return internal::MakeCommand<Raw, CheckSpec>("check",
+          "Runs generated multi-client workloads of a system's ported client against its scripts and "
+          "checks every property; prints a per-property table, and for each violated property a "
+          "minimized counterexample and a replay line.",
+      Define, Resolve, RunCheck);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli

@@ -1,0 +1,147 @@
+#include "cmd/cli.h"
+
+#include <absl/strings/numbers.h>
+#include <absl/strings/str_cat.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cmd/cli_internal.h"
+
+namespace testbed::cli {
+
+uint64_t FreshSeed() {
+  std::FILE* f = std::fopen("/dev/urandom", "rb");
+  uint64_t s = 0;
+  if (!f || std::fread(&s, sizeof s, 1, f) != 1) s = 42;
+  if (f) std::fclose(f);
+  return s % 1000000000000ULL;
+}
+
+void CheckRedisFlag(const std::string& value, const std::string& extra_hint) {
+  if (value != "none" && value != "spawn")
+    throw UsageError("--redis takes none or spawn, not '" + value + "'" + extra_hint);
+}
+
+namespace internal {
+
+namespace {
+CLI::Validator Decimal(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& v) -> std::string {
+        int64_t n = 0;
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+            !absl::SimpleAtoi(v, &n))
+          return "takes a non-negative decimal integer, not '" + v + "'";
+        if (n < min) return absl::StrCat("must be at least ", min, ", not ", v);
+        return "";
+      },
+      min > 0 ? absl::StrCat("INT>=", min) : "UINT");
+}
+}  // namespace
+
+CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_t min,
+                    const std::string& help, bool* given) {
+  return app
+      .add_option_function<std::string>(
+          name,
+          [out, given](const std::string& v) {
+            absl::SimpleAtoi(v, out);
+            if (given) *given = true;
+          },
+          help)
+      ->check(Decimal(min));
+}
+
+CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given) {
+  return app
+      .add_option_function<std::string>(
+          "--seed",
+          [out, given](const std::string& v) {
+            absl::SimpleAtoi(v, out);
+            *given = true;
+          },
+          "the seed (default: a fresh one, printed first)")
+      ->check(Decimal(0));
+}
+
+void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    throw;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(absl::StrCat(command, ": ", e.what(), "\nRun 'testbed ", command,
+                                  " --help' for more information."));
+  }
+}
+
+void AppendFlag(std::string& line, const std::string& flag, const std::string& value) {
+  absl::StrAppend(&line, " --", flag);
+  if (value.empty()) return;
+  const bool plain = value.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/+=@") ==
+                     std::string::npos;
+  if (plain) {
+    absl::StrAppend(&line, " ", value);
+    return;
+  }
+  std::string quoted = "'";
+  for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  absl::StrAppend(&line, " ", quoted, "'");
+}
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(), CheckCommand(),
+                                                 ReplayCommand(), ListCommand()};
+  return kCommands;
+}
+
+}  // namespace internal
+
+int Main(int argc, char** argv) {
+  CLI::App app("Finds races in Redis Lua-script protocols: deterministic simulation of the real "
+               "scripts and ported clients, with faults, checked against models.",
+               "testbed");
+  app.require_subcommand(1);
+  std::function<int()> action;
+  for (const auto& c : internal::Commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    auto run = c.define(*sub);
+    sub->callback([&action, run] { action = run; });
+  }
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "help") {
+      std::cout << app.help();
+      return 0;
+    }
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      std::cout << app.help();
+      return 0;
+    } catch (const CLI::CallForAllHelp&) {
+      std::cout << app.help("", CLI::AppFormatMode::All);
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      const auto subs = app.get_subcommands();
+      const std::string where = subs.empty() ? "" : " " + subs.front()->get_name();
+      std::fprintf(stderr, "testbed%s: %s\nRun 'testbed%s --help' for more information.\n",
+                   where.c_str(), e.what(), where.c_str());
+      return 2;
+    }
+    return action();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "testbed: %s\n", e.what());
+    return 2;
+  } catch (const SetupError& e) {
+    std::fprintf(stderr, "testbed: setup error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "testbed: error: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace testbed::cli

@@ -1,0 +1,111 @@
+// The testbed CLI: one spec struct per subcommand, parsed once from the command line (CLI11)
+// and written back out as the replay line (TigerBeetle's flags.parse into CLIArgs). A printed
+// replay line is always Write() of the spec that ran, with only the fields that identify the
+// counterexample changed, so it cannot drift from what ran; tests/cli_spec_test.cc parses
+// written specs back and compares.
+//
+// Exit codes: 0 no violation or divergence, 1 one found, 2 usage or setup error (one line on
+// stderr naming what is wrong, checked before the work starts).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "properties/system.h"
+#include "real/redis_server.h"
+#include "sim/faults.h"
+
+namespace testbed::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+using testbed::SetupError;  // real/redis_server.h: a missing redis-server, unreadable scripts
+
+struct FidelitySpec {
+  uint64_t seed = 0;
+  int64_t commands = 10000;
+  std::string redis = "spawn";  // spawn | none
+  int64_t checkpoint_every = 100;
+  std::string inject_fault;     // "" | expiry-shift | cjson-empty-array
+  bool check_determinism = false;
+  bool no_shrink = false;
+  std::string Write() const;
+  bool operator==(const FidelitySpec&) const = default;
+};
+
+struct SimSpec {
+  uint64_t seed = 0;
+  std::string strategy = "random";  // random | pct | dfs | replay
+  int64_t pct_depth = 2;
+  int64_t preemption_bound = -1;    // -1: unbounded
+  std::vector<size_t> choices;      // --strategy replay
+  sim::FaultList faults;
+  int64_t actors = 2;
+  int64_t increments = 3;
+  int64_t horizon_ms = 60000;
+  std::string redis = "none";
+  bool check_determinism = false;
+  bool print_trace = false;
+  std::string Write() const;
+  bool operator==(const SimSpec&) const = default;
+};
+
+struct CheckSpec {
+  std::string system;
+  std::string version;       // resolved: the system's default when not given
+  std::string rolling_from;  // "" unless given
+  std::string scripts;       // --scripts DIR ("": shipped)
+  uint64_t seed = 0;
+  int64_t runs = 0;            // 0: not given (100, or as many as the budget allows)
+  int64_t budget_seconds = 0;  // 0: not given
+  int64_t clients = 0;         // resolved: the system's default when not given
+  int64_t ops = 0;             // resolved likewise
+  sim::FaultList faults;
+  std::vector<std::string> properties;         // empty: every property
+  std::map<std::string, std::string> options;  // the system's own flags, when not default
+  props::SkipSet skip;
+  std::string redis = "none";  // none | spawn
+  int64_t real_sample = 0;     // 0: off
+  int64_t jobs = 0;            // 0: the cores
+  std::string out;
+  std::string save_scenarios;
+  bool quiet = false;
+  std::string Write() const;
+  bool operator==(const CheckSpec&) const = default;
+  // The old pods' version: --rolling-from, or the version's predecessor.
+  std::string OldVersion() const;
+};
+
+struct ReplaySpec {
+  std::string file;
+  std::string redis = "none";
+  std::string Write() const;
+  bool operator==(const ReplaySpec&) const = default;
+};
+
+// Parse a command line (the words after "testbed"); throws UsageError. Parsing resolves what
+// the run needs to be repeatable: a seed is drawn when none is given, defaults are filled in.
+FidelitySpec ParseFidelity(const std::vector<std::string>& args);
+SimSpec ParseSim(const std::vector<std::string>& args);
+CheckSpec ParseCheck(const std::vector<std::string>& args);
+ReplaySpec ParseReplay(const std::vector<std::string>& args);
+
+int RunFidelity(const FidelitySpec& spec);
+int RunSim(const SimSpec& spec);
+int RunCheck(const CheckSpec& spec);
+int RunReplay(const ReplaySpec& spec);
+int RunList();
+
+// The CLI: parses argv, runs the subcommand, maps errors to exit code 2.
+int Main(int argc, char** argv);
+
+// ---- shared by the subcommands ----
+uint64_t FreshSeed();  // the only place the testbed reads entropy
+// "none" or "spawn"; anything else is a usage error naming the flag.
+void CheckRedisFlag(const std::string& value, const std::string& extra_hint = "");
+
+}  // namespace testbed::cli

@@ -1,0 +1,65 @@
+// Internal to cmd/: how a subcommand declares its flags with CLI11 and joins the CLI.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/cli.h"
+
+namespace testbed::cli::internal {
+
+// A decimal integer option of at least `min` (digits only: "-3", "0x10" and "010" are refused,
+// where CLI11's own conversion would wrap or read octal). Sets *given when present.
+CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_t min,
+                    const std::string& help, bool* given = nullptr);
+CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given);
+
+// Parses args (the words after the subcommand) into `app`; a parse error becomes a UsageError
+// naming the flag, with a pointer to --help.
+void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::string> args);
+
+// A subcommand: adds its options to `sub` and returns what runs it once parsed.
+struct Command {
+  std::string name;
+  std::string help;
+  std::function<std::function<int()>(CLI::App& sub)> define;
+};
+const std::vector<Command>& Commands();
+
+// Parses args with a command's flags (`define` binds them into a Raw) and resolves the spec.
+template <typename Raw, typename Spec>
+Spec ParseWith(const std::string& command, const std::vector<std::string>& args,
+               void (*define)(CLI::App&, Raw&), Spec (*resolve)(const Raw&)) {
+  CLI::App app;
+  Raw raw;
+  define(app, raw);
+  ParseArgs(app, command, args);
+  return resolve(raw);
+}
+
+template <typename Raw, typename Spec>
+Command MakeCommand(const std::string& name, const std::string& help, void (*define)(CLI::App&, Raw&),
+                    Spec (*resolve)(const Raw&), int (*run)(const Spec&)) {
+  return {name, help, [define, resolve, run](CLI::App& sub) -> std::function<int()> {
+            auto raw = std::make_shared<Raw>();
+            define(sub, *raw);
+            return [raw, resolve, run] { return run(resolve(*raw)); };
+          }};
+}
+
+// Each subcommand's file provides one.
+Command FidelityCommand();
+Command SimCommand();
+Command CheckCommand();
+Command ReplayCommand();
+Command ListCommand();
+
+// Appends " --flag value" (value quoted for a shell when it needs it).
+void AppendFlag(std::string& line, const std::string& flag, const std::string& value);
+
+}  // namespace testbed::cli::internal

@@ -1,0 +1,119 @@
+// testbed fidelity: the differential check of the emulator against a spawned redis-server.
+#include <absl/strings/str_cat.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cmd/cli_internal.h"
+#include "properties/fidelity.h"
+#include "real/redis_server.h"
+#include "real/script_catalog.h"
+#include "sim/clock.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+struct Raw {
+  FidelitySpec spec;
+  bool has_seed = false;
+};
+
+void Define(CLI::App& app, Raw& r) {
+  internal::AddSeed(app, &r.spec.seed, &r.has_seed);
+  internal::AddInt(app, "--commands", &r.spec.commands, 1, "generated commands (default 10000)");
+  app.add_option("--redis", r.spec.redis, "spawn (default): compare with a spawned redis-server; none")
+      ->check(CLI::IsMember({"spawn", "none"}));
+  internal::AddInt(app, "--checkpoint-every", &r.spec.checkpoint_every, 1,
+                   "compare the keyspaces every K commands (default 100)");
+  app.add_option("--inject-fault", r.spec.inject_fault, "a deliberate emulator deviation")
+      ->check(CLI::IsMember({"expiry-shift", "cjson-empty-array"}));
+  app.add_flag("--check-determinism", r.spec.check_determinism,
+               "run the seed twice more on the emulator and compare trace hashes");
+  app.add_flag("--no-shrink", r.spec.no_shrink, "print the failing prefix unshrunk");
+}
+
+FidelitySpec Resolve(const Raw& r) {
+  FidelitySpec s = r.spec;
+  if (!r.has_seed) s.seed = FreshSeed();
+  return s;
+}
+
+}  // namespace
+
+std::string FidelitySpec::Write() const {
+  std::string line = absl::StrCat("testbed fidelity --seed ", seed, " --commands ", commands);
+  if (checkpoint_every != 100) AppendFlag(line, "checkpoint-every", absl::StrCat(checkpoint_every));
+  if (!inject_fault.empty()) AppendFlag(line, "inject-fault", inject_fault);
+  if (redis != "spawn") AppendFlag(line, "redis", redis);
+  if (check_determinism) AppendFlag(line, "check-determinism", "");
+  if (no_shrink) AppendFlag(line, "no-shrink", "");
+  return line;
+}
+
+FidelitySpec ParseFidelity(const std::vector<std::string>& args) {
+  return internal::ParseWith<Raw, FidelitySpec>("fidelity", args, Define, Resolve);
+}
+
+int RunFidelity(const FidelitySpec& spec) {
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  std::fflush(stdout);
+  EmulatorOptions options;
+  if (spec.inject_fault == "expiry-shift") options.fault_expiry_shift_ms = -1;
+  if (spec.inject_fault == "cjson-empty-array") options.fault_cjson_empty_table_as_array = true;
+
+  ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const auto steps = fidelity::Generate(spec.seed, spec.commands, scripts,
+                                        static_cast<int>(spec.checkpoint_every));
+  std::unique_ptr<RedisServer> server;
+  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  fidelity::Runner runner(server.get(), options);
+  fidelity::Coverage coverage;
+  std::string hash;
+  auto divergence = runner.run(steps, &coverage, &hash);
+  std::printf("%s", fidelity::FormatCoverage(coverage).c_str());
+  std::printf("commands: %lld, steps: %zu, compared against: %s\n",
+              static_cast<long long>(spec.commands), steps.size(),
+              server ? "spawned redis-server" : "nothing (emulator only)");
+  if (spec.check_determinism) {
+    std::string once, again;
+    fidelity::Runner(nullptr, options).run(steps, nullptr, &once);
+    fidelity::Runner(nullptr, options).run(steps, nullptr, &again);
+    std::printf("determinism: %s (%s vs %s)\n", once == again ? "same trace hash" : "DIFFERENT",
+                once.c_str(), again.c_str());
+    if (once != again) return 1;
+  }
+  if (!divergence) {
+    std::printf("divergences: 0\ntrace-hash: %s\n", hash.c_str());
+    return 0;
+  }
+  std::printf("divergences: 1 (the run stops at the first)\n");
+  std::printf("first divergence at step %zu: %s\n", divergence->step,
+              steps[divergence->step].render().c_str());
+  std::vector<fidelity::Step> prefix(steps.begin(), steps.begin() + divergence->step + 1);
+  if (!spec.no_shrink && server) {
+    prefix = fidelity::Shrink(prefix, runner);
+    auto again = runner.run(prefix);
+    std::printf("shortest failing sequence (%zu steps, %lld runs to shrink):\n", prefix.size(),
+                static_cast<long long>(runner.runs()));
+    for (size_t i = 0; i < prefix.size(); ++i) std::printf("  %3zu  %s\n", i, prefix[i].render().c_str());
+    if (again) divergence = again;
+  }
+  std::printf("emulator:     %s\nredis-server: %s\n", divergence->emulator.c_str(),
+              divergence->redis.c_str());
+  std::printf("trace-hash: %s\nreplay: %s\n", hash.c_str(), spec.Write().c_str());
+  return 1;
+}
+
+namespace internal {
+Command FidelityCommand() {
+  return internal::MakeCommand<Raw, FidelitySpec>("fidelity",
+          "Runs N generated commands (with virtual-time advances) on the emulator and, with --redis "
+          "spawn, on a spawned redis-server; compares every reply byte for byte and the keyspace at "
+          "checkpoints; prints a coverage table.",
+      Define, Resolve, RunFidelity);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli

@@ -1,0 +1,14 @@
+// The provider state store as a system under test (properties/system.h): its versions (the
+// seed ports, with the rolling-deploy predecessors the seeds' diffs show), its property table
+// (properties/state/state_props.cc) and its one option, --ops-mix.
+#pragma once
+
+#include <memory>
+
+#include "properties/system.h"
+
+namespace testbed::props::state_system {
+
+std::unique_ptr<System> Make();
+
+}  // namespace testbed::props::state_system

@@ -1,0 +1,99 @@
+#include "properties/system.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+#include <absl/strings/str_split.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "sim/clock.h"
+#include "sim/runtime.h"
+
+namespace testbed::props {
+
+const std::vector<SystemOption>& System::options() const {
+  static const std::vector<SystemOption> kNone;
+  return kNone;
+}
+
+RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server) const {
+  const PropertyInfo* p = property(spec.property);
+  if (!p) throw std::invalid_argument("unknown property '" + spec.property + "' of " + name());
+  sim::FaultOptions faults = spec.faults.Options();
+  p->sets_aside.DisableIn(faults);
+  RunOutcome out = DoRun(spec, faults, scripts, server);
+  for (size_t i = 0; i < out.trace.events.size(); ++i) {
+    const sim::TraceEvent& e = out.trace.events[i];
+    if (e.kind == sim::EventKind::kReply && !e.argv.empty() && e.argv[0] == "EVAL" &&
+        e.reply.is_error())
+      out.script_errors.push_back(i);
+  }
+  return out;
+}
+
+std::string System::FirstCompileError(const ScriptCatalog& scripts, const std::string& version) const {
+  sim::EmulatorBackend emulator;
+  const std::string dir = absl::StrCat(name(), "/", version, "/");
+  for (const auto& f : scripts.all()) {
+    if (f.file.rfind(dir, 0) != 0) continue;
+    const Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, kDefaultEpochMs);
+    if (r.is_error()) return f.file + ": " + r.str;
+  }
+  return "";
+}
+
+void System::WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const {
+  for (const auto& o : options()) j[o.scenario_key] = option(spec, o.flag);
+}
+
+void System::ReadScenarioFields(const nlohmann::json& j, RunSpec& spec) const {
+  for (const auto& o : options()) {
+    const std::string v = j.value(o.scenario_key, o.default_value);
+    if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
+      throw std::invalid_argument(absl::StrCat("field \"", o.scenario_key, "\" takes ",
+                                               absl::StrJoin(o.choices, " or "), ", not \"", v, "\""));
+    if (v != o.default_value) spec.options[o.flag] = v;
+  }
+}
+
+const PropertyInfo* System::property(const std::string& n) const {
+  for (const auto& p : properties())
+    if (p.name == n) return &p;
+  return nullptr;
+}
+
+const VersionInfo* System::version(const std::string& n) const {
+  for (const auto& v : versions())
+    if (v.name == n) return &v;
+  return nullptr;
+}
+
+std::string System::option(const RunSpec& spec, const std::string& flag) const {
+  if (auto it = spec.options.find(flag); it != spec.options.end()) return it->second;
+  for (const auto& o : options())
+    if (o.flag == flag) return o.default_value;
+  return "";
+}
+
+SkipSet ParseSkip(const std::string& list) {
+  SkipSet out;
+  if (list.empty()) return out;
+  for (const std::string& item : std::vector<std::string>(absl::StrSplit(list, ','))) {
+    int c = -1, i = -1;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d:%d%c", &c, &i, &tail) != 2 || c < 0 || i < 0)
+      throw std::invalid_argument("--skip takes CLIENT:OP pairs such as 0:1,2:3, not '" + item + "'");
+    out.insert({c, i});
+  }
+  return out;
+}
+
+std::string FormatSkip(const SkipSet& skip) {
+  std::vector<std::string> items;
+  for (const auto& [c, i] : skip) items.push_back(absl::StrCat(c, ":", i));
+  return absl::StrJoin(items, ",");
+}
+
+}  // namespace testbed::props

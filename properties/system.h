@@ -1,0 +1,121 @@
+// The seam between the harness and a system under test (FoundationDB registers a workload with
+// WorkloadFactory, madsim adds a simulator): a system declares its versions, its property table
+// and its options, and runs one property's workload; `check`, `list`, `replay`, minimization,
+// scenario files and reports go only through this interface and never name a system.
+//
+// Adding a system: its folders (real/<system>/, model/<system>, properties/<system>/), one line
+// in properties/registry.cc (or RegisterSystem from a binary of its own, as the toy system in
+// tests/toy/ does), and its CMake entries.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "real/redis_server.h"
+#include "real/script_catalog.h"
+#include "sim/faults.h"
+#include "sim/trace.h"
+
+namespace testbed::props {
+
+struct VersionInfo {
+  std::string name;          // a directory under real/scripts/<system>/, e.g. "beta30"
+  std::string rolling_from;  // the version a rolling deploy to it comes from ("": none)
+  std::string what;          // one line for `testbed list`
+};
+
+struct PropertyInfo {
+  std::string name;
+  std::string contract;  // one sentence: what a caller may rely on
+  // Whether the property means anything for a version and its old pods' version (else "n/a").
+  std::function<bool(const std::string& version, const std::string& old_version)> applies;
+  sim::FaultSet sets_aside;  // fault kinds that would make it meaningless; it runs without them
+};
+
+// A system's own `check` flag (state's --ops-mix): kept in scenario files under scenario_key.
+struct SystemOption {
+  std::string flag;          // "ops-mix"
+  std::string scenario_key;  // "ops_mix"
+  std::string default_value;
+  std::vector<std::string> choices;
+  std::string help;
+};
+
+using SkipSet = std::set<std::pair<int, int>>;  // (client, operation) pairs shrunk away
+
+// Everything that decides one run of one property.
+struct RunSpec {
+  std::string property;
+  std::string version;
+  std::string old_version;  // the old pods' version in a rolling deploy ("": none)
+  uint64_t seed = 1;
+  int clients = 1;
+  int ops = 1;
+  SkipSet skip;
+  sim::FaultList faults;                       // as asked; the property's set-aside applies
+  std::map<std::string, std::string> options;  // SystemOption::flag -> value (absent: default)
+  bool operator==(const RunSpec&) const = default;
+};
+
+struct RunOutcome {
+  bool violated = false;
+  bool incomplete = false;   // a checker gave up: no verdict (never a pass)
+  std::string description;   // the counterexample, one "  "-indented line each
+  sim::Trace trace;
+  std::string trace_hash;
+  // Redis calls that ran a script and got an error reply (a script failing at run time).
+  std::vector<size_t> script_errors;  // indices into trace.events
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  virtual std::string name() const = 0;
+  virtual std::string what() const = 0;  // one line for `testbed list`
+  virtual const std::vector<VersionInfo>& versions() const = 0;  // ported, oldest first
+  virtual std::string default_version() const = 0;
+  virtual const std::vector<PropertyInfo>& properties() const = 0;
+  virtual const std::vector<SystemOption>& options() const;  // none by default
+  virtual int default_clients() const { return 3; }
+  virtual int default_ops() const { return 12; }
+
+  // One run. The harness calls Run, which applies the property's set-aside faults, runs
+  // DoRun and finds the script errors in the trace.
+  RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server) const;
+
+  // The first script of <system>/<version>/ that does not compile, as "FILE: error" ("": none).
+  std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version) const;
+
+  // Scenario fields beyond the common ones (by default: options() under their scenario keys).
+  virtual void WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const;
+  virtual void ReadScenarioFields(const nlohmann::json& j, RunSpec& spec) const;
+
+  // Lookups into the tables (nullptr / "" when unknown).
+  const PropertyInfo* property(const std::string& name) const;
+  const VersionInfo* version(const std::string& name) const;
+  std::string option(const RunSpec& spec, const std::string& flag) const;  // value or default
+
+ protected:
+  // faults: the spec's faults with the property's set-aside kinds switched off.
+  virtual RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
+                           const ScriptCatalog& scripts, RedisServer* server) const = 0;
+};
+
+// The registry: every system the CLI knows, in registration order.
+const std::vector<const System*>& Systems();
+const System* FindSystem(const std::string& name);
+// For a binary that brings a system of its own (tests/toy/); call before the CLI runs.
+void RegisterSystem(std::unique_ptr<System> system);
+
+// "0:1,2:3" <-> skip pairs (throws std::invalid_argument on a malformed list).
+SkipSet ParseSkip(const std::string& list);
+std::string FormatSkip(const SkipSet& skip);
+
+}  // namespace testbed::props

@@ -1,0 +1,94 @@
+// Replay lines come from one spec per command: parsing a written spec gives the same spec, for
+// every command and with non-default flags; bad flags are usage errors that name the flag.
+#include <gtest/gtest.h>
+
+#include "cmd/cli.h"
+
+namespace testbed::cli {
+namespace {
+
+// "testbed check --seed 1" -> {"--seed", "1"} (the words after "testbed <command>"); values are
+// never quoted in these tests.
+std::vector<std::string> Words(const std::string& line, const std::string& command) {
+  const std::string head = "testbed " + command;
+  EXPECT_EQ(line.rfind(head, 0), 0u) << line;
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : line.substr(head.size())) {
+    if (c == ' ') {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) out.push_back(word);
+  return out;
+}
+
+TEST(Specs, AWrittenFidelitySpecParsesBackToTheSameSpec) {
+  const FidelitySpec s = ParseFidelity({"--seed", "303", "--commands", "5000", "--checkpoint-every", "7",
+                                        "--inject-fault", "cjson-empty-array", "--redis", "none",
+                                        "--no-shrink", "--check-determinism"});
+  EXPECT_EQ(s.checkpoint_every, 7);
+  EXPECT_EQ(ParseFidelity(Words(s.Write(), "fidelity")), s) << s.Write();
+}
+
+TEST(Specs, AWrittenSimSpecKeepsTheHorizonAndEveryOtherFlag) {
+  const SimSpec s = ParseSim({"--seed", "5", "--faults", "latency,lost-reply", "--actors", "3",
+                              "--horizon-ms", "200", "--strategy", "replay", "--choices", "0,1,1,0",
+                              "--increments", "4", "--pct-depth", "3", "--print-trace"});
+  EXPECT_EQ(s.horizon_ms, 200);
+  EXPECT_NE(s.Write().find("--horizon-ms 200"), std::string::npos) << s.Write();
+  EXPECT_EQ(ParseSim(Words(s.Write(), "sim")), s) << s.Write();
+}
+
+TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
+  const CheckSpec s = ParseCheck({"--system", "state", "--version", "beta24", "--rolling-from", "beta3",
+                                  "--seed", "9", "--runs", "3", "--clients", "2", "--ops", "5", "--faults",
+                                  "skew,lost-reply", "--properties", "quota-safety,value-read-back",
+                                  "--ops-mix", "cas", "--skip", "0:1,1:2", "--jobs", "2", "--quiet",
+                                  "--scripts", TESTBED_SOURCE_DIR "/tests/broken_scripts"});
+  EXPECT_EQ(s.options.at("ops-mix"), "cas");
+  EXPECT_EQ(s.faults.ToString(), "skew,lost-reply");
+  EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
+}
+
+TEST(Specs, ACheckSpecResolvesTheSystemsDefaultsAndADrawnSeedIntoTheWrittenLine) {
+  const CheckSpec s = ParseCheck({"--system", "state"});
+  EXPECT_EQ(s.version, "beta30");
+  EXPECT_GT(s.clients, 0);
+  EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
+  EXPECT_NE(s.Write().find("--seed " + std::to_string(s.seed)), std::string::npos);
+}
+
+TEST(Specs, AWrittenReplaySpecParsesBack) {
+  const ReplaySpec s = ParseReplay({"scenarios/x.json", "--redis", "spawn"});
+  EXPECT_EQ(ParseReplay(Words(s.Write(), "replay")), s) << s.Write();
+}
+
+TEST(Specs, BadValuesAreUsageErrorsNamingTheFlag) {
+  struct Bad {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  for (const Bad& b : std::vector<Bad>{{{"--system", "state", "--runs", "0"}, "--runs"},
+                                       {{"--system", "state", "--budget-seconds", "0"}, "--budget-seconds"},
+                                       {{"--system", "state", "--seed", "-3"}, "--seed"},
+                                       {{"--system", "state", "--seed", "010x"}, "--seed"},
+                                       {{"--system", "state", "--clients", "0"}, "--clients"},
+                                       {{"--system", "state", "--ops-mix", "some"}, "--ops-mix"},
+                                       {{"--system", "state", "--faults", "bogus"}, "bogus"},
+                                       {{"--system", "nope"}, "--system"},
+                                       {{"--version", "beta30"}, "--system"}}) {
+    try {
+      ParseCheck(b.args);
+      ADD_FAILURE() << "accepted: " << b.args[b.args.size() - 1];
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(b.names), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testbed::cli

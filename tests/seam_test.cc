@@ -1,0 +1,129 @@
+// The System seam: a toy second system (tests/toy/), registered by one line in its own binary,
+// runs through check, list, replay and scenario files; the state system's reports for fixed
+// seeds are byte-identical to the ones pinned before the seam (tests/golden/); and every
+// command's printed replay line reproduces its run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
+
+namespace testbed {
+namespace {
+
+using testing_cli::LineStarting;
+using testing_cli::ReadFile;
+using testing_cli::Result;
+using testing_dirs::TempDir;
+
+Result Toy(const std::string& args) { return testing_cli::Run(TESTBED_TOY_CLI_PATH, args); }
+Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+
+// "replay: testbed X ..." -> "X ..."
+std::string ReplayArgs(const std::string& out) {
+  const std::string line = LineStarting(out, "replay: testbed ");
+  return line.empty() ? "" : line.substr(std::string("replay: testbed ").size());
+}
+
+TEST(ToySystem, ListShowsItsVersionsPropertiesAndOption) {
+  const Result r = Toy("list");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("system counter: a toy shared counter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("v2         no scripts (plain commands); HINCRBY; rolling deploy from v1"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mixed-pods-no-lost-increment"), std::string::npos);
+  EXPECT_NE(r.out.find("option --step (default 1)"), std::string::npos);
+  EXPECT_NE(r.out.find("system state:"), std::string::npos) << "the built-in systems stay";
+}
+
+TEST(ToySystem, CheckFindsTheLostUpdateOfV1MinimizesItAndItsReplayAndScenarioReproduceIt) {
+  TempDir dir("toy-check");
+  const Result r = Toy("check --system counter --version v1 --seed 3 --runs 20 --step 2 --quiet --out " +
+                       dir.path() + " --save-scenarios " + (dir / "scenarios"));
+  ASSERT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("mixed-pods-no-lost-increment        n/a"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("violation of no-lost-increment (seed "), std::string::npos) << r.out;
+  // Minimized to the race itself: one client's read-write around the other's write.
+  EXPECT_NE(r.out.find("(seed 3, 2 clients x 2 operations)"), std::string::npos) << r.out;
+  const std::string replay = ReplayArgs(r.out);
+  EXPECT_NE(replay.find("--step 2"), std::string::npos) << replay;
+  const Result again = Toy(replay);
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(ReadFile(dir / "report.json").find("\"system\": \"counter\""), std::string::npos);
+  const std::string scenario = dir / "scenarios/counter-v1-no-lost-increment.json";
+  EXPECT_NE(ReadFile(scenario).find("\"step\": \"2\""), std::string::npos) << ReadFile(scenario);
+  const Result replayed = Toy("replay " + scenario + " --redis spawn");
+  EXPECT_EQ(replayed.code, 1) << replayed.out;
+  EXPECT_NE(replayed.out.find("result: no-lost-increment violated"), std::string::npos) << replayed.out;
+}
+
+TEST(ToySystem, V2PassesAndARollingDeployFromV1LosesIncrements) {
+  const Result v2 = Toy("check --system counter --seed 3 --runs 20 --properties no-lost-increment");
+  EXPECT_EQ(v2.code, 0) << v2.out;
+  const Result mixed = Toy("check --system counter --seed 3 --runs 20 --clients 3");
+  EXPECT_EQ(mixed.code, 1) << mixed.out;
+  EXPECT_NE(mixed.out.find("violation of mixed-pods-no-lost-increment"), std::string::npos) << mixed.out;
+}
+
+TEST(ToySystem, TheStateCliDoesNotKnowTheToyAndItsOptionIsRefusedForState) {
+  EXPECT_EQ(Cli("check --system counter").code, 2);
+  const Result r = Toy("check --system state --step 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--step is not an option of system state"), std::string::npos) << r.out;
+}
+
+TEST(GoldenReports, StateReportsForFixedSeedsAreByteIdenticalToThePinnedOnes) {
+  struct Pinned {
+    std::string args, file;
+  };
+  for (const Pinned& p : std::vector<Pinned>{
+           {"--version beta30 --seed 99 --runs 40", "state-beta30-seed-99-runs-40"},
+           {"--version beta24 --seed 31 --runs 5 --faults all", "state-beta24-seed-31-runs-5-faults-all"},
+           {"--version beta3 --seed 1 --runs 5", "state-beta3-seed-1-runs-5"}}) {
+    TempDir dir("golden");
+    const Result r = Cli("check --system state " + p.args + " --quiet --out " + dir.path());
+    EXPECT_EQ(r.code, 1) << r.out;
+    const std::string golden = std::string(TESTBED_SOURCE_DIR "/tests/golden/") + p.file;
+    EXPECT_EQ(ReadFile(dir / "report.json"), ReadFile(golden + ".json")) << p.args;
+    EXPECT_EQ(ReadFile(dir / "report.md"), ReadFile(golden + ".md")) << p.args;
+  }
+}
+
+// The block that describes a violation, from "violation of" up to its replay line.
+std::string ViolationBlock(const std::string& out) {
+  const size_t from = out.find("violation of");
+  if (from == std::string::npos) return "";
+  return out.substr(from, out.find("replay: ", from) - from);
+}
+
+TEST(ReplayLines, EveryCommandsPrintedReplayLineReproducesItsRunVerbatim) {
+  // sim: the horizon and faults must survive into the line.
+  const Result sim = Cli("sim --seed 5 --faults latency,lost-reply --actors 3 --horizon-ms 200 --increments 4");
+  ASSERT_EQ(sim.code, 1) << sim.out;
+  const Result sim_again = Cli(ReplayArgs(sim.out));
+  EXPECT_EQ(sim_again.code, 1) << sim_again.out;
+  EXPECT_EQ(LineStarting(sim_again.out, "trace-hash: "), LineStarting(sim.out, "trace-hash: "));
+  // fidelity: the checkpoint interval must survive, or the divergence moves.
+  const Result fid = Cli("fidelity --seed 1 --commands 2000 --checkpoint-every 37 --inject-fault expiry-shift");
+  ASSERT_EQ(fid.code, 1) << fid.out;
+  EXPECT_NE(ReplayArgs(fid.out).find("--checkpoint-every 37"), std::string::npos) << fid.out;
+  const Result fid_again = Cli(ReplayArgs(fid.out));
+  EXPECT_EQ(fid_again.code, 1);
+  EXPECT_EQ(LineStarting(fid_again.out, "first divergence at step"), LineStarting(fid.out, "first divergence at step"));
+  EXPECT_EQ(LineStarting(fid_again.out, "trace-hash: "), LineStarting(fid.out, "trace-hash: "));
+  // check: faults, clients, ops, the rolling deploy and the system's option in the line.
+  const Result check = Cli("check --system state --version beta24 --rolling-from beta3 --seed 4 --runs 6 "
+                           "--clients 2 --ops 6 --faults lost-reply,latency --ops-mix cas --quiet "
+                           "--properties cas-versions-linearizable,quota-safety,rolling-deploy-writes-visible");
+  ASSERT_EQ(check.code, 1) << check.out;
+  const std::string replay = ReplayArgs(check.out);
+  for (const char* flag : {"--rolling-from beta3", "--faults lost-reply,latency", "--ops-mix cas"})
+    EXPECT_NE(replay.find(flag), std::string::npos) << replay;
+  const Result check_again = Cli(replay);
+  EXPECT_EQ(check_again.code, 1) << check_again.out;
+  EXPECT_EQ(ViolationBlock(check_again.out), ViolationBlock(check.out));
+}
+
+}  // namespace
+}  // namespace testbed
