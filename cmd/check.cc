@@ -24,6 +24,7 @@
 #include "scenarios/minimize.h"
 #include "scenarios/scenario.h"
 #include "sim/clock.h"
+#include "sim/strategies.h"
 
 namespace testbed::cli {
 namespace {
@@ -33,7 +34,7 @@ using internal::AppendFlag;
 struct Raw {
   CheckSpec spec;
   bool has_seed = false;
-  std::string faults = "none", properties, skip;
+  std::string faults = "none", properties, skip, choices;
   std::map<std::string, std::string> options;  // every registered system's own flags
 };
 
@@ -59,7 +60,17 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddInt(app, "--jobs", &r.spec.jobs, 1, "threads (default: the cores; 1 with a redis-server)");
   app.add_option("--out", r.spec.out, "write report.json and report.md here");
   app.add_option("--save-scenarios", r.spec.save_scenarios, "save each minimized violation here");
-  app.add_flag("--quiet", r.spec.quiet, "no progress line on stderr");
+  app.add_flag("--quiet", r.spec.quiet, "no progress or speed lines on stderr");
+  app.add_option("--strategy", r.spec.strategy,
+                 "random (default): a walk per seed; pct; dfs: every schedule of each seed's "
+                 "workload; replay: --choices")
+      ->check(CLI::IsMember({"random", "pct", "dfs", "replay"}));
+  internal::AddInt(app, "--pct-depth", &r.spec.pct_depth, 1, "PCT's bug depth d (default 2)");
+  internal::AddInt(app, "--preemption-bound", &r.spec.preemption_bound, 0,
+                   "dfs: at most this many preemptions per schedule (default unbounded)");
+  internal::AddInt(app, "--max-schedules", &r.spec.max_schedules, 1,
+                   "dfs: stop a search after this many schedules (default 100000)");
+  app.add_option("--choices", r.choices, "replay: the schedule, I,I,... (printed by dfs)");
   std::map<std::string, bool> added;
   for (const props::System* s : props::Systems())
     for (const auto& o : s->options())
@@ -90,6 +101,9 @@ CheckSpec Resolve(const Raw& r) {
   if (s.rolling_from == s.version && !s.version.empty())
     throw UsageError("--rolling-from must differ from --version");
   if (!r.has_seed) s.seed = FreshSeed();
+  s.choices = ParseChoices(r.choices);
+  if (s.strategy == "replay" && s.choices.empty()) throw UsageError("--strategy replay needs --choices");
+  if (s.strategy != "replay" && !s.choices.empty()) throw UsageError("--choices needs --strategy replay");
   if (s.clients == 0) s.clients = system->default_clients();
   if (s.ops == 0) s.ops = system->default_ops();
   try {
@@ -212,6 +226,11 @@ std::string CheckSpec::Write() const {
   if (!out.empty()) AppendFlag(line, "out", out);
   if (!save_scenarios.empty()) AppendFlag(line, "save-scenarios", save_scenarios);
   if (quiet) AppendFlag(line, "quiet", "");
+  if (strategy != "random") AppendFlag(line, "strategy", strategy);
+  if (pct_depth != 2) AppendFlag(line, "pct-depth", absl::StrCat(pct_depth));
+  if (preemption_bound != -1) AppendFlag(line, "preemption-bound", absl::StrCat(preemption_bound));
+  if (max_schedules != 100000) AppendFlag(line, "max-schedules", absl::StrCat(max_schedules));
+  if (!choices.empty()) AppendFlag(line, "choices", absl::StrJoin(choices, ","));
   return line;
 }
 
@@ -231,7 +250,10 @@ int RunCheck(const CheckSpec& spec) {
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())
     for (const auto& p : system.properties()) properties.push_back(p.name);
-  const int64_t max_runs = spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : 100);
+  const bool dfs = spec.strategy == "dfs";
+  // A dfs search explores every schedule of one seed's workload: one seed unless told.
+  const int64_t max_runs =
+      spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   const ScriptCatalog scripts = CatalogWithOverrides(spec.scripts);
   for (const std::string& v : {spec.version, old_version})
     if (!v.empty())
@@ -257,6 +279,15 @@ int RunCheck(const CheckSpec& spec) {
   struct Tally {
     int64_t done = 0, violated = 0, incomplete = 0;
     std::optional<props::RunSpec> first;
+    std::vector<size_t> first_choices;  // dfs: the first violating schedule
+    bool exhausted = true;              // dfs: every search explored its whole space
+  };
+  // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
+  auto make_strategy = [&](const props::RunSpec& r) -> std::unique_ptr<sim::Strategy> {
+    if (spec.strategy == "pct")
+      return std::make_unique<sim::Pct>(static_cast<int>(spec.pct_depth), int64_t{r.clients} * r.ops * 8);
+    if (spec.strategy == "replay") return std::make_unique<sim::Replay>(spec.choices);
+    return nullptr;
   };
   std::map<std::string, Tally> tally;
   struct Outcome {
@@ -278,7 +309,8 @@ int RunCheck(const CheckSpec& spec) {
     o.run = base;
     o.run.property = p;
     o.run.seed = spec.seed + static_cast<uint64_t>(i);
-    props::RunOutcome r = system.Run(o.run, scripts, server.get());
+    auto strategy = make_strategy(o.run);
+    props::RunOutcome r = system.Run(o.run, scripts, server.get(), strategy.get());
     o.violated = r.violated;
     o.incomplete = r.incomplete;
     if (!r.script_errors.empty()) {
@@ -287,7 +319,8 @@ int RunCheck(const CheckSpec& spec) {
       o.script_error = e.reply.str;
     }
     if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
-      props::RunOutcome real = system.Run(o.run, scripts, sample_server.get());
+      auto again = make_strategy(o.run);
+      props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
       ++sampled;
       if (real.trace_hash != r.trace_hash || real.violated != r.violated)
         if (!diverged++)
@@ -299,7 +332,43 @@ int RunCheck(const CheckSpec& spec) {
   const auto start = std::chrono::steady_clock::now();
   {
     Progress progress(!spec.quiet);
-    for (int64_t i0 = 0; i0 < max_runs; i0 += jobs) {
+    // dfs: each seed's search runs here, one after another (a search is one long walk).
+    for (int64_t i = 0; dfs && i < max_runs; ++i) {
+      if (spec.budget_seconds > 0 &&
+          std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
+        break;
+      for (const std::string& p : properties) {
+        if (!system.property(p)->applies(spec.version, old_version)) continue;
+        props::RunSpec r = base;
+        r.property = p;
+        r.seed = spec.seed + static_cast<uint64_t>(i);
+        Tally& t = tally[p];
+        const sim::DfsResult d = sim::ExploreDfs(
+            [&](sim::Strategy& strategy, sim::RunResult* run) {
+              const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
+              *run = o.run;
+              if (o.incomplete) ++t.incomplete;
+              if (!o.script_errors.empty() && !script_failure) {
+                const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
+                script_failure = ScriptFailure{r, o.trace.Render(e), e.reply.str};
+              }
+              return o.violated;
+            },
+            {.preemption_bound = static_cast<int>(spec.preemption_bound), .prune_visited_states = false,
+             .max_schedules = spec.max_schedules});
+        t.done += d.schedules;
+        t.violated += d.violations;
+        t.exhausted = t.exhausted && d.exhausted;
+        total_runs += d.schedules;
+        total_violations += d.violations;
+        if (d.violations && !t.first) {
+          t.first = r;
+          t.first_choices = d.first_violation;
+        }
+        progress.update(total_runs, total_violations);
+      }
+    }
+    for (int64_t i0 = 0; !dfs && i0 < max_runs; i0 += jobs) {
       if (spec.budget_seconds > 0 &&
           std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
         break;
@@ -348,6 +417,16 @@ int RunCheck(const CheckSpec& spec) {
     report.properties.push_back({p, t.done, t.done - t.violated, t.violated});
     if (!spec.faults.empty() && !info.sets_aside.empty())
       std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
+    if (dfs)
+      std::printf(t.exhausted ? "  exhausted: %lld schedules\n"
+                              : "  stopped after %lld schedules (--max-schedules): not every schedule\n",
+                  static_cast<long long>(t.done));
+  }
+  if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fflush(stdout);
+    std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n", static_cast<long long>(total_runs),
+                 dfs ? "schedules" : "runs", secs, secs > 0 ? total_runs / secs : 0.0);
   }
   if (script_failure) {
     // A script that fails at run time makes the SDK report "Redis is unavailable", which the
@@ -380,10 +459,16 @@ int RunCheck(const CheckSpec& spec) {
   for (const std::string& p : properties) {
     const Tally& t = tally[p];
     if (!t.first) continue;
-    const props::RunSpec m = scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
-      return system.Run(x, scripts, server.get()).violated;
-    });
-    const props::RunOutcome r = system.Run(m, scripts, server.get());
+    // A schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
+    const bool fixed_schedule = dfs || spec.strategy == "replay";
+    const props::RunSpec m =
+        fixed_schedule ? *t.first : scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
+          auto strategy = make_strategy(x);
+          return system.Run(x, scripts, server.get(), strategy.get()).violated;
+        });
+    std::unique_ptr<sim::Strategy> strategy =
+        dfs ? std::make_unique<sim::Replay>(t.first_choices) : make_strategy(m);
+    const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
     std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
                 static_cast<unsigned long long>(m.seed), m.clients, m.ops, r.description.c_str());
     reports::ViolationRow row{p, m.seed, m.clients, m.ops, r.description, {}, ""};
@@ -407,6 +492,12 @@ int RunCheck(const CheckSpec& spec) {
     replay.real_sample = 0;
     replay.jobs = 0;
     replay.quiet = false;
+    if (dfs) {
+      replay.strategy = "replay";
+      replay.choices = t.first_choices;
+      replay.preemption_bound = -1;
+      replay.max_schedules = 100000;
+    }
     row.replay = replay.Write();
     std::printf("replay: %s\n", row.replay.c_str());
     report.violations.push_back(row);

@@ -2,6 +2,7 @@
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
 
 #include <cstdio>
 #include <iostream>
@@ -21,6 +22,18 @@ uint64_t FreshSeed() {
 void CheckRedisFlag(const std::string& value, const std::string& extra_hint) {
   if (value != "none" && value != "spawn")
     throw UsageError("--redis takes none or spawn, not '" + value + "'" + extra_hint);
+}
+
+std::vector<size_t> ParseChoices(const std::string& list) {
+  std::vector<size_t> out;
+  if (list.empty()) return out;
+  for (const std::string& c : std::vector<std::string>(absl::StrSplit(list, ','))) {
+    size_t v = 0;
+    if (c.empty() || c.find_first_not_of("0123456789") != std::string::npos || !absl::SimpleAtoi(c, &v))
+      throw UsageError("--choices takes a comma list of indices, not '" + list + "'");
+    out.push_back(v);
+  }
+  return out;
 }
 
 namespace internal {

@@ -74,6 +74,13 @@ struct CheckSpec {
   std::string out;
   std::string save_scenarios;
   bool quiet = false;
+  // Exploration: random (a walk from each seed), pct, dfs (every schedule of each seed's
+  // workload, up to the preemption bound; a pass is a proof for that size), replay (choices).
+  std::string strategy = "random";
+  int64_t pct_depth = 2;
+  int64_t preemption_bound = -1;  // dfs: -1 unbounded
+  int64_t max_schedules = 100000;  // dfs: per seed and property
+  std::vector<size_t> choices;     // replay
   std::string Write() const;
   bool operator==(const CheckSpec&) const = default;
   // The old pods' version: --rolling-from, or the version's predecessor.
@@ -105,6 +112,8 @@ int Main(int argc, char** argv);
 
 // ---- shared by the subcommands ----
 uint64_t FreshSeed();  // the only place the testbed reads entropy
+// "0,1,1" -> {0, 1, 1}; a usage error naming --choices otherwise.
+std::vector<size_t> ParseChoices(const std::string& list);
 // "none" or "spawn"; anything else is a usage error naming the flag.
 void CheckRedisFlag(const std::string& value, const std::string& extra_hint = "");
 

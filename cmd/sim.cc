@@ -48,13 +48,7 @@ void Define(CLI::App& app, Raw& r) {
 SimSpec Resolve(const Raw& r) {
   SimSpec s = r.spec;
   if (!r.has_seed) s.seed = FreshSeed();
-  if (!r.choices.empty())
-    for (const std::string& c : std::vector<std::string>(absl::StrSplit(r.choices, ','))) {
-      size_t v = 0;
-      if (c.empty() || c.find_first_not_of("0123456789") != std::string::npos || !absl::SimpleAtoi(c, &v))
-        throw UsageError("--choices takes a comma list of indices, not '" + r.choices + "'");
-      s.choices.push_back(v);
-    }
+  s.choices = ParseChoices(r.choices);
   if (s.strategy == "replay" && s.choices.empty()) throw UsageError("--strategy replay needs --choices");
   try {
     s.faults = sim::FaultList::Parse(r.faults);

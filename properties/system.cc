@@ -10,6 +10,7 @@
 
 #include "sim/clock.h"
 #include "sim/runtime.h"
+#include "sim/strategies.h"
 
 namespace testbed::props {
 
@@ -18,12 +19,14 @@ const std::vector<SystemOption>& System::options() const {
   return kNone;
 }
 
-RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server) const {
+RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
+                       sim::Strategy* strategy) const {
   const PropertyInfo* p = property(spec.property);
   if (!p) throw std::invalid_argument("unknown property '" + spec.property + "' of " + name());
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
-  RunOutcome out = DoRun(spec, faults, scripts, server);
+  sim::RandomWalk walk;
+  RunOutcome out = DoRun(spec, faults, scripts, server, strategy ? *strategy : walk);
   for (size_t i = 0; i < out.trace.events.size(); ++i) {
     const sim::TraceEvent& e = out.trace.events[i];
     if (e.kind == sim::EventKind::kReply && !e.argv.empty() && e.argv[0] == "EVAL" &&

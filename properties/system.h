@@ -21,6 +21,7 @@
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "sim/faults.h"
+#include "sim/runtime.h"
 #include "sim/trace.h"
 
 namespace testbed::props {
@@ -70,6 +71,7 @@ struct RunOutcome {
   std::string description;   // the counterexample, one "  "-indented line each
   sim::Trace trace;
   std::string trace_hash;
+  sim::RunResult run;  // the schedule's choices among them
   // Redis calls that ran a script and got an error reply (a script failing at run time).
   std::vector<size_t> script_errors;  // indices into trace.events
 };
@@ -87,8 +89,10 @@ class System {
   virtual int default_ops() const { return 12; }
 
   // One run. The harness calls Run, which applies the property's set-aside faults, runs
-  // DoRun and finds the script errors in the trace.
-  RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server) const;
+  // DoRun and finds the script errors in the trace. strategy: which pending call runs next
+  // (nullptr: a random walk from the seed).
+  RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
+                 sim::Strategy* strategy = nullptr) const;
 
   // The first script of <system>/<version>/ that does not compile, as "FILE: error" ("": none).
   std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version) const;
@@ -104,8 +108,10 @@ class System {
 
  protected:
   // faults: the spec's faults with the property's set-aside kinds switched off.
+  // The world must take its schedule from `strategy`.
   virtual RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
-                           const ScriptCatalog& scripts, RedisServer* server) const = 0;
+                           const ScriptCatalog& scripts, RedisServer* server,
+                           sim::Strategy& strategy) const = 0;
 };
 
 // The registry: every system the CLI knows, in registration order.

@@ -115,12 +115,17 @@ struct LuaGlue {
     lua_settable(L, -3);
   }
 
-  static int GenericCall(lua_State* L, bool raise) {
+  // Builds the argv, runs the command and pushes the reply (or an {err=...} table). Returns 1,
+  // or kRaise when the value on top must be raised as an error: GenericCall raises it only
+  // after this frame is gone, because lua_error longjmps over C++ frames and their
+  // destructors (the argv, the reply) would never run.
+  static constexpr int kRaise = -1;
+  static int CallBody(lua_State* L, bool raise) {
     LuaScripting* self = Self(L);
     const int argc = lua_gettop(L);
     if (argc == 0) {
       PushError(L, "Please specify at least one argument for this redis lib call");
-      return raise ? lua_error(L) : 1;
+      return raise ? kRaise : 1;
     }
     Argv argv;
     for (int j = 1; j <= argc; ++j) {
@@ -132,22 +137,26 @@ struct LuaGlue {
         argv.emplace_back(s, len);
       } else {
         PushError(L, "Lua redis lib command arguments must be strings or integers");
-        return raise ? lua_error(L) : 1;
+        return raise ? kRaise : 1;
       }
     }
     bool known, arity_ok;
     Reply reply = self->emulator_.execute_from_script(argv, &known, &arity_ok);
     if (!known) {
       PushError(L, "Unknown Redis command called from script");
-      return raise ? lua_error(L) : 1;
+      return raise ? kRaise : 1;
     }
     if (!arity_ok) {
       PushError(L, "Wrong number of args calling Redis command from script");
-      return raise ? lua_error(L) : 1;
+      return raise ? kRaise : 1;
     }
     Push(L, reply);
-    if (raise && reply.is_error()) return lua_error(L);
+    if (raise && reply.is_error()) return kRaise;
     return 1;
+  }
+  static int GenericCall(lua_State* L, bool raise) {
+    const int pushed = CallBody(L, raise);  // every C++ object of the call is gone here
+    return pushed == kRaise ? lua_error(L) : pushed;
   }
   static int Call(lua_State* L) { return GenericCall(L, true); }
   static int PCall(lua_State* L) { return GenericCall(L, false); }

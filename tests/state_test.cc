@@ -11,6 +11,7 @@
 #include "tests/temp_dir.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
+#include "real/state/redis_common.h"
 #include "real/state/v2.h"
 #include "real/state/memory_beta30.h"
 #include "sim/clock.h"
@@ -153,6 +154,13 @@ TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
   EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::string("abc")),
             "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(state::IsoTime(kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
+  EXPECT_EQ(state::IsoTime(0), "1970-01-01T00:00:00.000Z");
+  // Buffer.from(s).toString("base64url") in Node: no padding, '-' and '_' (RFC 4648 vectors).
+  EXPECT_EQ(state::Base64Url(""), "");
+  EXPECT_EQ(state::Base64Url("f"), "Zg");
+  EXPECT_EQ(state::Base64Url("fo"), "Zm8");
+  EXPECT_EQ(state::Base64Url("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(state::Base64Url("\xfb\xff\xbf"), "-_-_");
   EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("{not json")).has_value());
   EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("[1]")).has_value());
   EXPECT_TRUE(state::IsStateTombstone(std::string("{\"deleted\":true}")));

@@ -319,7 +319,8 @@ std::string DescribeViolation(const StateRun& r, const std::string& property) {
          FormatCounterexample(r);
 }
 
-StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server) {
+StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server,
+                          sim::Strategy* strategy) {
   if (!state::IsPorted(w.version) || (!w.old_version.empty() && !state::IsPorted(w.old_version)))
     throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
                                 "' has no client port (ported: beta3, beta23, beta24, beta30)");
@@ -330,7 +331,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   o.seed = w.seed;
   o.horizon_ms = 600000;
   o.faults = w.faults;
-  sim::World world(o, *backend, walk);
+  sim::World world(o, *backend, strategy ? *strategy : walk);
   Recorder rec;
   rec.world = &world;
   for (int c = 0; c < w.clients; ++c)

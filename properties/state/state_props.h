@@ -122,7 +122,9 @@ struct StateRun {
 };
 
 // backend: emulator (server == nullptr) or the spawned server.
-StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server);
+// strategy: which pending call runs next (nullptr: a random walk from the seed).
+StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server,
+                          sim::Strategy* strategy = nullptr);
 
 // The part of the history on the key the checker rejected, as text.
 std::string FormatCounterexample(const StateRun& r);

@@ -36,7 +36,7 @@ class StateSystem : public System {
 
  protected:
   RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults, const ScriptCatalog& scripts,
-                   RedisServer* server) const override {
+                   RedisServer* server, sim::Strategy& strategy) const override {
     StateWorkload w;
     w.seed = spec.seed;
     w.clients = spec.clients;
@@ -47,13 +47,14 @@ class StateSystem : public System {
     w.cas_only = option(spec, "ops-mix") == "cas";
     w.faults = faults;
     w = ForProperty(w, spec.property);
-    StateRun r = RunStateWorkload(w, scripts, server);
+    StateRun r = RunStateWorkload(w, scripts, server, &strategy);
     RunOutcome out;
     out.violated = Violates(r, spec.property);
     out.incomplete = !r.verdict.complete;
     if (out.violated) out.description = DescribeViolation(r, spec.property);
     out.trace = std::move(r.trace);
     out.trace_hash = r.run.trace_hash;
+    out.run = std::move(r.run);
     return out;
   }
 

@@ -1,5 +1,7 @@
 #include "real/state/redis_common.h"
 
+#include <absl/strings/escaping.h>
+
 #include <algorithm>
 
 namespace testbed::state {
@@ -94,27 +96,8 @@ Task<std::vector<StateValue>> RedisNamespaceBase::mget_envelopes(std::vector<std
 }
 
 std::string Base64Url(const std::string& s) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < s.size(); i += 3) {
-    const uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8) | uint8_t(s[i + 2]);
-    out += t[v >> 18 & 63];
-    out += t[v >> 12 & 63];
-    out += t[v >> 6 & 63];
-    out += t[v & 63];
-  }
-  if (i + 1 == s.size()) {
-    const uint32_t v = uint8_t(s[i]) << 16;
-    out += t[v >> 18 & 63];
-    out += t[v >> 12 & 63];
-  } else if (i + 2 == s.size()) {
-    const uint32_t v = (uint8_t(s[i]) << 16) | (uint8_t(s[i + 1]) << 8);
-    out += t[v >> 18 & 63];
-    out += t[v >> 12 & 63];
-    out += t[v >> 6 & 63];
-  }
-  return out;
+  // Node's base64url has no padding, as absl's web-safe alphabet without padding.
+  return absl::WebSafeBase64Escape(s);
 }
 
 std::string EnvelopeJson(const Json& value, int64_t version, const std::string& created_at,

@@ -4,6 +4,8 @@
 // Doubles print as Number.prototype.toString does: 2 (not 2.0), 1e-7 (not 1e-07).
 #include "real/state/state_api.h"
 
+#include <absl/time/time.h>
+
 #include "model/json_text.h"
 
 #include <cmath>
@@ -21,14 +23,8 @@ bool StateError::quota() const {
 }
 
 std::string IsoTime(int64_t ms) {
-  const time_t secs = static_cast<time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
+  // Date.prototype.toISOString for years 0000-9999: "2026-01-01T00:00:01.234Z".
+  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E3SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
 }
 
 std::optional<int64_t> ParseIsoTime(const std::string& iso) {

@@ -76,13 +76,13 @@ class CounterSystem : public props::System {
 
  protected:
   props::RunOutcome DoRun(const props::RunSpec& spec, const sim::FaultOptions& faults,
-                          const ScriptCatalog&, RedisServer* server) const override {
+                          const ScriptCatalog&, RedisServer* server,
+                          sim::Strategy& strategy) const override {
     std::unique_ptr<sim::Backend> backend = MakeBackend(server);
-    sim::RandomWalk walk;
     sim::WorldOptions o;
     o.seed = spec.seed;
     o.faults = faults;
-    sim::World world(o, *backend, walk);
+    sim::World world(o, *backend, strategy);
     Tally tally;
     int64_t step = 1;
     absl::SimpleAtoi(option(spec, "step"), &step);
@@ -103,6 +103,7 @@ class CounterSystem : public props::System {
                                      " was acknowledged\n");
     out.trace = world.trace();
     out.trace_hash = run.trace_hash;
+    out.run = run;
     return out;
   }
 };
