@@ -398,6 +398,7 @@ int RunCheck(const CheckSpec& spec) {
   }
   std::printf("%-30s %8s %8s %8s\n", "property", "runs", "passed", "violated");
   reports::CheckReport report;
+  int64_t no_verdict = 0;
   report.seed = spec.seed;
   report.system = spec.system;
   report.version = spec.version;
@@ -410,11 +411,16 @@ int RunCheck(const CheckSpec& spec) {
       report.properties.push_back({p, 0, 0, 0, false});
       continue;
     }
+    // A run without a verdict (the checker's budget ran out) is never counted as a pass.
+    const int64_t passed = t.done - t.violated - t.incomplete;
     std::printf("%-30s %8lld %8lld %8lld\n", p.c_str(), static_cast<long long>(t.done),
-                static_cast<long long>(t.done - t.violated), static_cast<long long>(t.violated));
-    if (t.incomplete)
-      std::printf("  (%lld runs hit the checker's state budget: no verdict)\n", static_cast<long long>(t.incomplete));
-    report.properties.push_back({p, t.done, t.done - t.violated, t.violated});
+                static_cast<long long>(passed), static_cast<long long>(t.violated));
+    if (t.incomplete) {
+      std::printf("  (%lld runs hit the checker's state budget: no verdict, not a pass)\n",
+                  static_cast<long long>(t.incomplete));
+      no_verdict += t.incomplete;
+    }
+    report.properties.push_back({p, t.done, passed, t.violated});
     if (!spec.faults.empty() && !info.sets_aside.empty())
       std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
     if (dfs)
@@ -516,6 +522,11 @@ int RunCheck(const CheckSpec& spec) {
   }
   if (!spec.out.empty())
     for (const auto& path : reports::WriteReports(report, spec.out)) std::printf("report: %s\n", path.c_str());
+  if (no_verdict > 0 && code == 0) {
+    std::printf("no verdict for %lld runs: the check is not a pass (fewer --clients or --ops keep the "
+                "histories checkable)\n", static_cast<long long>(no_verdict));
+    code = 1;
+  }
   return code;
 }
 

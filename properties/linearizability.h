@@ -59,8 +59,12 @@ class Checker {
   using State = typename Model::State;
   using Op = typename Model::Op;
 
-  explicit Checker(const Model& model, int64_t max_states = 50'000'000)
-      : model_(model), max_states_(max_states) {}
+  // The search stops without a verdict (Verdict::complete false, never a pass) after
+  // max_states states or once its memo holds max_memo_bytes: a history of 100 concurrent
+  // clients must end with "no verdict", not exhaust the machine's memory.
+  explicit Checker(const Model& model, int64_t max_states = 50'000'000,
+                   int64_t max_memo_bytes = int64_t{384} << 20)
+      : model_(model), max_states_(max_states), max_memo_bytes_(max_memo_bytes) {}
 
   Verdict check(const std::vector<Operation<Op>>& history) {
     // An ambiguous read has no effect and no known result: it constrains nothing, and keeping
@@ -87,6 +91,7 @@ class Checker {
     std::sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->invoke < b->invoke; });
     ops_ = ops;
     memo_.clear();
+    memo_bytes_ = 0;
     std::vector<uint64_t> done((ops.size() + 63) / 64, 0);
     const bool ok = search(done, 0, model_.init(), INT64_MIN, explored);
     return ok;
@@ -107,8 +112,10 @@ class Checker {
     const int64_t t_key = t_lo <= min_invoke_ms ? INT64_MIN : t_lo;
     std::string memo_key(reinterpret_cast<const char*>(done.data()), done.size() * 8);
     memo_key += '|' + model_.key(state) + '|' + std::to_string(t_key);
-    if (!memo_.insert(memo_key).second) return false;
-    if (++*explored > max_states_) {  // out of budget: unwind, and say there is no verdict
+    if (gave_up_) return true;  // unwinding
+    memo_bytes_ += static_cast<int64_t>(memo_key.size()) + 64;  // the key and the node around it
+    if (!memo_.insert(std::move(memo_key)).second) return false;
+    if (++*explored > max_states_ || memo_bytes_ > max_memo_bytes_) {  // out of budget: unwind, no verdict
       gave_up_ = true;
       return true;
     }
@@ -134,6 +141,8 @@ class Checker {
 
   const Model& model_;
   int64_t max_states_;
+  int64_t max_memo_bytes_;
+  int64_t memo_bytes_ = 0;
   std::vector<const Operation<Op>*> ops_;
   std::unordered_set<std::string> memo_;
   bool gave_up_ = false;

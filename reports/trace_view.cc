@@ -10,7 +10,7 @@ namespace testbed::reports {
 
 ScriptNames NamesOf(const ScriptCatalog& scripts) {
   ScriptNames names;
-  for (const auto& f : scripts.all()) names[sim::CachedSha1(f.body).substr(0, 12)] = f.id();
+  for (const auto& f : scripts.all()) names[CachedSha1(f.body).substr(0, 12)] = f.id();
   return names;
 }
 

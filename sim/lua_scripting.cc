@@ -1,5 +1,7 @@
 #include "sim/lua_scripting.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <openssl/sha.h>
 
 #include <cctype>
@@ -17,6 +19,16 @@ int luaopen_cjson(lua_State* l);
 #include "sim/redis_text.h"
 
 namespace testbed {
+
+const std::string& CachedSha1(const std::string& body) {
+  thread_local absl::flat_hash_map<std::string, std::string> cache;
+  auto it = cache.find(body);
+  if (it == cache.end()) {
+    if (cache.size() > 4096) cache.clear();  // scripts are few; generated bodies must not pile up
+    it = cache.emplace(body, Sha1Hex(body)).first;
+  }
+  return it->second;
+}
 
 std::string Sha1Hex(const std::string& data) {
   unsigned char digest[SHA_DIGEST_LENGTH];
@@ -378,7 +390,7 @@ bool LuaScripting::Exists(const std::string& sha) const {
 }
 
 Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
-  *sha = Sha1Hex(body);
+  *sha = CachedSha1(body);
   if (functions_.count(*sha)) return Reply::Ok();
   lua_State* L = L_;
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {

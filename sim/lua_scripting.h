@@ -20,6 +20,8 @@ namespace testbed {
 class Emulator;
 
 std::string Sha1Hex(const std::string& data);
+// The SHA1 of a script body, computed once per distinct body (per thread): EVAL and traces.
+const std::string& CachedSha1(const std::string& body);
 
 class LuaScripting {
  public:

@@ -1,23 +1,11 @@
 #include "sim/trace.h"
 
-#include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
-#include <openssl/evp.h>
+#include <xxhash.h>
 
 #include "sim/digest.h"
-#include "sim/lua_scripting.h"
 
 namespace testbed::sim {
-
-const std::string& CachedSha1(const std::string& body) {
-  thread_local absl::flat_hash_map<std::string, std::string> cache;
-  auto it = cache.find(body);
-  if (it == cache.end()) {
-    if (cache.size() > 4096) cache.clear();  // scripts are few; generated bodies must not pile up
-    it = cache.emplace(body, Sha1Hex(body)).first;
-  }
-  return it->second;
-}
 
 std::string ShortArgv(const Argv& argv) {
   if (argv.size() >= 2 && (argv[0] == "EVAL" || argv[0] == "eval")) {
@@ -56,13 +44,13 @@ std::vector<std::string> Trace::Lines() const {
   return out;
 }
 
-TraceHasher::TraceHasher() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+TraceHasher::TraceHasher() : ctx_(XXH3_createState()) {
+  XXH3_128bits_reset(static_cast<XXH3_state_t*>(ctx_));
 }
-TraceHasher::~TraceHasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+TraceHasher::~TraceHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(ctx_)); }
 
 void TraceHasher::bytes(const void* p, size_t n) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), p, n);
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(ctx_), p, n);
 }
 
 void TraceHasher::str(const std::string& s) {
@@ -98,10 +86,9 @@ void TraceHasher::add(const TraceEvent& e) {
 }
 
 std::string TraceHasher::hex() {
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d, &n);
-  return HexOf(d, n);
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(static_cast<XXH3_state_t*>(ctx_)));
+  return HexOf(c.digest, sizeof c.digest);
 }
 
 }  // namespace testbed::sim

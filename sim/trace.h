@@ -9,14 +9,17 @@
 //   kClock  a clock was skewed or jumped (text)
 //   kNote   the runtime's bookkeeping: spawn, sleep, choose, finished, seed, end (text)
 //
-// The trace hash is SHA-256 over the events' fields, length-prefixed; a script body is hashed
-// as its SHA1 (computed once per body), so hashing does not re-read 2 KB per EVAL.
+// The trace hash is XXH3-128 (xxHash: fast, unsalted, the same on every machine) over the
+// events' fields, length-prefixed; a script body is hashed as its SHA1 (computed once per body),
+// so hashing does not re-read 2 KB per EVAL. It proves that two runs traced alike, nothing
+// cryptographic.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "sim/lua_scripting.h"
 #include "sim/reply.h"
 
 namespace testbed::sim {
@@ -46,10 +49,8 @@ struct Trace {
 // A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so
 // that the keys and arguments fit; reports map the name back to the script's file.
 std::string ShortArgv(const Argv& argv);
-// The SHA1 of a script body, computed once per distinct body (per thread).
-const std::string& CachedSha1(const std::string& body);
 
-// Incremental SHA-256 of a run's events.
+// Incremental XXH3-128 of a run's events; hex() gives 32 hex digits.
 class TraceHasher {
  public:
   TraceHasher();
