@@ -47,7 +47,7 @@ void BM_HardSingleKeyRejected(benchmark::State& state) {
                 .max_duration_ms = 40, .ambiguous = {1, 20}}, true);
 }
 
-BENCHMARK(BM_HardSingleKeyRejected)->Unit(benchmark::kMillisecond)->Arg(50)->Arg(100)->Arg(200);
+BENCHMARK(BM_HardSingleKeyRejected)->Unit(benchmark::kMillisecond)->Arg(50)->Arg(100)->Arg(200)->Arg(400);
 BENCHMARK(BM_TenThousandOpsHundredKeysEightActors)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HardSingleKey)->Unit(benchmark::kMillisecond);
 

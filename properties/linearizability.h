@@ -123,6 +123,23 @@ class Checker {
     int64_t min_ret = kNever;
     for (size_t i = 0; i < ops_.size(); ++i)
       if (!test(done, i)) min_ret = std::min(min_ret, ops_[i]->ret);
+    // A read that can go next and holds at t_lo in this state goes first, without branching:
+    // any linearization from here can move it to the front (it changes nothing, every
+    // operation that must precede it is done, and t_lo keeps every other window as it was).
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (test(done, i)) continue;
+      const Operation<Op>& o = *ops_[i];
+      if (o.invoke > min_ret) break;
+      if (o.ambiguous || !model_.read_only(o.op) || o.invoke_ms > t_lo || t_lo > o.ret_ms) continue;
+      const std::string here = model_.key(state);
+      for (auto& [next, t] : model_.step(state, o.op, t_lo, o.ret_ms, false))
+        if (t == t_lo && model_.key(next) == here) {
+          flip(done, i);
+          const bool ok = search(done, count + 1, state, t_lo, explored);
+          flip(done, i);
+          return ok;
+        }
+    }
     for (size_t i = 0; i < ops_.size(); ++i) {
       if (test(done, i)) continue;
       const Operation<Op>& o = *ops_[i];
