@@ -64,22 +64,26 @@ int RunFidelity(const FidelitySpec& spec) {
   if (spec.inject_fault == "cjson-empty-array") options.fault_cjson_empty_table_as_array = true;
 
   ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  const auto steps = fidelity::Generate(spec.seed, spec.commands, scripts,
-                                        static_cast<int>(spec.checkpoint_every));
+  const int every = static_cast<int>(spec.checkpoint_every);
+  // The steps stream from the seed: a campaign of any length runs in constant memory.
+  auto stream = [&] { return fidelity::StepStream(spec.seed, spec.commands, scripts, every); };
   std::unique_ptr<RedisServer> server;
   if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
   fidelity::Runner runner(server.get(), options);
   fidelity::Coverage coverage;
   std::string hash;
-  auto divergence = runner.run(steps, &coverage, &hash);
+  size_t steps_run = 0;
+  fidelity::StepStream steps = stream();
+  auto divergence = runner.run(steps, &steps_run, &coverage, &hash);
   std::printf("%s", fidelity::FormatCoverage(coverage).c_str());
   std::printf("commands: %lld, steps: %zu, compared against: %s\n",
-              static_cast<long long>(spec.commands), steps.size(),
+              static_cast<long long>(spec.commands), steps_run,
               server ? "spawned redis-server" : "nothing (emulator only)");
   if (spec.check_determinism) {
     std::string once, again;
-    fidelity::Runner(nullptr, options).run(steps, nullptr, &once);
-    fidelity::Runner(nullptr, options).run(steps, nullptr, &again);
+    fidelity::StepStream first = stream(), second = stream();
+    fidelity::Runner(nullptr, options).run(first, nullptr, nullptr, &once);
+    fidelity::Runner(nullptr, options).run(second, nullptr, nullptr, &again);
     std::printf("determinism: %s (%s vs %s)\n", once == again ? "same trace hash" : "DIFFERENT",
                 once.c_str(), again.c_str());
     if (once != again) return 1;
@@ -88,10 +92,11 @@ int RunFidelity(const FidelitySpec& spec) {
     std::printf("divergences: 0\ntrace-hash: %s\n", hash.c_str());
     return 0;
   }
+  // Only now is the failing prefix kept: generated again from the seed.
+  std::vector<fidelity::Step> prefix =
+      fidelity::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
   std::printf("divergences: 1 (the run stops at the first)\n");
-  std::printf("first divergence at step %zu: %s\n", divergence->step,
-              steps[divergence->step].render().c_str());
-  std::vector<fidelity::Step> prefix(steps.begin(), steps.begin() + divergence->step + 1);
+  std::printf("first divergence at step %zu: %s\n", divergence->step, prefix.back().render().c_str());
   if (!spec.no_shrink && server) {
     prefix = fidelity::Shrink(prefix, runner);
     auto again = runner.run(prefix);

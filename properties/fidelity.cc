@@ -89,28 +89,22 @@ class Gen {
     return env;
   }
 
-  std::vector<Step> Generate(int64_t commands, int checkpoint_every) {
-    std::vector<Step> steps;
-    for (int64_t i = 0; i < commands; ++i) {
-      if (Chance(1, 5)) {
-        static const std::vector<int64_t> advances = {0, 1, 1, 1, 2, 3, 5, 10, 50, 100, 1000,
-                                                      10000};
-        Step s;
-        s.kind = Step::Kind::kAdvance;
-        s.advance_ms = advances[rng_.below(advances.size())];
-        steps.push_back(s);
-      }
-      steps.push_back(One());
-      if (checkpoint_every > 0 && (i + 1) % checkpoint_every == 0) {
-        Step c;
-        c.kind = Step::Kind::kCheckpoint;
-        steps.push_back(c);
-      }
+  // The steps of command i (an optional time advance, the command, a checkpoint every
+  // checkpoint_every commands), appended to out; the last command adds the final checkpoint.
+  void StepsOf(int64_t i, int64_t commands, int checkpoint_every, std::vector<Step>* out) {
+    if (Chance(1, 5)) {
+      static const std::vector<int64_t> advances = {0, 1, 1, 1, 2, 3, 5, 10, 50, 100, 1000,
+                                                    10000};
+      Step s;
+      s.kind = Step::Kind::kAdvance;
+      s.advance_ms = advances[rng_.below(advances.size())];
+      out->push_back(s);
     }
+    out->push_back(One());
     Step c;
     c.kind = Step::Kind::kCheckpoint;
-    steps.push_back(c);
-    return steps;
+    if (checkpoint_every > 0 && (i + 1) % checkpoint_every == 0) out->push_back(c);
+    if (i + 1 == commands) out->push_back(c);
   }
 
  private:
@@ -592,79 +586,143 @@ std::string Step::render() const {
   return out;
 }
 
+struct StepStream::Impl {
+  Gen gen;
+  int64_t commands, next_command = 0;
+  int checkpoint_every;
+  std::vector<Step> pending;
+  size_t taken = 0;
+};
+
+StepStream::StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+                       int checkpoint_every)
+    : impl_(new Impl{Gen(seed, scripts), commands, 0, checkpoint_every, {}, 0}) {}
+StepStream::~StepStream() = default;
+
+bool StepStream::Next(Step* out) {
+  Impl& m = *impl_;
+  while (m.taken == m.pending.size()) {
+    if (m.next_command >= m.commands) return false;
+    m.pending.clear();
+    m.taken = 0;
+    m.gen.StepsOf(m.next_command++, m.commands, m.checkpoint_every, &m.pending);
+  }
+  *out = std::move(m.pending[m.taken++]);
+  return true;
+}
+
 std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
-                           int checkpoint_every) {
-  return Gen(seed, scripts).Generate(commands, checkpoint_every);
+                           int checkpoint_every, size_t max_steps) {
+  StepStream stream(seed, commands, scripts, checkpoint_every);
+  std::vector<Step> steps;
+  Step s;
+  while (steps.size() < max_steps && stream.Next(&s)) steps.push_back(std::move(s));
+  return steps;
 }
 
 Runner::Runner(RedisServer* server, EmulatorOptions options)
     : server_(server), options_(options) {}
 
-std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* coverage,
-                                      std::string* trace_hash) {
-  ++runs_;
-  VirtualClock clock;
-  Emulator emulator(clock, options_);
-  std::unique_ptr<RespConnection> real;
-  if (server_) {
-    server_->reset();
-    server_->set_time_ms(clock.now_ms());
-    real = server_->connect_raw();
+// One run, fed a step at a time: nothing of the sequence is kept, the trace is hashed as it
+// goes, so a campaign's memory does not grow with its length.
+class Runner::Session {
+ public:
+  Session(RedisServer* server, const EmulatorOptions& options, Coverage* coverage)
+      : emulator_(clock_, options), coverage_(coverage), server_(server) {
+    if (server) {
+      server->reset();
+      server->set_time_ms(clock_.now_ms());
+      real_ = server->connect_raw();
+    }
+    if (coverage) {
+      emulator_.observer = [coverage](const Argv& argv, bool) {
+        coverage->commands[CoverageKey(argv)]++;
+      };
+    }
   }
-  if (coverage) {
-    emulator.observer = [coverage](const Argv& argv, bool) {
-      coverage->commands[CoverageKey(argv)]++;
-    };
-  }
-  std::vector<std::string> trace;
-  auto absorb = [&](const std::string& s) { trace.push_back(s); };
 
-  std::optional<Divergence> divergence;
-  for (size_t i = 0; i < steps.size() && !divergence; ++i) {
-    const Step& step = steps[i];
+  // Runs step i; returns the divergence it shows, if any.
+  std::optional<Divergence> feed(const Step& step, size_t i) {
     if (step.kind == Step::Kind::kAdvance) {
-      clock.advance(step.advance_ms);
-      if (server_) server_->set_time_ms(clock.now_ms());
+      clock_.advance(step.advance_ms);
+      if (real_) server_time();
       absorb("advance " + std::to_string(step.advance_ms));
-      continue;
+      return std::nullopt;
     }
     if (step.kind == Step::Kind::kCheckpoint) {
-      const std::string mine = emulator.dump_keyspace();
+      const std::string mine = emulator_.dump_keyspace();
       absorb(mine);
-      if (real) {
-        const std::string theirs = DumpKeyspace(*real);
-        if (mine != theirs) divergence = Divergence{i, mine, theirs};
+      if (real_) {
+        const std::string theirs = DumpKeyspace(*real_);
+        if (mine != theirs) return Divergence{i, mine, theirs};
       }
-      continue;
+      return std::nullopt;
     }
-    const Argv argv = ResolveAll(step.args, clock.now_ms());
+    const Argv argv = ResolveAll(step.args, clock_.now_ms());
     if (step.kind == Step::Kind::kScanAll) {
-      const Reply mine = ScanAll(emulator, argv);
+      const Reply mine = ScanAll(emulator_, argv);
       absorb("scan " + render_argv(argv) + " -> " + mine.resp2());
-      if (real) {
-        const Reply theirs = ScanAll(*real, argv);
-        if (!(mine == theirs)) divergence = Divergence{i, mine.resp2(), theirs.resp2()};
+      if (real_) {
+        const Reply theirs = ScanAll(*real_, argv);
+        if (!(mine == theirs)) return Divergence{i, mine.resp2(), theirs.resp2()};
       }
-      continue;
+      return std::nullopt;
     }
     const Compare mode = step.compare == Compare::kUnorderedPairs &&
-                                 emulator.hash_is_listpack(step.hash_key)
+                                 emulator_.hash_is_listpack(step.hash_key)
                              ? Compare::kExact
                              : step.compare;
-    const Reply mine = emulator.execute(argv);
+    const Reply mine = emulator_.execute(argv);
     absorb(render_argv(argv) + " -> " + mine.resp2());
-    if (coverage && !step.script_id.empty() && ToUpper(argv[0]) != "SCRIPT")
-      coverage->script_shapes[step.script_id + " -> " + Shape(mine)]++;
-    if (real) {
-      const CallResult theirs = real->call(argv);
+    if (coverage_ && !step.script_id.empty() && ToUpper(argv[0]) != "SCRIPT")
+      coverage_->script_shapes[step.script_id + " -> " + Shape(mine)]++;
+    if (real_) {
+      const CallResult theirs = real_->call(argv);
       const std::string a = Normalize(mine, mode).resp2();
       const std::string b = std::holds_alternative<Reply>(theirs)
                                 ? Normalize(std::get<Reply>(theirs), mode).resp2()
                                 : Rendered(theirs);
-      if (a != b) divergence = Divergence{i, a, b};
+      if (a != b) return Divergence{i, a, b};
     }
+    return std::nullopt;
   }
-  if (trace_hash) *trace_hash = Sha256HexOfLines(trace);
+
+  std::string hash() { return hasher_.hex(); }
+
+ private:
+  void absorb(const std::string& line) { hasher_.add(line); }
+  void server_time();
+
+  VirtualClock clock_;
+  Emulator emulator_;
+  Coverage* coverage_;
+  RedisServer* server_;
+  std::unique_ptr<RespConnection> real_;
+  Sha256Lines hasher_;
+};
+
+void Runner::Session::server_time() { server_->set_time_ms(clock_.now_ms()); }
+
+std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* coverage,
+                                      std::string* trace_hash) {
+  ++runs_;
+  Session session(server_, options_, coverage);
+  std::optional<Divergence> divergence;
+  for (size_t i = 0; i < steps.size() && !divergence; ++i) divergence = session.feed(steps[i], i);
+  if (trace_hash) *trace_hash = session.hash();
+  return divergence;
+}
+
+std::optional<Divergence> Runner::run(StepStream& steps, size_t* count, Coverage* coverage,
+                                      std::string* trace_hash) {
+  ++runs_;
+  Session session(server_, options_, coverage);
+  std::optional<Divergence> divergence;
+  size_t i = 0;
+  Step step;
+  while (!divergence && steps.Next(&step)) divergence = session.feed(step, i++);
+  if (count) *count = i;
+  if (trace_hash) *trace_hash = session.hash();
   return divergence;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,8 +44,22 @@ struct Step {
   std::string render() const;  // one line, for counterexamples
 };
 
+// The steps of a campaign, one at a time, from the seed: a campaign of any length runs in
+// constant memory, and the prefix up to a divergence is generated again for shrinking.
+class StepStream {
+ public:
+  StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts, int checkpoint_every = 100);
+  ~StepStream();
+  bool Next(Step* out);  // false at the end
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The first max_steps steps of the same sequence, as a vector.
 std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
-                           int checkpoint_every = 100);
+                           int checkpoint_every = 100, size_t max_steps = SIZE_MAX);
 
 struct Divergence {
   size_t step = 0;
@@ -64,9 +79,13 @@ class Runner {
   // Runs from a clean state (fresh emulator, flushed server). Stops at the first divergence.
   std::optional<Divergence> run(const std::vector<Step>& steps, Coverage* coverage = nullptr,
                                 std::string* trace_hash = nullptr);
+  // The same, streamed (the trace hash is the same as for the vector); *count: steps run.
+  std::optional<Divergence> run(StepStream& steps, size_t* count, Coverage* coverage = nullptr,
+                                std::string* trace_hash = nullptr);
   int64_t runs() const { return runs_; }
 
  private:
+  class Session;
   RedisServer* server_;
   EmulatorOptions options_;
   int64_t runs_ = 0;

@@ -22,16 +22,25 @@ std::string Sha256Hex(const std::string& data) {
 }
 
 std::string Sha256HexOfLines(const std::vector<std::string>& lines) {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
-  for (const auto& l : lines) {
-    EVP_DigestUpdate(ctx, l.data(), l.size());
-    EVP_DigestUpdate(ctx, "\n", 1);
-  }
+  Sha256Lines h;
+  for (const auto& l : lines) h.add(l);
+  return h.hex();
+}
+
+Sha256Lines::Sha256Lines() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
+}
+Sha256Lines::~Sha256Lines() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256Lines::add(const std::string& line) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), line.data(), line.size());
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), "\n", 1);
+}
+
+std::string Sha256Lines::hex() {
   unsigned char d[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
-  EVP_DigestFinal_ex(ctx, d, &n);
-  EVP_MD_CTX_free(ctx);
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), d, &n);
   return HexOf(d, n);
 }
 
