@@ -51,14 +51,16 @@ const ScriptCatalog& Shipped() {
 void BM_CheckOnTheEmulator(benchmark::State& s) {
   int64_t calls = 0;
   for (auto _ : s) calls += CheckRuns(Shipped(), nullptr);
-  s.counters["client_calls_per_s"] = benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
+  s.counters["client_calls_per_s"] =
+      benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
 }
 
 void BM_CheckOnRedisServer(benchmark::State& s) {
   RedisServer server(kDefaultEpochMs);
   int64_t calls = 0;
   for (auto _ : s) calls += CheckRuns(Shipped(), &server);
-  s.counters["client_calls_per_s"] = benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
+  s.counters["client_calls_per_s"] =
+      benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
 }
 
 BENCHMARK(BM_CheckOnTheEmulator)->Unit(benchmark::kMillisecond)->MinTime(2)->UseRealTime();
@@ -79,10 +81,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     const double emu = seconds_["BM_CheckOnTheEmulator"], real = seconds_["BM_CheckOnRedisServer"];
     if (emu > 0 && real > 0)
-      std::printf("ratio: check on redis-server / on the emulator = %.1fx (target >= 10x)\n", real / emu);
+      std::printf("ratio: check on redis-server / on the emulator = %.1fx (target >= 10x)\n",
+                  real / emu);
     if (rate_.count("BM_CheckOnTheEmulator"))
-      std::printf("client calls per second on the emulator, one core, checking on: %.0f (target >= 200000)\n",
-                  rate_["BM_CheckOnTheEmulator"]);
+      std::printf(
+          "client calls per second on the emulator, one core, checking on: %.0f (target >= "
+          "200000)\n",
+          rate_["BM_CheckOnTheEmulator"]);
   }
 
  private:

@@ -38,16 +38,26 @@ void BM_TenThousandOpsHundredKeysEightActors(benchmark::State& state) {
 }
 
 void BM_HardSingleKey(benchmark::State& state) {
-  Check(state, {.operations = 400, .keys = 1, .actors = 8, .max_duration_ms = 40,
-                .ambiguous = {1, 20}});
+  Check(state,
+        {.operations = 400, .keys = 1, .actors = 8, .max_duration_ms = 40, .ambiguous = {1, 20}});
 }
 
 void BM_HardSingleKeyRejected(benchmark::State& state) {
-  Check(state, {.operations = static_cast<int>(state.range(0)), .keys = 1, .actors = 8,
-                .max_duration_ms = 40, .ambiguous = {1, 20}}, true);
+  Check(state,
+        {.operations = static_cast<int>(state.range(0)),
+         .keys = 1,
+         .actors = 8,
+         .max_duration_ms = 40,
+         .ambiguous = {1, 20}},
+        true);
 }
 
-BENCHMARK(BM_HardSingleKeyRejected)->Unit(benchmark::kMillisecond)->Arg(50)->Arg(100)->Arg(200)->Arg(400);
+BENCHMARK(BM_HardSingleKeyRejected)
+    ->Unit(benchmark::kMillisecond)
+    ->Arg(50)
+    ->Arg(100)
+    ->Arg(200)
+    ->Arg(400);
 BENCHMARK(BM_TenThousandOpsHundredKeysEightActors)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HardSingleKey)->Unit(benchmark::kMillisecond);
 

@@ -16,7 +16,8 @@ namespace {
 
 // Each iteration: CAS key (i % 8) from its current version to the next; the reply tells the
 // new version, so every call succeeds and the workload stays the same on both worlds.
-void CasWorkload(benchmark::State& state, RedisConnection& conn, const std::function<void(int64_t)>& set_time) {
+void CasWorkload(benchmark::State& state, RedisConnection& conn,
+                 const std::function<void(int64_t)>& set_time) {
   const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   const std::string& body = catalog.get("state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT").body;
   const std::string sha = Sha1Hex(body);
@@ -28,8 +29,8 @@ void CasWorkload(benchmark::State& state, RedisConnection& conn, const std::func
     const int k = static_cast<int>(i++ % 8);
     now += 1;
     set_time(now);
-    const std::string envelope = "{\"value\":{\"n\":" + std::to_string(i) + "},\"version\":" +
-                                 std::to_string(versions[k] + 1) +
+    const std::string envelope = "{\"value\":{\"n\":" + std::to_string(i) +
+                                 "},\"version\":" + std::to_string(versions[k] + 1) +
                                  ",\"createdAt\":\"2026-01-01T00:00:00.000Z\"}";
     CallResult r = conn.call({"EVALSHA", sha, "2", "ns:k" + std::to_string(k), "ns:idx",
                               std::to_string(versions[k]), std::to_string(now), "100",

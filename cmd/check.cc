@@ -40,7 +40,8 @@ struct Raw {
 
 void Define(CLI::App& app, Raw& r) {
   app.add_option("--system", r.spec.system, "the system under test (see testbed list)")->required();
-  app.add_option("--version", r.spec.version, "the version under test (default: the system's newest)");
+  app.add_option("--version", r.spec.version,
+                 "the version under test (default: the system's newest)");
   app.add_option("--rolling-from", r.spec.rolling_from,
                  "the old pods' version in rolling-deploy properties (default: its predecessor)");
   app.add_option("--scripts", r.spec.scripts,
@@ -54,10 +55,13 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--faults", r.faults, "all, none, or a comma list (see testbed list)");
   app.add_option("--properties", r.properties, "a comma list (default: every property)");
   app.add_option("--skip", r.skip, "CLIENT:OP pairs the run leaves out (what shrinking removed)");
-  app.add_option("--redis", r.spec.redis, "none (default): the emulator; spawn: a spawned redis-server");
-  internal::AddInt(app, "--real-sample", &r.spec.real_sample, 1,
-                   "replay every K-th run on a spawned redis-server; same verdict and trace required");
-  internal::AddInt(app, "--jobs", &r.spec.jobs, 1, "threads (default: the cores; 1 with a redis-server)");
+  app.add_option("--redis", r.spec.redis,
+                 "none (default): the emulator; spawn: a spawned redis-server");
+  internal::AddInt(
+      app, "--real-sample", &r.spec.real_sample, 1,
+      "replay every K-th run on a spawned redis-server; same verdict and trace required");
+  internal::AddInt(app, "--jobs", &r.spec.jobs, 1,
+                   "threads (default: the cores; 1 with a redis-server)");
   app.add_option("--out", r.spec.out, "write report.json and report.md here");
   app.add_option("--save-scenarios", r.spec.save_scenarios, "save each minimized violation here");
   app.add_flag("--quiet", r.spec.quiet, "no progress or speed lines on stderr");
@@ -76,7 +80,8 @@ void Define(CLI::App& app, Raw& r) {
     for (const auto& o : s->options())
       if (!added[o.flag]) {
         added[o.flag] = true;
-        app.add_option("--" + o.flag, r.options[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
+        app.add_option("--" + o.flag, r.options[o.flag],
+                       absl::StrCat(o.help, " (", s->name(), ")"));
       }
 }
 
@@ -86,8 +91,8 @@ CheckSpec Resolve(const Raw& r) {
   if (!system) {
     std::vector<std::string> names;
     for (const auto* x : props::Systems()) names.push_back(x->name());
-    throw UsageError("--system " + s.system + " is not a registered system (" + absl::StrJoin(names, ", ") +
-                     "; see testbed list)");
+    throw UsageError("--system " + s.system + " is not a registered system (" +
+                     absl::StrJoin(names, ", ") + "; see testbed list)");
   }
   std::vector<std::string> versions;
   for (const auto& v : system->versions()) versions.push_back(v.name);
@@ -96,14 +101,16 @@ CheckSpec Resolve(const Raw& r) {
     throw UsageError("--version " + s.version + " is not a ported version of " + s.system + " (" +
                      absl::StrJoin(versions, ", ") + "; see testbed list)");
   if (!s.rolling_from.empty() && !system->version(s.rolling_from))
-    throw UsageError("--rolling-from " + s.rolling_from + " is not a ported version of " + s.system + " (" +
-                     absl::StrJoin(versions, ", ") + ")");
+    throw UsageError("--rolling-from " + s.rolling_from + " is not a ported version of " +
+                     s.system + " (" + absl::StrJoin(versions, ", ") + ")");
   if (s.rolling_from == s.version && !s.version.empty())
     throw UsageError("--rolling-from must differ from --version");
   if (!r.has_seed) s.seed = FreshSeed();
   s.choices = ParseChoices(r.choices);
-  if (s.strategy == "replay" && s.choices.empty()) throw UsageError("--strategy replay needs --choices");
-  if (s.strategy != "replay" && !s.choices.empty()) throw UsageError("--choices needs --strategy replay");
+  if (s.strategy == "replay" && s.choices.empty())
+    throw UsageError("--strategy replay needs --choices");
+  if (s.strategy != "replay" && !s.choices.empty())
+    throw UsageError("--choices needs --strategy replay");
   if (s.clients == 0) s.clients = system->default_clients();
   if (s.ops == 0) s.ops = system->default_ops();
   try {
@@ -125,17 +132,21 @@ CheckSpec Resolve(const Raw& r) {
       if (o.flag == flag) known = &o;
     if (!known) throw UsageError("--" + flag + " is not an option of system " + s.system);
     if (std::find(known->choices.begin(), known->choices.end(), value) == known->choices.end())
-      throw UsageError("--" + flag + " takes " + absl::StrJoin(known->choices, " or ") + ", not '" + value + "'");
+      throw UsageError("--" + flag + " takes " + absl::StrJoin(known->choices, " or ") + ", not '" +
+                       value + "'");
     if (value != known->default_value) s.options[flag] = value;
   }
   if (s.redis.find(':') != std::string::npos)
-    throw UsageError("--redis " + s.redis +
-                     ": check moves the server's clock with virtual time, which only a redis-server it "
-                     "spawns (under its time shim) allows, and it never writes to a server it did not "
-                     "start; use --redis spawn");
+    throw UsageError(
+        "--redis " + s.redis +
+        ": check moves the server's clock with virtual time, which only a redis-server it "
+        "spawns (under its time shim) allows, and it never writes to a server it did not "
+        "start; use --redis spawn");
   CheckRedisFlag(s.redis);
   if (s.real_sample > 0 && s.redis != "none")
-    throw UsageError("--real-sample compares emulator runs with a spawned redis-server; use it with --redis none");
+    throw UsageError(
+        "--real-sample compares emulator runs with a spawned redis-server; use it with --redis "
+        "none");
   if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
     throw UsageError("--scripts " + s.scripts + " is not a directory");
   return s;
@@ -148,7 +159,8 @@ ScriptCatalog CatalogWithOverrides(const std::string& dir) {
   int replaced = 0;
   for (const auto& s : std::vector<ScriptFile>(catalog.all())) {
     const std::filesystem::path name = std::filesystem::path(s.file).filename();
-    for (const auto& candidate : {std::filesystem::path(dir) / s.file, std::filesystem::path(dir) / name}) {
+    for (const auto& candidate :
+         {std::filesystem::path(dir) / s.file, std::filesystem::path(dir) / name}) {
       if (!std::filesystem::exists(candidate)) continue;
       std::ifstream in(candidate, std::ios::binary);
       catalog.replace(s.file, std::string(std::istreambuf_iterator<char>(in), {}));
@@ -157,7 +169,8 @@ ScriptCatalog CatalogWithOverrides(const std::string& dir) {
       break;
     }
   }
-  if (replaced == 0) throw UsageError("--scripts " + dir + " holds no file named like a shipped script");
+  if (replaced == 0)
+    throw UsageError("--scripts " + dir + " holds no file named like a shipped script");
   return catalog;
 }
 
@@ -183,8 +196,8 @@ class Progress {
     if (now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;
     const double s = std::chrono::duration<double>(now - start_).count();
-    std::fprintf(stderr, "\r  %.1f s, %lld runs, %lld violations so far ", s, static_cast<long long>(runs),
-                 static_cast<long long>(violations));
+    std::fprintf(stderr, "\r  %.1f s, %lld runs, %lld violations so far ", s,
+                 static_cast<long long>(runs), static_cast<long long>(violations));
     shown_ = true;
   }
   ~Progress() {
@@ -243,8 +256,9 @@ int RunCheck(const CheckSpec& spec) {
   std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
   std::fflush(stdout);
   const std::string old_version = spec.OldVersion();
-  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n", spec.system.c_str(),
-              spec.version.c_str(), old_version.empty() ? "no earlier version" : old_version.c_str());
+  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
+              spec.system.c_str(), spec.version.c_str(),
+              old_version.empty() ? "no earlier version" : old_version.c_str());
   if (!spec.out.empty()) CheckWritable(spec.out, "out");
   if (!spec.save_scenarios.empty()) CheckWritable(spec.save_scenarios, "save-scenarios");
   std::vector<std::string> properties = spec.properties;
@@ -265,7 +279,8 @@ int RunCheck(const CheckSpec& spec) {
   if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
   const reports::ScriptNames script_names = reports::NamesOf(scripts);
 
-  int64_t jobs = spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  int64_t jobs =
+      spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
   if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
   props::RunSpec base;
   base.version = spec.version;
@@ -285,7 +300,8 @@ int RunCheck(const CheckSpec& spec) {
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
   auto make_strategy = [&](const props::RunSpec& r) -> std::unique_ptr<sim::Strategy> {
     if (spec.strategy == "pct")
-      return std::make_unique<sim::Pct>(static_cast<int>(spec.pct_depth), int64_t{r.clients} * r.ops * 8);
+      return std::make_unique<sim::Pct>(static_cast<int>(spec.pct_depth),
+                                        int64_t{r.clients} * r.ops * 8);
     if (spec.strategy == "replay") return std::make_unique<sim::Replay>(spec.choices);
     return nullptr;
   };
@@ -324,8 +340,9 @@ int RunCheck(const CheckSpec& spec) {
       ++sampled;
       if (real.trace_hash != r.trace_hash || real.violated != r.violated)
         if (!diverged++)
-          first_divergence = absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", r.trace_hash.substr(0, 16),
-                                          ", redis-server trace ", real.trace_hash.substr(0, 16));
+          first_divergence =
+              absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", r.trace_hash.substr(0, 16),
+                           ", redis-server trace ", real.trace_hash.substr(0, 16));
     }
     return o;
   };
@@ -354,7 +371,8 @@ int RunCheck(const CheckSpec& spec) {
               }
               return o.violated;
             },
-            {.preemption_bound = static_cast<int>(spec.preemption_bound), .prune_visited_states = false,
+            {.preemption_bound = static_cast<int>(spec.preemption_bound),
+             .prune_visited_states = false,
              .max_schedules = spec.max_schedules});
         t.done += d.schedules;
         t.violated += d.violations;
@@ -424,15 +442,18 @@ int RunCheck(const CheckSpec& spec) {
     if (!spec.faults.empty() && !info.sets_aside.empty())
       std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
     if (dfs)
-      std::printf(t.exhausted ? "  exhausted: %lld schedules\n"
-                              : "  stopped after %lld schedules (--max-schedules): not every schedule\n",
+      std::printf(t.exhausted
+                      ? "  exhausted: %lld schedules\n"
+                      : "  stopped after %lld schedules (--max-schedules): not every schedule\n",
                   static_cast<long long>(t.done));
   }
   if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fflush(stdout);
-    std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n", static_cast<long long>(total_runs),
-                 dfs ? "schedules" : "runs", secs, secs > 0 ? total_runs / secs : 0.0);
+    std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n",
+                 static_cast<long long>(total_runs), dfs ? "schedules" : "runs", secs,
+                 secs > 0 ? total_runs / secs : 0.0);
   }
   if (script_failure) {
     // A script that fails at run time makes the SDK report "Redis is unavailable", which the
@@ -444,19 +465,25 @@ int RunCheck(const CheckSpec& spec) {
     replay.budget_seconds = 0;
     replay.out = replay.save_scenarios = "";
     replay.real_sample = 0;
-    std::fprintf(stderr,
-                 "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
-                 "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
-                 "replay: %s\n",
-                 script_failure->run.property.c_str(), static_cast<unsigned long long>(script_failure->run.seed),
-                 reports::Abbreviate(reports::NameScripts(script_failure->line, script_names)).substr(0, 400).c_str(),
-                 script_failure->error.c_str(), replay.Write().c_str());
+    std::fprintf(
+        stderr,
+        "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
+        "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
+        "replay: %s\n",
+        script_failure->run.property.c_str(),
+        static_cast<unsigned long long>(script_failure->run.seed),
+        reports::Abbreviate(reports::NameScripts(script_failure->line, script_names))
+            .substr(0, 400)
+            .c_str(),
+        script_failure->error.c_str(), replay.Write().c_str());
     return 2;
   }
   int code = 0;
   if (sample_server) {
-    std::printf("redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the emulator\n",
-                static_cast<long long>(sampled), static_cast<long long>(diverged));
+    std::printf(
+        "redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the "
+        "emulator\n",
+        static_cast<long long>(sampled), static_cast<long long>(diverged));
     if (diverged) {
       std::printf("  first divergence: %s\n", first_divergence.c_str());
       code = 1;
@@ -468,10 +495,11 @@ int RunCheck(const CheckSpec& spec) {
     // A schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
     const bool fixed_schedule = dfs || spec.strategy == "replay";
     const props::RunSpec m =
-        fixed_schedule ? *t.first : scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
-          auto strategy = make_strategy(x);
-          return system.Run(x, scripts, server.get(), strategy.get()).violated;
-        });
+        fixed_schedule ? *t.first
+                       : scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
+                           auto strategy = make_strategy(x);
+                           return system.Run(x, scripts, server.get(), strategy.get()).violated;
+                         });
     std::unique_ptr<sim::Strategy> strategy =
         dfs ? std::make_unique<sim::Replay>(t.first_choices) : make_strategy(m);
     const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
@@ -484,7 +512,8 @@ int RunCheck(const CheckSpec& spec) {
     std::printf("the same calls per actor, with virtual times:\n");
     for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
       std::printf("  %s:\n", actor.c_str());
-      for (const auto& c : calls) std::printf("    %s\n", reports::Abbreviate(c).substr(0, 600).c_str());
+      for (const auto& c : calls)
+        std::printf("    %s\n", reports::Abbreviate(c).substr(0, 600).c_str());
     }
     CheckSpec replay = spec;
     replay.properties = {p};
@@ -521,10 +550,13 @@ int RunCheck(const CheckSpec& spec) {
     code = 1;
   }
   if (!spec.out.empty())
-    for (const auto& path : reports::WriteReports(report, spec.out)) std::printf("report: %s\n", path.c_str());
+    for (const auto& path : reports::WriteReports(report, spec.out))
+      std::printf("report: %s\n", path.c_str());
   if (no_verdict > 0 && code == 0) {
-    std::printf("no verdict for %lld runs: the check is not a pass (fewer --clients or --ops keep the "
-                "histories checkable)\n", static_cast<long long>(no_verdict));
+    std::printf(
+        "no verdict for %lld runs: the check is not a pass (fewer --clients or --ops keep the "
+        "histories checkable)\n",
+        static_cast<long long>(no_verdict));
     code = 1;
   }
   return code;
@@ -532,10 +564,11 @@ int RunCheck(const CheckSpec& spec) {
 
 namespace internal {
 Command CheckCommand() {
-  return internal::MakeCommand<Raw, CheckSpec>("check",
-          "Runs generated multi-client workloads of a system's ported client against its scripts and "
-          "checks every property; prints a per-property table, and for each violated property a "
-          "minimized counterexample and a replay line.",
+  return internal::MakeCommand<Raw, CheckSpec>(
+      "check",
+      "Runs generated multi-client workloads of a system's ported client against its scripts and "
+      "checks every property; prints a per-property table, and for each violated property a "
+      "minimized counterexample and a replay line.",
       Define, Resolve, RunCheck);
 }
 }  // namespace internal

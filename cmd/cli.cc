@@ -29,7 +29,8 @@ std::vector<size_t> ParseChoices(const std::string& list) {
   if (list.empty()) return out;
   for (const std::string& c : std::vector<std::string>(absl::StrSplit(list, ','))) {
     size_t v = 0;
-    if (c.empty() || c.find_first_not_of("0123456789") != std::string::npos || !absl::SimpleAtoi(c, &v))
+    if (c.empty() || c.find_first_not_of("0123456789") != std::string::npos ||
+        !absl::SimpleAtoi(c, &v))
       throw UsageError("--choices takes a comma list of indices, not '" + list + "'");
     out.push_back(v);
   }
@@ -93,9 +94,10 @@ void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::strin
 void AppendFlag(std::string& line, const std::string& flag, const std::string& value) {
   absl::StrAppend(&line, " --", flag);
   if (value.empty()) return;
-  const bool plain = value.find_first_not_of(
-                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/+=@") ==
-                     std::string::npos;
+  const bool plain =
+      value.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/+=@") ==
+      std::string::npos;
   if (plain) {
     absl::StrAppend(&line, " ", value);
     return;
@@ -114,9 +116,10 @@ const std::vector<Command>& Commands() {
 }  // namespace internal
 
 int Main(int argc, char** argv) {
-  CLI::App app("Finds races in Redis Lua-script protocols: deterministic simulation of the real "
-               "scripts and ported clients, with faults, checked against models.",
-               "testbed");
+  CLI::App app(
+      "Finds races in Redis Lua-script protocols: deterministic simulation of the real "
+      "scripts and ported clients, with faults, checked against models.",
+      "testbed");
   app.require_subcommand(1);
   std::function<int()> action;
   for (const auto& c : internal::Commands()) {

@@ -30,7 +30,7 @@ struct FidelitySpec {
   int64_t commands = 10000;
   std::string redis = "spawn";  // spawn | none
   int64_t checkpoint_every = 100;
-  std::string inject_fault;     // "" | expiry-shift | cjson-empty-array
+  std::string inject_fault;  // "" | expiry-shift | cjson-empty-array
   bool check_determinism = false;
   bool no_shrink = false;
   std::string Write() const;
@@ -41,8 +41,8 @@ struct SimSpec {
   uint64_t seed = 0;
   std::string strategy = "random";  // random | pct | dfs | replay
   int64_t pct_depth = 2;
-  int64_t preemption_bound = -1;    // -1: unbounded
-  std::vector<size_t> choices;      // --strategy replay
+  int64_t preemption_bound = -1;  // -1: unbounded
+  std::vector<size_t> choices;    // --strategy replay
   sim::FaultList faults;
   int64_t actors = 2;
   int64_t increments = 3;
@@ -78,7 +78,7 @@ struct CheckSpec {
   // workload, up to the preemption bound; a pass is a proof for that size), replay (choices).
   std::string strategy = "random";
   int64_t pct_depth = 2;
-  int64_t preemption_bound = -1;  // dfs: -1 unbounded
+  int64_t preemption_bound = -1;   // dfs: -1 unbounded
   int64_t max_schedules = 100000;  // dfs: per seed and property
   std::vector<size_t> choices;     // replay
   std::string Write() const;

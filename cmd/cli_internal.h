@@ -43,8 +43,9 @@ Spec ParseWith(const std::string& command, const std::vector<std::string>& args,
 }
 
 template <typename Raw, typename Spec>
-Command MakeCommand(const std::string& name, const std::string& help, void (*define)(CLI::App&, Raw&),
-                    Spec (*resolve)(const Raw&), int (*run)(const Spec&)) {
+Command MakeCommand(const std::string& name, const std::string& help,
+                    void (*define)(CLI::App&, Raw&), Spec (*resolve)(const Raw&),
+                    int (*run)(const Spec&)) {
   return {name, help, [define, resolve, run](CLI::App& sub) -> std::function<int()> {
             auto raw = std::make_shared<Raw>();
             define(sub, *raw);

@@ -23,7 +23,8 @@ struct Raw {
 void Define(CLI::App& app, Raw& r) {
   internal::AddSeed(app, &r.spec.seed, &r.has_seed);
   internal::AddInt(app, "--commands", &r.spec.commands, 1, "generated commands (default 10000)");
-  app.add_option("--redis", r.spec.redis, "spawn (default): compare with a spawned redis-server; none")
+  app.add_option("--redis", r.spec.redis,
+                 "spawn (default): compare with a spawned redis-server; none")
       ->check(CLI::IsMember({"spawn", "none"}));
   internal::AddInt(app, "--checkpoint-every", &r.spec.checkpoint_every, 1,
                    "compare the keyspaces every K commands (default 100)");
@@ -96,13 +97,15 @@ int RunFidelity(const FidelitySpec& spec) {
   std::vector<fidelity::Step> prefix =
       fidelity::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
   std::printf("divergences: 1 (the run stops at the first)\n");
-  std::printf("first divergence at step %zu: %s\n", divergence->step, prefix.back().render().c_str());
+  std::printf("first divergence at step %zu: %s\n", divergence->step,
+              prefix.back().render().c_str());
   if (!spec.no_shrink && server) {
     prefix = fidelity::Shrink(prefix, runner);
     auto again = runner.run(prefix);
     std::printf("shortest failing sequence (%zu steps, %lld runs to shrink):\n", prefix.size(),
                 static_cast<long long>(runner.runs()));
-    for (size_t i = 0; i < prefix.size(); ++i) std::printf("  %3zu  %s\n", i, prefix[i].render().c_str());
+    for (size_t i = 0; i < prefix.size(); ++i)
+      std::printf("  %3zu  %s\n", i, prefix[i].render().c_str());
     if (again) divergence = again;
   }
   std::printf("emulator:     %s\nredis-server: %s\n", divergence->emulator.c_str(),
@@ -113,10 +116,11 @@ int RunFidelity(const FidelitySpec& spec) {
 
 namespace internal {
 Command FidelityCommand() {
-  return internal::MakeCommand<Raw, FidelitySpec>("fidelity",
-          "Runs N generated commands (with virtual-time advances) on the emulator and, with --redis "
-          "spawn, on a spawned redis-server; compares every reply byte for byte and the keyspace at "
-          "checkpoints; prints a coverage table.",
+  return internal::MakeCommand<Raw, FidelitySpec>(
+      "fidelity",
+      "Runs N generated commands (with virtual-time advances) on the emulator and, with --redis "
+      "spawn, on a spawned redis-server; compares every reply byte for byte and the keyspace at "
+      "checkpoints; prints a coverage table.",
       Define, Resolve, RunFidelity);
 }
 }  // namespace internal

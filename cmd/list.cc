@@ -15,15 +15,16 @@ int RunList() {
   for (const auto& s : c.all()) ++dirs[s.file.substr(0, s.file.rfind('/'))];
   std::set<std::string> ported;
   for (const props::System* s : props::Systems()) {
-    std::printf("system %s: %s\n  versions (testbed check --system %s --version V):\n", s->name().c_str(),
-                s->what().c_str(), s->name().c_str());
+    std::printf("system %s: %s\n  versions (testbed check --system %s --version V):\n",
+                s->name().c_str(), s->what().c_str(), s->name().c_str());
     for (const auto& v : s->versions()) {
       const std::string dir = s->name() + "/" + v.name;
       ported.insert(dir);
       const int n = dirs.count(dir) ? dirs[dir] : 0;
       std::printf("    %-10s %s; %s%s%s\n", v.name.c_str(),
-                  n ? (std::to_string(n) + " scripts").c_str() : "no scripts (plain commands)", v.what.c_str(),
-                  v.rolling_from.empty() ? "" : "; rolling deploy from ", v.rolling_from.c_str());
+                  n ? (std::to_string(n) + " scripts").c_str() : "no scripts (plain commands)",
+                  v.what.c_str(), v.rolling_from.empty() ? "" : "; rolling deploy from ",
+                  v.rolling_from.c_str());
     }
     std::printf("  properties:\n");
     for (const auto& p : s->properties()) {
@@ -36,19 +37,22 @@ int RunList() {
         std::printf("    %-30s runs without faults: %s\n", "", p.sets_aside.Describe().c_str());
     }
     for (const auto& o : s->options())
-      std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(), o.help.c_str());
+      std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(),
+                  o.help.c_str());
   }
   std::printf("scripts without a client port yet (under real/scripts/):\n");
   for (const auto& [dir, n] : dirs)
     if (!ported.count(dir)) std::printf("  %-16s %d scripts\n", dir.c_str(), n);
   std::printf("faults (--faults all, none, or a comma list):\n");
-  for (const auto& f : sim::FaultKinds()) std::printf("  %-13s %s\n", f.name.c_str(), f.what.c_str());
+  for (const auto& f : sim::FaultKinds())
+    std::printf("  %-13s %s\n", f.name.c_str(), f.what.c_str());
   return 0;
 }
 
 namespace internal {
 Command ListCommand() {
-  return {"list", "Lists systems, versions, properties (and where they are n/a), scripts and faults.",
+  return {"list",
+          "Lists systems, versions, properties (and where they are n/a), scripts and faults.",
           [](CLI::App&) -> std::function<int()> { return [] { return RunList(); }; }};
 }
 }  // namespace internal

@@ -45,15 +45,17 @@ int RunReplay(const ReplaySpec& spec) {
     throw UsageError(e.what());
   }
   const props::RunSpec& r = sc.spec;
-  std::printf("seed: %llu\nscenario: %s (%s, %s)\ntrigger: %s\n", static_cast<unsigned long long>(r.seed),
-              sc.name.c_str(), r.property.c_str(), r.version.c_str(), sc.trigger.c_str());
+  std::printf("seed: %llu\nscenario: %s (%s, %s)\ntrigger: %s\n",
+              static_cast<unsigned long long>(r.seed), sc.name.c_str(), r.property.c_str(),
+              r.version.c_str(), sc.trigger.c_str());
   std::unique_ptr<RedisServer> server;
   if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
   const ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   const props::RunOutcome out = sc.system->Run(r, scripts, server.get());
   std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
   if (!out.violated) {
-    std::printf("result: no violation (expected: %s)\ntrace-hash: %s\n", sc.expect.c_str(), out.trace_hash.c_str());
+    std::printf("result: no violation (expected: %s)\ntrace-hash: %s\n", sc.expect.c_str(),
+                out.trace_hash.c_str());
     return 0;
   }
   std::printf("result: %s violated\n%s", r.property.c_str(), out.description.c_str());
@@ -63,8 +65,9 @@ int RunReplay(const ReplaySpec& spec) {
 
 namespace internal {
 Command ReplayCommand() {
-  return internal::MakeCommand<ReplaySpec, ReplaySpec>("replay", "Replays a saved scenario; exit 1 when its violation shows.",
-      Define, Identity, RunReplay);
+  return internal::MakeCommand<ReplaySpec, ReplaySpec>(
+      "replay", "Replays a saved scenario; exit 1 when its violation shows.", Define, Identity,
+      RunReplay);
 }
 }  // namespace internal
 

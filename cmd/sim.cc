@@ -39,7 +39,8 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddInt(app, "--increments", &r.spec.increments, 1, "increments per actor (default 3)");
   internal::AddInt(app, "--horizon-ms", &r.spec.horizon_ms, 1,
                    "virtual time after which the run stops (default 60000)");
-  app.add_option("--redis", r.spec.redis, "none (default) or spawn")->check(CLI::IsMember({"none", "spawn"}));
+  app.add_option("--redis", r.spec.redis, "none (default) or spawn")
+      ->check(CLI::IsMember({"none", "spawn"}));
   app.add_flag("--check-determinism", r.spec.check_determinism,
                "run the seed twice and compare the traces event by event");
   app.add_flag("--print-trace", r.spec.print_trace, "print every trace event");
@@ -49,7 +50,8 @@ SimSpec Resolve(const Raw& r) {
   SimSpec s = r.spec;
   if (!r.has_seed) s.seed = FreshSeed();
   s.choices = ParseChoices(r.choices);
-  if (s.strategy == "replay" && s.choices.empty()) throw UsageError("--strategy replay needs --choices");
+  if (s.strategy == "replay" && s.choices.empty())
+    throw UsageError("--strategy replay needs --choices");
   try {
     s.faults = sim::FaultList::Parse(r.faults);
   } catch (const std::invalid_argument& e) {
@@ -72,7 +74,8 @@ Outcome RunOnce(const SimSpec& s, RedisServer* server, sim::Strategy& strategy) 
   o.faults = s.faults.Options();
   sim::World world(o, *backend, strategy);
   sim::CounterStats stats;
-  sim::AddCounterWorkload(world, static_cast<int>(s.actors), static_cast<int>(s.increments), &stats);
+  sim::AddCounterWorkload(world, static_cast<int>(s.actors), static_cast<int>(s.increments),
+                          &stats);
   Outcome out;
   out.run = world.run();
   out.trace = world.trace().Lines();
@@ -121,7 +124,8 @@ int RunSim(const SimSpec& s) {
           *run = o.run;
           return o.violation.has_value();
         },
-        {.preemption_bound = static_cast<int>(s.preemption_bound), .prune_visited_states = true,
+        {.preemption_bound = static_cast<int>(s.preemption_bound),
+         .prune_visited_states = true,
          .max_schedules = 200000});
     std::printf("dfs: %lld schedules explored, %lld pruned at visited states, %s\n",
                 static_cast<long long>(r.schedules), static_cast<long long>(r.pruned),
@@ -138,8 +142,9 @@ int RunSim(const SimSpec& s) {
   Outcome out = RunOnce(s, server.get(), *strategy);
   if (s.print_trace)
     for (const auto& line : out.trace) std::printf("  %s\n", line.c_str());
-  std::printf("steps: %lld, virtual time: %lld ms, stop: %s\n", static_cast<long long>(out.run.steps),
-              static_cast<long long>(out.run.elapsed_ms), out.run.stop_reason.c_str());
+  std::printf("steps: %lld, virtual time: %lld ms, stop: %s\n",
+              static_cast<long long>(out.run.steps), static_cast<long long>(out.run.elapsed_ms),
+              out.run.stop_reason.c_str());
   if (!out.run.error.empty()) std::printf("client logic error: %s\n", out.run.error.c_str());
   int code = 0;
   if (s.check_determinism) {
@@ -170,9 +175,10 @@ int RunSim(const SimSpec& s) {
 
 namespace internal {
 Command SimCommand() {
-  return internal::MakeCommand<Raw, SimSpec>("sim",
-          "Runs the toy counter workload (a read-modify-write race plus lease renewal) in the "
-          "simulated world with faults; checks that no acknowledged increment is lost.",
+  return internal::MakeCommand<Raw, SimSpec>(
+      "sim",
+      "Runs the toy counter workload (a read-modify-write race plus lease renewal) in the "
+      "simulated world with faults; checks that no acknowledged increment is lost.",
       Define, Resolve, RunSim);
 }
 }  // namespace internal

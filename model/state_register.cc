@@ -11,9 +11,9 @@ RegisterState Written(const RegisterOp& op, int64_t version) {
 }  // namespace
 
 std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const RegisterState& s,
-                                                                       const RegisterOp& op,
-                                                                       int64_t lo, int64_t hi,
-                                                                       bool ambiguous) const {
+                                                                        const RegisterOp& op,
+                                                                        int64_t lo, int64_t hi,
+                                                                        bool ambiguous) const {
   // Where the window straddles the expiry, the outcome depends on t: try both sides.
   std::vector<std::pair<bool, int64_t>> sides;  // (alive, earliest t)
   if (!s.exists || s.expires_hi < lo) {
@@ -31,14 +31,13 @@ std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const Re
     const RegisterState& now = alive ? s : dead;
     switch (op.kind) {
       case RegisterOp::Kind::kGet:
-        if (ambiguous || (op.ok == alive && (!alive || (op.out_value == s.value &&
-                                                         op.out_version == s.version))))
+        if (ambiguous || (op.ok == alive &&
+                          (!alive || (op.out_value == s.value && op.out_version == s.version))))
           out.push_back({now, t});
         break;
       case RegisterOp::Kind::kSet: {
         const int64_t written = broken_ ? std::max<int64_t>(current, 1) : current + 1;
-        if (ambiguous || op.out_version == written)
-          out.push_back({Written(op, written), t});
+        if (ambiguous || op.out_version == written) out.push_back({Written(op, written), t});
         break;
       }
       case RegisterOp::Kind::kCas:
@@ -50,7 +49,9 @@ std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const Re
           out.push_back({now, t});
         }
         break;
-      case RegisterOp::Kind::kDelete: out.push_back({dead, t}); break;
+      case RegisterOp::Kind::kDelete:
+        out.push_back({dead, t});
+        break;
     }
   }
   return out;

@@ -35,9 +35,9 @@ struct RegisterOp {
   int64_t expires_at_ms = 0;  // set, cas: the absolute expiry the client computed
   int64_t expires_hi_ms = 0;  // set, cas: the latest possible expiry (0: expires_at_ms)
   // outputs (ignored when the operation is ambiguous)
-  bool ok = true;             // cas: swapped; get: found
-  std::string out_value;      // get: the value; cas failure: the current value ("" if none)
-  int64_t out_version = 0;    // get/set/cas: the version read or written; cas failure: current
+  bool ok = true;           // cas: swapped; get: found
+  std::string out_value;    // get: the value; cas failure: the current value ("" if none)
+  int64_t out_version = 0;  // get/set/cas: the version read or written; cas failure: current
 };
 
 struct RegisterState {
@@ -59,14 +59,14 @@ class StateRegisterModel {
   State init() const { return {}; }
   std::string key(const State& s) const {
     return s.exists ? std::to_string(s.version) + ":" + std::to_string(s.expires_at) + ":" +
-                           std::to_string(s.expires_hi) + ":" + s.value
+                          std::to_string(s.expires_hi) + ":" + s.value
                     : "-";
   }
 
   bool read_only(const Op& op) const { return op.kind == RegisterOp::Kind::kGet; }
 
-  std::vector<std::pair<State, int64_t>> step(const State& s, const Op& op, int64_t lo,
-                                              int64_t hi, bool ambiguous = false) const;
+  std::vector<std::pair<State, int64_t>> step(const State& s, const Op& op, int64_t lo, int64_t hi,
+                                              bool ambiguous = false) const;
 
  private:
   bool broken_;

@@ -21,7 +21,8 @@ std::string StateStoreModel::scope_of(const std::optional<std::string>& connecti
 }
 
 StateStoreModel::Space& StateStoreModel::space(const std::optional<std::string>& connection,
-                                               const std::string& ns, const StoreNamespaceOptions& o) {
+                                               const std::string& ns,
+                                               const StoreNamespaceOptions& o) {
   return spaces_[scope_of(connection, o) + std::string(1, '\0') + ns];
 }
 
@@ -31,12 +32,15 @@ const StoreEntry* StateStoreModel::live(const Space& s, const std::string& key, 
 }
 
 int64_t StateStoreModel::live_count(const Space& s, int64_t now) {
-  return std::count_if(s.begin(), s.end(), [&](const auto& kv) { return now <= kv.second.expires_at; });
+  return std::count_if(s.begin(), s.end(),
+                       [&](const auto& kv) { return now <= kv.second.expires_at; });
 }
 
 std::optional<StoreEntry> StateStoreModel::current(const std::optional<std::string>& connection,
-                                                   const std::string& ns, const StoreNamespaceOptions& o,
-                                                   const std::string& key, int64_t now, bool reading) {
+                                                   const std::string& ns,
+                                                   const StoreNamespaceOptions& o,
+                                                   const std::string& key, int64_t now,
+                                                   bool reading) {
   Space& mine = space(connection, ns, o);
   if (const StoreEntry* e = live(mine, key, now)) return *e;
   const bool concrete = o.provider_scope || connection.has_value();
@@ -63,15 +67,19 @@ std::string StateStoreModel::policy_error(const StoreNamespaceOptions& o, const 
   return "";
 }
 
-StoreResult StateStoreModel::write(const std::optional<std::string>& connection, const std::string& ns,
-                                   const StoreNamespaceOptions& o, const std::string& key,
-                                   const Json& value, int64_t version, std::optional<int64_t> ttl,
-                                   int64_t now) {
+StoreResult StateStoreModel::write(const std::optional<std::string>& connection,
+                                   const std::string& ns, const StoreNamespaceOptions& o,
+                                   const std::string& key, const Json& value, int64_t version,
+                                   std::optional<int64_t> ttl, int64_t now) {
   Space& mine = space(connection, ns, o);
   const StoreEntry* existing = live(mine, key, now);
   if (!existing && live_count(mine, now) >= o.max_entries) return Error("quota");
-  StoreEntry e{key, value, version, now + std::max<int64_t>(1, ttl.value_or(o.default_ttl_ms)),
-               existing ? existing->created_at : now, now};
+  StoreEntry e{key,
+               value,
+               version,
+               now + std::max<int64_t>(1, ttl.value_or(o.default_ttl_ms)),
+               existing ? existing->created_at : now,
+               now};
   mine[key] = e;
   const bool concrete = o.provider_scope || connection.has_value();
   if (variant_.legacy_claim && concrete) legacy_[ns].erase(key);  // the v1 key is tombstoned
@@ -81,7 +89,8 @@ StoreResult StateStoreModel::write(const std::optional<std::string>& connection,
 }
 
 std::optional<StoreEntry> StateStoreModel::peek(const std::optional<std::string>& connection,
-                                                const std::string& ns, const StoreNamespaceOptions& o,
+                                                const std::string& ns,
+                                                const StoreNamespaceOptions& o,
                                                 const std::string& key, int64_t now) const {
   auto sp = spaces_.find(scope_of(connection, o) + std::string(1, '\0') + ns);
   if (sp != spaces_.end())
@@ -94,16 +103,18 @@ std::optional<StoreEntry> StateStoreModel::peek(const std::optional<std::string>
   return std::nullopt;
 }
 
-StoreResult StateStoreModel::get(const std::optional<std::string>& connection, const std::string& ns,
-                                 const StoreNamespaceOptions& o, const std::string& key, int64_t now) {
+StoreResult StateStoreModel::get(const std::optional<std::string>& connection,
+                                 const std::string& ns, const StoreNamespaceOptions& o,
+                                 const std::string& key, int64_t now) {
   StoreResult r;
   r.entry = current(connection, ns, o, key, now, true);
   return r;
 }
 
-StoreResult StateStoreModel::set(const std::optional<std::string>& connection, const std::string& ns,
-                                 const StoreNamespaceOptions& o, const std::string& key,
-                                 const Json& value, std::optional<int64_t> ttl, int64_t now) {
+StoreResult StateStoreModel::set(const std::optional<std::string>& connection,
+                                 const std::string& ns, const StoreNamespaceOptions& o,
+                                 const std::string& key, const Json& value,
+                                 std::optional<int64_t> ttl, int64_t now) {
   if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
   const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
   return write(connection, ns, o, key, value, (cur ? cur->version : 0) + 1, ttl, now);
@@ -112,7 +123,8 @@ StoreResult StateStoreModel::set(const std::optional<std::string>& connection, c
 StoreResult StateStoreModel::compare_and_set(const std::optional<std::string>& connection,
                                              const std::string& ns, const StoreNamespaceOptions& o,
                                              const std::string& key, int64_t expected,
-                                             const Json& value, std::optional<int64_t> ttl, int64_t now) {
+                                             const Json& value, std::optional<int64_t> ttl,
+                                             int64_t now) {
   if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
   const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
   if ((cur ? cur->version : 0) != expected) {
@@ -124,16 +136,18 @@ StoreResult StateStoreModel::compare_and_set(const std::optional<std::string>& c
   return write(connection, ns, o, key, value, expected + 1, ttl, now);
 }
 
-StoreResult StateStoreModel::del(const std::optional<std::string>& connection, const std::string& ns,
-                                 const StoreNamespaceOptions& o, const std::string& key, int64_t) {
+StoreResult StateStoreModel::del(const std::optional<std::string>& connection,
+                                 const std::string& ns, const StoreNamespaceOptions& o,
+                                 const std::string& key, int64_t) {
   space(connection, ns, o).erase(key);
   const bool concrete = o.provider_scope || connection.has_value();
   if (variant_.legacy_claim && concrete) legacy_[ns].erase(key);
   return {};
 }
 
-StoreResult StateStoreModel::list(const std::optional<std::string>& connection, const std::string& ns,
-                                  const StoreNamespaceOptions& o, const std::optional<std::string>& prefix,
+StoreResult StateStoreModel::list(const std::optional<std::string>& connection,
+                                  const std::string& ns, const StoreNamespaceOptions& o,
+                                  const std::optional<std::string>& prefix,
                                   std::optional<int64_t> limit, int64_t now) {
   StoreResult r;
   for (const auto& [key, e] : space(connection, ns, o))
@@ -144,13 +158,14 @@ StoreResult StateStoreModel::list(const std::optional<std::string>& connection, 
   return r;
 }
 
-StoreResult StateStoreModel::increment(const std::optional<std::string>& connection, const std::string& ns,
-                                       const StoreNamespaceOptions& o, const std::string& key,
-                                       const std::string& field, double delta,
-                                       std::optional<int64_t> ttl, int64_t now) {
+StoreResult StateStoreModel::increment(const std::optional<std::string>& connection,
+                                       const std::string& ns, const StoreNamespaceOptions& o,
+                                       const std::string& key, const std::string& field,
+                                       double delta, std::optional<int64_t> ttl, int64_t now) {
   const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, true);
   Json value = cur && cur->value.is_object() ? cur->value : Json::object();
-  const double previous = value.contains(field) && value[field].is_number() ? value[field].get<double>() : 0;
+  const double previous =
+      value.contains(field) && value[field].is_number() ? value[field].get<double>() : 0;
   value[field] = previous + delta;
   return set(connection, ns, o, key, value, ttl, now);
 }
@@ -159,8 +174,12 @@ void StateStoreModel::legacy_write(const std::string& ns, const std::string& key
                                    int64_t ttl, int64_t now) {
   Space& old = legacy_[ns];
   const StoreEntry* cur = live(old, key, now);
-  old[key] = StoreEntry{key, value, (cur ? cur->version : 0) + 1, now + std::max<int64_t>(1, ttl),
-                        cur ? cur->created_at : now, now};
+  old[key] = StoreEntry{key,
+                        value,
+                        (cur ? cur->version : 0) + 1,
+                        now + std::max<int64_t>(1, ttl),
+                        cur ? cur->created_at : now,
+                        now};
 }
 
 }  // namespace testbed::model

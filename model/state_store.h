@@ -65,10 +65,10 @@ struct StoreEntry {
 // What an operation returns; `error` is "quota", "policy" or "" (none).
 struct StoreResult {
   std::string error;
-  bool ok = true;                       // compareAndSet: swapped
-  std::optional<StoreEntry> entry;      // get / set / cas (written or current) / increment
-  std::vector<StoreEntry> rows;         // list, sorted by key
-  int64_t matching = 0;                 // list: how many live entries match (before the limit)
+  bool ok = true;                   // compareAndSet: swapped
+  std::optional<StoreEntry> entry;  // get / set / cas (written or current) / increment
+  std::vector<StoreEntry> rows;     // list, sorted by key
+  int64_t matching = 0;             // list: how many live entries match (before the limit)
 };
 
 class StateStoreModel {
@@ -82,8 +82,9 @@ class StateStoreModel {
 
   // `connection`: forConnection's argument (nullopt: the missing connection).
   // What get() would return, without adopting anything (const).
-  std::optional<StoreEntry> peek(const std::optional<std::string>& connection, const std::string& ns,
-                                 const StoreNamespaceOptions& o, const std::string& key, int64_t now) const;
+  std::optional<StoreEntry> peek(const std::optional<std::string>& connection,
+                                 const std::string& ns, const StoreNamespaceOptions& o,
+                                 const std::string& key, int64_t now) const;
   StoreResult get(const std::optional<std::string>& connection, const std::string& ns,
                   const StoreNamespaceOptions& o, const std::string& key, int64_t now);
   StoreResult set(const std::optional<std::string>& connection, const std::string& ns,
@@ -108,16 +109,18 @@ class StateStoreModel {
 
  private:
   using Space = std::map<std::string, StoreEntry>;  // key -> entry
-  std::string scope_of(const std::optional<std::string>& connection, const StoreNamespaceOptions& o) const;
+  std::string scope_of(const std::optional<std::string>& connection,
+                       const StoreNamespaceOptions& o) const;
   Space& space(const std::optional<std::string>& connection, const std::string& ns,
                const StoreNamespaceOptions& o);
   static const StoreEntry* live(const Space& s, const std::string& key, int64_t now);
   static int64_t live_count(const Space& s, int64_t now);
   // The current value as the scope sees it, adopting a v1 value where rule 7 says so.
-  std::optional<StoreEntry> current(const std::optional<std::string>& connection, const std::string& ns,
-                                    const StoreNamespaceOptions& o, const std::string& key,
-                                    int64_t now, bool reading);
-  std::string policy_error(const StoreNamespaceOptions& o, const Json& value, std::optional<int64_t> ttl) const;
+  std::optional<StoreEntry> current(const std::optional<std::string>& connection,
+                                    const std::string& ns, const StoreNamespaceOptions& o,
+                                    const std::string& key, int64_t now, bool reading);
+  std::string policy_error(const StoreNamespaceOptions& o, const Json& value,
+                           std::optional<int64_t> ttl) const;
   StoreResult write(const std::optional<std::string>& connection, const std::string& ns,
                     const StoreNamespaceOptions& o, const std::string& key, const Json& value,
                     int64_t version, std::optional<int64_t> ttl, int64_t now);

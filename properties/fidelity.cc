@@ -2,7 +2,6 @@
 
 #include "real/real_backend.h"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -32,20 +31,63 @@ const std::vector<std::string> kStateLegacyKeys = {"st:l1", "st:l2"};
 std::string Deep(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
 const std::vector<std::string>& JsonValues() {
-  static const std::vector<std::string> v = {
-      "[]", "{}", "{\"a\":[]}", "12345678901234567", "0.1", "0.30000000000000004",
-      "\"a/b\"", "\"caf\xc3\xa9\"", "\"\\ud83d\\ude00\"", "\"\\ud800\"", "\"\\udc00x\"",
-      "null", "true", "[1,[2,[3,{}]]]", "\"\\u0001\\u007f\"", "-0", "1e21", "1e-7",
-      "{\"b\":1,\"a\":2,\"c\":[true,false,null]}", "9007199254740993", Deep(999), Deep(1001)};
+  static const std::vector<std::string> v = {"[]",
+                                             "{}",
+                                             "{\"a\":[]}",
+                                             "12345678901234567",
+                                             "0.1",
+                                             "0.30000000000000004",
+                                             "\"a/b\"",
+                                             "\"caf\xc3\xa9\"",
+                                             "\"\\ud83d\\ude00\"",
+                                             "\"\\ud800\"",
+                                             "\"\\udc00x\"",
+                                             "null",
+                                             "true",
+                                             "[1,[2,[3,{}]]]",
+                                             "\"\\u0001\\u007f\"",
+                                             "-0",
+                                             "1e21",
+                                             "1e-7",
+                                             "{\"b\":1,\"a\":2,\"c\":[true,false,null]}",
+                                             "9007199254740993",
+                                             Deep(999),
+                                             Deep(1001)};
   return v;
 }
 
 const std::vector<std::string>& Scalars() {
-  static const std::vector<std::string> v = {
-      "", "v", "0", "1", "-1", "2", "007", "-0", "+1", " 1", "1 ", "1.5", "1e3", "inf", "-inf",
-      "+inf", "nan", "(1", "[a", "9223372036854775807", "9223372036854775808",
-      "-9223372036854775808", "-9223372036854775809", "18446744073709551615", "x",
-      std::string("a\0b", 3), "\xff\xfe", "caf\xc3\xa9", std::string(70, 'L'), "{", "not json"};
+  static const std::vector<std::string> v = {"",
+                                             "v",
+                                             "0",
+                                             "1",
+                                             "-1",
+                                             "2",
+                                             "007",
+                                             "-0",
+                                             "+1",
+                                             " 1",
+                                             "1 ",
+                                             "1.5",
+                                             "1e3",
+                                             "inf",
+                                             "-inf",
+                                             "+inf",
+                                             "nan",
+                                             "(1",
+                                             "[a",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "-9223372036854775808",
+                                             "-9223372036854775809",
+                                             "18446744073709551615",
+                                             "x",
+                                             std::string("a\0b", 3),
+                                             "\xff\xfe",
+                                             "caf\xc3\xa9",
+                                             std::string(70, 'L'),
+                                             "{",
+                                             "not json"};
   return v;
 }
 
@@ -61,9 +103,9 @@ class Gen {
   int64_t Range(int64_t lo, int64_t hi) { return rng_.range(lo, hi); }
 
   std::string AnyKey() {
-    static const std::vector<std::string> all = {"k1", "k2", "k3", "h1", "h2", "z1", "z2", "zl",
-                                                 "s1", "s2", "st:v1", "st:idx", "a2:meta",
-                                                 "nokey"};
+    static const std::vector<std::string> all = {"k1",    "k2",     "k3",      "h1",   "h2",
+                                                 "z1",    "z2",     "zl",      "s1",   "s2",
+                                                 "st:v1", "st:idx", "a2:meta", "nokey"};
     return Pick(all);
   }
   std::string Key(const std::vector<std::string>& typed) {
@@ -74,15 +116,16 @@ class Gen {
   std::string Int(int64_t lo, int64_t hi) { return std::to_string(Range(lo, hi)); }
   // A millisecond count that lands on expiry boundaries often.
   std::string SmallMs() {
-    static const std::vector<std::string> v = {"1", "2", "3", "5", "10", "100", "1000", "0",
-                                               "-1", "x", "9223372036854775807"};
+    static const std::vector<std::string> v = {
+        "1", "2", "3", "5", "10", "100", "1000", "0", "-1", "x", "9223372036854775807"};
     return Pick(v);
   }
   Arg MaybeGarbage(Arg a) { return Chance(1, 20) ? Lit(Scalar()) : a; }
 
   std::string Envelope() {
-    if (Chance(1, 8)) return Pick({"{\"deleted\":true}", "{\"version\":\"1\"}", "not json",
-                                   "{\"value\":1}", "[]", Json()});
+    if (Chance(1, 8))
+      return Pick(
+          {"{\"deleted\":true}", "{\"version\":\"1\"}", "not json", "{\"value\":1}", "[]", Json()});
     std::string env = "{\"value\":" + Json() + ",\"version\":" + Int(0, 3);
     if (Chance(3, 4)) env += ",\"createdAt\":\"2026-01-01T00:00:0" + Int(0, 9) + ".000Z\"";
     env += ",\"updatedAt\":\"2026-01-01T00:00:00.000Z\"}";
@@ -93,8 +136,7 @@ class Gen {
   // checkpoint_every commands), appended to out; the last command adds the final checkpoint.
   void StepsOf(int64_t i, int64_t commands, int checkpoint_every, std::vector<Step>* out) {
     if (Chance(1, 5)) {
-      static const std::vector<int64_t> advances = {0, 1, 1, 1, 2, 3, 5, 10, 50, 100, 1000,
-                                                    10000};
+      static const std::vector<int64_t> advances = {0, 1, 1, 1, 2, 3, 5, 10, 50, 100, 1000, 10000};
       Step s;
       s.kind = Step::Kind::kAdvance;
       s.advance_ms = advances[rng_.below(advances.size())];
@@ -118,15 +160,16 @@ class Gen {
     // Now and then the a2 session starts over, so its protocol keeps reaching fresh states
     // (claims, completions, dead letters) instead of answering 'dup' forever.
     if (Chance(1, 150))
-      return Cmd({Lit("DEL"), Lit("a2:store"), Lit("a2:counter"), Lit("a2:ids"),
-                  Lit("a2:sessions"), Lit("a2:meta"), Lit("a2:pending"), Lit("a2:ready"),
-                  Lit("a2:watched")});
+      return Cmd({Lit("DEL"), Lit("a2:store"), Lit("a2:counter"), Lit("a2:ids"), Lit("a2:sessions"),
+                  Lit("a2:meta"), Lit("a2:pending"), Lit("a2:ready"), Lit("a2:watched")});
     // Scripts get about half of all commands: they are the system under test.
     if (Chance(1, 2)) return Script();
     switch (rng_.below(30)) {
-      case 0: return Cmd({Lit("GET"), Lit(Key(kStringKeys))});
+      case 0:
+        return Cmd({Lit("GET"), Lit(Key(kStringKeys))});
       case 1: {
-        std::vector<Arg> a = {Lit("SET"), Lit(Key(kStringKeys)), Lit(Chance(1, 3) ? Json() : Scalar())};
+        std::vector<Arg> a = {Lit("SET"), Lit(Key(kStringKeys)),
+                              Lit(Chance(1, 3) ? Json() : Scalar())};
         const uint64_t form = rng_.below(6);
         if (form == 1 || form == 2) {
           a.push_back(Lit(Chance(1, 2) ? "PX" : "px"));
@@ -146,8 +189,10 @@ class Gen {
         for (int64_t n = Range(1, 4); n > 0; --n) a.push_back(Lit(AnyKey()));
         return Cmd(a);
       }
-      case 3: return Cmd({Lit("DEL"), Lit(AnyKey()), Lit(AnyKey())});
-      case 4: return Cmd({Lit("EXISTS"), Lit(AnyKey()), Lit(AnyKey())});
+      case 3:
+        return Cmd({Lit("DEL"), Lit(AnyKey()), Lit(AnyKey())});
+      case 4:
+        return Cmd({Lit("EXISTS"), Lit(AnyKey()), Lit(AnyKey())});
       case 5: {
         Step s = Cmd({Lit("KEYS"), Lit(Pick({"*", "k*", "st:*", "?1", "[hz]*", "*\\*", "a2:*"}))});
         s.compare = Compare::kSortedArray;
@@ -162,15 +207,19 @@ class Gen {
           // Only calls that must fail are compared one by one: a valid SCAN's cursor is an
           // implementation detail (see Kind::kScanAll for the set comparison).
           if (Chance(1, 2)) return Cmd({Lit("SCAN"), Lit(Pick({"abc", " 1", "1x"}))});
-          return Cmd({Lit("SCAN"), Lit("0"), Lit(Pick({"COUNT", "BOGUS"})),
-                      Lit(Pick({"0", "x", "-1"}))});
+          return Cmd(
+              {Lit("SCAN"), Lit("0"), Lit(Pick({"COUNT", "BOGUS"})), Lit(Pick({"0", "x", "-1"}))});
         }
         return s;
       }
-      case 7: return Cmd({Lit("PEXPIRE"), Lit(AnyKey()), Lit(SmallMs())});
-      case 8: return Cmd({Lit("PTTL"), Lit(AnyKey())});
-      case 9: return Chance(1, 2) ? Cmd({Lit("PING")}) : Cmd({Lit("TIME")});
-      case 10: return Cmd({Lit("HGET"), Lit(Key(kHashKeys)), Lit(Field())});
+      case 7:
+        return Cmd({Lit("PEXPIRE"), Lit(AnyKey()), Lit(SmallMs())});
+      case 8:
+        return Cmd({Lit("PTTL"), Lit(AnyKey())});
+      case 9:
+        return Chance(1, 2) ? Cmd({Lit("PING")}) : Cmd({Lit("TIME")});
+      case 10:
+        return Cmd({Lit("HGET"), Lit(Key(kHashKeys)), Lit(Field())});
       case 11: {
         std::vector<Arg> a = {Lit("HSET"), Lit(Key(kHashKeys))};
         for (int64_t n = Range(1, 3); n > 0; --n) {
@@ -180,11 +229,15 @@ class Gen {
         if (Chance(1, 10)) a.pop_back();
         return Cmd(a);
       }
-      case 12: return Cmd({Lit("HSETNX"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Scalar())});
-      case 13: return Cmd({Lit("HDEL"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
-      case 14: return Cmd({Lit("HEXISTS"), Lit(Key(kHashKeys)), Lit(Field())});
-      case 15: return Cmd({Lit("HINCRBY"), Lit(Key(kHashKeys)), Lit(Field()),
-                           Lit(Chance(1, 4) ? Scalar() : Int(-3, 3))});
+      case 12:
+        return Cmd({Lit("HSETNX"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Scalar())});
+      case 13:
+        return Cmd({Lit("HDEL"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
+      case 14:
+        return Cmd({Lit("HEXISTS"), Lit(Key(kHashKeys)), Lit(Field())});
+      case 15:
+        return Cmd({Lit("HINCRBY"), Lit(Key(kHashKeys)), Lit(Field()),
+                    Lit(Chance(1, 4) ? Scalar() : Int(-3, 3))});
       case 16: {
         const std::string key = Key(kHashKeys);
         Step s = Cmd({Lit("HGETALL"), Lit(key)});
@@ -192,7 +245,8 @@ class Gen {
         s.hash_key = key;
         return s;
       }
-      case 17: return Cmd({Lit("HMGET"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
+      case 17:
+        return Cmd({Lit("HMGET"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
       case 18: {
         std::vector<Arg> a = {Lit("ZADD"), Lit(Key(kZsetKeys))};
         if (Chance(1, 3)) a.push_back(Lit(Chance(1, 2) ? "NX" : "nx"));
@@ -203,9 +257,12 @@ class Gen {
         if (Chance(1, 12)) a.pop_back();
         return Cmd(a);
       }
-      case 19: return Cmd({Lit("ZREM"), Lit(Key(kZsetKeys)), Lit(Member()), Lit(Member())});
-      case 20: return Cmd({Lit("ZSCORE"), Lit(Key(kZsetKeys)), Lit(Member())});
-      case 21: return Cmd({Lit("ZCARD"), Lit(Key(kZsetKeys))});
+      case 19:
+        return Cmd({Lit("ZREM"), Lit(Key(kZsetKeys)), Lit(Member()), Lit(Member())});
+      case 20:
+        return Cmd({Lit("ZSCORE"), Lit(Key(kZsetKeys)), Lit(Member())});
+      case 21:
+        return Cmd({Lit("ZCARD"), Lit(Key(kZsetKeys))});
       case 22: {
         std::vector<Arg> a = {Lit("ZRANGE"), Lit(Key(kZsetKeys)), Lit(Int(-3, 3)),
                               Lit(Chance(1, 8) ? Scalar() : Int(-3, 3))};
@@ -233,8 +290,8 @@ class Gen {
         }
         return Cmd(a);
       }
-      case 25: return Cmd({Lit("ZREMRANGEBYSCORE"), Lit(Key(kZsetKeys)), ScoreBound(),
-                           ScoreBound()});
+      case 25:
+        return Cmd({Lit("ZREMRANGEBYSCORE"), Lit(Key(kZsetKeys)), ScoreBound(), ScoreBound()});
       case 26: {
         std::vector<Arg> a = {Lit("XADD"), Lit(Key(kStreamKeys)), Lit(StreamId(true))};
         for (int64_t n = Range(1, 2); n > 0; --n) {
@@ -256,13 +313,22 @@ class Gen {
       case 28: {
         // EVAL argument errors and small scripts outside the seeds.
         static const std::vector<std::string> bodies = {
-            "return redis.call('GET', KEYS[1])", "return {1, 2, nil, 3}",
-            "return {1.9, -2.7, false, 'a', {ok='x'}}", "return redis.pcall('HINCRBY', KEYS[1], 'f', 1)",
-            "return x", "x = 1", "return redis.call('nosuch')", "error({err='tbl'})",
-            "error('str')", "return redis.error_reply('boom')", "return (",
-            "return cjson.encode(cjson.decode(ARGV[1]))", "return redis.call('SET', KEYS[1], 0.1)",
+            "return redis.call('GET', KEYS[1])",
+            "return {1, 2, nil, 3}",
+            "return {1.9, -2.7, false, 'a', {ok='x'}}",
+            "return redis.pcall('HINCRBY', KEYS[1], 'f', 1)",
+            "return x",
+            "x = 1",
+            "return redis.call('nosuch')",
+            "error({err='tbl'})",
+            "error('str')",
+            "return redis.error_reply('boom')",
+            "return (",
+            "return cjson.encode(cjson.decode(ARGV[1]))",
+            "return redis.call('SET', KEYS[1], 0.1)",
             "return redis.call('SET', KEYS[1], ARGV[1], 'PX', 0)",
-            "return redis.sha1hex(ARGV[1])", "return redis.status_reply('FINE')",
+            "return redis.sha1hex(ARGV[1])",
+            "return redis.status_reply('FINE')",
             "return tostring(tonumber(ARGV[1]))"};
         std::vector<Arg> a = {Lit("EVAL"), Lit(Pick(bodies))};
         a.push_back(Lit(Pick({"1", "1", "1", "-1", "5", "x"})));
@@ -275,7 +341,9 @@ class Gen {
     }
   }
 
-  std::string Field() { return Chance(1, 12) ? std::string(66, 'F') : Pick({"f1", "f2", "f3", "n"}); }
+  std::string Field() {
+    return Chance(1, 12) ? std::string(66, 'F') : Pick({"f1", "f2", "f3", "n"});
+  }
   std::string Member() { return Pick({"m1", "m2", "m3", "a", "b", "st:v1"}); }
   Arg ScoreBound() {
     if (Chance(1, 3)) return Now(Range(-2, 3));
@@ -321,7 +389,9 @@ class Gen {
     const std::string& c = s.constant;
     const bool b24 = s.version == "2.2.0-beta.24";
     const std::string vkey = Pick(kStateValueKeys), lkey = Pick(kStateLegacyKeys);
-    auto expires = [&] { return Chance(1, 6) ? Lit(SmallMs()) : Now(PickInt({-1, 0, 1, 2, 5, 100, 10000})); };
+    auto expires = [&] {
+      return Chance(1, 6) ? Lit(SmallMs()) : Now(PickInt({-1, 0, 1, 2, 5, 100, 10000}));
+    };
     auto ttl = [&] { return Lit(Pick({"1", "2", "5", "100", "10000", "0", "-1"})); };
     auto now = [&] { return Now(Chance(1, 8) ? Range(-3, 3) : 0); };
     if (s.package == "@apifuse/provider-sdk") {
@@ -378,9 +448,9 @@ class Gen {
         args.push_back(Lit("e" + Int(1, 40)));
         args.push_back(Lit("t"));
         args.push_back(payload());
-        args.push_back(Lit(Chance(2, 3) ? std::string()
-                                        : "{\"index\":" + Int(0, 4) + ",\"attempt\":" +
-                                              Int(0, 2) + "}"));
+        args.push_back(Lit(Chance(2, 3)
+                               ? std::string()
+                               : "{\"index\":" + Int(0, 4) + ",\"attempt\":" + Int(0, 2) + "}"));
         args.push_back(lane());
         args.push_back(Lit(Pick({"0", "1"})));
       }
@@ -394,7 +464,8 @@ class Gen {
     } else if (c == "RENEW_CLAIMS_LUA") {
       keys = {counter, meta};
       const int64_t n = Range(0, 2);
-      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})), Lit(std::to_string(n))};
+      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})),
+              Lit(std::to_string(n))};
       for (int64_t i = 0; i < n; ++i) {
         args.push_back(index());
         args.push_back(Lit(Int(0, 2)));
@@ -428,8 +499,10 @@ class Gen {
       // Values carry the sender stamp 'a' and the fine expiry 'e', relative to now.
       for (size_t i = 4; i < args.size(); i += 2) {
         if (args[i].text != "PRESENCE_VALUE") continue;
-        args[i] = Arg{"{\"a\":@,\"e\":@" + std::string(Chance(1, 5) ? ",\"pad\":\"" + std::string(60, 'x') + "\"" : "") + "}",
-                      true, Range(-1, 3)};
+        args[i] = Arg{
+            "{\"a\":@,\"e\":@" +
+                std::string(Chance(1, 5) ? ",\"pad\":\"" + std::string(60, 'x') + "\"" : "") + "}",
+            true, Range(-1, 3)};
       }
     } else if (c == "PRESENCE_READ_LUA") {
       keys = {Lit("a2:presence")};
@@ -511,8 +584,8 @@ Reply ScanAll(RedisConnection& c, const Argv& options) {
 
 std::string CoverageKey(const Argv& argv) {
   std::string name = ToUpper(argv[0]);
-  static const std::set<std::string> options = {"PX", "PXAT", "NX", "MATCH", "COUNT", "LIMIT",
-                                                "WITHSCORES", "LOAD", "EXISTS"};
+  static const std::set<std::string> options = {"PX",    "PXAT",       "NX",   "MATCH", "COUNT",
+                                                "LIMIT", "WITHSCORES", "LOAD", "EXISTS"};
   std::string key = name;
   const size_t first_option = name == "SET" ? 3 : (name == "ZADD" || name == "SCRIPT") ? 1 : 2;
   if (name == "EVAL" || name == "EVALSHA" || name == "XADD" || name == "HSET") return key;
@@ -531,7 +604,8 @@ std::string CoverageKey(const Argv& argv) {
 // with ('ok', 'dup', ...), never the data itself.
 std::string Shape(const Reply& r, int depth = 0, size_t index = 0) {
   switch (r.type) {
-    case Reply::Type::kStatus: return "status";
+    case Reply::Type::kStatus:
+      return "status";
     case Reply::Type::kError: {
       std::string s = r.str.substr(0, r.str.find(" script:"));
       if (s.size() > 60) s = s.substr(0, 60) + "...";
@@ -541,12 +615,15 @@ std::string Shape(const Reply& r, int depth = 0, size_t index = 0) {
       return r.integer >= -2 && r.integer <= 2 ? std::to_string(r.integer) : "int";
     case Reply::Type::kBulk: {
       const bool tag = !r.str.empty() && r.str.size() <= 16 &&
-                       std::all_of(r.str.begin(), r.str.end(),
-                                   [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '_'; });
+                       std::all_of(r.str.begin(), r.str.end(), [](char ch) {
+                         return std::isalpha(static_cast<unsigned char>(ch)) || ch == '_';
+                       });
       return tag && depth == 1 && index == 0 ? "'" + r.str + "'" : "bulk";
     }
-    case Reply::Type::kNil: return "nil";
-    case Reply::Type::kNilArray: return "nil-array";
+    case Reply::Type::kNil:
+      return "nil";
+    case Reply::Type::kNilArray:
+      return "nil-array";
     case Reply::Type::kArray: {
       std::string out = "[";
       for (size_t i = 0; i < r.elements.size() && i < 3; ++i) {
@@ -564,22 +641,25 @@ std::string Shape(const Reply& r, int depth = 0, size_t index = 0) {
 
 std::string Step::render() const {
   switch (kind) {
-    case Kind::kAdvance: return "advance " + std::to_string(advance_ms) + "ms";
-    case Kind::kCheckpoint: return "checkpoint (compare keyspaces)";
+    case Kind::kAdvance:
+      return "advance " + std::to_string(advance_ms) + "ms";
+    case Kind::kCheckpoint:
+      return "checkpoint (compare keyspaces)";
     case Kind::kScanAll: {
       std::string out = "SCAN to the end with";
       for (const Arg& a : args) out += " " + a.text;
       return out;
     }
-    case Kind::kCommand: break;
+    case Kind::kCommand:
+      break;
   }
   std::string out;
   for (const Arg& a : args) {
-    std::string text = a.relative_to_now
-                           ? (a.text.empty() ? "now" : a.text) +
-                                 (a.offset >= 0 ? "+" : "") + std::to_string(a.offset)
-                           : render_argv({a.text});
-    if (text.size() > 80) text = text.substr(0, 60) + "...(" + std::to_string(text.size()) + " bytes)";
+    std::string text = a.relative_to_now ? (a.text.empty() ? "now" : a.text) +
+                                               (a.offset >= 0 ? "+" : "") + std::to_string(a.offset)
+                                         : render_argv({a.text});
+    if (text.size() > 80)
+      text = text.substr(0, 60) + "...(" + std::to_string(text.size()) + " bytes)";
     out += (out.empty() ? "" : " ") + text;
   }
   if (!script_id.empty()) out += "   # " + script_id;
@@ -620,8 +700,7 @@ std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog&
   return steps;
 }
 
-Runner::Runner(RedisServer* server, EmulatorOptions options)
-    : server_(server), options_(options) {}
+Runner::Runner(RedisServer* server, EmulatorOptions options) : server_(server), options_(options) {}
 
 // One run, fed a step at a time: nothing of the sequence is kept, the trace is hashed as it
 // goes, so a campaign's memory does not grow with its length.
@@ -668,10 +747,10 @@ class Runner::Session {
       }
       return std::nullopt;
     }
-    const Compare mode = step.compare == Compare::kUnorderedPairs &&
-                                 emulator_.hash_is_listpack(step.hash_key)
-                             ? Compare::kExact
-                             : step.compare;
+    const Compare mode =
+        step.compare == Compare::kUnorderedPairs && emulator_.hash_is_listpack(step.hash_key)
+            ? Compare::kExact
+            : step.compare;
     const Reply mine = emulator_.execute(argv);
     absorb(render_argv(argv) + " -> " + mine.resp2());
     if (coverage_ && !step.script_id.empty() && ToUpper(argv[0]) != "SCRIPT")
@@ -767,11 +846,42 @@ std::vector<Step> Shrink(std::vector<Step> steps, Runner& runner, int budget) {
 }
 
 std::vector<std::string> ExpectedCoverage() {
-  return {"GET", "SET", "SET PX", "SET PXAT", "MGET", "DEL", "EXISTS", "KEYS",
-          "SCAN MATCH COUNT", "PEXPIRE", "PTTL", "PING", "TIME", "HGET", "HSET", "HSETNX",
-          "HDEL", "HEXISTS", "HINCRBY", "HGETALL", "HMGET", "ZADD", "ZADD NX", "ZREM", "ZSCORE",
-          "ZCARD", "ZRANGE", "ZRANGEBYSCORE LIMIT", "ZRANGEBYLEX LIMIT", "ZREMRANGEBYSCORE",
-          "XADD", "XRANGE", "XRANGE COUNT", "EVAL", "EVALSHA", "SCRIPT LOAD"};
+  return {"GET",
+          "SET",
+          "SET PX",
+          "SET PXAT",
+          "MGET",
+          "DEL",
+          "EXISTS",
+          "KEYS",
+          "SCAN MATCH COUNT",
+          "PEXPIRE",
+          "PTTL",
+          "PING",
+          "TIME",
+          "HGET",
+          "HSET",
+          "HSETNX",
+          "HDEL",
+          "HEXISTS",
+          "HINCRBY",
+          "HGETALL",
+          "HMGET",
+          "ZADD",
+          "ZADD NX",
+          "ZREM",
+          "ZSCORE",
+          "ZCARD",
+          "ZRANGE",
+          "ZRANGEBYSCORE LIMIT",
+          "ZRANGEBYLEX LIMIT",
+          "ZREMRANGEBYSCORE",
+          "XADD",
+          "XRANGE",
+          "XRANGE COUNT",
+          "EVAL",
+          "EVALSHA",
+          "SCRIPT LOAD"};
 }
 
 std::string FormatCoverage(const Coverage& c) {

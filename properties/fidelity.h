@@ -36,8 +36,8 @@ enum class Compare { kExact, kSortedArray, kUnorderedPairs };
 struct Step {
   enum class Kind { kCommand, kAdvance, kScanAll, kCheckpoint };
   Kind kind = Kind::kCommand;
-  std::vector<Arg> args;       // command (kCommand) or SCAN options (kScanAll)
-  int64_t advance_ms = 0;      // kAdvance
+  std::vector<Arg> args;   // command (kCommand) or SCAN options (kScanAll)
+  int64_t advance_ms = 0;  // kAdvance
   Compare compare = Compare::kExact;
   std::string hash_key;        // kUnorderedPairs only if this hash is a hash table
   std::string script_id;       // which seed script an EVAL/EVALSHA runs, for coverage
@@ -48,7 +48,8 @@ struct Step {
 // constant memory, and the prefix up to a divergence is generated again for shrinking.
 class StepStream {
  public:
-  StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts, int checkpoint_every = 100);
+  StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+             int checkpoint_every = 100);
   ~StepStream();
   bool Next(Step* out);  // false at the end
 

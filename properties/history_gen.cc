@@ -67,7 +67,9 @@ RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape) {
           op.out_value = alive ? s.value : "";
         }
         break;
-      case K::kDelete: s = {}; break;
+      case K::kDelete:
+        s = {};
+        break;
     }
   }
   // Real-time order from the intervals: an operation that ended in an earlier millisecond

@@ -14,7 +14,7 @@ struct HistoryShape {
   int actors = 4;
   int64_t max_duration_ms = 10;  // longer operations overlap more: harder to check
   int64_t max_gap_ms = 5;
-  Ratio ambiguous{0, 1};         // operations whose reply is lost
+  Ratio ambiguous{0, 1};  // operations whose reply is lost
 };
 
 RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape);

@@ -112,10 +112,11 @@ class Checker {
     const int64_t t_key = t_lo <= min_invoke_ms ? INT64_MIN : t_lo;
     std::string memo_key(reinterpret_cast<const char*>(done.data()), done.size() * 8);
     memo_key += '|' + model_.key(state) + '|' + std::to_string(t_key);
-    if (gave_up_) return true;  // unwinding
+    if (gave_up_) return true;                                  // unwinding
     memo_bytes_ += static_cast<int64_t>(memo_key.size()) + 64;  // the key and the node around it
     if (!memo_.insert(std::move(memo_key)).second) return false;
-    if (++*explored > max_states_ || memo_bytes_ > max_memo_bytes_) {  // out of budget: unwind, no verdict
+    if (++*explored > max_states_ ||
+        memo_bytes_ > max_memo_bytes_) {  // out of budget: unwind, no verdict
       gave_up_ = true;
       return true;
     }

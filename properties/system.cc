@@ -36,7 +36,8 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   return out;
 }
 
-std::string System::FirstCompileError(const ScriptCatalog& scripts, const std::string& version) const {
+std::string System::FirstCompileError(const ScriptCatalog& scripts,
+                                      const std::string& version) const {
   sim::EmulatorBackend emulator;
   const std::string dir = absl::StrCat(name(), "/", version, "/");
   for (const auto& f : scripts.all()) {
@@ -56,7 +57,8 @@ void System::ReadScenarioFields(const nlohmann::json& j, RunSpec& spec) const {
     const std::string v = j.value(o.scenario_key, o.default_value);
     if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
       throw std::invalid_argument(absl::StrCat("field \"", o.scenario_key, "\" takes ",
-                                               absl::StrJoin(o.choices, " or "), ", not \"", v, "\""));
+                                               absl::StrJoin(o.choices, " or "), ", not \"", v,
+                                               "\""));
     if (v != o.default_value) spec.options[o.flag] = v;
   }
 }
@@ -87,7 +89,8 @@ SkipSet ParseSkip(const std::string& list) {
     int c = -1, i = -1;
     char tail = 0;
     if (std::sscanf(item.c_str(), "%d:%d%c", &c, &i, &tail) != 2 || c < 0 || i < 0)
-      throw std::invalid_argument("--skip takes CLIENT:OP pairs such as 0:1,2:3, not '" + item + "'");
+      throw std::invalid_argument("--skip takes CLIENT:OP pairs such as 0:1,2:3, not '" + item +
+                                  "'");
     out.insert({c, i});
   }
   return out;

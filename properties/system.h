@@ -67,8 +67,8 @@ struct RunSpec {
 
 struct RunOutcome {
   bool violated = false;
-  bool incomplete = false;   // a checker gave up: no verdict (never a pass)
-  std::string description;   // the counterexample, one "  "-indented line each
+  bool incomplete = false;  // a checker gave up: no verdict (never a pass)
+  std::string description;  // the counterexample, one "  "-indented line each
   sim::Trace trace;
   std::string trace_hash;
   sim::RunResult run;  // the schedule's choices among them
@@ -80,7 +80,7 @@ class System {
  public:
   virtual ~System() = default;
   virtual std::string name() const = 0;
-  virtual std::string what() const = 0;  // one line for `testbed list`
+  virtual std::string what() const = 0;                          // one line for `testbed list`
   virtual const std::vector<VersionInfo>& versions() const = 0;  // ported, oldest first
   virtual std::string default_version() const = 0;
   virtual const std::vector<PropertyInfo>& properties() const = 0;

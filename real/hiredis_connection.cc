@@ -9,11 +9,16 @@ namespace {
 
 Reply Convert(const redisReply* r) {
   switch (r->type) {
-    case REDIS_REPLY_STATUS: return Reply::Status(std::string(r->str, r->len));
-    case REDIS_REPLY_ERROR: return Reply::Error(std::string(r->str, r->len));
-    case REDIS_REPLY_INTEGER: return Reply::Integer(r->integer);
-    case REDIS_REPLY_STRING: return Reply::Bulk(std::string(r->str, r->len));
-    case REDIS_REPLY_NIL: return Reply::Nil();
+    case REDIS_REPLY_STATUS:
+      return Reply::Status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR:
+      return Reply::Error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER:
+      return Reply::Integer(r->integer);
+    case REDIS_REPLY_STRING:
+      return Reply::Bulk(std::string(r->str, r->len));
+    case REDIS_REPLY_NIL:
+      return Reply::Nil();
     case REDIS_REPLY_ARRAY: {
       std::vector<Reply> e;
       for (size_t i = 0; i < r->elements; ++i) e.push_back(Convert(r->element[i]));

@@ -19,7 +19,8 @@ Reply Must(RedisConnection& c, const Argv& a) {
 
 std::string Pairs(const std::vector<Reply>& items, bool sort_pairs) {
   std::vector<std::pair<std::string, std::string>> pairs;
-  for (size_t i = 0; i + 1 < items.size(); i += 2) pairs.push_back({items[i].str, items[i + 1].str});
+  for (size_t i = 0; i + 1 < items.size(); i += 2)
+    pairs.push_back({items[i].str, items[i + 1].str});
   if (sort_pairs) std::sort(pairs.begin(), pairs.end());
   std::string out;
   for (const auto& [a, b] : pairs) out += " " + render_argv({a, b});

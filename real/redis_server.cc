@@ -91,8 +91,8 @@ RedisServer::RedisServer(int64_t start_ms) {
       setenv("LD_PRELOAD", TESTBED_TIMESHIM_PATH, 1);
       setenv("TESTBED_CLOCK_FILE", clock_file.c_str(), 1);
       const std::string port = std::to_string(port_);
-      execl(binary.c_str(), binary.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--dir", dir_.c_str(), "--daemonize", "no",
+      execl(binary.c_str(), binary.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save",
+            "", "--appendonly", "no", "--dir", dir_.c_str(), "--daemonize", "no",
             "--protected-mode", "no", "--logfile", "", static_cast<char*>(nullptr));
       _exit(127);
     }

@@ -51,9 +51,15 @@ bool RespConnection::parse(Reply* out) {
   if (!line(&l) || l.empty()) return false;
   const std::string rest = l.substr(1);
   switch (l[0]) {
-    case '+': *out = Reply::Status(rest); return true;
-    case '-': *out = Reply::Error(rest); return true;
-    case ':': *out = Reply::Integer(std::stoll(rest)); return true;
+    case '+':
+      *out = Reply::Status(rest);
+      return true;
+    case '-':
+      *out = Reply::Error(rest);
+      return true;
+    case ':':
+      *out = Reply::Integer(std::stoll(rest));
+      return true;
     case '$': {
       const long long n = std::stoll(rest);
       if (n < 0) {

@@ -8,13 +8,14 @@
 namespace testbed {
 
 struct ScriptFile {
-  std::string file;      // relative to the scripts dir, e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT.lua
+  std::string file;  // relative to the scripts dir, e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT.lua
   std::string package;
   std::string version;
   std::string constant;
-  std::string sha1;      // from the manifest
-  std::string body;      // the file's bytes
-  std::string id() const;  // "<system>/<version dir>/<CONSTANT>", e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT
+  std::string sha1;  // from the manifest
+  std::string body;  // the file's bytes
+  std::string id()
+      const;  // "<system>/<version dir>/<CONSTANT>", e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT
 };
 
 class ScriptCatalog {

@@ -15,7 +15,8 @@ ScriptNames NamesOf(const ScriptCatalog& scripts) {
 }
 
 std::string NameScripts(std::string line, const ScriptNames& names) {
-  for (size_t at = line.find("<script "); at != std::string::npos; at = line.find("<script ", at + 1)) {
+  for (size_t at = line.find("<script "); at != std::string::npos;
+       at = line.find("<script ", at + 1)) {
     auto it = names.find(line.substr(at + 8, 12));
     if (it != names.end()) line.replace(at + 1, 19, it->second);
   }
@@ -48,7 +49,8 @@ std::map<std::string, std::vector<std::string>> CallsPerActor(const sim::Trace& 
   for (const auto& e : trace.events)
     if (e.kind == sim::EventKind::kReply)
       out[trace.actor_of(e)].push_back(NameScripts(
-          absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(e.argv), " -> ", e.reply.debug()), names));
+          absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(e.argv), " -> ", e.reply.debug()),
+          names));
   return out;
 }
 

@@ -42,18 +42,20 @@ int64_t FirstFailing(size_t n, int64_t jobs, const std::function<bool(size_t)>& 
 
 props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
                         const std::function<bool(const props::RunSpec&)>& fails) {
-  if (int64_t k = FirstFailing(static_cast<size_t>(m.clients), jobs, [&](size_t i) {
-        props::RunSpec x = m;
-        x.clients = static_cast<int>(i) + 1;
-        return fails(x);
-      });
+  if (int64_t k = FirstFailing(static_cast<size_t>(m.clients), jobs,
+                               [&](size_t i) {
+                                 props::RunSpec x = m;
+                                 x.clients = static_cast<int>(i) + 1;
+                                 return fails(x);
+                               });
       k >= 0)
     m.clients = static_cast<int>(k) + 1;
-  if (int64_t k = FirstFailing(static_cast<size_t>(m.ops), jobs, [&](size_t i) {
-        props::RunSpec x = m;
-        x.ops = static_cast<int>(i) + 1;
-        return fails(x);
-      });
+  if (int64_t k = FirstFailing(static_cast<size_t>(m.ops), jobs,
+                               [&](size_t i) {
+                                 props::RunSpec x = m;
+                                 x.ops = static_cast<int>(i) + 1;
+                                 return fails(x);
+                               });
       k >= 0)
     m.ops = static_cast<int>(k) + 1;
   std::vector<std::pair<int, int>> singles;

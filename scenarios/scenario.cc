@@ -18,7 +18,8 @@ T Field(const json& j, const std::string& key, const std::string& what) {
   try {
     return j.at(key).get<T>();
   } catch (const json::exception&) {
-    throw std::invalid_argument("field \"" + key + "\" must be " + what + ", not " + j.at(key).dump());
+    throw std::invalid_argument("field \"" + key + "\" must be " + what + ", not " +
+                                j.at(key).dump());
   }
 }
 
@@ -33,20 +34,24 @@ Scenario Load(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read scenario " + path);
   const json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw std::invalid_argument(path + " is not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    throw std::invalid_argument(path + " is not a JSON object");
   Scenario s;
   try {
     const std::string system = Field<std::string>(j, "system", "a system name");
     s.system = props::FindSystem(system);
-    if (!s.system) throw std::invalid_argument("field \"system\": no system \"" + system + "\" is registered");
+    if (!s.system)
+      throw std::invalid_argument("field \"system\": no system \"" + system + "\" is registered");
     s.name = Field<std::string>(j, "name", "a string");
     props::RunSpec& r = s.spec;
     r.property = Field<std::string>(j, "property", "a property name");
     if (!s.system->property(r.property))
-      throw std::invalid_argument("field \"property\": " + system + " has no property \"" + r.property + "\"");
+      throw std::invalid_argument("field \"property\": " + system + " has no property \"" +
+                                  r.property + "\"");
     r.version = Field<std::string>(j, "version", "a version name");
     if (!s.system->version(r.version))
-      throw std::invalid_argument("field \"version\": " + system + " has no ported version \"" + r.version + "\"");
+      throw std::invalid_argument("field \"version\": " + system + " has no ported version \"" +
+                                  r.version + "\"");
     r.old_version = Optional<std::string>(j, "old_version", "", "a version name");
     if (!r.old_version.empty() && !s.system->version(r.old_version))
       throw std::invalid_argument("field \"old_version\": " + system + " has no ported version \"" +
@@ -57,11 +62,12 @@ Scenario Load(const std::string& path) {
     if (r.clients < 1) throw std::invalid_argument("field \"clients\" must be at least 1");
     if (r.ops < 1) throw std::invalid_argument("field \"ops\" must be at least 1");
     try {
-      r.skip = props::ParseSkip(Optional<std::string>(j, "skip", "", "a string such as \"0:1,2:3\""));
+      r.skip =
+          props::ParseSkip(Optional<std::string>(j, "skip", "", "a string such as \"0:1,2:3\""));
       r.faults = sim::FaultList::Parse(Optional<std::string>(j, "faults", "none", "a string"));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("field \"") + (j.contains("faults") ? "faults" : "skip") +
-                                  "\": " + e.what());
+      throw std::invalid_argument(std::string("field \"") +
+                                  (j.contains("faults") ? "faults" : "skip") + "\": " + e.what());
     }
     s.system->ReadScenarioFields(j, r);
     s.trigger = Optional<std::string>(j, "trigger", "", "a string");

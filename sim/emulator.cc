@@ -210,8 +210,7 @@ struct Commands {
   }
 
   // ---- hashes ----
-  static Reply HashOrError(Emulator& em, const std::string& key, HashValue** out,
-                           bool create) {
+  static Reply HashOrError(Emulator& em, const std::string& key, HashValue** out, bool create) {
     Entry* e = em.lookup(key);
     if (!e) {
       if (!create) {
@@ -225,8 +224,7 @@ struct Commands {
   }
 
   static void HashSet(HashValue& h, const std::string& f, const std::string& v) {
-    if (f.size() > kHashMaxListpackValue || v.size() > kHashMaxListpackValue)
-      h.listpack = false;
+    if (f.size() > kHashMaxListpackValue || v.size() > kHashMaxListpackValue) h.listpack = false;
     auto it = h.fields.find(f);
     if (it != h.fields.end()) {
       it->second.second = v;
@@ -303,8 +301,8 @@ struct Commands {
   }
 
   static std::vector<std::pair<std::string, std::string>> HashInOrder(const HashValue& h) {
-    std::vector<std::pair<uint64_t, const std::pair<const std::string,
-                                                     std::pair<uint64_t, std::string>>*>>
+    std::vector<
+        std::pair<uint64_t, const std::pair<const std::string, std::pair<uint64_t, std::string>>*>>
         order;
     for (const auto& kv : h.fields) order.push_back({kv.second.first, &kv});
     std::sort(order.begin(), order.end(),
@@ -332,8 +330,7 @@ struct Commands {
     std::vector<Reply> out;
     for (size_t i = 2; i < a.size(); ++i) {
       auto it = h ? h->fields.find(a[i]) : decltype(h->fields.end()){};
-      out.push_back(h && it != h->fields.end() ? Reply::Bulk(it->second.second)
-                                               : Reply::Nil());
+      out.push_back(h && it != h->fields.end() ? Reply::Bulk(it->second.second) : Reply::Nil());
     }
     return Reply::Array(std::move(out));
   }
@@ -601,8 +598,7 @@ struct Commands {
     errno = 0;
     char* end = nullptr;
     const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (errno == EINVAL || errno == ERANGE || *end != '\0' || end == s.c_str())
-      return std::nullopt;
+    if (errno == EINVAL || errno == ERANGE || *end != '\0' || end == s.c_str()) return std::nullopt;
     return v;
   }
 
@@ -717,8 +713,8 @@ struct Commands {
     if (count == 0) return Reply::NilArray();
     std::vector<Reply> out;
     if (*start <= *end) {
-      for (auto it = s->entries.lower_bound(*start);
-           it != s->entries.end() && it->first <= *end; ++it) {
+      for (auto it = s->entries.lower_bound(*start); it != s->entries.end() && it->first <= *end;
+           ++it) {
         if (count > 0 && static_cast<int64_t>(out.size()) >= count) break;
         std::vector<Reply> fields;
         for (const auto& f : it->second) fields.push_back(Reply::Bulk(f));
@@ -794,18 +790,15 @@ const std::unordered_map<std::string, Commands::Spec>& Commands::Table() {
       {"ZREM", {-3, false, ZRem}},
       {"ZSCORE", {3, false, ZScore}},
       {"ZCARD", {2, false, ZCard}},
-      {"ZRANGE", {-4, false,
-                  [](Emulator& em, const Argv& a) {
-                    return ZRangeGeneric(em, a, RangeKind::kRank);
-                  }}},
-      {"ZRANGEBYSCORE", {-4, false,
-                         [](Emulator& em, const Argv& a) {
-                           return ZRangeGeneric(em, a, RangeKind::kScore);
-                         }}},
-      {"ZRANGEBYLEX", {-4, false,
-                       [](Emulator& em, const Argv& a) {
-                         return ZRangeGeneric(em, a, RangeKind::kLex);
-                       }}},
+      {"ZRANGE",
+       {-4, false,
+        [](Emulator& em, const Argv& a) { return ZRangeGeneric(em, a, RangeKind::kRank); }}},
+      {"ZRANGEBYSCORE",
+       {-4, false,
+        [](Emulator& em, const Argv& a) { return ZRangeGeneric(em, a, RangeKind::kScore); }}},
+      {"ZRANGEBYLEX",
+       {-4, false,
+        [](Emulator& em, const Argv& a) { return ZRangeGeneric(em, a, RangeKind::kLex); }}},
       {"ZREMRANGEBYSCORE", {4, false, ZRemRangeByScore}},
       {"XADD", {-5, false, XAdd}},
       {"XRANGE", {-4, false, XRange}},
@@ -841,8 +834,7 @@ Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* 
   if (argv.empty()) return Reply::Error("ERR unsupported by the emulator: empty command");
   const auto& table = Commands::Table();
   auto it = table.find(ToUpper(argv[0]));
-  if (it == table.end())
-    return Unsupported("command '" + argv[0] + "'");
+  if (it == table.end()) return Unsupported("command '" + argv[0] + "'");
   *known = true;
   if (observer) observer(argv, from_script);
   const int arity = it->second.arity;
@@ -888,9 +880,11 @@ std::string Emulator::dump_keyspace() {
       for (const auto& [s, m] : z->ordered) out += " " + render_argv({m, FormatDouble(s)});
     } else if (auto* st = std::get_if<StreamValue>(&e.value)) {
       out += "stream";
-      for (const auto& [id, fields] : st->entries) out += " " + id.str() + " " + render_argv(fields);
+      for (const auto& [id, fields] : st->entries)
+        out += " " + id.str() + " " + render_argv(fields);
     }
-    out += " pttl=" + std::to_string(e.expire_at == -1 ? -1 : std::max<int64_t>(0, e.expire_at - now_));
+    out += " pttl=" +
+           std::to_string(e.expire_at == -1 ? -1 : std::max<int64_t>(0, e.expire_at - now_));
     out += "\n";
   }
   return out;

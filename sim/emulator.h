@@ -38,7 +38,7 @@ struct EmulatorOptions {
   int64_t script_instruction_budget = 200'000'000;
   // Deliberate deviations, used only by the negative tests that prove the fidelity check
   // catches them. Both default to Redis's behaviour.
-  int64_t fault_expiry_shift_ms = 0;        // a key is alive while now <= T + shift
+  int64_t fault_expiry_shift_ms = 0;              // a key is alive while now <= T + shift
   bool fault_cjson_empty_table_as_array = false;  // cjson.encode({}) gives "[]"
 };
 
@@ -108,7 +108,7 @@ class Emulator : public RedisConnection {
 
   const Clock& clock_;
   EmulatorOptions options_;
-  int64_t now_ = 0;       // time of the command (or of the script) being executed
+  int64_t now_ = 0;  // time of the command (or of the script) being executed
   bool in_script_ = false;
   std::map<std::string, Entry> keys_;
   std::map<uint64_t, std::string> scan_cursors_;  // cursor -> last key returned

@@ -11,25 +11,54 @@ const std::vector<FaultKindInfo>& FaultKinds() {
   using O = FaultOptions;
   static const std::vector<FaultKindInfo> kTable = {
       {Fault::kLostRequest, "lost-request", "1 in 20 calls is not applied; the client times out",
-       [](O& o) { o.lost_request = {1, 20}; }, [](O& o) { o.lost_request = {0, 1}; }},
-      {Fault::kLostReply, "lost-reply", "1 in 20 calls is applied but its reply is lost (ambiguous)",
-       [](O& o) { o.lost_reply = {1, 20}; }, [](O& o) { o.lost_reply = {0, 1}; }},
+       [](O& o) {
+         o.lost_request = {1, 20};
+       },
+       [](O& o) {
+         o.lost_request = {0, 1};
+       }},
+      {Fault::kLostReply, "lost-reply",
+       "1 in 20 calls is applied but its reply is lost (ambiguous)",
+       [](O& o) {
+         o.lost_reply = {1, 20};
+       },
+       [](O& o) {
+         o.lost_reply = {0, 1};
+       }},
       {Fault::kLatency, "latency", "every reply arrives 1 to 20 ms late",
        [](O& o) { o.latency_ms_min = 1, o.latency_ms_max = 20; },
        [](O& o) { o.latency_ms_min = o.latency_ms_max = 0; }},
       {Fault::kDelay, "delay", "1 in 10 calls waits up to 50 ms, so later calls overtake it",
-       [](O& o) { o.delayed_request = {1, 10}, o.delay_ms_max = 50; },
-       [](O& o) { o.delayed_request = {0, 1}, o.delay_ms_max = 0; }},
-      {Fault::kPause, "pause", "half the actors pause once for 3 s (a GC pause longer than a lease)",
-       [](O& o) { o.actor_pause = {1, 2}, o.pause_ms = 3000; },
-       [](O& o) { o.actor_pause = {0, 1}, o.pause_ms = 0; }},
+       [](O& o) {
+         o.delayed_request = {1, 10}, o.delay_ms_max = 50;
+       },
+       [](O& o) {
+         o.delayed_request = {0, 1}, o.delay_ms_max = 0;
+       }},
+      {Fault::kPause, "pause",
+       "half the actors pause once for 3 s (a GC pause longer than a lease)",
+       [](O& o) {
+         o.actor_pause = {1, 2}, o.pause_ms = 3000;
+       },
+       [](O& o) {
+         o.actor_pause = {0, 1}, o.pause_ms = 0;
+       }},
       {Fault::kCrash, "crash", "a third of the actors crash once; their threads and timers stop",
-       [](O& o) { o.actor_crash = {1, 3}; }, [](O& o) { o.actor_crash = {0, 1}; }},
+       [](O& o) {
+         o.actor_crash = {1, 3};
+       },
+       [](O& o) {
+         o.actor_crash = {0, 1};
+       }},
       {Fault::kSkew, "skew", "each actor's clock is off by a constant in [-500, 500] ms",
        [](O& o) { o.clock_skew_ms_max = 500; }, [](O& o) { o.clock_skew_ms_max = 0; }},
       {Fault::kClockJump, "clock-jump", "half the actors' clocks jump once by up to 5 s either way",
-       [](O& o) { o.clock_jump = {1, 2}, o.clock_jump_ms_max = 5000; },
-       [](O& o) { o.clock_jump = {0, 1}, o.clock_jump_ms_max = 0; }},
+       [](O& o) {
+         o.clock_jump = {1, 2}, o.clock_jump_ms_max = 5000;
+       },
+       [](O& o) {
+         o.clock_jump = {0, 1}, o.clock_jump_ms_max = 0;
+       }},
       {Fault::kRestart, "restart", "Redis restarts once, losing writes since the last 1 s snapshot",
        [](O& o) { o.restart = true; }, [](O& o) { o.restart = false; }},
       {Fault::kFailover, "failover", "one failover to a replica 3 commands behind",
@@ -103,7 +132,9 @@ FaultOptions FaultList::Options() const {
   return o;
 }
 
-FaultOptions FaultOptions::Parse(const std::string& list) { return FaultList::Parse(list).Options(); }
+FaultOptions FaultOptions::Parse(const std::string& list) {
+  return FaultList::Parse(list).Options();
+}
 
 std::vector<std::string> FaultOptions::Kinds() {
   std::vector<std::string> out;

@@ -15,31 +15,40 @@ namespace testbed::sim {
 
 // Ratios are per call or per actor; times are planned from the seed inside [0, horizon).
 struct FaultOptions {
-  Ratio lost_request{0, 1};    // not applied; the client times out
-  Ratio lost_reply{0, 1};      // applied; the client times out (ambiguous)
-  Ratio delayed_request{0, 1}; // executes after up to delay_ms_max, so later calls overtake it
+  Ratio lost_request{0, 1};     // not applied; the client times out
+  Ratio lost_reply{0, 1};       // applied; the client times out (ambiguous)
+  Ratio delayed_request{0, 1};  // executes after up to delay_ms_max, so later calls overtake it
   int64_t delay_ms_max = 0;
   int64_t latency_ms_min = 0;  // per call, reply delivered after this
   int64_t latency_ms_max = 0;
-  int64_t timeout_ms = 250;    // the SDK's DEFAULT_REDIS_TIMEOUT_MS
-  Ratio actor_pause{0, 1};     // per actor: one pause of pause_ms (a GC pause longer than a lease)
+  int64_t timeout_ms = 250;  // the SDK's DEFAULT_REDIS_TIMEOUT_MS
+  Ratio actor_pause{0, 1};   // per actor: one pause of pause_ms (a GC pause longer than a lease)
   int64_t pause_ms = 0;
-  Ratio actor_crash{0, 1};     // per actor: crash once; its threads and timers stop
+  Ratio actor_crash{0, 1};        // per actor: crash once; its threads and timers stop
   int64_t clock_skew_ms_max = 0;  // per actor: constant offset in [-max, max]
-  Ratio clock_jump{0, 1};      // per actor: one jump of up to clock_jump_ms_max either way
+  Ratio clock_jump{0, 1};         // per actor: one jump of up to clock_jump_ms_max either way
   int64_t clock_jump_ms_max = 0;
-  bool restart = false;        // one restart, losing writes since the last snapshot
+  bool restart = false;  // one restart, losing writes since the last snapshot
   int64_t snapshot_every_ms = 1000;
   int64_t failover_lag_commands = -1;  // >= 0: one failover to a replica this many commands behind
-  int64_t outage_ms = 0;       // > 0: one window of this length in which every call fails
+  int64_t outage_ms = 0;               // > 0: one window of this length in which every call fails
 
   static FaultOptions Parse(const std::string& list);  // "lost-reply,pause,..." (throws)
   static std::vector<std::string> Kinds();             // every name, in table order
 };
 
 enum class Fault : uint8_t {
-  kLostRequest, kLostReply, kLatency, kDelay, kPause, kCrash, kSkew, kClockJump, kRestart,
-  kFailover, kOutage,
+  kLostRequest,
+  kLostReply,
+  kLatency,
+  kDelay,
+  kPause,
+  kCrash,
+  kSkew,
+  kClockJump,
+  kRestart,
+  kFailover,
+  kOutage,
 };
 inline constexpr size_t kFaultCount = 11;
 

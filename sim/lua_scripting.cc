@@ -91,10 +91,16 @@ struct LuaGlue {
         lua_settable(L, -3);
         return;
       }
-      case Reply::Type::kInteger: lua_pushnumber(L, static_cast<lua_Number>(r.integer)); return;
-      case Reply::Type::kBulk: lua_pushlstring(L, r.str.data(), r.str.size()); return;
+      case Reply::Type::kInteger:
+        lua_pushnumber(L, static_cast<lua_Number>(r.integer));
+        return;
+      case Reply::Type::kBulk:
+        lua_pushlstring(L, r.str.data(), r.str.size());
+        return;
       case Reply::Type::kNil:
-      case Reply::Type::kNilArray: lua_pushboolean(L, 0); return;
+      case Reply::Type::kNilArray:
+        lua_pushboolean(L, 0);
+        return;
       case Reply::Type::kArray:
         lua_newtable(L);
         for (size_t i = 0; i < r.elements.size(); ++i) {
@@ -265,7 +271,8 @@ struct LuaGlue {
         const char* s = lua_tolstring(L, -1, &len);
         return Reply::Bulk(std::string(s, len));
       }
-      case LUA_TBOOLEAN: return lua_toboolean(L, -1) ? Reply::Integer(1) : Reply::Nil();
+      case LUA_TBOOLEAN:
+        return lua_toboolean(L, -1) ? Reply::Integer(1) : Reply::Nil();
       case LUA_TNUMBER:
         return Reply::Integer(static_cast<long long>(lua_tonumber(L, -1)));
       case LUA_TTABLE: {
@@ -298,7 +305,8 @@ struct LuaGlue {
         }
         return Reply::Array(std::move(elements));
       }
-      default: return Reply::Nil();
+      default:
+        return Reply::Nil();
     }
   }
 
@@ -373,8 +381,8 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_ne
   // real globals and whose writes fail, as Redis 7.0's readonly tables do.
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   lua_setfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
-  lua_newtable(L);                 // proxy
-  lua_newtable(L);                 // its metatable
+  lua_newtable(L);  // proxy
+  lua_newtable(L);  // its metatable
   lua_pushcfunction(L, LuaGlue::GlobalIndex);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, LuaGlue::ReadOnlyNewIndex);
@@ -447,10 +455,9 @@ Reply LuaScripting::Run(const std::string& sha, const Argv& keys, const Argv& ar
 
   Reply reply;
   if (budget_exceeded_) {
-    reply = Reply::Error(
-        "ERR script exceeded the emulator's instruction budget of " +
-        std::to_string(emulator_.options().script_instruction_budget) +
-        " (deviation: redis-server would keep running it) script: " + sha);
+    reply = Reply::Error("ERR script exceeded the emulator's instruction budget of " +
+                         std::to_string(emulator_.options().script_instruction_budget) +
+                         " (deviation: redis-server would keep running it) script: " + sha);
   } else if (status != 0) {
     // luaCallFunction: the handler turned the error into {err, source, line}.
     std::string msg, source, line;

@@ -31,7 +31,7 @@ inline constexpr const char* kNumKeysNegative = "ERR Number of keys can't be neg
 inline constexpr const char* kNumKeysTooMany =
     "ERR Number of keys can't be greater than number of args";
 
-std::string WrongArity(std::string_view lower_name);  // ERR wrong number of arguments for ...
+std::string WrongArity(std::string_view lower_name);     // ERR wrong number of arguments for ...
 std::string InvalidExpire(std::string_view lower_name);  // ERR invalid expire time in ...
 
 std::optional<int64_t> String2ll(std::string_view s);
@@ -41,8 +41,8 @@ struct ScoreBound {
   bool exclusive = false;
 };
 std::optional<ScoreBound> ParseScoreBound(const std::string& s);  // zslParseRange, one side
-std::string FormatDouble(double d);                                // addReplyDouble, RESP2
-std::string FormatLuaArgNumber(double d);                          // redis.call("%.17g")
+std::string FormatDouble(double d);                               // addReplyDouble, RESP2
+std::string FormatLuaArgNumber(double d);                         // redis.call("%.17g")
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = false);
 std::string ToLower(std::string_view s);
 std::string ToUpper(std::string_view s);

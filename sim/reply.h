@@ -16,7 +16,7 @@ namespace testbed {
 struct Reply {
   enum class Type { kStatus, kError, kInteger, kBulk, kNil, kArray, kNilArray };
   Type type = Type::kNil;
-  std::string str;            // status text, error text (without '-'), bulk bytes
+  std::string str;  // status text, error text (without '-'), bulk bytes
   int64_t integer = 0;
   std::vector<Reply> elements;
 

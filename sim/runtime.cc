@@ -4,7 +4,6 @@
 
 #include "sim/digest.h"
 
-
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -76,8 +75,12 @@ struct World::Thread {
 };
 
 World::World(WorldOptions options, Backend& backend, Strategy& strategy)
-    : options_(options), backend_(backend), strategy_(strategy), prng_(options.seed),
-      fault_prng_(options.seed ^ 0x5eedfa017ULL), now_(options.start_ms) {
+    : options_(options),
+      backend_(backend),
+      strategy_(strategy),
+      prng_(options.seed),
+      fault_prng_(options.seed ^ 0x5eedfa017ULL),
+      now_(options.start_ms) {
   strategy_.world = this;
 }
 
@@ -123,7 +126,9 @@ void Ctx::cancel(ThreadId t) {
 int64_t Ctx::now_ms() const { return world_.actor_time(actor_); }
 const Clock& Ctx::clock() const { return world_.actors_[actor_]->clock; }
 
-void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) { ctx->world_.submit_call(this, h); }
+void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) {
+  ctx->world_.submit_call(this, h);
+}
 void Ctx::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
   ctx->world_.record(ctx->thread_, EventKind::kNote, absl::StrCat("sleep ", ms, "ms"));
   ctx->world_.add_wakeup(ctx->thread_, ctx->world_.now_ + std::max<int64_t>(0, ms), h);
@@ -149,7 +154,8 @@ std::string World::who(ThreadId t) const {
   return actors_[th.actor]->name + "/" + th.name + "#" + std::to_string(t);
 }
 
-void World::record(ThreadId t, EventKind kind, std::string text, const Argv* argv, const Reply* reply) {
+void World::record(ThreadId t, EventKind kind, std::string text, const Argv* argv,
+                   const Reply* reply) {
   TraceEvent& e = trace_.events.emplace_back();
   e.at_ms = now_ - options_.start_ms;
   e.thread = t;
@@ -234,9 +240,11 @@ void World::plan_faults() {
     }
     if (f.actor_pause.numerator && fault_prng_.chance(f.actor_pause))
       ev.push_back({at(), kPause, a, f.pause_ms});
-    if (f.actor_crash.numerator && fault_prng_.chance(f.actor_crash)) ev.push_back({at(), kCrash, a, 0});
+    if (f.actor_crash.numerator && fault_prng_.chance(f.actor_crash))
+      ev.push_back({at(), kCrash, a, 0});
     if (f.clock_jump.numerator && fault_prng_.chance(f.clock_jump))
-      ev.push_back({at(), kClockJump, a, fault_prng_.range(-f.clock_jump_ms_max, f.clock_jump_ms_max)});
+      ev.push_back(
+          {at(), kClockJump, a, fault_prng_.range(-f.clock_jump_ms_max, f.clock_jump_ms_max)});
   }
   if (f.restart) {
     for (int64_t t = s + f.snapshot_every_ms; t < s + horizon; t += f.snapshot_every_ms)
@@ -249,9 +257,10 @@ void World::plan_faults() {
     ev.push_back({o, kOutageStart, -1, 0});
     ev.push_back({o + f.outage_ms, kOutageEnd, -1, 0});
   }
-  std::stable_sort(ev.begin(), ev.end(), [](const Event& x, const Event& y) { return x.at < y.at; });
-  static const char* names[] = {"snapshot", "restart", "failover", "outage-start", "outage-end",
-                                "clock-jump", "pause", "crash"};
+  std::stable_sort(ev.begin(), ev.end(),
+                   [](const Event& x, const Event& y) { return x.at < y.at; });
+  static const char* names[] = {"snapshot",   "restart",    "failover", "outage-start",
+                                "outage-end", "clock-jump", "pause",    "crash"};
   for (const Event& e : ev) {
     if (e.kind == kSnapshot) continue;
     record(-1, e.kind == kClockJump ? EventKind::kClock : EventKind::kFault,
@@ -264,7 +273,9 @@ void World::plan_faults() {
 
 void World::apply_event(const Event& e) {
   switch (e.kind) {
-    case kSnapshot: snapshot_size_ = log_.size(); return;
+    case kSnapshot:
+      snapshot_size_ = log_.size();
+      return;
     case kRestart:
       record(-1, EventKind::kFault,
              absl::StrCat("fault restart: keeps ", snapshot_size_, " of ", log_.size(),
@@ -281,8 +292,14 @@ void World::apply_event(const Event& e) {
       backend_.rebuild(log_, now_);
       return;
     }
-    case kOutageStart: outage_ = true; record(-1, EventKind::kFault, "fault outage begins"); return;
-    case kOutageEnd: outage_ = false; record(-1, EventKind::kFault, "fault outage ends"); return;
+    case kOutageStart:
+      outage_ = true;
+      record(-1, EventKind::kFault, "fault outage begins");
+      return;
+    case kOutageEnd:
+      outage_ = false;
+      record(-1, EventKind::kFault, "fault outage ends");
+      return;
     case kClockJump:
       actors_[e.actor]->jumped += e.value;
       record(-1, EventKind::kClock,
@@ -334,14 +351,15 @@ void World::execute(PendingCall c) {
   const Argv& argv = c.awaiter->argv;
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
-    record(th.id, EventKind::kFault, absl::StrCat("fault outage: ", ShortArgv(argv), " fails"), &argv);
+    record(th.id, EventKind::kFault, absl::StrCat("fault outage: ", ShortArgv(argv), " fails"),
+           &argv);
     add_wakeup(th.id, now_, c.handle);
     return;
   }
   if (c.lose_request) {
     c.awaiter->result = TransportError{"timeout"};
-    record(th.id, EventKind::kFault, absl::StrCat("fault lost-request: ", ShortArgv(argv), " not applied"),
-           &argv);
+    record(th.id, EventKind::kFault,
+           absl::StrCat("fault lost-request: ", ShortArgv(argv), " not applied"), &argv);
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
@@ -361,7 +379,8 @@ void World::execute(PendingCall c) {
 std::string World::state_hash() {
   std::vector<std::string> parts = {backend_.describe_state(now_)};
   for (const auto& t : threads_)
-    parts.push_back(std::to_string(t->id) + (t->finished ? " done " : " live ") + std::to_string(t->steps));
+    parts.push_back(std::to_string(t->id) + (t->finished ? " done " : " live ") +
+                    std::to_string(t->steps));
   for (const auto& c : calls_)
     parts.push_back("pending " + std::to_string(c.thread) + " " + render_argv(c.awaiter->argv));
   return Sha256HexOfLines(parts);
@@ -393,7 +412,8 @@ RunResult World::run() {
       if (!wakeups_.empty()) next = std::min(next, wakeups_.begin()->first.first);
       if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].at);
       for (const auto& c : calls_)
-        next = std::min(next, std::max(c.ready_at, actors_[threads_[c.thread]->actor]->paused_until));
+        next =
+            std::min(next, std::max(c.ready_at, actors_[threads_[c.thread]->actor]->paused_until));
       if (next == INT64_MAX) break;
       // Only pending work keeps the world going: planned events alone do not.
       if (wakeups_.empty() && calls_.empty()) break;
@@ -414,7 +434,8 @@ RunResult World::run() {
     });
     std::vector<Choice> choices;
     for (size_t i : enabled)
-      choices.push_back({calls_[i].thread, threads_[calls_[i].thread]->actor, &calls_[i].awaiter->argv});
+      choices.push_back(
+          {calls_[i].thread, threads_[calls_[i].thread]->actor, &calls_[i].awaiter->argv});
     const size_t pick = strategy_.choose(choices, prng_);
     if (pick >= choices.size()) throw std::out_of_range("strategy chose outside the enabled set");
     result.choices.push_back({choices.size(), pick});

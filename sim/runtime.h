@@ -68,13 +68,22 @@ class EmulatorBackend : public Backend {
 };
 
 // World-level and actor-level faults at chosen times (planned ones come from FaultOptions).
-enum class FaultKind { kSnapshot, kRestart, kFailover, kOutageStart, kOutageEnd, kClockJump, kPause, kCrash };
+enum class FaultKind {
+  kSnapshot,
+  kRestart,
+  kFailover,
+  kOutageStart,
+  kOutageEnd,
+  kClockJump,
+  kPause,
+  kCrash
+};
 
 struct WorldOptions {
   uint64_t seed = 1;
   int64_t start_ms = kDefaultEpochMs;
-  int64_t horizon_ms = 60000;   // virtual time after which the run stops
-  int64_t max_steps = 100000;   // executed calls after which the run stops
+  int64_t horizon_ms = 60000;  // virtual time after which the run stops
+  int64_t max_steps = 100000;  // executed calls after which the run stops
   FaultOptions faults;
 };
 
@@ -99,7 +108,8 @@ class World;
 
 class Ctx {
  public:
-  Ctx(World& world, ActorId actor, ThreadId thread) : world_(world), actor_(actor), thread_(thread) {}
+  Ctx(World& world, ActorId actor, ThreadId thread)
+      : world_(world), actor_(actor), thread_(thread) {}
 
   struct CallAwaiter {
     Ctx* ctx;
@@ -154,9 +164,9 @@ struct RunResult {
   std::string trace_hash;
   int64_t steps = 0;
   int64_t elapsed_ms = 0;
-  std::string stop_reason;  // "all actors finished", "horizon", "max steps"
+  std::string stop_reason;                         // "all actors finished", "horizon", "max steps"
   std::vector<std::pair<size_t, size_t>> choices;  // (enabled count, index) per step
-  std::string error;        // an exception escaped client logic
+  std::string error;                               // an exception escaped client logic
 };
 
 class World {

@@ -31,8 +31,8 @@ size_t Replay::choose(const std::vector<Choice>& enabled, Prng&) {
   const size_t c = choices_[next_++];
   if (c >= enabled.size())
     throw ReplayDiverged("recorded choice " + std::to_string(c) + " at step " +
-                         std::to_string(next_ - 1) + " but only " +
-                         std::to_string(enabled.size()) + " calls are enabled");
+                         std::to_string(next_ - 1) + " but only " + std::to_string(enabled.size()) +
+                         " calls are enabled");
   return c;
 }
 
@@ -102,7 +102,8 @@ class DfsStrategy : public Strategy {
 
 }  // namespace
 
-DfsResult ExploreDfs(const std::function<bool(Strategy&, RunResult*)>& run_once, DfsOptions options) {
+DfsResult ExploreDfs(const std::function<bool(Strategy&, RunResult*)>& run_once,
+                     DfsOptions options) {
   DfsResult result;
   std::vector<Node> stack;
   std::set<std::string> visited;

@@ -68,15 +68,16 @@ struct DfsOptions {
 };
 
 struct DfsResult {
-  int64_t schedules = 0;  // complete runs explored
-  int64_t pruned = 0;     // runs cut short at an already visited state
-  bool exhausted = false; // every schedule within the bound was explored
+  int64_t schedules = 0;   // complete runs explored
+  int64_t pruned = 0;      // runs cut short at an already visited state
+  bool exhausted = false;  // every schedule within the bound was explored
   int64_t violations = 0;
   std::vector<size_t> first_violation;  // its choices, replayable with Replay
 };
 
 // run_once builds a fresh world around the given strategy, runs it, and says whether the run
 // violated what the caller checks.
-DfsResult ExploreDfs(const std::function<bool(Strategy&, RunResult*)>& run_once, DfsOptions options);
+DfsResult ExploreDfs(const std::function<bool(Strategy&, RunResult*)>& run_once,
+                     DfsOptions options);
 
 }  // namespace testbed::sim

@@ -44,7 +44,9 @@ class [[nodiscard]] Task {
  public:
   struct promise_type : task_detail::PromiseBase {
     std::optional<T> value;
-    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    Task get_return_object() {
+      return Task(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
     void return_value(T v) { value = std::move(v); }
   };
   using Handle = std::coroutine_handle<promise_type>;
@@ -81,7 +83,9 @@ template <>
 class [[nodiscard]] Task<void> {
  public:
   struct promise_type : task_detail::PromiseBase {
-    Task get_return_object() { return Task(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    Task get_return_object() {
+      return Task(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
     void return_void() {}
   };
   using Handle = std::coroutine_handle<promise_type>;

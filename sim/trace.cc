@@ -26,13 +26,17 @@ std::string Trace::Render(const TraceEvent& e) const {
       e.thread < 0 ? actor_of(e) : thread_names.at(static_cast<size_t>(e.thread));
   std::string out = absl::StrCat("+", e.at_ms, "ms ", who, " ");
   switch (e.kind) {
-    case EventKind::kCall: absl::StrAppend(&out, "call ", ShortArgv(e.argv)); break;
+    case EventKind::kCall:
+      absl::StrAppend(&out, "call ", ShortArgv(e.argv));
+      break;
     case EventKind::kReply:
       absl::StrAppend(&out, "exec ", ShortArgv(e.argv), " -> ", e.reply.debug());
       break;
     case EventKind::kFault:
     case EventKind::kClock:
-    case EventKind::kNote: absl::StrAppend(&out, e.text); break;
+    case EventKind::kNote:
+      absl::StrAppend(&out, e.text);
+      break;
   }
   return out;
 }

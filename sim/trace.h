@@ -27,12 +27,12 @@ namespace testbed::sim {
 enum class EventKind : uint8_t { kCall, kReply, kFault, kClock, kNote };
 
 struct TraceEvent {
-  int64_t at_ms = 0;   // virtual time since the run's start
-  int thread = -1;     // -1: the world
+  int64_t at_ms = 0;  // virtual time since the run's start
+  int thread = -1;    // -1: the world
   EventKind kind = EventKind::kNote;
-  Argv argv;           // kCall, kReply; kFault when the fault hit one call
-  Reply reply;         // kReply
-  std::string text;    // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
+  Argv argv;         // kCall, kReply; kFault when the fault hit one call
+  Reply reply;       // kReply
+  std::string text;  // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
 };
 
 struct Trace {

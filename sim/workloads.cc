@@ -41,7 +41,8 @@ void AddCounterWorkload(World& world, int actors, int increments, CounterStats* 
   }
 }
 
-std::optional<std::string> CheckCounter(Backend& backend, int64_t now_ms, const CounterStats& stats) {
+std::optional<std::string> CheckCounter(Backend& backend, int64_t now_ms,
+                                        const CounterStats& stats) {
   const Reply r = backend.execute({"GET", "counter"}, now_ms);
   const int64_t value = r.type == Reply::Type::kBulk ? std::stoll(r.str) : 0;
   if (value >= stats.acknowledged) return std::nullopt;

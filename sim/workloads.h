@@ -21,6 +21,7 @@ struct CounterStats {
 void AddCounterWorkload(World& world, int actors, int increments, CounterStats* stats);
 
 // nullopt when the invariant holds; otherwise what was lost.
-std::optional<std::string> CheckCounter(Backend& backend, int64_t now_ms, const CounterStats& stats);
+std::optional<std::string> CheckCounter(Backend& backend, int64_t now_ms,
+                                        const CounterStats& stats);
 
 }  // namespace testbed::sim

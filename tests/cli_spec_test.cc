@@ -27,9 +27,9 @@ std::vector<std::string> Words(const std::string& line, const std::string& comma
 }
 
 TEST(Specs, AWrittenFidelitySpecParsesBackToTheSameSpec) {
-  const FidelitySpec s = ParseFidelity({"--seed", "303", "--commands", "5000", "--checkpoint-every", "7",
-                                        "--inject-fault", "cjson-empty-array", "--redis", "none",
-                                        "--no-shrink", "--check-determinism"});
+  const FidelitySpec s = ParseFidelity({"--seed", "303", "--commands", "5000", "--checkpoint-every",
+                                        "7", "--inject-fault", "cjson-empty-array", "--redis",
+                                        "none", "--no-shrink", "--check-determinism"});
   EXPECT_EQ(s.checkpoint_every, 7);
   EXPECT_EQ(ParseFidelity(Words(s.Write(), "fidelity")), s) << s.Write();
 }
@@ -44,11 +44,33 @@ TEST(Specs, AWrittenSimSpecKeepsTheHorizonAndEveryOtherFlag) {
 }
 
 TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
-  const CheckSpec s = ParseCheck({"--system", "state", "--version", "beta24", "--rolling-from", "beta3",
-                                  "--seed", "9", "--runs", "3", "--clients", "2", "--ops", "5", "--faults",
-                                  "skew,lost-reply", "--properties", "quota-safety,value-read-back",
-                                  "--ops-mix", "cas", "--skip", "0:1,1:2", "--jobs", "2", "--quiet",
-                                  "--scripts", TESTBED_SOURCE_DIR "/tests/broken_scripts"});
+  const CheckSpec s = ParseCheck({"--system",
+                                  "state",
+                                  "--version",
+                                  "beta24",
+                                  "--rolling-from",
+                                  "beta3",
+                                  "--seed",
+                                  "9",
+                                  "--runs",
+                                  "3",
+                                  "--clients",
+                                  "2",
+                                  "--ops",
+                                  "5",
+                                  "--faults",
+                                  "skew,lost-reply",
+                                  "--properties",
+                                  "quota-safety,value-read-back",
+                                  "--ops-mix",
+                                  "cas",
+                                  "--skip",
+                                  "0:1,1:2",
+                                  "--jobs",
+                                  "2",
+                                  "--quiet",
+                                  "--scripts",
+                                  TESTBED_SOURCE_DIR "/tests/broken_scripts"});
   EXPECT_EQ(s.options.at("ops-mix"), "cas");
   EXPECT_EQ(s.faults.ToString(), "skew,lost-reply");
   EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
@@ -72,15 +94,16 @@ TEST(Specs, BadValuesAreUsageErrorsNamingTheFlag) {
     std::vector<std::string> args;
     std::string names;
   };
-  for (const Bad& b : std::vector<Bad>{{{"--system", "state", "--runs", "0"}, "--runs"},
-                                       {{"--system", "state", "--budget-seconds", "0"}, "--budget-seconds"},
-                                       {{"--system", "state", "--seed", "-3"}, "--seed"},
-                                       {{"--system", "state", "--seed", "010x"}, "--seed"},
-                                       {{"--system", "state", "--clients", "0"}, "--clients"},
-                                       {{"--system", "state", "--ops-mix", "some"}, "--ops-mix"},
-                                       {{"--system", "state", "--faults", "bogus"}, "bogus"},
-                                       {{"--system", "nope"}, "--system"},
-                                       {{"--version", "beta30"}, "--system"}}) {
+  for (const Bad& b :
+       std::vector<Bad>{{{"--system", "state", "--runs", "0"}, "--runs"},
+                        {{"--system", "state", "--budget-seconds", "0"}, "--budget-seconds"},
+                        {{"--system", "state", "--seed", "-3"}, "--seed"},
+                        {{"--system", "state", "--seed", "010x"}, "--seed"},
+                        {{"--system", "state", "--clients", "0"}, "--clients"},
+                        {{"--system", "state", "--ops-mix", "some"}, "--ops-mix"},
+                        {{"--system", "state", "--faults", "bogus"}, "bogus"},
+                        {{"--system", "nope"}, "--system"},
+                        {{"--version", "beta30"}, "--system"}}) {
     try {
       ParseCheck(b.args);
       ADD_FAILURE() << "accepted: " << b.args[b.args.size() - 1];

@@ -41,7 +41,8 @@ TEST(Cli, UnknownFlagsAndCommandsAreUsageErrors) {
 }
 
 TEST(Cli, AMissingRedisServerIsASetupErrorWithExitCode2) {
-  Result r = RunCli("fidelity --seed 1 --commands 10", "TESTBED_REDIS_SERVER=/nonexistent/redis-server");
+  Result r =
+      RunCli("fidelity --seed 1 --commands 10", "TESTBED_REDIS_SERVER=/nonexistent/redis-server");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("setup error"), std::string::npos) << r.out;
 }
@@ -50,8 +51,9 @@ TEST(Cli, ADivergenceExitsWith1AndPrintsAShrunkCounterexampleAndAReplayCommand) 
   Result r = RunCli("fidelity --seed 1 --commands 2000 --inject-fault expiry-shift");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("shortest failing sequence"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("replay: testbed fidelity --seed 1 --commands 2000 --inject-fault expiry-shift"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("replay: testbed fidelity --seed 1 --commands 2000 --inject-fault expiry-shift"),
+      std::string::npos)
       << r.out;
 }
 
@@ -112,29 +114,34 @@ TEST(CliCheck, AViolationExitsWith1WithAReplayThatReproducesIt) {
 }
 
 TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
-  for (const char* args : {"check --system state --version beta99", "check --system a2",
-                           "check --system state --version beta24 --rolling-from beta99",
-                           "check --system state --version beta24 --rolling-from beta24",
-                           "check --system state --redis 127.0.0.1:6379", "check --system state --skip 1-2",
-                           "check --system state --redis spawn --real-sample 2",
-                           "check", "check --system state --runs 2 --budget-seconds 2",
-                           "check --system state --scripts /nonexistent", "replay /nonexistent.json",
-                           "check --system state --properties bogus"}) {
+  for (const char* args :
+       {"check --system state --version beta99", "check --system a2",
+        "check --system state --version beta24 --rolling-from beta99",
+        "check --system state --version beta24 --rolling-from beta24",
+        "check --system state --redis 127.0.0.1:6379", "check --system state --skip 1-2",
+        "check --system state --redis spawn --real-sample 2", "check",
+        "check --system state --runs 2 --budget-seconds 2",
+        "check --system state --scripts /nonexistent", "replay /nonexistent.json",
+        "check --system state --properties bogus"}) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }
 }
 
 TEST(CliCheck, ASampleOfRunsReplaysOnRedisServerWithTheSameTraces) {
-  Result r = RunCli("check --system state --version beta24 --seed 9 --runs 4 --real-sample 2 --properties "
-                    "connection-isolation,legacy-adopted-once,model-matches-implementation");
-  EXPECT_NE(r.out.find("redis-server sample: 6 runs replayed on a spawned redis-server, 0 diverged"),
-            std::string::npos) << r.out;
+  Result r = RunCli(
+      "check --system state --version beta24 --seed 9 --runs 4 --real-sample 2 --properties "
+      "connection-isolation,legacy-adopted-once,model-matches-implementation");
+  EXPECT_NE(
+      r.out.find("redis-server sample: 6 runs replayed on a spawned redis-server, 0 diverged"),
+      std::string::npos)
+      << r.out;
 }
 
 TEST(CliCheck, EveryVersionReportsItsFindingsWithReplayLinesThatReproduceThem) {
   for (const char* version : {"beta3", "beta23", "beta24", "beta30"}) {
-    Result r = RunCli(std::string("check --system state --version ") + version + " --seed 1 --runs 5");
+    Result r =
+        RunCli(std::string("check --system state --version ") + version + " --seed 1 --runs 5");
     EXPECT_EQ(r.code, 1) << version << "\n" << r.out;
     const size_t at = r.out.find("replay: testbed ");
     ASSERT_NE(at, std::string::npos) << r.out;
@@ -151,13 +158,17 @@ TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
   std::filesystem::create_directories(dir + "/syntax");
   std::filesystem::create_directories(dir + "/runtime");
   std::ofstream(dir + "/syntax/DELETE_WITH_INDEX_SCRIPT.lua") << "local x =\n";
-  std::ofstream(dir + "/runtime/SET_WITH_QUOTA_SCRIPT.lua") << "return redis.call('GET', undefined_global)\n";
+  std::ofstream(dir + "/runtime/SET_WITH_QUOTA_SCRIPT.lua")
+      << "return redis.call('GET', undefined_global)\n";
   Result syntax = RunCli("check --system state --runs 2 --seed 1 --scripts " + dir + "/syntax");
   EXPECT_EQ(syntax.code, 2) << syntax.out;
-  EXPECT_NE(syntax.out.find("state/beta30/DELETE_WITH_INDEX_SCRIPT.lua: ERR Error compiling script"),
-            std::string::npos) << syntax.out;
-  Result runtime = RunCli("check --system state --runs 2 --seed 1 --properties cas-versions-linearizable --scripts " +
-                          dir + "/runtime");
+  EXPECT_NE(
+      syntax.out.find("state/beta30/DELETE_WITH_INDEX_SCRIPT.lua: ERR Error compiling script"),
+      std::string::npos)
+      << syntax.out;
+  Result runtime = RunCli(
+      "check --system state --runs 2 --seed 1 --properties cas-versions-linearizable --scripts " +
+      dir + "/runtime");
   EXPECT_EQ(runtime.code, 2) << runtime.out;
   EXPECT_NE(runtime.out.find("a script failed at run time"), std::string::npos) << runtime.out;
   EXPECT_NE(runtime.out.find("undefined_global"), std::string::npos) << runtime.out;
@@ -171,8 +182,9 @@ TEST(CliCheck, TheSameSeedWritesTheSameReportTwiceWhateverTheThreadCount) {
     const std::string out = dir + "/" + std::to_string(i);
     std::filesystem::remove_all(out);
     // Once on one thread, once on three: the threads must not change the result.
-    Result r = RunCli("check --system state --version beta24 --seed 31 --runs 5 --faults all --jobs " +
-                      std::string(i == 0 ? "1" : "3") + " --out " + out);
+    Result r =
+        RunCli("check --system state --version beta24 --seed 31 --runs 5 --faults all --jobs " +
+               std::string(i == 0 ? "1" : "3") + " --out " + out);
     EXPECT_EQ(r.code, 1) << r.out;
     std::ifstream in(out + "/report.json");
     reports[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -182,7 +194,9 @@ TEST(CliCheck, TheSameSeedWritesTheSameReportTwiceWhateverTheThreadCount) {
 }
 
 TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
-  Result r = RunCli("check --system state --properties cas-versions-linearizable --seed 5 --runs 20 --ops-mix cas");
+  Result r = RunCli(
+      "check --system state --properties cas-versions-linearizable --seed 5 --runs 20 --ops-mix "
+      "cas");
   EXPECT_EQ(r.code, 0) << r.out;
 }
 

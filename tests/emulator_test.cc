@@ -18,7 +18,8 @@ class EmulatorTest : public ::testing::Test {
 };
 
 TEST_F(EmulatorTest, SharedExpectationsHold) {
-  expectations::RunAll(em, [this](int64_t ms) { clock.set(ms); }, clock.now_ms());
+  expectations::RunAll(
+      em, [this](int64_t ms) { clock.set(ms); }, clock.now_ms());
 }
 
 TEST_F(EmulatorTest, ALongScriptStopsAtTheInstructionBudgetAndTheEmulatorGoesOn) {

@@ -39,7 +39,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, FixedSeeds, ::testing::Values(1, 2, 3, 4, 5, 6))
 
 // A fidelity check that never fails proves nothing: each injected deviation must be caught.
 std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const EmulatorOptions& fault,
-                                                                  RedisServer& server) {
+                                                                 RedisServer& server) {
   Runner runner(&server, fault);
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const auto steps = Generate(seed, 2000, Scripts());

@@ -52,7 +52,8 @@ TEST(Linearizability, RejectsEveryBadGoldenHistory) {
 
 TEST(Linearizability, ABrokenModelIsRejectedWhereTheRightOneIsAccepted) {
   // The broken model never bumps a version past 1: the ok history with versions 1 and 2 fails.
-  const RegisterHistory h = ParseRegisterHistory(Read(TESTBED_SOURCE_DIR "/tests/histories/c03-ok.txt"));
+  const RegisterHistory h =
+      ParseRegisterHistory(Read(TESTBED_SOURCE_DIR "/tests/histories/c03-ok.txt"));
   EXPECT_TRUE(Checker<model::StateRegisterModel>(model::StateRegisterModel(false)).check(h).ok);
   EXPECT_FALSE(Checker<model::StateRegisterModel>(model::StateRegisterModel(true)).check(h).ok);
 }
@@ -73,7 +74,8 @@ TEST(Linearizability, GeneratedLinearizableHistoriesAreAcceptedAndCorruptedOnesR
   model::StateRegisterModel m;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     RegisterHistory h = GenerateLinearizable(
-        seed, {.operations = 300, .keys = 3, .actors = 5, .max_duration_ms = 20, .ambiguous = {1, 10}});
+        seed,
+        {.operations = 300, .keys = 3, .actors = 5, .max_duration_ms = 20, .ambiguous = {1, 10}});
     Verdict ok = Checker<model::StateRegisterModel>(m).check(h);
     EXPECT_TRUE(ok.ok && ok.complete) << "seed " << seed;
     // A read that reports a version nobody wrote can have no linearization.

@@ -29,9 +29,8 @@ TEST(SeedScripts, EachVersionHoldsTheConstantsItsSeedDefines) {
   std::map<std::string, std::set<std::string>> by_dir;
   for (const ScriptFile& s : catalog.all())
     by_dir[s.file.substr(0, s.file.rfind('/'))].insert(s.constant);
-  const std::set<std::string> state_v2 = {"SET_WITH_QUOTA_SCRIPT",
-                                          "COMPARE_AND_SET_WITH_QUOTA_SCRIPT",
-                                          "DELETE_WITH_INDEX_SCRIPT"};
+  const std::set<std::string> state_v2 = {
+      "SET_WITH_QUOTA_SCRIPT", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT", "DELETE_WITH_INDEX_SCRIPT"};
   std::set<std::string> beta23 = state_v2, beta24 = state_v2;
   beta23.insert("BACKFILL_LEGACY_INDEX_SCRIPT");
   beta24.insert("CLAIM_LEGACY_SCRIPT");
@@ -45,8 +44,9 @@ TEST(SeedScripts, EachVersionHoldsTheConstantsItsSeedDefines) {
 TEST(SeedScripts, RestoredHiddenLinesAreDeclaredInTheManifest) {
   const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   const ScriptFile& b23 = catalog.get("state/beta23/SET_WITH_QUOTA_SCRIPT");
-  EXPECT_NE(b23.body.find("local expires_at = tonumber(ARGV[3])\nlocal index_ttl = tonumber(ARGV[4])\n"),
-            std::string::npos);
+  EXPECT_NE(
+      b23.body.find("local expires_at = tonumber(ARGV[3])\nlocal index_ttl = tonumber(ARGV[4])\n"),
+      std::string::npos);
 }
 
 TEST(SeedScripts, EveryScriptCompilesOnTheEmulatorUnderItsManifestSha) {
@@ -70,4 +70,3 @@ TEST(SeedScripts, AMissingManifestIsAClearError) {
 
 }  // namespace
 }  // namespace testbed
-

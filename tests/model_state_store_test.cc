@@ -11,7 +11,8 @@ const std::optional<std::string> kB = std::string("conn-b");
 const std::optional<std::string> kMissing = std::nullopt;
 
 StoreNamespaceOptions Options(int64_t max_entries = 2, bool provider = false) {
-  return {provider, /*default_ttl_ms=*/100, /*max_ttl_ms=*/1000, max_entries, /*max_value_bytes=*/64};
+  return {provider, /*default_ttl_ms=*/100, /*max_ttl_ms=*/1000, max_entries,
+          /*max_value_bytes=*/64};
 }
 
 Json V(int n) { return Json{{"n", n}}; }
@@ -24,7 +25,8 @@ TEST(ModelStateStore, AnEntryIsAliveThroughItsExpiryMillisecondAndGoneAfter) {  
   EXPECT_FALSE(m.get(kA, "ns", Options(), "k", 1051).entry.has_value());
 }
 
-TEST(ModelStateStore, ConnectionsAreScopedUnlessTheNamespaceIsProviderScopedOrTheVariantIsV1) {  // rule 2
+TEST(ModelStateStore,
+     ConnectionsAreScopedUnlessTheNamespaceIsProviderScopedOrTheVariantIsV1) {  // rule 2
   StateStoreModel v2({});
   v2.set(kA, "ns", Options(), "k", V(1), std::nullopt, 0);
   EXPECT_FALSE(v2.get(kB, "ns", Options(), "k", 1).entry.has_value());
@@ -36,16 +38,19 @@ TEST(ModelStateStore, ConnectionsAreScopedUnlessTheNamespaceIsProviderScopedOrTh
   EXPECT_TRUE(v1.get(kB, "ns", Options(), "k", 1).entry.has_value());
 }
 
-TEST(ModelStateStore, TheQuotaRefusesANewKeyButNeverAnOverwriteAndCountsEntriesAtTheirExpiryInstant) {  // rules 1, 3
+TEST(ModelStateStore,
+     TheQuotaRefusesANewKeyButNeverAnOverwriteAndCountsEntriesAtTheirExpiryInstant) {  // rules 1, 3
   StateStoreModel m({});
   m.set(kA, "ns", Options(2), "a", V(1), 10, 0);
   m.set(kA, "ns", Options(2), "b", V(2), std::nullopt, 0);
-  EXPECT_EQ(m.set(kA, "ns", Options(2), "c", V(3), std::nullopt, 10).error, "quota");  // a lives at 10
+  EXPECT_EQ(m.set(kA, "ns", Options(2), "c", V(3), std::nullopt, 10).error,
+            "quota");  // a lives at 10
   EXPECT_TRUE(m.set(kA, "ns", Options(2), "b", V(4), std::nullopt, 10).error.empty());
   EXPECT_TRUE(m.set(kA, "ns", Options(2), "c", V(5), std::nullopt, 11).error.empty());  // a is gone
 }
 
-TEST(ModelStateStore, VersionsCountFromZeroAfterDeleteOrExpiryAndCasSwapsOnlyOnTheCurrentVersion) {  // rule 4
+TEST(ModelStateStore,
+     VersionsCountFromZeroAfterDeleteOrExpiryAndCasSwapsOnlyOnTheCurrentVersion) {  // rule 4
   StateStoreModel m({});
   EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(1), std::nullopt, 0).entry->version, 1);
   EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(2), std::nullopt, 1).entry->version, 2);
@@ -60,7 +65,8 @@ TEST(ModelStateStore, VersionsCountFromZeroAfterDeleteOrExpiryAndCasSwapsOnlyOnT
 TEST(ModelStateStore, CreatedAtSurvivesOverwritesAndRestartsAfterDelete) {  // rule 5
   StateStoreModel m({});
   m.set(kA, "ns", Options(), "k", V(1), std::nullopt, 7);
-  EXPECT_EQ(m.compare_and_set(kA, "ns", Options(), "k", 1, V(2), std::nullopt, 9).entry->created_at, 7);
+  EXPECT_EQ(m.compare_and_set(kA, "ns", Options(), "k", 1, V(2), std::nullopt, 9).entry->created_at,
+            7);
   EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(3), std::nullopt, 11).entry->updated_at, 11);
   m.del(kA, "ns", Options(), "k", 12);
   EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(4), std::nullopt, 13).entry->created_at, 13);
@@ -69,12 +75,15 @@ TEST(ModelStateStore, CreatedAtSurvivesOverwritesAndRestartsAfterDelete) {  // r
 TEST(ModelStateStore, TtlAboveMaxTtlAndValuesAboveMaxValueBytesArePolicyErrors) {  // rule 5
   StateStoreModel m({});
   EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(1), 1001, 0).error, "policy");
-  EXPECT_EQ(m.set(kA, "ns", Options(), "k", Json{{"s", std::string(80, 'x')}}, std::nullopt, 0).error, "policy");
+  EXPECT_EQ(
+      m.set(kA, "ns", Options(), "k", Json{{"s", std::string(80, 'x')}}, std::nullopt, 0).error,
+      "policy");
   StateStoreModel beta3({.scoped = false, .max_ttl = false});
   EXPECT_TRUE(beta3.set(kA, "ns", Options(), "k", V(1), 1001, 0).error.empty());
 }
 
-TEST(ModelStateStore, TheFirstConcreteScopeAdoptsAV1ValueOnceAndTheMissingConnectionNever) {  // rule 7
+TEST(ModelStateStore,
+     TheFirstConcreteScopeAdoptsAV1ValueOnceAndTheMissingConnectionNever) {  // rule 7
   StateStoreModel m({.scoped = true, .legacy_claim = true});
   m.legacy_write("ns", "k", V(1), 1000, 0);
   EXPECT_FALSE(m.get(kMissing, "ns", Options(), "k", 1).entry.has_value());
@@ -86,7 +95,8 @@ TEST(ModelStateStore, TheFirstConcreteScopeAdoptsAV1ValueOnceAndTheMissingConnec
   EXPECT_TRUE(m.compare_and_set(kMissing, "ns", Options(), "j", 0, V(3), std::nullopt, 6).ok);
 }
 
-TEST(ModelStateStore, AReadOfAV1ValueNeverFailsOnTheQuotaItReturnsTheValueWithoutAdopting) {  // rule 7
+TEST(ModelStateStore,
+     AReadOfAV1ValueNeverFailsOnTheQuotaItReturnsTheValueWithoutAdopting) {  // rule 7
   StateStoreModel m({.scoped = true, .legacy_claim = true});
   m.legacy_write("ns", "old", V(1), 1000, 0);
   m.set(kA, "ns", Options(1), "new", V(2), std::nullopt, 1);
@@ -107,8 +117,10 @@ TEST(ModelStateStore, ListFiltersByPrefixAndLimitsButKeepsTheMatchingCount) {  /
 
 TEST(ModelStateStore, IncrementAddsToANumericFieldAndStartsMissingOnesAtZero) {
   StateStoreModel m({});
-  EXPECT_EQ(m.increment(kA, "ns", Options(), "k", "n", 2, std::nullopt, 0).entry->value, Json({{"n", 2.0}}));
-  EXPECT_EQ(m.increment(kA, "ns", Options(), "k", "n", 3, std::nullopt, 1).entry->value, Json({{"n", 5.0}}));
+  EXPECT_EQ(m.increment(kA, "ns", Options(), "k", "n", 2, std::nullopt, 0).entry->value,
+            Json({{"n", 2.0}}));
+  EXPECT_EQ(m.increment(kA, "ns", Options(), "k", "n", 3, std::nullopt, 1).entry->value,
+            Json({{"n", 5.0}}));
 }
 
 }  // namespace

@@ -14,14 +14,15 @@ namespace {
 TEST(RealRedis, SharedExpectationsHoldOnASpawnedServerWithVirtualTime) {
   RedisServer server(kDefaultEpochMs);
   auto conn = server.connect_raw();
-  expectations::RunAll(*conn, [&](int64_t ms) { server.set_time_ms(ms); }, kDefaultEpochMs);
+  expectations::RunAll(
+      *conn, [&](int64_t ms) { server.set_time_ms(ms); }, kDefaultEpochMs);
 }
 
 TEST(RealRedis, TheServerClockFollowsTheVirtualClockToTheMillisecond) {
   RedisServer server(kDefaultEpochMs);
   auto conn = server.connect();
-  for (int64_t t : {kDefaultEpochMs, kDefaultEpochMs + 1, kDefaultEpochMs + 999,
-                    kDefaultEpochMs + 86400000}) {
+  for (int64_t t :
+       {kDefaultEpochMs, kDefaultEpochMs + 1, kDefaultEpochMs + 999, kDefaultEpochMs + 86400000}) {
     server.set_time_ms(t);
     const Reply r = expectations::Call(*conn, {"TIME"});
     ASSERT_EQ(r.elements.size(), 2u);

@@ -62,7 +62,8 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
          err("ERR invalid expire time in 'pexpire' command"));
 
   // 2. Scripts: writes before an error are kept; time is frozen; error suffixes.
-  const std::string partial = "redis.call('SET', KEYS[1], 'a') return redis.call('HGET', KEYS[1], 'f')";
+  const std::string partial =
+      "redis.call('SET', KEYS[1], 'a') return redis.call('HGET', KEYS[1], 'f')";
   expect({"EVAL", partial, "1", "w"},
          err("WRONGTYPE Operation against a key holding the wrong kind of value" +
              ScriptSuffix(partial, 1)));
@@ -93,8 +94,9 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"EVAL", "return {1, 2, nil, 3}", "0"}, Reply::Array({num(1), num(2)}));
   expect({"EVAL", "return {1.9, -2.7, false, 'a', {ok='x'}}", "0"},
          Reply::Array({num(1), num(-2), Reply::Nil(), bulk("a"), Reply::Status("x")}));
-  expect({"EVAL", "return redis.call('SET', KEYS[1], 0.1) and redis.call('GET', KEYS[1])", "1", "n"},
-         bulk("0.10000000000000001"));
+  expect(
+      {"EVAL", "return redis.call('SET', KEYS[1], 0.1) and redis.call('GET', KEYS[1])", "1", "n"},
+      bulk("0.10000000000000001"));
   expect({"EVAL", "redis.call('SET', KEYS[1], 1e14) return redis.call('GET', KEYS[1])", "1", "n"},
          bulk("100000000000000"));
 
@@ -123,8 +125,9 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"ZSCORE", "z", "d"}, bulk("0.10000000000000001"));
   expect({"ZRANGEBYSCORE", "z", "(0", "+inf", "LIMIT", "1", "1"}, Reply::Array({bulk("a")}));
   expect({"ZRANGEBYSCORE", "z", "x", "1"}, err("ERR min or max is not a float"));
-  expect({"ZRANGE", "z", "0", "-1", "LIMIT", "0", "1"},
-         err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
+  expect(
+      {"ZRANGE", "z", "0", "-1", "LIMIT", "0", "1"},
+      err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
   expect({"ZREMRANGEBYSCORE", "z", "-inf", "(1"}, num(2));
   expect({"ZCARD", "z"}, num(2));
   expect({"ZRANGEBYLEX", "z", "[b", "+"}, Reply::Array({bulk("b")}));

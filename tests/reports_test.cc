@@ -19,8 +19,13 @@ CheckReport Sample() {
   r.system = "state";
   r.version = "beta30";
   r.properties = {{"cas-versions-linearizable", 10, 8, 2}, {"quota-safety", 10, 10, 0}};
-  r.violations = {{"cas-versions-linearizable", 8, 2, 1, "  1 1 2 0 0 set value=a -> version=1\n",
-                   {"+0ms client0 exec \"GET\" \"k\" -> (nil)"}, "testbed check --seed 8"}};
+  r.violations = {{"cas-versions-linearizable",
+                   8,
+                   2,
+                   1,
+                   "  1 1 2 0 0 set value=a -> version=1\n",
+                   {"+0ms client0 exec \"GET\" \"k\" -> (nil)"},
+                   "testbed check --seed 8"}};
   return r;
 }
 

@@ -87,7 +87,9 @@ bool PlantedBugHit(Strategy& s, uint64_t seed) {
   World w(o, backend, s);
   AddToyActors(w, 3, 3, &order);
   w.run();
-  auto pos = [&](const std::string& x) { return std::find(order.begin(), order.end(), x) - order.begin(); };
+  auto pos = [&](const std::string& x) {
+    return std::find(order.begin(), order.end(), x) - order.begin();
+  };
   return pos("A1") < pos("B1") && pos("B1") < pos("A2");
 }
 
@@ -228,7 +230,8 @@ std::vector<FaultCase> FaultCases() {
                    }});
   FaultOptions lost_reply;
   lost_reply.lost_reply = {1, 2};
-  cases.push_back({"lost-reply", lost_reply, [](World& w, Observed& obs) {
+  cases.push_back({"lost-reply", lost_reply,
+                   [](World& w, Observed& obs) {
                      w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        for (int i = 0; i < 20; ++i) {
                          CallResult r = co_await ctx.cmd("SET", "k" + std::to_string(i), "v");
@@ -240,21 +243,21 @@ std::vector<FaultCase> FaultCases() {
                    [](const Observed& o) {
                      // Some SET replies are lost although the write was applied: ambiguous.
                      bool ambiguous = false;
-                     for (const auto& n : o.notes)
-                       ambiguous |= n == "transport:timeout then \"v\"";
+                     for (const auto& n : o.notes) ambiguous |= n == "transport:timeout then \"v\"";
                      EXPECT_TRUE(ambiguous) << ::testing::PrintToString(o.notes);
                    }});
   FaultOptions latency;
   latency.latency_ms_min = latency.latency_ms_max = 7;
-  cases.push_back({"latency", latency, one_call({"SET", "k", "v"}, {"GET", "k"}),
-                   [](const Observed& o) {
-                     EXPECT_EQ(o.notes[1], "elapsed 7");
-                     EXPECT_EQ(o.notes[2], "\"v\"");
-                   }});
+  cases.push_back(
+      {"latency", latency, one_call({"SET", "k", "v"}, {"GET", "k"}), [](const Observed& o) {
+         EXPECT_EQ(o.notes[1], "elapsed 7");
+         EXPECT_EQ(o.notes[2], "\"v\"");
+       }});
   FaultOptions delay;
   delay.delayed_request = {1, 1};
   delay.delay_ms_max = 50;
-  cases.push_back({"delay", delay, [](World& w, Observed& obs) {
+  cases.push_back({"delay", delay,
+                   [](World& w, Observed& obs) {
                      for (std::string who : {"a", "b", "c", "d"})
                        w.add_actor(who, [who](Ctx& ctx) -> Task<void> {
                          co_await ctx.cmd("ZADD", "order", std::to_string(ctx.now_ms()), who);
@@ -271,7 +274,8 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_NE(o.notes[0].find("\"a\""), std::string::npos);
                    }});
   FaultOptions none;
-  cases.push_back({"pause", none, [](World& w, Observed& obs) {
+  cases.push_back({"pause", none,
+                   [](World& w, Observed& obs) {
                      const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        co_await ctx.cmd("SET", "lease", "A", "PX", "100");
                        co_await ctx.sleep(10);
@@ -284,7 +288,8 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_EQ(o.notes[0], "after pause 505");
                      EXPECT_EQ(o.notes[1], "(nil)");  // the lease expired during the pause
                    }});
-  cases.push_back({"crash", none, [](World& w, Observed& obs) {
+  cases.push_back({"crash", none,
+                   [](World& w, Observed& obs) {
                      const ActorId a = w.add_actor("A", [](Ctx& ctx) -> Task<void> {
                        ctx.spawn("renew", [](Ctx& c) -> Task<void> {
                          while (true) {
@@ -308,7 +313,8 @@ std::vector<FaultCase> FaultCases() {
                    }});
   FaultOptions skew;
   skew.clock_skew_ms_max = 500;
-  cases.push_back({"skew", skew, [](World& w, Observed& obs) {
+  cases.push_back({"skew", skew,
+                   [](World& w, Observed& obs) {
                      for (std::string who : {"A", "B", "C"})
                        w.add_actor(who, [&obs](Ctx& ctx) -> Task<void> {
                          obs.add(std::to_string(ctx.now_ms() - ctx.world().now_ms()));
@@ -319,7 +325,8 @@ std::vector<FaultCase> FaultCases() {
                      std::set<std::string> offsets(o.notes.begin(), o.notes.end());
                      EXPECT_GT(offsets.size(), 1u);  // the actors disagree about the time
                    }});
-  cases.push_back({"clock-jump", none, [](World& w, Observed& obs) {
+  cases.push_back({"clock-jump", none,
+                   [](World& w, Observed& obs) {
                      const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        const int64_t before = ctx.now_ms();
                        co_await ctx.sleep(20);
@@ -329,7 +336,8 @@ std::vector<FaultCase> FaultCases() {
                      w.schedule(FaultKind::kClockJump, 10, a, 5000);
                    },
                    [](const Observed& o) { EXPECT_EQ(o.notes[0], "5020"); }});
-  cases.push_back({"restart", none, [](World& w, Observed& obs) {
+  cases.push_back({"restart", none,
+                   [](World& w, Observed& obs) {
                      w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        co_await ctx.cmd("SET", "a", "1");
                        CallResult sha = co_await ctx.cmd("SCRIPT", "LOAD", "return 1");
@@ -344,11 +352,12 @@ std::vector<FaultCase> FaultCases() {
                      w.schedule(FaultKind::kRestart, 30);
                    },
                    [](const Observed& o) {
-                     EXPECT_EQ(o.notes[0], "\"1\"");    // before the snapshot: kept
-                     EXPECT_EQ(o.notes[1], "(nil)");    // acknowledged, then lost
+                     EXPECT_EQ(o.notes[0], "\"1\"");  // before the snapshot: kept
+                     EXPECT_EQ(o.notes[1], "(nil)");  // acknowledged, then lost
                      EXPECT_EQ(o.notes[2], "(error) NOSCRIPT No matching script. Please use EVAL.");
                    }});
-  cases.push_back({"failover", none, [](World& w, Observed& obs) {
+  cases.push_back({"failover", none,
+                   [](World& w, Observed& obs) {
                      w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        co_await ctx.cmd("SET", "a", "1");
                        co_await ctx.cmd("SET", "b", "1");
@@ -362,7 +371,8 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_EQ(o.notes[0], "\"1\"");
                      EXPECT_EQ(o.notes[1], "(nil)");  // the replica was one command behind
                    }});
-  cases.push_back({"outage", none, [](World& w, Observed& obs) {
+  cases.push_back({"outage", none,
+                   [](World& w, Observed& obs) {
                      w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
                        co_await ctx.sleep(15);
                        obs.add(Show(co_await ctx.cmd("SET", "k", "v")));

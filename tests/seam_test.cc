@@ -31,7 +31,8 @@ TEST(ToySystem, ListShowsItsVersionsPropertiesAndOption) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("system counter: a toy shared counter"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("v2         no scripts (plain commands); HINCRBY; rolling deploy from v1"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("mixed-pods-no-lost-increment"), std::string::npos);
   EXPECT_NE(r.out.find("option --step (default 1)"), std::string::npos);
   EXPECT_NE(r.out.find("system state:"), std::string::npos) << "the built-in systems stay";
@@ -39,8 +40,9 @@ TEST(ToySystem, ListShowsItsVersionsPropertiesAndOption) {
 
 TEST(ToySystem, CheckFindsTheLostUpdateOfV1MinimizesItAndItsReplayAndScenarioReproduceIt) {
   TempDir dir("toy-check");
-  const Result r = Toy("check --system counter --version v1 --seed 3 --runs 20 --step 2 --quiet --out " +
-                       dir.path() + " --save-scenarios " + (dir / "scenarios"));
+  const Result r =
+      Toy("check --system counter --version v1 --seed 3 --runs 20 --step 2 --quiet --out " +
+          dir.path() + " --save-scenarios " + (dir / "scenarios"));
   ASSERT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("mixed-pods-no-lost-increment        n/a"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("violation of no-lost-increment (seed "), std::string::npos) << r.out;
@@ -55,7 +57,8 @@ TEST(ToySystem, CheckFindsTheLostUpdateOfV1MinimizesItAndItsReplayAndScenarioRep
   EXPECT_NE(ReadFile(scenario).find("\"step\": \"2\""), std::string::npos) << ReadFile(scenario);
   const Result replayed = Toy("replay " + scenario + " --redis spawn");
   EXPECT_EQ(replayed.code, 1) << replayed.out;
-  EXPECT_NE(replayed.out.find("result: no-lost-increment violated"), std::string::npos) << replayed.out;
+  EXPECT_NE(replayed.out.find("result: no-lost-increment violated"), std::string::npos)
+      << replayed.out;
 }
 
 TEST(ToySystem, V2PassesAndARollingDeployFromV1LosesIncrements) {
@@ -63,7 +66,8 @@ TEST(ToySystem, V2PassesAndARollingDeployFromV1LosesIncrements) {
   EXPECT_EQ(v2.code, 0) << v2.out;
   const Result mixed = Toy("check --system counter --seed 3 --runs 20 --clients 3");
   EXPECT_EQ(mixed.code, 1) << mixed.out;
-  EXPECT_NE(mixed.out.find("violation of mixed-pods-no-lost-increment"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("violation of mixed-pods-no-lost-increment"), std::string::npos)
+      << mixed.out;
 }
 
 TEST(ToySystem, TheStateCliDoesNotKnowTheToyAndItsOptionIsRefusedForState) {
@@ -77,10 +81,11 @@ TEST(GoldenReports, StateReportsForFixedSeedsAreByteIdenticalToThePinnedOnes) {
   struct Pinned {
     std::string args, file;
   };
-  for (const Pinned& p : std::vector<Pinned>{
-           {"--version beta30 --seed 99 --runs 40", "state-beta30-seed-99-runs-40"},
-           {"--version beta24 --seed 31 --runs 5 --faults all", "state-beta24-seed-31-runs-5-faults-all"},
-           {"--version beta3 --seed 1 --runs 5", "state-beta3-seed-1-runs-5"}}) {
+  for (const Pinned& p :
+       std::vector<Pinned>{{"--version beta30 --seed 99 --runs 40", "state-beta30-seed-99-runs-40"},
+                           {"--version beta24 --seed 31 --runs 5 --faults all",
+                            "state-beta24-seed-31-runs-5-faults-all"},
+                           {"--version beta3 --seed 1 --runs 5", "state-beta3-seed-1-runs-5"}}) {
     TempDir dir("golden");
     const Result r = Cli("check --system state " + p.args + " --quiet --out " + dir.path());
     EXPECT_EQ(r.code, 1) << r.out;
@@ -99,23 +104,27 @@ std::string ViolationBlock(const std::string& out) {
 
 TEST(ReplayLines, EveryCommandsPrintedReplayLineReproducesItsRunVerbatim) {
   // sim: the horizon and faults must survive into the line.
-  const Result sim = Cli("sim --seed 5 --faults latency,lost-reply --actors 3 --horizon-ms 200 --increments 4");
+  const Result sim =
+      Cli("sim --seed 5 --faults latency,lost-reply --actors 3 --horizon-ms 200 --increments 4");
   ASSERT_EQ(sim.code, 1) << sim.out;
   const Result sim_again = Cli(ReplayArgs(sim.out));
   EXPECT_EQ(sim_again.code, 1) << sim_again.out;
   EXPECT_EQ(LineStarting(sim_again.out, "trace-hash: "), LineStarting(sim.out, "trace-hash: "));
   // fidelity: the checkpoint interval must survive, or the divergence moves.
-  const Result fid = Cli("fidelity --seed 1 --commands 2000 --checkpoint-every 37 --inject-fault expiry-shift");
+  const Result fid =
+      Cli("fidelity --seed 1 --commands 2000 --checkpoint-every 37 --inject-fault expiry-shift");
   ASSERT_EQ(fid.code, 1) << fid.out;
   EXPECT_NE(ReplayArgs(fid.out).find("--checkpoint-every 37"), std::string::npos) << fid.out;
   const Result fid_again = Cli(ReplayArgs(fid.out));
   EXPECT_EQ(fid_again.code, 1);
-  EXPECT_EQ(LineStarting(fid_again.out, "first divergence at step"), LineStarting(fid.out, "first divergence at step"));
+  EXPECT_EQ(LineStarting(fid_again.out, "first divergence at step"),
+            LineStarting(fid.out, "first divergence at step"));
   EXPECT_EQ(LineStarting(fid_again.out, "trace-hash: "), LineStarting(fid.out, "trace-hash: "));
   // check: faults, clients, ops, the rolling deploy and the system's option in the line.
-  const Result check = Cli("check --system state --version beta24 --rolling-from beta3 --seed 4 --runs 6 "
-                           "--clients 2 --ops 6 --faults lost-reply,latency --ops-mix cas --quiet "
-                           "--properties cas-versions-linearizable,quota-safety,rolling-deploy-writes-visible");
+  const Result check =
+      Cli("check --system state --version beta24 --rolling-from beta3 --seed 4 --runs 6 "
+          "--clients 2 --ops 6 --faults lost-reply,latency --ops-mix cas --quiet "
+          "--properties cas-versions-linearizable,quota-safety,rolling-deploy-writes-visible");
   ASSERT_EQ(check.code, 1) << check.out;
   const std::string replay = ReplayArgs(check.out);
   for (const char* flag : {"--rolling-from beta3", "--faults lost-reply,latency", "--ops-mix cas"})
@@ -132,16 +141,18 @@ namespace testbed {
 namespace {
 
 TEST(CheckStrategies, BoundedDfsExhaustsASmallWorkloadSoAPassIsAProofForThatSize) {
-  const Result r = Cli("check --system state --version beta30 --strategy dfs --clients 2 --ops 2 --seed 1 "
-                       "--properties cas-versions-linearizable --ops-mix cas --quiet");
+  const Result r =
+      Cli("check --system state --version beta30 --strategy dfs --clients 2 --ops 2 --seed 1 "
+          "--properties cas-versions-linearizable --ops-mix cas --quiet");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("exhausted: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("stopped after"), std::string::npos) << r.out;
 }
 
 TEST(CheckStrategies, DfsFindsTheBeta3RaceAndItsScheduleReplaysToTheSameCounterexample) {
-  const Result r = Cli("check --system state --version beta3 --strategy dfs --clients 2 --ops 2 --seed 1 "
-                       "--properties cas-versions-linearizable --quiet");
+  const Result r =
+      Cli("check --system state --version beta3 --strategy dfs --clients 2 --ops 2 --seed 1 "
+          "--properties cas-versions-linearizable --quiet");
   ASSERT_EQ(r.code, 1) << r.out;
   const std::string replay = ReplayArgs(r.out);
   EXPECT_NE(replay.find("--strategy replay --choices "), std::string::npos) << replay;
@@ -149,14 +160,16 @@ TEST(CheckStrategies, DfsFindsTheBeta3RaceAndItsScheduleReplaysToTheSameCountere
   EXPECT_EQ(again.code, 1) << again.out;
   EXPECT_EQ(ViolationBlock(again.out), ViolationBlock(r.out));
   // A search cut short says so, and is never called exhaustive.
-  const Result cut = Cli("check --system state --version beta3 --strategy dfs --clients 2 --ops 2 --seed 1 "
-                         "--properties cas-versions-linearizable --max-schedules 3 --quiet");
+  const Result cut =
+      Cli("check --system state --version beta3 --strategy dfs --clients 2 --ops 2 --seed 1 "
+          "--properties cas-versions-linearizable --max-schedules 3 --quiet");
   EXPECT_NE(cut.out.find("stopped after 3 schedules"), std::string::npos) << cut.out;
 }
 
 TEST(CheckStrategies, PctFindsTheBeta3RaceWithAReplayLineThatReproducesIt) {
-  const Result r = Cli("check --system state --version beta3 --strategy pct --pct-depth 3 --seed 2 --runs 20 "
-                       "--properties cas-versions-linearizable --quiet");
+  const Result r =
+      Cli("check --system state --version beta3 --strategy pct --pct-depth 3 --seed 2 --runs 20 "
+          "--properties cas-versions-linearizable --quiet");
   ASSERT_EQ(r.code, 1) << r.out;
   const std::string replay = ReplayArgs(r.out);
   EXPECT_NE(replay.find("--strategy pct --pct-depth 3"), std::string::npos) << replay;

@@ -31,7 +31,8 @@ Generated GenWorkload(bool with_faults) {
   // Which operations run: RapidCheck shrinks each toward false, that is, drops single
   // operations (StateWorkload::skip) as well as whole clients and trailing operations.
   const auto keep = *rc::gen::container<std::vector<bool>>(
-      static_cast<size_t>(g.w.clients * g.w.ops), rc::gen::weightedElement<bool>({{1, false}, {9, true}}));
+      static_cast<size_t>(g.w.clients * g.w.ops),
+      rc::gen::weightedElement<bool>({{1, false}, {9, true}}));
   for (int c = 0; c < g.w.clients; ++c)
     for (int i = 0; i < g.w.ops; ++i)
       if (!keep[static_cast<size_t>(c * g.w.ops + i)]) g.w.skip.insert({c, i});
@@ -55,9 +56,9 @@ void LogReplay(const Generated& g, const std::string& extra = "",
   RC_LOG() << "replay: ./build/testbed check --system state --version " << g.w.version
            << " --properties " << property << " --seed " << g.w.seed << " --runs 1 --clients "
            << g.w.clients << " --ops " << g.w.ops
-           << (g.faults.empty() ? "" : " --faults " + g.faults) << (g.w.cas_only ? " --ops-mix cas" : "")
-           << (g.w.skip.empty() ? "" : " --skip " + FormatSkip(g.w.skip))
-           << extra << "\n";
+           << (g.faults.empty() ? "" : " --faults " + g.faults)
+           << (g.w.cas_only ? " --ops-mix cas" : "")
+           << (g.w.skip.empty() ? "" : " --skip " + FormatSkip(g.w.skip)) << extra << "\n";
 }
 
 RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadAndFaults, ()) {
@@ -73,14 +74,16 @@ RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadA
 // connection reads another's data, and beta.24 adopts each v1 write at most once and keeps it
 // readable (with old beta.23 pods writing during the deploy). Under lost replies a claim's
 // outcome is unknown, which the legacy checks must allow for.
-RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1WritesAreAdoptedOnceAndReadableUnderFaults, ()) {
+RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1WritesAreAdoptedOnceAndReadableUnderFaults,
+              ()) {
   Generated g = GenWorkload(true);
   g.w.version = *rc::gen::element<std::string>("beta24", "beta30");
   g.w.old_version = RollingFrom(g.w.version);
-  const std::string property = g.w.version == "beta24"
-                                   ? *rc::gen::element<std::string>("connection-isolation", "legacy-adopted-once",
-                                                                    "legacy-readable")
-                                   : std::string("connection-isolation");
+  const std::string property =
+      g.w.version == "beta24"
+          ? *rc::gen::element<std::string>("connection-isolation", "legacy-adopted-once",
+                                           "legacy-readable")
+          : std::string("connection-isolation");
   LogReplay(g, "", property);
   const StateRun r = RunStateWorkload(ForProperty(g.w, property), Shipped(), nullptr);
   RC_ASSERT(!Violates(r, property));
@@ -92,7 +95,8 @@ RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
   Generated g = GenWorkload(false);
   g.w.version = "beta3";
   LogReplay(g, "", "model-matches-implementation");
-  const StateRun r = RunStateWorkload(ForProperty(g.w, "model-matches-implementation"), Shipped(), nullptr);
+  const StateRun r =
+      RunStateWorkload(ForProperty(g.w, "model-matches-implementation"), Shipped(), nullptr);
   RC_ASSERT(!Violates(r, "model-matches-implementation"));
 }
 
@@ -133,7 +137,9 @@ TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToAFewOperationsOfTwoOrMoreClie
 }
 
 TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
-  const ScriptCatalog broken = testing_catalogs::WithBroken("rc-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+  const ScriptCatalog broken = testing_catalogs::WithBroken(
+      "rc-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
+      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   const bool held = rc::check("CAS path is linearizable with the broken script", [&] {
     Generated g = GenWorkload(false);
     g.w.cas_only = true;

@@ -56,7 +56,9 @@ TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {
 
 TEST(StateBeta30, ABrokenCompareAndSetScriptIsCaught) {
   // The shipped catalog, with beta.30's CAS replaced by the copy that skips the version check.
-  const ScriptCatalog broken = testing_catalogs::WithBroken("broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+  const ScriptCatalog broken = testing_catalogs::WithBroken(
+      "broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
+      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   int caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     StateWorkload w;
@@ -94,11 +96,13 @@ TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
   w.ops = 40;
   const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
   const std::string found = DescribeViolation(r, "value-read-back");
-  EXPECT_NE(found.find("{\"list\":[]}) then get() read back {\"list\":{}}"), std::string::npos) << found;
+  EXPECT_NE(found.find("{\"list\":[]}) then get() read back {\"list\":{}}"), std::string::npos)
+      << found;
   // Integers past 1e14 come back in %.14g (9007199254740991 as 9007199254741000), so do
   // binary fractions.
   EXPECT_TRUE(found.find("9007199254741000") != std::string::npos ||
-              found.find("1234567890123500") != std::string::npos) << found;
+              found.find("1234567890123500") != std::string::npos)
+      << found;
   EXPECT_NE(found.find("read back {\"f\":0.3}"), std::string::npos) << found;
   // Values cjson keeps intact are not reported.
   EXPECT_EQ(found.find("{\"empty\":{}}) then"), std::string::npos) << found;
@@ -141,7 +145,8 @@ TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     w.seed = seed;
     const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    EXPECT_FALSE(Violates(r, "connection-isolation")) << DescribeViolation(r, "connection-isolation");
+    EXPECT_FALSE(Violates(r, "connection-isolation"))
+        << DescribeViolation(r, "connection-isolation");
   }
   w.broken_scope_for_negative_test = true;
   const StateRun broken = RunStateWorkload(w, Shipped(), nullptr);
@@ -151,8 +156,9 @@ TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
   // connectionScopeDiscriminator (157-161) and indexKey (299-312).
   EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::nullopt), "scope:connection:missing");
-  EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::string("abc")),
-            "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(
+      state::v2::ConnectionScopeDiscriminator(std::string("abc")),
+      "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(state::IsoTime(kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
   EXPECT_EQ(state::IsoTime(0), "1970-01-01T00:00:00.000Z");
   // Buffer.from(s).toString("base64url") in Node: no padding, '-' and '_' (RFC 4648 vectors).
@@ -170,19 +176,19 @@ TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
 TEST(StateBeta30, AMalformedScenarioIsAClearError) {
   testing_dirs::TempDir tmp("bad-scenario");
   const std::string path = tmp / "bad-scenario.json";
-  {
-    std::ofstream(path) << "{\"system\":\"state\",\"name\":\"x\"}";
-  }
+  { std::ofstream(path) << "{\"system\":\"state\",\"name\":\"x\"}"; }
   EXPECT_THROW(scenarios::Load(path), std::invalid_argument);
   EXPECT_THROW(scenarios::Load("/nonexistent.json"), std::invalid_argument);
   // The message names the bad field, not a JSON library's exception.
-  std::ofstream(path) << R"({"system":"state","name":"x","property":"quota-safety","version":"beta30",)"
-                      << R"("seed":1,"clients":"two","ops":3})";
+  std::ofstream(path)
+      << R"({"system":"state","name":"x","property":"quota-safety","version":"beta30",)"
+      << R"("seed":1,"clients":"two","ops":3})";
   try {
     scenarios::Load(path);
     ADD_FAILURE() << "accepted clients \"two\"";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("field \"clients\" must be an integer, not \"two\""), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("field \"clients\" must be an integer, not \"two\""),
+              std::string::npos)
         << e.what();
   }
 }

@@ -25,8 +25,8 @@ std::string KeyspaceAfter(const std::string& version, std::optional<std::string>
   sim::World world(sim::WorldOptions{}, backend, walk);
   state::VersionScripts scripts(Shipped());
   world.add_actor("pod", [&](sim::Ctx& ctx) -> Task<void> {
-    auto ns = state::MakeNamespace(version, ctx, scripts, std::nullopt, "ns", state::NamespaceOptions{},
-                                   connection);
+    auto ns = state::MakeNamespace(version, ctx, scripts, std::nullopt, "ns",
+                                   state::NamespaceOptions{}, connection);
     co_await body(*ns);
   });
   const sim::RunResult r = world.run();
@@ -48,18 +48,24 @@ TEST(StateVersions, EachPortWritesTheKeysItsSeedBuilds) {
   const std::string v23 = KeyspaceAfter("beta23", std::nullopt, SetK);
   EXPECT_NE(v23.find("apifuse:provider-state:v1:default:ns:k"), std::string::npos) << v23;
   // base64url("apifuse:provider-state:v1:default:ns"), and the backfill's cursor beside it.
-  EXPECT_NE(v23.find("apifuse:provider-state:v1:index:YXBpZnVzZTpwcm92aWRlci1zdGF0ZTp2MTpkZWZhdWx0Om5z"),
-            std::string::npos) << v23;
+  EXPECT_NE(
+      v23.find("apifuse:provider-state:v1:index:YXBpZnVzZTpwcm92aWRlci1zdGF0ZTp2MTpkZWZhdWx0Om5z"),
+      std::string::npos)
+      << v23;
   EXPECT_NE(v23.find(":legacy-scan-cursor"), std::string::npos) << v23;
 
   const std::string v24 = KeyspaceAfter("beta24", std::string("c1"), SetK);
-  EXPECT_NE(v24.find("apifuse:provider-state:v2:default:ns:scope:connection:sha256:"), std::string::npos) << v24;
+  EXPECT_NE(v24.find("apifuse:provider-state:v2:default:ns:scope:connection:sha256:"),
+            std::string::npos)
+      << v24;
   // set() tombstones the v1 key of a concrete scope (SET_WITH_QUOTA_SCRIPT, ARGV[6] == "1").
   EXPECT_NE(v24.find("apifuse:provider-state:v1:default:ns:k"), std::string::npos) << v24;
   EXPECT_NE(v24.find("deleted"), std::string::npos) << v24;
 
   const std::string v30 = KeyspaceAfter("beta30", std::nullopt, SetK);
-  EXPECT_NE(v30.find("apifuse:provider-state:v2:default:ns:scope:connection:missing:k"), std::string::npos) << v30;
+  EXPECT_NE(v30.find("apifuse:provider-state:v2:default:ns:scope:connection:missing:k"),
+            std::string::npos)
+      << v30;
   EXPECT_EQ(v30.find("provider-state:v1"), std::string::npos) << v30;
 }
 
@@ -87,7 +93,8 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
   EXPECT_GE(compared, 40);
 }
 
-int Violations(StateWorkload w, const std::string& property, int runs, const ScriptCatalog& scripts) {
+int Violations(StateWorkload w, const std::string& property, int runs,
+               const ScriptCatalog& scripts) {
   w = ForProperty(w, property);
   int violated = 0;
   for (int s = 1; s <= runs; ++s) {
@@ -112,14 +119,19 @@ TEST(StateVersions, LiveV1ValuesStayReadableAfterBeta23AndBeta24ButNotAfterBeta3
 
 TEST(StateVersions, Beta24AdoptsEachV1WriteOnceAndAClaimWithoutTombstoneIsCaught) {
   EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, Shipped()), 0);
-  const ScriptCatalog broken = testing_catalogs::WithBroken("claim-broken-catalog", "state/beta24/CLAIM_LEGACY_SCRIPT.lua", "claim-without-tombstone/CLAIM_LEGACY_SCRIPT.lua");
+  const ScriptCatalog broken =
+      testing_catalogs::WithBroken("claim-broken-catalog", "state/beta24/CLAIM_LEGACY_SCRIPT.lua",
+                                   "claim-without-tombstone/CLAIM_LEGACY_SCRIPT.lua");
   EXPECT_GE(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, broken), 5);
 }
 
 TEST(StateVersions, OldPodsWritesAreLostInRollingDeploysToV2ButNotBetweenV1Releases) {
-  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()), 0);
-  EXPECT_GE(Violations(Deploy("beta24", "beta23"), "rolling-deploy-writes-visible", 10, Shipped()), 8);
-  EXPECT_GE(Violations(Deploy("beta30", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()), 8);
+  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()),
+            0);
+  EXPECT_GE(Violations(Deploy("beta24", "beta23"), "rolling-deploy-writes-visible", 10, Shipped()),
+            8);
+  EXPECT_GE(Violations(Deploy("beta30", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()),
+            8);
 }
 
 TEST(StateVersions, OnlyBeta24FailsAReadWithAQuotaError) {
@@ -143,7 +155,9 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
   StateWorkload b3 = Deploy("beta3", "");
   b3.ops = 30;
   EXPECT_EQ(Violations(b3, "model-matches-implementation", 40, Shipped()), 0);
-  const ScriptCatalog broken = testing_catalogs::WithBroken("model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+  const ScriptCatalog broken = testing_catalogs::WithBroken(
+      "model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
+      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   StateWorkload b30 = Deploy("beta30", "");
   b30.ops = 30;
   EXPECT_GE(Violations(b30, "model-matches-implementation", 20, broken), 10);
@@ -151,11 +165,13 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
 
 TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
   for (const std::string& version : StateVersions()) {
-    StateWorkload w = ForProperty(Deploy(version, RollingFrom(version)), "cas-versions-linearizable");
+    StateWorkload w =
+        ForProperty(Deploy(version, RollingFrom(version)), "cas-versions-linearizable");
     w.seed = 17;
     w.faults = sim::FaultOptions::Parse("all");
     EXPECT_EQ(RunStateWorkload(w, Shipped(), nullptr).run.trace_hash,
-              RunStateWorkload(w, Shipped(), nullptr).run.trace_hash) << version;
+              RunStateWorkload(w, Shipped(), nullptr).run.trace_hash)
+        << version;
   }
 }
 
@@ -165,7 +181,8 @@ TEST(StateVersions, JsonIsWrittenAsJavaScriptWritesIt) {
   EXPECT_EQ(state::Stringify(state::Json(0.1)), "0.1");
   EXPECT_EQ(state::Stringify(state::Json(1e-7)), "1e-7");
   EXPECT_EQ(state::Stringify(state::Json(1e21)), "1e+21");
-  EXPECT_EQ(state::Stringify(state::Json::parse(R"({"b":[1.5,2.0],"a":"é"})")), R"({"a":"é","b":[1.5,2]})");
+  EXPECT_EQ(state::Stringify(state::Json::parse(R"({"b":[1.5,2.0],"a":"é"})")),
+            R"({"a":"é","b":[1.5,2]})");
   EXPECT_EQ(state::ParseIsoTime(state::IsoTime(kDefaultEpochMs + 1234)), kDefaultEpochMs + 1234);
   EXPECT_FALSE(state::ParseIsoTime("yesterday").has_value());
 }

@@ -22,9 +22,11 @@ inline const ScriptCatalog& Shipped() {
 
 // The shipped catalog with `script` (e.g. "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua")
 // replaced, in memory, by tests/broken_scripts/<broken>; `tag` names the copy in messages.
-inline ScriptCatalog WithBroken(const std::string& tag, const std::string& script, const std::string& broken) {
+inline ScriptCatalog WithBroken(const std::string& tag, const std::string& script,
+                                const std::string& broken) {
   ScriptCatalog c = Shipped();
-  std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken, std::ios::binary);
+  std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken,
+                   std::ios::binary);
   EXPECT_TRUE(in.good()) << tag << ": no broken script " << broken;
   c.replace(script, std::string(std::istreambuf_iterator<char>(in), {}));
   return c;

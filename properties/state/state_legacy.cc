@@ -24,11 +24,13 @@ struct RollingState {
 
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
 // sequence, so the last acknowledged write is what any read must return.
-Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, state::StateNamespace& ns,
-                       state::StateNamespace* old, Prng& rng, RollingState* st, Recorder* rec) {
+Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
+                       state::StateNamespace& ns, state::StateNamespace* old, Prng& rng,
+                       RollingState* st, Recorder* rec) {
   const bool use_old = old && rng.chance({1, 2});
   state::StateNamespace& pod = use_old ? *old : ns;
-  const std::string who = use_old ? "old pod (" + w.old_version + ")" : "new pod (" + w.version + ")";
+  const std::string who =
+      use_old ? "old pod (" + w.old_version + ")" : "new pod (" + w.version + ")";
   const std::string key = "r" + std::to_string(id);
   const uint64_t roll = rng.below(100);
   state::Json value = state::Json::object();
@@ -41,7 +43,8 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, sta
       st->known = true;
       st->expected = state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
-      st->last = "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
+      st->last =
+          "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
       st->log.push_back(st->last);
     } else if (roll < 85) {
       const bool by_list = roll >= 70;
@@ -56,7 +59,8 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w, sta
       }
       const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
       const std::string step = "at +" + std::to_string(t) + "ms the " + who + " " +
-                               (by_list ? "list()" : "get(\"" + key + "\")") + " read " + got.value_or("null");
+                               (by_list ? "list()" : "get(\"" + key + "\")") + " read " +
+                               got.value_or("null");
       st->log.push_back(step);
       if (st->known && !expired && got != st->expected && rec->rolling_violations.size() < 3) {
         std::string steps;
@@ -141,8 +145,8 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
         } else {
           // Six connections share the new pods, so that fresh scopes keep meeting v1 values.
           const std::string scope = "c" + std::to_string(rng.below(6));
-          auto pod = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
-                                          "ns", w.ns, scope);
+          auto pod = state::MakeNamespace(w.version, ctx, scripts,
+                                          std::string("provider-under-test"), "ns", w.ns, scope);
           const uint64_t roll = rng.below(100);
           value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
           std::optional<state::StateValue> seen;
@@ -151,12 +155,14 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
           } else if (roll < 75) {
             co_await pod->set("A", value, std::nullopt);
           } else if (roll < 90) {
-            state::CasResult r = co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
+            state::CasResult r =
+                co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
             seen = r.ok ? r.value : r.current;
           } else {
             co_await pod->del("A");
           }
-          const std::string origin = seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
+          const std::string origin =
+              seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
           if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(scope);
         }
       } catch (const state::StateError&) {
@@ -193,8 +199,8 @@ std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>
     for (const auto& r : after) readers.insert(r.connection);
     for (const auto& r : after) {
       if (r.got && *r.got != k.value) {
-        out.push_back("connection " + r.connection + " read " + key + " as " + *r.got +
-                      " at " + at(r.inv_ms) + "; the old pod wrote " + k.value);
+        out.push_back("connection " + r.connection + " read " + key + " as " + *r.got + " at " +
+                      at(r.inv_ms) + "; the old pod wrote " + k.value);
         break;
       }
       if (r.got) anyone = had[r.connection] = true;
@@ -208,7 +214,8 @@ std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>
       out.push_back("an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
                     at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
                     std::to_string(after.size()) + " reads after it, by " +
-                    std::to_string(readers.size()) + " connections of the new version, returned null");
+                    std::to_string(readers.size()) +
+                    " connections of the new version, returned null");
     if (out.size() >= 3) break;
   }
   return out;

@@ -66,10 +66,16 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
 // fractions, escapes, unicode, nesting.
 state::Json TrickyValue(Prng& rng) {
-  static const std::vector<std::string> values = {
-      R"({"list":[]})", R"({"n":1234567890123456})", R"({"f":0.30000000000000004})",
-      R"({"path":"a/b"})", R"({"s":"caf\u00e9 \ud83d\ude00"})", R"({"nested":{"a":[1,[2,{}]]}})",
-      R"({"neg":-0.5,"big":9007199254740991})", R"({"empty":{}})", R"([1,2,3])", R"("text")"};
+  static const std::vector<std::string> values = {R"({"list":[]})",
+                                                  R"({"n":1234567890123456})",
+                                                  R"({"f":0.30000000000000004})",
+                                                  R"({"path":"a/b"})",
+                                                  R"({"s":"caf\u00e9 \ud83d\ude00"})",
+                                                  R"({"nested":{"a":[1,[2,{}]]}})",
+                                                  R"({"neg":-0.5,"big":9007199254740991})",
+                                                  R"({"empty":{}})",
+                                                  R"([1,2,3])",
+                                                  R"("text")"};
   return state::Json::parse(values[rng.below(values.size())]);
 }
 
@@ -82,8 +88,9 @@ Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::st
     state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
     std::optional<state::StateValue> got = co_await ns.get(key);
     if (r.ok && got && got->value != value)
-      rec->read_back_violations.push_back("compareAndSet(\"" + key + "\", 1, " + state::Stringify(value) +
-                                          ") then get() read back " + state::Stringify(got->value));
+      rec->read_back_violations.push_back("compareAndSet(\"" + key + "\", 1, " +
+                                          state::Stringify(value) + ") then get() read back " +
+                                          state::Stringify(got->value));
   } catch (const state::StateError&) {
   }
 }
@@ -107,7 +114,8 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
     if (a && b && rec->world->now_ms() == t0)
       rec->quota_violations.push_back(
           "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
-          std::to_string(ttl) + " ms), set(b) was accepted and get(a), get(b) both return a value: "
+          std::to_string(ttl) +
+          " ms), set(b) was accepted and get(a), get(b) both return a value: "
           "2 live entries in a namespace with maxEntries 1");
   } catch (const state::StateError&) {
   }
@@ -140,7 +148,8 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
 // Each operation draws from its own stream, so that shrinking one away (StateWorkload::skip)
 // leaves every other operation as it was.
 uint64_t OpSeed(uint64_t seed, int client, int op) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL +
+               static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
                static_cast<uint64_t>(op) * 0x94D049BB133111EBULL + 1;
   x ^= x >> 31;
   return x;
@@ -156,8 +165,8 @@ std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload
                                               const std::string& name, state::NamespaceOptions o,
                                               const std::string& connection) {
   if (w.old_version.empty()) return nullptr;
-  return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name, o,
-                              connection);
+  return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name,
+                              o, connection);
 }
 
 // quota-safety, concurrently: at one instant every client sets its own key in a shared
@@ -167,8 +176,8 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
   if (w.clients < 2) co_return;
   state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
   const std::string name = "race-" + std::to_string(i);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name, one,
-                                 std::string("conn"));
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 one, std::string("conn"));
   const int64_t slot = kDefaultEpochMs + 1000 * (i + 1);
   co_await SleepUntil(ctx, rec, slot);
   state::Json value = state::Json::object();
@@ -198,7 +207,8 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
 }
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
-Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng, Recorder* rec) {
+Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
+                   Recorder* rec) {
   AckOp a;
   a.key = "a" + std::to_string(rng.below(2));
   a.actor = id;
@@ -242,8 +252,9 @@ Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng
 
 // quota-liveness: fill a maxEntries-2 namespace, free one entry (delete by this pod or an old
 // pod, or expiry), then a third key must be accepted.
-Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                         int id, int i, Prng& rng, Recorder* rec) {
+Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
+                         const state::VersionScripts& scripts, int id, int i, Prng& rng,
+                         Recorder* rec) {
   state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
   const std::string name = "live" + std::to_string(id) + "-" + std::to_string(i);
   auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
@@ -290,8 +301,8 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Ver
 
 // reads-never-quota-error: an old pod writes two v1 values, a new pod fills its scope of a
 // maxEntries-2 namespace, then reads everything.
-Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                          int id, int i, Recorder* rec) {
+Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                          const state::VersionScripts& scripts, int id, int i, Recorder* rec) {
   state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
   const std::string name = "rq" + std::to_string(id) + "-" + std::to_string(i);
   auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,

@@ -32,8 +32,9 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
   // depend on the schedule.
   Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
   // Isolation probes give each client its own connection; the other workloads share one.
-  const std::string connection =
-      w.isolation_probes && !w.broken_scope_for_negative_test ? "conn" + std::to_string(id) : "conn";
+  const std::string connection = w.isolation_probes && !w.broken_scope_for_negative_test
+                                     ? "conn" + std::to_string(id)
+                                     : "conn";
   if (w.model_probes) {
     if (id == 0) co_await SequentialClient(ctx, w, *scripts, rec);
     co_return;
@@ -153,14 +154,16 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       if (e.transport()) {
         o.ambiguous = true;  // the outcome is unknown
       } else {
-        keep = false;        // quota and policy errors write nothing
+        keep = false;  // quota and policy errors write nothing
       }
     }
     o.op.expires_at_ms = ns.last_expires_at_ms();
-    if (ns.expiry_is_relative() && (o.op.kind == RegisterOp::Kind::kSet || o.op.kind == RegisterOp::Kind::kCas)) {
+    if (ns.expiry_is_relative() &&
+        (o.op.kind == RegisterOp::Kind::kSet || o.op.kind == RegisterOp::Kind::kCas)) {
       // beta.3: SET ... PX ttl runs somewhere inside the operation (server time).
       o.op.expires_at_ms = o.invoke_ms + ns.last_ttl_ms();
-      o.op.expires_hi_ms = (o.ambiguous ? o.invoke_ms + 600000 : rec->world->now_ms()) + ns.last_ttl_ms();
+      o.op.expires_hi_ms =
+          (o.ambiguous ? o.invoke_ms + 600000 : rec->world->now_ms()) + ns.last_ttl_ms();
     }
     if (!o.ambiguous) {
       o.ret = rec->seq++;
@@ -171,7 +174,6 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
     co_await ctx.sleep(pause);
   }
 }
-
 
 // acknowledged-writes-visible: a read that found nothing although an acknowledged write
 // returned before it began, outlives it, and no other operation that could remove the entry
@@ -187,7 +189,8 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
       for (const AckOp& o : ops) {
         if (&o == &w || o.key != r.key || (o.kind != K::kSet && o.kind != K::kDelete)) continue;
         const bool overlaps = o.inv_seq < r.ret_seq && (o.ambiguous || o.ret_seq > w.inv_seq);
-        if (overlaps && (o.kind == K::kDelete || o.ambiguous || o.exp_lo < r.ret_ms)) removable = true;
+        if (overlaps && (o.kind == K::kDelete || o.ambiguous || o.exp_lo < r.ret_ms))
+          removable = true;
       }
       if (removable) continue;
       auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
@@ -198,10 +201,12 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
       };
       std::string later;
       for (const AckOp& o : ops)
-        if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq && o.inv_seq < r.ret_seq)
+        if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq &&
+            o.inv_seq < r.ret_seq)
           later += ", then " + set_of(o);
       return {set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " +
-              (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " + at(r.ret_ms) +
+              (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " +
+              at(r.ret_ms) +
               " found nothing, though no delete ran and every write keeps the key alive through " +
               at(r.ret_ms)};
     }
@@ -211,7 +216,8 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
 
 }  // namespace
 
-bool Applies(const std::string& property, const std::string& version, const std::string& old_version) {
+bool Applies(const std::string& property, const std::string& version,
+             const std::string& old_version) {
   return FindStateProperty(property).info.applies(version, old_version);
 }
 
@@ -224,62 +230,80 @@ const std::vector<StateProperty>& StatePropertyTable() {
   // Restart and failover lose acknowledged writes by themselves; the probes aim at one exact
   // millisecond; the model answers one instant per call.
   const sim::FaultSet loses_writes = {F::kRestart, F::kFailover};
-  const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kPause, F::kSkew, F::kClockJump};
+  const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kPause, F::kSkew,
+                                           F::kClockJump};
   static const std::vector<StateProperty> kTable = {
       {{"cas-versions-linearizable",
         "get, set, compareAndSet and delete on each key, with versions, are linearizable (an "
         "ambiguous operation may or may not have taken effect; an expiry inside an operation may "
         "go either way)",
-        always, {}},
-       nullptr, nullptr},
+        always,
+        {}},
+       nullptr,
+       nullptr},
       {{"expiry-boundary-get-list",
         "an entry that get() returns at an instant is listed by list() at the same instant", always,
         moves_the_instant},
-       &W::expiry_probes, &R::boundary_violations},
+       &W::expiry_probes,
+       &R::boundary_violations},
       {{"value-read-back", "a value reads back exactly as written (JSON equality)", always, {}},
-       &W::read_back_probes, &R::read_back_violations},
+       &W::read_back_probes,
+       &R::read_back_violations},
       {{"quota-safety", "a namespace never holds more live entries than maxEntries", always,
         moves_the_instant},
-       &W::quota_probes, &R::quota_violations},
+       &W::quota_probes,
+       &R::quota_violations},
       {{"memory-matches-redis", "the memory backend answers as the Redis backend does",
         [](const std::string& v, const std::string&) { return v == "beta30"; }, moves_the_instant},
-       &W::memory_probes, &R::memory_violations},
-      {{"connection-isolation", "a connection never reads another connection's data",
-        [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); }, {}},
-       &W::isolation_probes, &R::isolation_violations},
+       &W::memory_probes,
+       &R::memory_violations},
+      {{"connection-isolation",
+        "a connection never reads another connection's data",
+        [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); },
+        {}},
+       &W::isolation_probes,
+       &R::isolation_violations},
       {{"acknowledged-writes-visible",
         "after a write is acknowledged, get() and list() find the key until it is overwritten, "
         "deleted or expires",
         always, loses_writes},
-       &W::ack_probes, &R::ack_violations},
+       &W::ack_probes,
+       &R::ack_violations},
       {{"quota-liveness",
         "once an entry is deleted or expired, a namespace at its quota accepts a new key (old "
         "pods deleting, in a rolling deploy)",
-        always, {F::kRestart, F::kFailover, F::kSkew, F::kClockJump}},
-       &W::liveness_probes, &R::liveness_violations},
+        always,
+        {F::kRestart, F::kFailover, F::kSkew, F::kClockJump}},
+       &W::liveness_probes,
+       &R::liveness_violations},
       {{"reads-never-quota-error", "get() and list() never fail with a quota error", always, {}},
-       &W::read_quota_probes, &R::read_quota_violations},
+       &W::read_quota_probes,
+       &R::read_quota_violations},
       {{"legacy-readable",
         "a live v1 value an old pod wrote is readable after the upgrade by the first concrete "
         "connection that asks, and stays readable by it",
         [=](const std::string&, const std::string& old) { return old_is_v1(old); }, loses_writes},
-       &W::legacy_read_probes, &R::legacy_read_violations},
+       &W::legacy_read_probes,
+       &R::legacy_read_violations},
       {{"legacy-adopted-once", "one v1 write is adopted by at most one v2 scope",
         [=](const std::string& v, const std::string& old) {
           return old_is_v1(old) && state::HasConnectionScopes(v);
         },
         loses_writes},
-       &W::adoption_probes, &R::adoption_violations},
+       &W::adoption_probes,
+       &R::adoption_violations},
       {{"rolling-deploy-writes-visible",
         "with old and new pods on one key, in sequence, every read returns the last acknowledged "
         "write",
         [](const std::string&, const std::string& old) { return !old.empty(); }, loses_writes},
-       &W::rolling_probes, &R::rolling_violations},
+       &W::rolling_probes,
+       &R::rolling_violations},
       {{"model-matches-implementation",
         "a sequential, fault-free run answers every call as the pure model of the whole contract "
         "(model/state_store.h) does at that instant",
         always, sim::FaultSet::All()},
-       &W::model_probes, &R::model_violations},
+       &W::model_probes,
+       &R::model_violations},
   };
   return kTable;
 }
@@ -315,7 +339,8 @@ std::string DescribeViolation(const StateRun& r, const std::string& property) {
     for (const auto& v : r.*p.findings) out += "  " + v + "\n";
     return out;
   }
-  return "  on key " + r.verdict.partition + ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
+  return "  on key " + r.verdict.partition +
+         ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
          FormatCounterexample(r);
 }
 

@@ -50,7 +50,7 @@ namespace testbed::props {
 struct StateWorkload {
   uint64_t seed = 1;
   int clients = 3;
-  int ops = 12;       // per client
+  int ops = 12;  // per client
   int keys = 2;
   bool cas_only = false;  // get / compareAndSet / delete only: no set()
   // Property "expiry-boundary-get-list": each client sets a key with a TTL, waits exactly
@@ -100,14 +100,14 @@ struct StateWorkload {
 };
 
 struct StateRun {
-  std::vector<std::string> boundary_violations;  // expiry-boundary-get-list
-  std::vector<std::string> read_back_violations;  // value-read-back
-  std::vector<std::string> quota_violations;      // quota-safety
-  std::vector<std::string> memory_violations;     // memory-matches-redis
-  std::vector<std::string> isolation_violations;  // connection-isolation
-  std::vector<std::string> ack_violations;        // acknowledged-writes-visible
-  std::vector<std::string> liveness_violations;   // quota-liveness
-  std::vector<std::string> read_quota_violations; // reads-never-quota-error
+  std::vector<std::string> boundary_violations;     // expiry-boundary-get-list
+  std::vector<std::string> read_back_violations;    // value-read-back
+  std::vector<std::string> quota_violations;        // quota-safety
+  std::vector<std::string> memory_violations;       // memory-matches-redis
+  std::vector<std::string> isolation_violations;    // connection-isolation
+  std::vector<std::string> ack_violations;          // acknowledged-writes-visible
+  std::vector<std::string> liveness_violations;     // quota-liveness
+  std::vector<std::string> read_quota_violations;   // reads-never-quota-error
   std::vector<std::string> legacy_read_violations;  // legacy-readable
   std::vector<std::string> adoption_violations;     // legacy-adopted-once
   std::vector<std::string> rolling_violations;      // rolling-deploy-writes-visible
@@ -132,7 +132,7 @@ std::string FormatCounterexample(const StateRun& r);
 // The property table (properties/system.h), with each property's probe and findings.
 struct StateProperty {
   PropertyInfo info;
-  bool StateWorkload::*probe;                  // the workload switch (nullptr: the plain mix)
+  bool StateWorkload::*probe;                    // the workload switch (nullptr: the plain mix)
   std::vector<std::string> StateRun::*findings;  // nullptr: the linearizability verdict
 };
 const std::vector<StateProperty>& StatePropertyTable();
@@ -144,6 +144,7 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property);
 bool Violates(const StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
 // Whether the property means anything for this version and old version (else "n/a").
-bool Applies(const std::string& property, const std::string& version, const std::string& old_version);
+bool Applies(const std::string& property, const std::string& version,
+             const std::string& old_version);
 
 }  // namespace testbed::props

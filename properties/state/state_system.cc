@@ -12,7 +12,8 @@ class StateSystem : public System {
   }
   std::string name() const override { return "state"; }
   std::string what() const override {
-    return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds 000, 001)";
+    return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds "
+           "000, 001)";
   }
   const std::vector<VersionInfo>& versions() const override {
     // Which version precedes which follows the seeds' diffs: beta.23 <- beta.3, beta.24 <-
@@ -29,14 +30,18 @@ class StateSystem : public System {
   const std::vector<PropertyInfo>& properties() const override { return properties_; }
   const std::vector<SystemOption>& options() const override {
     static const std::vector<SystemOption> kOptions = {
-        {"ops-mix", "ops_mix", "all", {"all", "cas"},
+        {"ops-mix",
+         "ops_mix",
+         "all",
+         {"all", "cas"},
          "the plain workload's operations: all, or cas (get, compareAndSet, delete; no set)"}};
     return kOptions;
   }
 
  protected:
-  RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults, const ScriptCatalog& scripts,
-                   RedisServer* server, sim::Strategy& strategy) const override {
+  RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
+                   const ScriptCatalog& scripts, RedisServer* server,
+                   sim::Strategy& strategy) const override {
     StateWorkload w;
     w.seed = spec.seed;
     w.clients = spec.clients;

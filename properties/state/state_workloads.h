@@ -36,8 +36,8 @@ struct AckOp {
 
 // legacy-readable: a v1 value an old pod wrote, and what each connection read of it.
 struct LegacyKey {
-  std::string value;       // JSON of what the old pod wrote
-  int64_t acked_ms = -1;   // when the old pod's set returned (-1: it did not)
+  std::string value;      // JSON of what the old pod wrote
+  int64_t acked_ms = -1;  // when the old pod's set returned (-1: it did not)
   std::string old_version;
   struct Read {
     std::string connection;
@@ -64,8 +64,9 @@ struct Recorder {
   std::vector<std::string> model_violations;
   std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
   std::vector<AckOp> ack_ops;
-  std::map<std::string, LegacyKey> legacy_keys;       // legacy-readable, by key
-  std::map<std::string, std::set<std::string>> adopters;  // legacy-adopted-once: v1 origin -> scopes
+  std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
+  std::map<std::string, std::set<std::string>>
+      adopters;  // legacy-adopted-once: v1 origin -> scopes
 };
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
@@ -98,17 +99,19 @@ std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload
 Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
                      int id, int i, Recorder* rec);
 
-Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng, Recorder* rec);
+Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
+                   Recorder* rec);
 
-Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                         int id, int i, Prng& rng, Recorder* rec);
+Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
+                         const state::VersionScripts& scripts, int id, int i, Prng& rng,
+                         Recorder* rec);
 
-Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                          int id, int i, Recorder* rec);
+Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                          const state::VersionScripts& scripts, int id, int i, Recorder* rec);
 
 // ---- state_sequential.cc ----
-Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                            Recorder* rec);
+Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
+                            const state::VersionScripts& scripts, Recorder* rec);
 
 // ---- state_legacy.cc ----
 Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,

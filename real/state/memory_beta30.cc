@@ -8,8 +8,9 @@ namespace testbed::state::memory_beta30 {
 void Namespace::enforce_value_size(const Json& value) const {
   const int64_t bytes = static_cast<int64_t>(Stringify(value).size());
   if (bytes > options_.max_value_bytes)
-    throw StateError("Provider runtime state value exceeds maxValueBytes (" + std::to_string(bytes) +
-                     " > " + std::to_string(options_.max_value_bytes) + ")");
+    throw StateError("Provider runtime state value exceeds maxValueBytes (" +
+                     std::to_string(bytes) + " > " + std::to_string(options_.max_value_bytes) +
+                     ")");
 }
 
 // enforceWritePolicy (618-632).
@@ -19,8 +20,8 @@ void Namespace::enforce_write_policy(const std::string& key, const Json& value,
   const int64_t ttl_ms = std::max<int64_t>(1, ttl.value_or(options_.default_ttl_ms));
   const int64_t max_ttl_ms = std::max<int64_t>(1, options_.max_ttl_ms);
   if (ttl_ms > max_ttl_ms)
-    throw StateError("Provider runtime state ttl exceeds maxTtl (" + std::to_string(ttl_ms) + " > " +
-                     std::to_string(max_ttl_ms) + ")");
+    throw StateError("Provider runtime state ttl exceeds maxTtl (" + std::to_string(ttl_ms) +
+                     " > " + std::to_string(max_ttl_ms) + ")");
   if (!values_.count(key) && static_cast<int64_t>(values_.size()) >= options_.max_entries)
     throw StateError("Provider runtime state namespace quota exceeded (" +
                      std::to_string(options_.max_entries + 1) + " > " +
@@ -45,7 +46,8 @@ int64_t Namespace::expires_at_ms(std::optional<int64_t> ttl) const {
 }
 
 // list (642-651).
-std::vector<StateValue> Namespace::list(std::optional<int64_t> limit, std::optional<std::string> prefix) {
+std::vector<StateValue> Namespace::list(std::optional<int64_t> limit,
+                                        std::optional<std::string> prefix) {
   prune_expired();
   std::vector<StateValue> rows;
   for (const auto& [key, v] : values_)
@@ -70,8 +72,12 @@ StateValue Namespace::set(const std::string& key, const Json& value, std::option
   const std::string now = IsoTime(clock_.now_ms());
   auto current = values_.find(key);
   const int64_t expires = expires_at_ms(ttl);
-  StateValue row{key, value, (current != values_.end() ? current->second.version : 0) + 1,
-                 IsoTime(expires), current != values_.end() ? current->second.created_at : now, now};
+  StateValue row{key,
+                 value,
+                 (current != values_.end() ? current->second.version : 0) + 1,
+                 IsoTime(expires),
+                 current != values_.end() ? current->second.created_at : now,
+                 now};
   values_[key] = row;
   expiry_ms_[key] = expires;
   return row;
@@ -89,8 +95,12 @@ CasResult Namespace::compare_and_set(const std::string& key, int64_t expected, c
   enforce_write_policy(key, value, ttl);
   const std::string now = IsoTime(clock_.now_ms());
   const int64_t expires = expires_at_ms(ttl);
-  StateValue stored{key, value, expected + 1, IsoTime(expires),
-                    current != values_.end() ? current->second.created_at : now, now};
+  StateValue stored{key,
+                    value,
+                    expected + 1,
+                    IsoTime(expires),
+                    current != values_.end() ? current->second.created_at : now,
+                    now};
   values_[key] = stored;
   expiry_ms_[key] = expires;
   return {true, stored, std::nullopt};

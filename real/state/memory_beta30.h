@@ -31,7 +31,8 @@ class Namespace {
 
  private:
   void enforce_value_size(const Json& value) const;
-  void enforce_write_policy(const std::string& key, const Json& value, std::optional<int64_t> ttl) const;
+  void enforce_write_policy(const std::string& key, const Json& value,
+                            std::optional<int64_t> ttl) const;
   void prune_expired();
   int64_t expires_at_ms(std::optional<int64_t> ttl) const;
 

@@ -19,7 +19,8 @@ bool HasConnectionScopes(const std::string& version) {
   return version == "beta24" || version == "beta30";
 }
 
-const std::string& VersionScripts::body(const std::string& version, const std::string& constant) const {
+const std::string& VersionScripts::body(const std::string& version,
+                                        const std::string& constant) const {
   return catalog_.get("state/" + version + "/" + constant).body;
 }
 
@@ -34,7 +35,8 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
   if (version == "beta23") {
     v1::Beta23::Scripts s{body("SET_WITH_QUOTA_SCRIPT"), body("COMPARE_AND_SET_WITH_QUOTA_SCRIPT"),
                           body("DELETE_WITH_INDEX_SCRIPT"), body("BACKFILL_LEGACY_INDEX_SCRIPT")};
-    return std::make_unique<v1::Beta23>(ctx, std::move(s), std::move(provider_id), std::move(name), options);
+    return std::make_unique<v1::Beta23>(ctx, std::move(s), std::move(provider_id), std::move(name),
+                                        options);
   }
   if (version == "beta24" || version == "beta30") {
     const bool b24 = version == "beta24";
@@ -46,7 +48,8 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
                                            std::move(provider_id), std::move(name), options,
                                            v2::ConnectionScopeDiscriminator(connection));
   }
-  throw std::invalid_argument("state version '" + version + "' has no client port (ported: beta3, beta23, beta24, beta30)");
+  throw std::invalid_argument("state version '" + version +
+                              "' has no client port (ported: beta3, beta23, beta24, beta30)");
 }
 
 }  // namespace testbed::state

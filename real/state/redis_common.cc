@@ -21,7 +21,8 @@ void RedisNamespaceBase::enforce_value_size(const Json& value) const {
   const int64_t bytes = static_cast<int64_t>(Stringify(value).size());
   if (bytes > options_.max_value_bytes)
     throw StateError("Provider runtime state value exceeds maxValueBytes (" +
-                     std::to_string(bytes) + " > " + std::to_string(options_.max_value_bytes) + ")");
+                     std::to_string(bytes) + " > " + std::to_string(options_.max_value_bytes) +
+                     ")");
 }
 
 StateError RedisNamespaceBase::quota_exceeded(int64_t count) const {
@@ -41,8 +42,8 @@ RedisNamespaceBase::Timing RedisNamespaceBase::write_timing(std::optional<int64_
 }
 
 RedisNamespaceBase::SetPlan RedisNamespaceBase::plan_set(const std::optional<StateValue>& current,
-                                                        const Json& value,
-                                                        std::optional<int64_t> ttl) const {
+                                                         const Json& value,
+                                                         std::optional<int64_t> ttl) const {
   SetPlan p;
   p.created_at = current ? current->created_at : IsoTime(ctx_.now_ms());
   p.version = (current ? current->version : 0) + 1;
@@ -56,15 +57,15 @@ Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string fiel
                                                std::optional<int64_t> ttl) {
   std::optional<StateValue> got = co_await get(key);
   Json current = got && got->value.is_object() ? got->value : Json::object();
-  const double previous = current.contains(field) && current[field].is_number()
-                              ? current[field].get<double>()
-                              : 0;
+  const double previous =
+      current.contains(field) && current[field].is_number() ? current[field].get<double>() : 0;
   current[field] = previous + delta;
   StateValue written = co_await set(key, current, ttl);
   co_return written;
 }
 
-Task<std::vector<std::string>> RedisNamespaceBase::indexed_keys_of(std::string index, int64_t limit) {
+Task<std::vector<std::string>> RedisNamespaceBase::indexed_keys_of(std::string index,
+                                                                   int64_t limit) {
   const int64_t now = ctx_.now_ms();
   co_await req("ZREMRANGEBYSCORE", index, "-inf", std::to_string(now));
   const std::string from = std::to_string(now + 1);
@@ -105,8 +106,9 @@ std::string EnvelopeJson(const Json& value, int64_t version, const std::string& 
   // JSON.stringify keeps insertion order; nlohmann sorts keys. Write the fields in the
   // envelope type's order by hand.
   return "{\"value\":" + Stringify(value) + ",\"version\":" + Stringify(Json(version)) +
-         ",\"expiresAt\":" + Stringify(Json(expires_at)) + ",\"createdAt\":" +
-         Stringify(Json(created_at)) + ",\"updatedAt\":" + Stringify(Json(updated_at)) + "}";
+         ",\"expiresAt\":" + Stringify(Json(expires_at)) +
+         ",\"createdAt\":" + Stringify(Json(created_at)) +
+         ",\"updatedAt\":" + Stringify(Json(updated_at)) + "}";
 }
 
 std::optional<StateValue> EnvelopeFromJson(const std::string& key,
@@ -114,7 +116,7 @@ std::optional<StateValue> EnvelopeFromJson(const std::string& key,
   if (!raw || raw->empty()) return std::nullopt;  // 213: if (!raw) return null
   Json parsed = Json::parse(*raw, nullptr, false);
   if (parsed.is_discarded()) return std::nullopt;  // 219-224
-  if (!parsed.is_object()) return std::nullopt;   // 225-227
+  if (!parsed.is_object()) return std::nullopt;    // 225-227
   if (!parsed.contains("version") || !parsed["version"].is_number() ||
       !parsed.contains("expiresAt") || !parsed["expiresAt"].is_string() ||
       !parsed.contains("createdAt") || !parsed["createdAt"].is_string() ||

@@ -15,7 +15,10 @@ class RedisNamespaceBase : public StateNamespace {
  public:
   RedisNamespaceBase(sim::Ctx& ctx, std::optional<std::string> provider_id, std::string name,
                      NamespaceOptions options)
-      : ctx_(ctx), provider_id_(std::move(provider_id)), name_(std::move(name)), options_(options) {}
+      : ctx_(ctx),
+        provider_id_(std::move(provider_id)),
+        name_(std::move(name)),
+        options_(options) {}
 
   // increment (seed 001 502-511; beta.3's 507-515 has the same body): get, then set.
   Task<StateValue> increment(std::string key, std::string field, double delta,
@@ -74,7 +77,8 @@ std::string Base64Url(const std::string& s);
 std::string EnvelopeJson(const Json& value, int64_t version, const std::string& created_at,
                          const std::string& expires_at, const std::string& updated_at);
 // envelopeFromJson (208-246) and isStateTombstone (248-261).
-std::optional<StateValue> EnvelopeFromJson(const std::string& key, const std::optional<std::string>& raw);
+std::optional<StateValue> EnvelopeFromJson(const std::string& key,
+                                           const std::optional<std::string>& raw);
 bool IsStateTombstone(const std::optional<std::string>& raw);
 // publicStateKey (180-188): strips the first prefix (plus ":") that the key starts with.
 std::string PublicStateKey(const std::string& redis_key, const std::string& prefix);

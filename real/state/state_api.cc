@@ -30,7 +30,8 @@ std::string IsoTime(int64_t ms) {
 std::optional<int64_t> ParseIsoTime(const std::string& iso) {
   int y, mo, d, h, mi, sec, ms;
   char z = 0;
-  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &d, &h, &mi, &sec, &ms, &z) != 8 ||
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &d, &h, &mi, &sec, &ms,
+                  &z) != 8 ||
       z != 'Z')
     return std::nullopt;
   std::tm tm{};

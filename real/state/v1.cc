@@ -30,7 +30,8 @@ std::optional<StateValue> Beta3EnvelopeFromJson(const std::string& key,
 
 }  // namespace
 
-std::string ProviderStatePrefix(const std::optional<std::string>& provider_id, const std::string& ns) {
+std::string ProviderStatePrefix(const std::optional<std::string>& provider_id,
+                                const std::string& ns) {
   return std::string(kRedisStatePrefix) + ":" + provider_id.value_or("default") + ":" + ns;
 }
 
@@ -53,12 +54,14 @@ Task<std::vector<std::string>> Beta3::active_keys() {
 Task<void> Beta3::enforce_max_entries(std::string key) {
   std::vector<std::string> keys = co_await active_keys();
   const std::string own = redis_key(key);
-  const int64_t others = std::count_if(keys.begin(), keys.end(), [&](const std::string& k) { return k != own; });
+  const int64_t others =
+      std::count_if(keys.begin(), keys.end(), [&](const std::string& k) { return k != own; });
   if (others >= options_.max_entries) throw quota_exceeded(others + 1);
 }
 
 // list (s001:354-378): every active key with the prefix, limit defaults to all of them.
-Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit, std::optional<std::string> prefix) {
+Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit,
+                                          std::optional<std::string> prefix) {
   std::vector<std::string> all = co_await active_keys();
   std::vector<std::string> keys;
   for (const auto& k : all) {
@@ -102,7 +105,8 @@ Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, Json v
                                        std::optional<int64_t> ttl) {
   enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
-  if ((current ? current->version : 0) != expected) co_return CasResult{false, std::nullopt, current};
+  if ((current ? current->version : 0) != expected)
+    co_return CasResult{false, std::nullopt, current};
   StateValue written = co_await set(key, value, ttl);
   co_return CasResult{true, written, std::nullopt};
 }
@@ -141,13 +145,16 @@ Task<void> Beta23::backfill_legacy_index() {
       for (const Reply& v : values.elements) raw_values.push_back(BulkOrNull(v));
     }
     const int64_t now = ctx_.now_ms();
-    Argv eval = {"EVAL", scripts_.backfill_legacy_index, "2", index_key(), cursor_key,
-                 std::to_string(now), index_ttl_ms, next_cursor};
+    Argv eval = {"EVAL",       scripts_.backfill_legacy_index,
+                 "2",          index_key(),
+                 cursor_key,   std::to_string(now),
+                 index_ttl_ms, next_cursor};
     for (size_t i = 0; i < raw_values.size() && i < keys.size(); ++i) {
       if (!raw_values[i]) continue;
       auto envelope = EnvelopeFromJson(PublicStateKey(keys[i], state_prefix()), raw_values[i]);
       // Date.parse(envelope.expiresAt): the envelopes hold toISOString() output.
-      const std::optional<int64_t> expires_at_ms = envelope ? ParseIsoTime(envelope->expires_at) : std::nullopt;
+      const std::optional<int64_t> expires_at_ms =
+          envelope ? ParseIsoTime(envelope->expires_at) : std::nullopt;
       if (!expires_at_ms || *expires_at_ms <= now) continue;
       eval.push_back(keys[i]);
       eval.push_back(*raw_values[i]);
@@ -160,7 +167,8 @@ Task<void> Beta23::backfill_legacy_index() {
 }
 
 // list (s000:387-404, old side).
-Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit, std::optional<std::string> prefix) {
+Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit,
+                                           std::optional<std::string> prefix) {
   const int64_t requested = std::max<int64_t>(0, limit.value_or(options_.max_entries));
   if (requested == 0) co_return std::vector<StateValue>{};
   co_await backfill_legacy_index();
@@ -191,13 +199,15 @@ Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t>
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
   const std::string now = std::to_string(ctx_.now_ms());
-  Reply result = co_await req("EVAL", scripts_.set_with_quota, "2", redis_key(key), index_key(), now,
-                              std::to_string(options_.max_entries),
-                              std::to_string(timing.expires_at_ms),
-                              std::to_string(timing.index_ttl_ms), envelope);
-  if (result.type != Reply::Type::kArray || result.elements.empty() || result.elements[0].integer != 1)
+  Reply result =
+      co_await req("EVAL", scripts_.set_with_quota, "2", redis_key(key), index_key(), now,
+                   std::to_string(options_.max_entries), std::to_string(timing.expires_at_ms),
+                   std::to_string(timing.index_ttl_ms), envelope);
+  if (result.type != Reply::Type::kArray || result.elements.empty() ||
+      result.elements[0].integer != 1)
     throw quota_exceeded(options_.max_entries + 1);
-  co_return StateValue{key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
+  co_return StateValue{
+      key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
 }
 
 // compareAndSet (s000:458-509, old side): a client-side version check, then the script checks
@@ -207,17 +217,18 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
   enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
-  if ((current ? current->version : 0) != expected) co_return CasResult{false, std::nullopt, current};
+  if ((current ? current->version : 0) != expected)
+    co_return CasResult{false, std::nullopt, current};
   const std::string created_at = current ? current->created_at : IsoTime(ctx_.now_ms());
   const Timing timing = write_timing(ttl);
   const std::string updated_at = IsoTime(ctx_.now_ms());
-  const std::string envelope = EnvelopeJson(value, expected + 1, created_at, timing.expires_at, updated_at);
+  const std::string envelope =
+      EnvelopeJson(value, expected + 1, created_at, timing.expires_at, updated_at);
   const std::string now = std::to_string(ctx_.now_ms());
-  Reply result = co_await req("EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key),
-                              index_key(), std::to_string(expected), now,
-                              std::to_string(options_.max_entries),
-                              std::to_string(timing.expires_at_ms),
-                              std::to_string(timing.index_ttl_ms), envelope);
+  Reply result = co_await req(
+      "EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key), index_key(),
+      std::to_string(expected), now, std::to_string(options_.max_entries),
+      std::to_string(timing.expires_at_ms), std::to_string(timing.index_ttl_ms), envelope);
   const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
   if (is_array && result.elements[0].integer == 0) throw quota_exceeded(options_.max_entries + 1);
   if (!is_array || result.elements[0].integer != 1) {
@@ -225,8 +236,9 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
     if (is_array && result.elements.size() > 1) raw_current = BulkOrNull(result.elements[1]);
     co_return CasResult{false, std::nullopt, EnvelopeFromJson(key, raw_current)};
   }
-  co_return CasResult{true, StateValue{key, value, expected + 1, timing.expires_at, created_at, updated_at},
-                      std::nullopt};
+  co_return CasResult{
+      true, StateValue{key, value, expected + 1, timing.expires_at, created_at, updated_at},
+      std::nullopt};
 }
 
 // delete (s000:511-521, old side).

@@ -30,7 +30,8 @@ class Beta3 : public RedisNamespaceBase {
  public:
   using RedisNamespaceBase::RedisNamespaceBase;
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit, std::optional<std::string> prefix) override;
+  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                     std::optional<std::string> prefix) override;
   Task<std::optional<StateValue>> get(std::string key) override;
   Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
   Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
@@ -50,14 +51,16 @@ class Beta3 : public RedisNamespaceBase {
 class Beta23 : public RedisNamespaceBase {
  public:
   struct Scripts {
-    std::string set_with_quota, compare_and_set_with_quota, delete_with_index, backfill_legacy_index;
+    std::string set_with_quota, compare_and_set_with_quota, delete_with_index,
+        backfill_legacy_index;
   };
   Beta23(sim::Ctx& ctx, Scripts scripts, std::optional<std::string> provider_id, std::string name,
          NamespaceOptions options)
       : RedisNamespaceBase(ctx, std::move(provider_id), std::move(name), options),
         scripts_(std::move(scripts)) {}
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit, std::optional<std::string> prefix) override;
+  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                     std::optional<std::string> prefix) override;
   Task<std::optional<StateValue>> get(std::string key) override;
   Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
   Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
@@ -74,6 +77,7 @@ class Beta23 : public RedisNamespaceBase {
 };
 
 // providerStatePrefix of v1 (both releases): apifuse:provider-state:v1:<provider>:<namespace>.
-std::string ProviderStatePrefix(const std::optional<std::string>& provider_id, const std::string& ns);
+std::string ProviderStatePrefix(const std::optional<std::string>& provider_id,
+                                const std::string& ns);
 
 }  // namespace testbed::state::v1

@@ -30,11 +30,16 @@ Namespace::Namespace(sim::Ctx& ctx, Scripts scripts, Release release,
                      std::optional<std::string> provider_id, std::string name,
                      NamespaceOptions options, std::string scope_discriminator)
     : RedisNamespaceBase(ctx, std::move(provider_id), std::move(name), options),
-      scripts_(std::move(scripts)), release_(release),
+      scripts_(std::move(scripts)),
+      release_(release),
       scope_(options.provider_scope ? kProviderScope : std::move(scope_discriminator)) {}
 
-std::string Namespace::state_prefix() const { return ProviderStatePrefix(provider(), name_, scope_); }
-std::string Namespace::redis_key(const std::string& key) const { return state_prefix() + ":" + key; }
+std::string Namespace::state_prefix() const {
+  return ProviderStatePrefix(provider(), name_, scope_);
+}
+std::string Namespace::redis_key(const std::string& key) const {
+  return state_prefix() + ":" + key;
+}
 
 // beta.24: legacyProviderStatePrefix / legacyProviderStateKey (s000:273-283).
 std::string Namespace::legacy_redis_key(const std::string& key) const {
@@ -108,7 +113,8 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
   if (result.type != Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
     throw quota_exceeded(options_.max_entries + 1);
-  co_return StateValue{key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
+  co_return StateValue{
+      key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
 }
 
 // compareAndSet (441-485; s000:575-621).
@@ -117,7 +123,8 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
   enforce_value_size(value);
   const std::string created_at = IsoTime(ctx_.now_ms());
   const Timing timing = write_timing(ttl);
-  const std::string envelope = EnvelopeJson(value, expected + 1, created_at, timing.expires_at, created_at);
+  const std::string envelope =
+      EnvelopeJson(value, expected + 1, created_at, timing.expires_at, created_at);
   const std::string now = std::to_string(ctx_.now_ms());
   const std::string expected_s = std::to_string(expected);
   const std::string max_entries = std::to_string(options_.max_entries);

@@ -46,7 +46,8 @@ class Namespace : public RedisNamespaceBase {
   Namespace(sim::Ctx& ctx, Scripts scripts, Release release, std::optional<std::string> provider_id,
             std::string name, NamespaceOptions options, std::string scope_discriminator);
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit, std::optional<std::string> prefix) override;
+  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                     std::optional<std::string> prefix) override;
   Task<std::optional<StateValue>> get(std::string key) override;
   Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
   Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,

@@ -19,17 +19,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile int64_t *virtual_us;
+static volatile int64_t* virtual_us;
 static int initialised;
 
 static int64_t read_virtual_us(void) {
   if (!initialised) {
-    const char *path = getenv("TESTBED_CLOCK_FILE");
+    const char* path = getenv("TESTBED_CLOCK_FILE");
     if (path) {
       int fd = open(path, O_RDONLY | O_CLOEXEC);
       if (fd >= 0) {
-        void *p = mmap(0, sizeof(int64_t), PROT_READ, MAP_SHARED, fd, 0);
-        if (p != MAP_FAILED) virtual_us = (volatile int64_t *)p;
+        void* p = mmap(0, sizeof(int64_t), PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) virtual_us = (volatile int64_t*)p;
         close(fd);
       }
     }
@@ -38,7 +38,7 @@ static int64_t read_virtual_us(void) {
   return virtual_us ? __atomic_load_n(virtual_us, __ATOMIC_ACQUIRE) : 0;
 }
 
-int clock_gettime(clockid_t id, struct timespec *ts) {
+int clock_gettime(clockid_t id, struct timespec* ts) {
   if (id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) {
     int64_t us = read_virtual_us();
     if (us > 0) {
@@ -50,7 +50,7 @@ int clock_gettime(clockid_t id, struct timespec *ts) {
   return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-int gettimeofday(struct timeval *tv, void *tz) {
+int gettimeofday(struct timeval* tv, void* tz) {
   int64_t us = read_virtual_us();
   if (us > 0) {
     if (tv) {
@@ -62,7 +62,7 @@ int gettimeofday(struct timeval *tv, void *tz) {
   return (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
-time_t time(time_t *out) {
+time_t time(time_t* out) {
   struct timeval tv;
   gettimeofday(&tv, 0);
   if (out) *out = tv.tv_sec;

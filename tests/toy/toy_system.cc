@@ -50,15 +50,17 @@ class CounterSystem : public props::System {
   std::string name() const override { return "counter"; }
   std::string what() const override { return "a toy shared counter (tests/toy/)"; }
   const std::vector<props::VersionInfo>& versions() const override {
-    static const std::vector<props::VersionInfo> kVersions = {
-        {"v1", "", "HGET then HSET"}, {"v2", "v1", "HINCRBY"}};
+    static const std::vector<props::VersionInfo> kVersions = {{"v1", "", "HGET then HSET"},
+                                                              {"v2", "v1", "HINCRBY"}};
     return kVersions;
   }
   std::string default_version() const override { return "v2"; }
   const std::vector<props::PropertyInfo>& properties() const override {
     static const std::vector<props::PropertyInfo> kProperties = {
-        {"no-lost-increment", "the counter ends at least at the sum of acknowledged increments",
-         [](const std::string&, const std::string&) { return true; }, {}},
+        {"no-lost-increment",
+         "the counter ends at least at the sum of acknowledged increments",
+         [](const std::string&, const std::string&) { return true; },
+         {}},
         {"mixed-pods-no-lost-increment",
          "with old pods incrementing too, the counter ends at least at the acknowledged sum",
          [](const std::string&, const std::string& old) { return !old.empty(); },
@@ -94,13 +96,12 @@ class CounterSystem : public props::System {
       });
     }
     const sim::RunResult run = world.run();
-    const int64_t final_value =
-        Number(backend->execute({"HGET", "counter", "n"}, world.now_ms()));
+    const int64_t final_value = Number(backend->execute({"HGET", "counter", "n"}, world.now_ms()));
     props::RunOutcome out;
     out.violated = final_value < tally.acknowledged;
     if (out.violated)
-      out.description = absl::StrCat("  the counter ends at ", final_value, " though ", tally.acknowledged,
-                                     " was acknowledged\n");
+      out.description = absl::StrCat("  the counter ends at ", final_value, " though ",
+                                     tally.acknowledged, " was acknowledged\n");
     out.trace = world.trace();
     out.trace_hash = run.trace_hash;
     out.run = run;
