@@ -1,5 +1,7 @@
 #include "real/real_backend.h"
 
+#include "sim/redis_text.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -65,23 +67,75 @@ RealBackend::RealBackend(RedisServer& server) : server_(server) {
   conn_ = server_.connect_raw();
 }
 
-// KEYS and SCAN reply in hash-table order, which redis-server randomizes per process (the
-// emulator answers in key order). The order is unspecified, so clients under test must not
-// depend on it; sorting here lets the two worlds trace alike. A SCAN that takes more than
-// one page still differs (cursors are each world's own): see the emulator's deviation notes.
+// KEYS replies in hash-table order, which redis-server randomizes per process (the emulator
+// answers in key order). The order is unspecified, so clients under test must not depend on
+// it; sorting here lets the two worlds trace alike.
+//
+// SCAN leaves more open: which keys a page holds follows the server's hash table, so a client
+// that stops after a few pages (beta.23's bounded backfill) would see different keys on every
+// run. Here a client's SCAN is answered from the server's live keys (KEYS *, sorted) with the
+// emulator's split: a page is the next COUNT live keys in key order after the cursor's last
+// key, cursors numbered 1, 2, ... per world. That is one split Redis itself may produce
+// (every live key is returned once in a full iteration), pinned so that both worlds agree;
+// exploring other legal splits is the emulator's job, not the server's.
 Reply RealBackend::execute(const Argv& argv, int64_t now_ms) {
   server_.set_time_ms(now_ms);
+  const std::string cmd = argv.empty() ? "" : Upper(argv[0]);
+  if (cmd == "SCAN")
+    if (std::optional<Reply> page = Scan(argv)) return *page;
   Reply r = Must(*conn_, argv);
   auto by_name = [](const Reply& a, const Reply& b) { return a.str < b.str; };
-  const std::string cmd = argv.empty() ? "" : Upper(argv[0]);
   if (cmd == "KEYS" && r.type == Reply::Type::kArray)
     std::sort(r.elements.begin(), r.elements.end(), by_name);
-  if (cmd == "SCAN" && r.type == Reply::Type::kArray && r.elements.size() == 2)
-    std::sort(r.elements[1].elements.begin(), r.elements[1].elements.end(), by_name);
   return r;
 }
 
+std::optional<Reply> RealBackend::Scan(const Argv& argv) {
+  uint64_t cursor = 0;
+  if (argv.size() < 2 || argv[1].empty() || argv[1].size() > 19 ||
+      argv[1].find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;  // let the server answer what is not a plain page request
+  cursor = std::stoull(argv[1]);
+  int64_t count = 10;
+  std::string pattern = "*";
+  for (size_t i = 2; i + 1 < argv.size(); i += 2) {
+    const std::string opt = Upper(argv[i]);
+    if (opt == "COUNT" && argv[i + 1].find_first_not_of("0123456789") == std::string::npos &&
+        !argv[i + 1].empty() && argv[i + 1].size() < 10 && std::stoll(argv[i + 1]) >= 1) {
+      count = std::stoll(argv[i + 1]);
+    } else if (opt == "MATCH") {
+      pattern = argv[i + 1];
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (argv.size() % 2 != 0) return std::nullopt;
+  Reply keys = Must(*conn_, {"KEYS", "*"});
+  std::vector<std::string> live;
+  for (const Reply& k : keys.elements) live.push_back(k.str);
+  std::sort(live.begin(), live.end());
+  auto it = live.begin();
+  if (cursor != 0)
+    if (auto resume = scan_cursors_.find(cursor); resume != scan_cursors_.end())
+      it = std::upper_bound(live.begin(), live.end(), resume->second);
+  std::vector<Reply> found;
+  std::string last;
+  for (int64_t visited = 0; it != live.end() && visited < count; ++it, ++visited) {
+    last = *it;
+    if (redis_text::GlobMatch(pattern, *it)) found.push_back(Reply::Bulk(*it));
+  }
+  std::string next = "0";
+  if (it != live.end()) {
+    const uint64_t id = next_cursor_++;
+    scan_cursors_[id] = last;
+    next = std::to_string(id);
+  }
+  return Reply::Array({Reply::Bulk(next), Reply::Array(std::move(found))});
+}
+
 void RealBackend::rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) {
+  scan_cursors_.clear();  // a restarted server knows no cursor, as the emulator's new instance
+  next_cursor_ = 1;
   Must(*conn_, {"FLUSHALL"});
   for (const auto& c : prefix) {
     server_.set_time_ms(c.at_ms);

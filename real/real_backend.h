@@ -4,7 +4,9 @@
 // flushes the script cache, as a restarted or promoted server would have it.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "real/redis_server.h"
 #include "sim/runtime.h"
@@ -23,8 +25,12 @@ class RealBackend : public sim::Backend {
   std::string name() const override { return "redis-server"; }
 
  private:
+  std::optional<Reply> Scan(const Argv& argv);  // nullopt: not a page request; the server answers
+
   RedisServer& server_;
   std::unique_ptr<RespConnection> conn_;
+  std::map<uint64_t, std::string> scan_cursors_;  // cursor -> last key returned, as the emulator
+  uint64_t next_cursor_ = 1;
 };
 
 // The world a run executes in: the emulator (server == nullptr) or the spawned server.

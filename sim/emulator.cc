@@ -157,12 +157,16 @@ struct Commands {
     std::string last;
     int64_t visited = 0;
     std::vector<std::string> expired;
-    for (; it != em.keys_.end() && visited < count; ++it, ++visited) {
+    // A page is the next `count` live keys in key order (expired ones are dropped, not
+    // counted): one of the splits Redis allows, and one a redis-server backend can reproduce
+    // from its live keys (real/real_backend.cc), so both worlds page alike.
+    for (; it != em.keys_.end() && visited < count; ++it) {
       last = it->first;
       if (!em.alive(it->second)) {
         expired.push_back(it->first);
         continue;
       }
+      ++visited;
       if (GlobMatch(pattern, it->first)) found.push_back(Reply::Bulk(it->first));
     }
     const bool done = it == em.keys_.end();

@@ -201,3 +201,28 @@ TEST(CliCheck, TheCasPathPassesAndExitsWith0) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliCheck, RunsOnRedisServerStayDeterministicThroughScanPagesOfTheBeta23Backfill) {
+  // beta.24's rolling deploy runs beta.23 pods, whose backfill stops after a few SCAN pages:
+  // the pages must hold the same keys in both worlds, and on every invocation.
+  Result r =
+      RunCli("check --system state --version beta24 --seed 3 --runs 30 --real-sample 5 --quiet");
+  EXPECT_NE(
+      r.out.find("redis-server sample: 72 runs replayed on a spawned redis-server, 0 diverged"),
+      std::string::npos)
+      << r.out;
+  const std::string once =
+      RunCli("replay " TESTBED_SOURCE_DIR
+             "/scenarios/state-beta24-get-fails-with-quota-error.json --redis spawn")
+          .out;
+  const std::string twice =
+      RunCli("replay " TESTBED_SOURCE_DIR
+             "/scenarios/state-beta24-get-fails-with-quota-error.json --redis spawn")
+          .out;
+  EXPECT_FALSE(LineStarting(once, "trace-hash: ").empty()) << once;
+  EXPECT_EQ(LineStarting(once, "trace-hash: "), LineStarting(twice, "trace-hash: "));
+}
+
+}  // namespace
