@@ -29,7 +29,8 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   RunOutcome out = DoRun(spec, faults, scripts, server, strategy ? *strategy : walk);
   for (size_t i = 0; i < out.trace.events.size(); ++i) {
     const sim::TraceEvent& e = out.trace.events[i];
-    if (e.kind == sim::EventKind::kReply && !e.argv.empty() && e.argv[0] == "EVAL" &&
+    if (e.kind == sim::EventKind::kReply && !out.trace.argv_of(e).empty() &&
+        out.trace.argv_of(e)[0] == "EVAL" &&
         e.reply.is_error())
       out.script_errors.push_back(i);
   }

@@ -49,7 +49,7 @@ std::map<std::string, std::vector<std::string>> CallsPerActor(const sim::Trace& 
   for (const auto& e : trace.events)
     if (e.kind == sim::EventKind::kReply)
       out[trace.actor_of(e)].push_back(NameScripts(
-          absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(e.argv), " -> ", e.reply.debug()),
+          absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(trace.argv_of(e)), " -> ", e.reply.debug()),
           names));
   return out;
 }

@@ -154,15 +154,16 @@ std::string World::who(ThreadId t) const {
   return actors_[th.actor]->name + "/" + th.name + "#" + std::to_string(t);
 }
 
-void World::record(ThreadId t, EventKind kind, std::string text, const Argv* argv,
-                   const Reply* reply) {
+size_t World::record(ThreadId t, EventKind kind, std::string text, int64_t call,
+                     const Reply* reply) {
   TraceEvent& e = trace_.events.emplace_back();
   e.at_ms = now_ - options_.start_ms;
   e.thread = t;
   e.kind = kind;
   e.text = std::move(text);
-  if (argv) e.argv = *argv;
+  e.call = call;
   if (reply) e.reply = *reply;
+  return trace_.events.size() - 1;
 }
 
 void World::add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h) {
@@ -173,7 +174,7 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
   Thread& th = *threads_.at(a->ctx->thread());
   if (th.cancelled || th.finished) return;  // a cancelled thread never resumes
   const FaultOptions& f = options_.faults;
-  PendingCall c{seq_++, th.id, a, h, now_, false, false, 0};
+  PendingCall c{seq_++, 0, th.id, a, h, now_, false, false, 0};
   // Fault draws, always in this order, so a plan replays from the seed.
   if (f.lost_request.numerator) c.lose_request = fault_prng_.chance(f.lost_request);
   if (f.lost_reply.numerator && !c.lose_request) c.lose_reply = fault_prng_.chance(f.lost_reply);
@@ -183,7 +184,8 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
     record(th.id, EventKind::kFault,
            absl::StrCat("fault delayed-request until +", c.ready_at - options_.start_ms, "ms"));
   }
-  record(th.id, EventKind::kCall, "", &a->argv);
+  c.event = record(th.id, EventKind::kCall, "");
+  trace_.events[c.event].argv = std::move(a->argv);  // the world's one copy of the call
   calls_.push_back(c);
 }
 
@@ -281,7 +283,7 @@ void World::apply_event(const Event& e) {
              absl::StrCat("fault restart: keeps ", snapshot_size_, " of ", log_.size(),
                           " commands, loses the script cache"));
       log_.resize(snapshot_size_);
-      backend_.rebuild(log_, now_);
+      backend_.rebuild(LoggedPrefix(), now_);
       return;
     case kFailover: {
       const size_t keep = log_.size() > static_cast<size_t>(e.value) ? log_.size() - e.value : 0;
@@ -289,7 +291,7 @@ void World::apply_event(const Event& e) {
              absl::StrCat("fault failover to a replica ", log_.size() - keep, " commands behind"));
       log_.resize(keep);
       snapshot_size_ = std::min(snapshot_size_, keep);
-      backend_.rebuild(log_, now_);
+      backend_.rebuild(LoggedPrefix(), now_);
       return;
     }
     case kOutageStart:
@@ -324,6 +326,13 @@ void World::apply_event(const Event& e) {
   }
 }
 
+std::vector<LoggedCommand> World::LoggedPrefix() const {
+  std::vector<LoggedCommand> out;
+  out.reserve(log_.size());
+  for (const auto& [event, at] : log_) out.push_back({trace_.events[event].argv, at});
+  return out;
+}
+
 void World::process_due() {
   while (true) {
     const bool event_due = next_event_ < events_.size() && events_[next_event_].at <= now_;
@@ -348,24 +357,24 @@ void World::process_due() {
 void World::execute(PendingCall c) {
   Thread& th = *threads_[c.thread];
   th.steps++;
-  const Argv& argv = c.awaiter->argv;
+  const int64_t call = static_cast<int64_t>(c.event);
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
-    record(th.id, EventKind::kFault, absl::StrCat("fault outage: ", ShortArgv(argv), " fails"),
-           &argv);
+    record(th.id, EventKind::kFault,
+           absl::StrCat("fault outage: ", ShortArgv(argv_of(c)), " fails"), call);
     add_wakeup(th.id, now_, c.handle);
     return;
   }
   if (c.lose_request) {
     c.awaiter->result = TransportError{"timeout"};
     record(th.id, EventKind::kFault,
-           absl::StrCat("fault lost-request: ", ShortArgv(argv), " not applied"), &argv);
+           absl::StrCat("fault lost-request: ", ShortArgv(argv_of(c)), " not applied"), call);
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
-  Reply reply = backend_.execute(argv, now_);
-  log_.push_back({argv, now_});
-  record(th.id, EventKind::kReply, "", &argv, &reply);
+  Reply reply = backend_.execute(argv_of(c), now_);
+  log_.push_back({c.event, now_});
+  record(th.id, EventKind::kReply, "", call, &reply);
   if (c.lose_reply) {
     c.awaiter->result = TransportError{"timeout"};
     record(th.id, EventKind::kFault, "fault lost-reply: applied, client times out");
@@ -382,7 +391,7 @@ std::string World::state_hash() {
     parts.push_back(std::to_string(t->id) + (t->finished ? " done " : " live ") +
                     std::to_string(t->steps));
   for (const auto& c : calls_)
-    parts.push_back("pending " + std::to_string(c.thread) + " " + render_argv(c.awaiter->argv));
+    parts.push_back("pending " + std::to_string(c.thread) + " " + render_argv(argv_of(c)));
   return Sha256HexOfLines(parts);
 }
 
@@ -435,7 +444,7 @@ RunResult World::run() {
     std::vector<Choice> choices;
     for (size_t i : enabled)
       choices.push_back(
-          {calls_[i].thread, threads_[calls_[i].thread]->actor, &calls_[i].awaiter->argv});
+          {calls_[i].thread, threads_[calls_[i].thread]->actor, &argv_of(calls_[i])});
     const size_t pick = strategy_.choose(choices, prng_);
     if (pick >= choices.size()) throw std::out_of_range("strategy chose outside the enabled set");
     result.choices.push_back({choices.size(), pick});

@@ -194,6 +194,7 @@ class World {
   struct Actor;
   struct PendingCall {
     uint64_t seq;
+    size_t event;  // its kCall event, which holds the argv
     ThreadId thread;
     Ctx::CallAwaiter* awaiter;
     std::coroutine_handle<> handle;
@@ -222,8 +223,11 @@ class World {
   void finish_thread(Thread& t);
   bool paused(ActorId a) const;
   int64_t actor_time(ActorId a) const;
-  void record(ThreadId t, EventKind kind, std::string text, const Argv* argv = nullptr,
-              const Reply* reply = nullptr);
+  // Appends an event; returns its index. call: the kCall event it is about (-1: none).
+  size_t record(ThreadId t, EventKind kind, std::string text, int64_t call = -1,
+                const Reply* reply = nullptr);
+  const Argv& argv_of(const PendingCall& c) const { return trace_.events[c.event].argv; }
+  std::vector<LoggedCommand> LoggedPrefix() const;  // the kept log, for a restart or failover
   std::string who(ThreadId t) const;
 
   WorldOptions options_;
@@ -241,7 +245,7 @@ class World {
   std::map<std::pair<int64_t, uint64_t>, Wakeup> wakeups_;
   std::vector<Event> events_;  // sorted by time
   size_t next_event_ = 0;
-  std::vector<LoggedCommand> log_;
+  std::vector<std::pair<size_t, int64_t>> log_;  // executed calls: kCall event, time
   size_t snapshot_size_ = 0;
   bool outage_ = false;
   Trace trace_;

@@ -30,7 +30,7 @@ std::string Trace::Render(const TraceEvent& e) const {
       absl::StrAppend(&out, "call ", ShortArgv(e.argv));
       break;
     case EventKind::kReply:
-      absl::StrAppend(&out, "exec ", ShortArgv(e.argv), " -> ", e.reply.debug());
+      absl::StrAppend(&out, "exec ", ShortArgv(argv_of(e)), " -> ", e.reply.debug());
       break;
     case EventKind::kFault:
     case EventKind::kClock:
@@ -85,6 +85,7 @@ void TraceHasher::add(const TraceEvent& e) {
     const bool body = i == 1 && (e.argv[0] == "EVAL" || e.argv[0] == "eval");
     str(body ? CachedSha1(e.argv[1]) : e.argv[i]);
   }
+  bytes(&e.call, sizeof e.call);
   if (e.kind == EventKind::kReply) reply(e.reply);
   str(e.text);
 }

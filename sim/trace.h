@@ -30,8 +30,9 @@ struct TraceEvent {
   int64_t at_ms = 0;  // virtual time since the run's start
   int thread = -1;    // -1: the world
   EventKind kind = EventKind::kNote;
-  Argv argv;         // kCall, kReply; kFault when the fault hit one call
-  Reply reply;       // kReply
+  Argv argv;          // kCall: the call (the only copy the world keeps)
+  int64_t call = -1;  // kReply, and kFault when the fault hit one call: its kCall event
+  Reply reply;        // kReply
   std::string text;  // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
 };
 
@@ -41,6 +42,10 @@ struct Trace {
   std::vector<std::string> thread_actor;  // "client0", by thread id
 
   const std::string& actor_of(const TraceEvent& e) const;  // "world" for thread -1
+  // The call an event is about: its own argv (kCall) or its kCall event's (kReply, kFault).
+  const Argv& argv_of(const TraceEvent& e) const {
+    return e.call >= 0 ? events[static_cast<size_t>(e.call)].argv : e.argv;
+  }
   // "+12ms client0/main#0 exec "GET" "k" -> (nil)": the line a person reads.
   std::string Render(const TraceEvent& e) const;
   std::vector<std::string> Lines() const;
