@@ -22,12 +22,13 @@
 // Histories are partitioned by `partition` (the Redis key) and each part is checked alone.
 #pragma once
 
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 namespace testbed::lin {
@@ -162,7 +163,7 @@ class Checker {
   int64_t max_memo_bytes_;
   int64_t memo_bytes_ = 0;
   std::vector<const Operation<Op>*> ops_;
-  std::unordered_set<std::string> memo_;
+  absl::flat_hash_set<std::string> memo_;
   bool gave_up_ = false;
 };
 

@@ -167,11 +167,20 @@ TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
       std::string::npos)
       << syntax.out;
   Result runtime = RunCli(
-      "check --system state --runs 2 --seed 1 --properties cas-versions-linearizable --scripts " +
+      "check --system state --runs 2 --seed 1 --clients 2 --ops 4 --faults latency --properties "
+      "cas-versions-linearizable --scripts " +
       dir + "/runtime");
   EXPECT_EQ(runtime.code, 2) << runtime.out;
   EXPECT_NE(runtime.out.find("a script failed at run time"), std::string::npos) << runtime.out;
   EXPECT_NE(runtime.out.find("undefined_global"), std::string::npos) << runtime.out;
+  // Its replay line carries every flag that decided the run, and fails the same way.
+  const std::string replay = LineStarting(runtime.out, "replay: testbed ");
+  ASSERT_FALSE(replay.empty()) << runtime.out;
+  for (const char* flag : {"--clients 2", "--ops 4", "--faults latency", "--scripts "})
+    EXPECT_NE(replay.find(flag), std::string::npos) << replay;
+  const Result again = RunCli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_NE(again.out.find("undefined_global"), std::string::npos) << again.out;
 }
 
 TEST(CliCheck, TheSameSeedWritesTheSameReportTwiceWhateverTheThreadCount) {
