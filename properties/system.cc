@@ -30,8 +30,7 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   for (size_t i = 0; i < out.trace.events.size(); ++i) {
     const sim::TraceEvent& e = out.trace.events[i];
     if (e.kind == sim::EventKind::kReply && !out.trace.argv_of(e).empty() &&
-        out.trace.argv_of(e)[0] == "EVAL" &&
-        e.reply.is_error())
+        out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(i);
   }
   return out;

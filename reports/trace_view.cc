@@ -48,9 +48,10 @@ std::map<std::string, std::vector<std::string>> CallsPerActor(const sim::Trace& 
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& e : trace.events)
     if (e.kind == sim::EventKind::kReply)
-      out[trace.actor_of(e)].push_back(NameScripts(
-          absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(trace.argv_of(e)), " -> ", e.reply.debug()),
-          names));
+      out[trace.actor_of(e)].push_back(
+          NameScripts(absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(trace.argv_of(e)), " -> ",
+                                   e.reply.debug()),
+                      names));
   return out;
 }
 

@@ -443,8 +443,7 @@ RunResult World::run() {
     });
     std::vector<Choice> choices;
     for (size_t i : enabled)
-      choices.push_back(
-          {calls_[i].thread, threads_[calls_[i].thread]->actor, &argv_of(calls_[i])});
+      choices.push_back({calls_[i].thread, threads_[calls_[i].thread]->actor, &argv_of(calls_[i])});
     const size_t pick = strategy_.choose(choices, prng_);
     if (pick >= choices.size()) throw std::out_of_range("strategy chose outside the enabled set");
     result.choices.push_back({choices.size(), pick});

@@ -33,7 +33,7 @@ struct TraceEvent {
   Argv argv;          // kCall: the call (the only copy the world keeps)
   int64_t call = -1;  // kReply, and kFault when the fault hit one call: its kCall event
   Reply reply;        // kReply
-  std::string text;  // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
+  std::string text;   // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
 };
 
 struct Trace {

@@ -377,8 +377,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
   for (const auto& e : out.trace.events)
-    if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" &&
-        e.reply.is_error())
+    if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(out.trace.Render(e));
   // ForProperty sets aside the faults that lose acknowledged writes for these two.
   out.ack_violations = CheckAcknowledgedWrites(rec.ack_ops);
