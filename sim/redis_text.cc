@@ -88,6 +88,11 @@ std::string FormatDouble(double d) {
 }
 
 std::string FormatLuaArgNumber(double d) {
+  // Fast path, same bytes: an integral double below 1e17 in magnitude is what %.17g prints as
+  // plain decimal digits (a ZADD score, a PXAT time). -0 keeps its sign through %.17g.
+  if (d > -1e17 && d < 1e17 && d == static_cast<double>(static_cast<int64_t>(d)) &&
+      !(d == 0 && std::signbit(d)))
+    return std::to_string(static_cast<int64_t>(d));
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", d);
   return buf;

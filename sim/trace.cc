@@ -81,10 +81,7 @@ void TraceHasher::add(const TraceEvent& e) {
   bytes(&thread, sizeof thread);
   const uint64_t n = e.argv.size();
   bytes(&n, sizeof n);
-  for (size_t i = 0; i < e.argv.size(); ++i) {
-    const bool body = i == 1 && (e.argv[0] == "EVAL" || e.argv[0] == "eval");
-    str(body ? CachedSha1(e.argv[1]) : e.argv[i]);
-  }
+  for (const std::string& arg : e.argv) str(arg);  // script bodies too: XXH3 reads them fast
   bytes(&e.call, sizeof e.call);
   if (e.kind == EventKind::kReply) reply(e.reply);
   str(e.text);

@@ -10,9 +10,7 @@
 //   kNote   the runtime's bookkeeping: spawn, sleep, choose, finished, seed, end (text)
 //
 // The trace hash is XXH3-128 (xxHash: fast, unsalted, the same on every machine) over the
-// events' fields, length-prefixed; a script body is hashed as its SHA1 (computed once per body),
-// so hashing does not re-read 2 KB per EVAL. It proves that two runs traced alike, nothing
-// cryptographic.
+// events' fields, length-prefixed. It proves that two runs traced alike, nothing cryptographic.
 #pragma once
 
 #include <cstdint>

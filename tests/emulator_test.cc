@@ -3,8 +3,13 @@
 // differential check in fidelity_test.cc covers the rest of the subset.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <vector>
+
 #include "sim/clock.h"
 #include "sim/emulator.h"
+#include "sim/prng.h"
+#include "sim/redis_text.h"
 #include "tests/redis_expectations.h"
 
 namespace testbed {
@@ -16,6 +21,35 @@ class EmulatorTest : public ::testing::Test {
   Emulator em{clock};
   Reply run(const Argv& a) { return em.execute(a); }
 };
+
+TEST(LuaArgNumbers, TheIntegerFastPathWritesWhatPercent17gWrites) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                -1.0,
+                                1767225600000.0,
+                                9007199254740991.0,
+                                9007199254740993.0,
+                                1e16,
+                                99999999999999984.0,
+                                1e17,
+                                -1e17,
+                                1e21,
+                                0.5,
+                                -2.25,
+                                1e-7,
+                                123456789012345678.0};
+  Prng rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t v = static_cast<int64_t>(rng.next() >> (1 + rng.below(60)));
+    values.push_back(static_cast<double>(i % 2 ? v : -v));
+  }
+  for (double d : values) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    EXPECT_EQ(redis_text::FormatLuaArgNumber(d), buf) << d;
+  }
+}
 
 TEST_F(EmulatorTest, SharedExpectationsHold) {
   expectations::RunAll(
