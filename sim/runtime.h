@@ -10,7 +10,7 @@
 //   - The Backend executes commands atomically at a virtual time: the emulator (sim/) or a
 //     spawned redis-server whose clock follows the virtual clock (real/), so one schedule runs
 //     in two worlds.
-//   - Every step goes to the trace as a typed event (sim/trace.h); the run's SHA-256 over the
+//   - Every step goes to the trace as a typed event (sim/trace.h); the run's XXH3-128 over the
 //     events is its `trace-hash`.
 #pragma once
 
