@@ -1,6 +1,8 @@
-// The registry of systems under test: one line per system.
+// The registry of systems under test: one line per system, in Owned() below.
 #include "properties/state/state_system.h"
 #include "properties/system.h"
+
+#include <mutex>
 
 namespace testbed::props {
 namespace {
@@ -14,8 +16,17 @@ std::vector<std::unique_ptr<System>>& Owned() {
   return *systems;
 }
 
-std::vector<const System*>& View() {
+std::mutex& Lock() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+const std::vector<const System*>& Systems() {
+  // Registration happens before the CLI runs; the view is rebuilt under the lock when it grew.
   static auto* view = new std::vector<const System*>();
+  std::lock_guard<std::mutex> lock(Lock());
   if (view->size() != Owned().size()) {
     view->clear();
     for (const auto& s : Owned()) view->push_back(s.get());
@@ -23,16 +34,15 @@ std::vector<const System*>& View() {
   return *view;
 }
 
-}  // namespace
-
-const std::vector<const System*>& Systems() { return View(); }
-
 const System* FindSystem(const std::string& name) {
   for (const System* s : Systems())
     if (s->name() == name) return s;
   return nullptr;
 }
 
-void RegisterSystem(std::unique_ptr<System> system) { Owned().push_back(std::move(system)); }
+void RegisterSystem(std::unique_ptr<System> system) {
+  std::lock_guard<std::mutex> lock(Lock());
+  Owned().push_back(std::move(system));
+}
 
 }  // namespace testbed::props

@@ -317,8 +317,9 @@ struct LuaGlue {
   }
 };
 
-LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_newstate()) {
-  lua_State* L = L_;
+// A Lua state with Redis 7.0's script environment; `cjson_fault`: the negative-test encoder.
+static lua_State* NewState(bool cjson_fault) {
+  lua_State* L = luaL_newstate();
   const lua_CFunction libs[] = {luaopen_base, luaopen_table, luaopen_string, luaopen_math,
                                 luaopen_debug};
   for (lua_CFunction open : libs) {
@@ -327,7 +328,7 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_ne
   }
   lua_pushcfunction(L, luaopen_cjson);
   lua_call(L, 0, 1);
-  if (emulator_.options().fault_cjson_empty_table_as_array) {
+  if (cjson_fault) {
     // Negative-test deviation only: an encoder that writes empty tables as arrays.
     lua_getfield(L, -1, "encode");
     lua_pushcclosure(
@@ -351,9 +352,6 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_ne
   lua_setglobal(L, "loadfile");
   lua_pushnil(L);
   lua_setglobal(L, "dofile");
-
-  lua_pushlightuserdata(L, this);
-  lua_setfield(L, LUA_REGISTRYINDEX, kSelfKey);
 
   lua_newtable(L);
   const luaL_Reg redis_fns[] = {{"call", LuaGlue::Call},
@@ -389,17 +387,63 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator), L_(luaL_ne
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, "testbed.proxy_env");
+  return L;
 }
 
-LuaScripting::~LuaScripting() { lua_close(L_); }
+// Lua states are reused across emulators of a thread (every run builds a fresh emulator): a
+// state and the functions compiled in it outlive the emulator, and what a script can see of
+// them is reset. Scripts cannot write globals (the proxy environment), KEYS and ARGV are set
+// before every call, and which scripts are loaded is the emulator's own (`loaded_`), so
+// EVALSHA and SCRIPT EXISTS answer as a fresh server does. Only default states are pooled.
+struct LuaScripting::PooledState {
+  lua_State* L = nullptr;
+  std::map<std::string, int> compiled;  // sha -> registry reference of the function
+  ~PooledState() {
+    if (L) lua_close(L);
+  }
+};
+
+namespace {
+constexpr size_t kPoolPerThread = 4;
+constexpr size_t kMaxCompiledPerState = 256;
+std::vector<std::unique_ptr<LuaScripting::PooledState>>& Pool() {
+  thread_local std::vector<std::unique_ptr<LuaScripting::PooledState>> pool;
+  return pool;
+}
+}  // namespace
+
+LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator) {
+  const bool poolable = !emulator_.options().fault_cjson_empty_table_as_array;
+  if (poolable && !Pool().empty()) {
+    state_ = std::move(Pool().back());
+    Pool().pop_back();
+  } else {
+    state_ = std::make_unique<PooledState>();
+    state_->L = NewState(!poolable);
+  }
+  poolable_ = poolable;
+  L_ = state_->L;
+  lua_pushlightuserdata(L_, this);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
+}
+
+LuaScripting::~LuaScripting() {
+  lua_settop(L_, 0);
+  if (poolable_ && Pool().size() < kPoolPerThread && state_->compiled.size() < kMaxCompiledPerState)
+    Pool().push_back(std::move(state_));
+}
 
 bool LuaScripting::Exists(const std::string& sha) const {
-  return functions_.count(redis_text::ToLower(sha)) > 0;
+  return loaded_.count(redis_text::ToLower(sha)) > 0;
 }
 
 Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
   *sha = CachedSha1(body);
-  if (functions_.count(*sha)) return Reply::Ok();
+  if (loaded_.count(*sha)) return Reply::Ok();
+  if (state_->compiled.count(*sha)) {
+    loaded_.insert(*sha);
+    return Reply::Ok();
+  }
   lua_State* L = L_;
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
     std::string err = lua_tostring(L, -1);
@@ -408,7 +452,8 @@ Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
   }
   lua_getfield(L, LUA_REGISTRYINDEX, "testbed.proxy_env");
   lua_setfenv(L, -2);
-  functions_[*sha] = luaL_ref(L, LUA_REGISTRYINDEX);
+  state_->compiled[*sha] = luaL_ref(L, LUA_REGISTRYINDEX);
+  loaded_.insert(*sha);
   return Reply::Ok();
 }
 
@@ -426,7 +471,7 @@ Reply LuaScripting::Eval(const std::string& body, const Argv& keys, const Argv& 
 
 Reply LuaScripting::EvalSha(const std::string& sha, const Argv& keys, const Argv& args) {
   const std::string lower = redis_text::ToLower(sha);
-  if (sha.size() != 40 || !functions_.count(lower)) return Reply::Error(redis_text::kNoScript);
+  if (sha.size() != 40 || !loaded_.count(lower)) return Reply::Error(redis_text::kNoScript);
   return Run(lower, keys, args);
 }
 
@@ -446,7 +491,7 @@ Reply LuaScripting::Run(const std::string& sha, const Argv& keys, const Argv& ar
 
   lua_getglobal(L, "__redis__err__handler");
   const int handler = lua_gettop(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, functions_.at(sha));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_->compiled.at(sha));
   instructions_left_ = emulator_.options().script_instruction_budget;
   budget_exceeded_ = false;
   lua_sethook(L, LuaGlue::Hook, LUA_MASKCOUNT, kHookEvery);

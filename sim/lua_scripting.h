@@ -9,6 +9,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 
 #include "sim/reply.h"
@@ -35,13 +37,17 @@ class LuaScripting {
   Reply Load(const std::string& body);  // bulk sha or a compile error
   bool Exists(const std::string& sha) const;
 
+  struct PooledState;
+
  private:
   Reply Compile(const std::string& body, std::string* sha);
   Reply Run(const std::string& sha, const Argv& keys, const Argv& args);
 
   Emulator& emulator_;
-  lua_State* L_;
-  std::map<std::string, int> functions_;  // sha -> registry reference
+  std::unique_ptr<PooledState> state_;  // the Lua state (reused across emulators of a thread)
+  bool poolable_ = false;
+  lua_State* L_ = nullptr;
+  std::set<std::string> loaded_;  // the scripts this emulator's server has loaded
   int64_t instructions_left_ = 0;
   bool budget_exceeded_ = false;
   friend struct LuaGlue;
