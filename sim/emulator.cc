@@ -113,9 +113,15 @@ struct Commands {
   }
 
   static Reply Keys(Emulator& em, const Argv& a) {
+    // Only keys that start with the pattern's literal prefix can match (the match is case
+    // sensitive): visit just those, in key order, as the whole-keyspace loop would.
+    const std::string& pattern = a[1];
+    const std::string prefix = pattern.substr(0, pattern.find_first_of("*?[\\"));
     std::vector<Reply> out;
-    for (const auto& [k, e] : em.keys_)
-      if (em.alive(e) && GlobMatch(a[1], k)) out.push_back(Reply::Bulk(k));
+    for (auto it = em.keys_.lower_bound(prefix);
+         it != em.keys_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+      if (em.alive(it->second) && GlobMatch(pattern, it->first))
+        out.push_back(Reply::Bulk(it->first));
     return Reply::Array(std::move(out));
   }
 

@@ -183,7 +183,8 @@ class World {
 
   int64_t now_ms() const { return now_; }
   const Trace& trace() const { return trace_; }
-  Prng& prng() { return prng_; }  // the schedule's stream
+  Trace take_trace() { return std::move(trace_); }  // after run(): the trace, without a copy
+  Prng& prng() { return prng_; }                    // the schedule's stream
   // Hash of everything that decides the future (keyspace, threads, pending calls): DFS pruning.
   std::string state_hash();
   void note(const std::string& line) { record(-1, EventKind::kNote, line); }

@@ -161,6 +161,8 @@ TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
       "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(state::IsoTime(kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
   EXPECT_EQ(state::IsoTime(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(state::IsoTime(951782400999), "2000-02-29T00:00:00.999Z");  // a leap day
+  EXPECT_EQ(state::IsoTime(253402300799999), "9999-12-31T23:59:59.999Z");
   // Buffer.from(s).toString("base64url") in Node: no padding, '-' and '_' (RFC 4648 vectors).
   EXPECT_EQ(state::Base64Url(""), "");
   EXPECT_EQ(state::Base64Url("f"), "Zg");

@@ -364,7 +364,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
                     [&, c](sim::Ctx& ctx) { return Client(ctx, c, w, bodies.get(), &rec); });
   StateRun out;
   out.run = world.run();
-  out.trace = world.trace();
+  out.trace = world.take_trace();
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
   out.history = rec.history;
   out.boundary_violations = rec.boundary_violations;

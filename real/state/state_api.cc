@@ -4,6 +4,7 @@
 // Doubles print as Number.prototype.toString does: 2 (not 2.0), 1e-7 (not 1e-07).
 #include "real/state/state_api.h"
 
+#include <absl/time/civil_time.h>
 #include <absl/time/time.h>
 
 #include "model/json_text.h"
@@ -23,8 +24,24 @@ bool StateError::quota() const {
 }
 
 std::string IsoTime(int64_t ms) {
-  // Date.prototype.toISOString for years 0000-9999: "2026-01-01T00:00:01.234Z".
-  return absl::FormatTime("%Y-%m-%d%ET%H:%M:%E3SZ", absl::FromUnixMillis(ms), absl::UTCTimeZone());
+  // Date.prototype.toISOString for years 0000-9999: "2026-01-01T00:00:01.234Z". The civil
+  // time comes from Abseil; the digits are written here (FormatTime parses its format string
+  // on every call, and this runs for every envelope a port writes).
+  const absl::Time t = absl::FromUnixMillis(ms);
+  const absl::CivilSecond c = absl::ToCivilSecond(t, absl::UTCTimeZone());
+  const int64_t milli = ((ms % 1000) + 1000) % 1000;
+  char buf[25] = "0000-00-00T00:00:00.000Z";
+  auto put = [&buf](int at, int64_t v, int width) {
+    for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + i] = static_cast<char>('0' + v % 10);
+  };
+  put(0, c.year(), 4);
+  put(5, c.month(), 2);
+  put(8, c.day(), 2);
+  put(11, c.hour(), 2);
+  put(14, c.minute(), 2);
+  put(17, c.second(), 2);
+  put(20, milli, 3);
+  return std::string(buf, 24);
 }
 
 std::optional<int64_t> ParseIsoTime(const std::string& iso) {

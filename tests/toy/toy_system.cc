@@ -102,7 +102,7 @@ class CounterSystem : public props::System {
     if (out.violated)
       out.description = absl::StrCat("  the counter ends at ", final_value, " though ",
                                      tally.acknowledged, " was acknowledged\n");
-    out.trace = world.trace();
+    out.trace = world.take_trace();
     out.trace_hash = run.trace_hash;
     out.run = run;
     return out;
