@@ -65,9 +65,11 @@ class TraceHasher {
 
  private:
   void bytes(const void* p, size_t n);
+  void flush();
   void str(const std::string& s);
   void reply(const Reply& r);
   void* ctx_;
+  std::string buffer_;
 };
 
 }  // namespace testbed::sim
