@@ -21,6 +21,7 @@
 #include "real/script_catalog.h"
 #include "reports/check_report.h"
 #include "reports/trace_view.h"
+#include "scenarios/baseline.h"
 #include "scenarios/minimize.h"
 #include "scenarios/scenario.h"
 #include "sim/clock.h"
@@ -45,7 +46,14 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--rolling-from", r.spec.rolling_from,
                  "the old pods' version in rolling-deploy properties (default: its predecessor)");
   app.add_option("--scripts", r.spec.scripts,
-                 "a directory of changed scripts: each replaces the shipped file of that name");
+                 "changed scripts: DIR/NAME replaces NAME of --version only; "
+                 "DIR/<system>/<version>/NAME replaces that version's NAME");
+  app.add_option("--baseline", r.spec.baseline,
+                 "accepted anomaly classes (baselines/<system>/<version>.json): exit 1 only on a "
+                 "new class");
+  app.add_option("--write-baseline", r.spec.write_baseline,
+                 "write the classes found (and --baseline's) to this file, new ones marked "
+                 "unreviewed");
   internal::AddSeed(app, &r.spec.seed, &r.has_seed);
   internal::AddInt(app, "--runs", &r.spec.runs, 1, "runs per property (default 100)")
       ->excludes(internal::AddInt(app, "--budget-seconds", &r.spec.budget_seconds, 1,
@@ -149,30 +157,56 @@ CheckSpec Resolve(const Raw& r) {
         "none");
   if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
     throw UsageError("--scripts " + s.scripts + " is not a directory");
+  if (!s.baseline.empty()) {
+    try {
+      const scenarios::Baseline b = scenarios::LoadBaseline(s.baseline);
+      if (b.system != s.system || b.version != s.version)
+        throw UsageError("--baseline " + s.baseline + " is for " + b.system + " " + b.version +
+                         ", not " + s.system + " " + s.version);
+      for (const auto& a : b.accepted)
+        if (!system->property(a.property))
+          throw UsageError("--baseline " + s.baseline + " names an unknown property '" +
+                           a.property + "' of " + s.system);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   return s;
 }
 
-// The shipped scripts, with each file of `dir` named like a shipped one replacing it.
-ScriptCatalog CatalogWithOverrides(const std::string& dir) {
+}  // namespace
+
+// --scripts DIR: DIR/NAME replaces NAME of the checked version only (its old pods keep
+// theirs); DIR/<system>/<version>/NAME replaces that version's NAME. Only *.lua files count;
+// one that replaces nothing is a usage error. Prints each replacement.
+ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const std::string& system,
+                                             const std::string& version) {
   ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   if (dir.empty()) return catalog;
-  int replaced = 0;
-  for (const auto& s : std::vector<ScriptFile>(catalog.all())) {
-    const std::filesystem::path name = std::filesystem::path(s.file).filename();
-    for (const auto& candidate :
-         {std::filesystem::path(dir) / s.file, std::filesystem::path(dir) / name}) {
-      if (!std::filesystem::exists(candidate)) continue;
-      std::ifstream in(candidate, std::ios::binary);
-      catalog.replace(s.file, std::string(std::istreambuf_iterator<char>(in), {}));
-      std::printf("scripts: %s replaced by %s\n", s.file.c_str(), candidate.c_str());
-      ++replaced;
-      break;
-    }
+  std::vector<std::pair<std::string, std::filesystem::path>> changes;  // shipped file, candidate
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".lua") continue;
+    const std::string rel = std::filesystem::relative(entry.path(), dir).generic_string();
+    const std::string target =
+        rel.find('/') == std::string::npos ? absl::StrCat(system, "/", version, "/", rel) : rel;
+    bool shipped = false;
+    for (const auto& f : catalog.all()) shipped |= f.file == target;
+    if (!shipped)
+      throw UsageError("--scripts " + dir + ": " + rel + " would replace " + target +
+                       ", which is not a shipped script");
+    changes.emplace_back(target, entry.path());
   }
-  if (replaced == 0)
-    throw UsageError("--scripts " + dir + " holds no file named like a shipped script");
+  if (changes.empty()) throw UsageError("--scripts " + dir + " holds no *.lua file");
+  std::sort(changes.begin(), changes.end());
+  for (const auto& [target, path] : changes) {
+    std::ifstream in(path, std::ios::binary);
+    catalog.replace(target, std::string(std::istreambuf_iterator<char>(in), {}));
+    std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
+  }
   return catalog;
 }
+
+namespace {
 
 // A directory that can hold the reports: made (if needed) and written to before any run.
 void CheckWritable(const std::string& dir, const std::string& flag) {
@@ -233,6 +267,8 @@ std::string CheckSpec::Write() const {
   if (!rolling_from.empty()) AppendFlag(line, "rolling-from", rolling_from);
   if (!skip.empty()) AppendFlag(line, "skip", props::FormatSkip(skip));
   if (!scripts.empty()) AppendFlag(line, "scripts", scripts);
+  if (!baseline.empty()) AppendFlag(line, "baseline", baseline);
+  if (!write_baseline.empty()) AppendFlag(line, "write-baseline", write_baseline);
   if (redis != "none") AppendFlag(line, "redis", redis);
   if (real_sample > 0) AppendFlag(line, "real-sample", absl::StrCat(real_sample));
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
@@ -268,7 +304,10 @@ int RunCheck(const CheckSpec& spec) {
   // A dfs search explores every schedule of one seed's workload: one seed unless told.
   const int64_t max_runs =
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
-  const ScriptCatalog scripts = CatalogWithOverrides(spec.scripts);
+  const ScriptCatalog scripts =
+      internal::CatalogWithOverrides(spec.scripts, spec.system, spec.version);
+  std::optional<scenarios::Baseline> baseline;
+  if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
   for (const std::string& v : {spec.version, old_version})
     if (!v.empty())
       if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
@@ -291,11 +330,27 @@ int RunCheck(const CheckSpec& spec) {
   base.faults = spec.faults;
   base.options = spec.options;
 
+  struct ClassTally {
+    int64_t runs = 0;
+    props::RunSpec first;
+    std::vector<size_t> first_choices;  // dfs: its schedule
+  };
   struct Tally {
     int64_t done = 0, violated = 0, incomplete = 0;
-    std::optional<props::RunSpec> first;
-    std::vector<size_t> first_choices;  // dfs: the first violating schedule
-    bool exhausted = true;              // dfs: every search explored its whole space
+    std::vector<std::string> order;  // classes, first seen first
+    std::map<std::string, ClassTally> classes;
+    bool exhausted = true;  // dfs: every search explored its whole space
+    void hit(const std::vector<std::string>& found, const props::RunSpec& r,
+             const std::vector<size_t>& choices) {
+      for (const std::string& c : found) {
+        ClassTally& t = classes[c];
+        if (t.runs++ == 0) {
+          order.push_back(c);
+          t.first = r;
+          t.first_choices = choices;
+        }
+      }
+    }
   };
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
   auto make_strategy = [&](const props::RunSpec& r) -> std::unique_ptr<sim::Strategy> {
@@ -308,7 +363,8 @@ int RunCheck(const CheckSpec& spec) {
   std::map<std::string, Tally> tally;
   struct Outcome {
     props::RunSpec run;
-    bool violated = false, incomplete = false;
+    bool incomplete = false;
+    std::vector<std::string> classes;
     std::string script_error, script_error_line;
   };
   struct ScriptFailure {
@@ -327,7 +383,7 @@ int RunCheck(const CheckSpec& spec) {
     o.run.seed = spec.seed + static_cast<uint64_t>(i);
     auto strategy = make_strategy(o.run);
     props::RunOutcome r = system.Run(o.run, scripts, server.get(), strategy.get());
-    o.violated = r.violated;
+    o.classes = r.classes;
     o.incomplete = r.incomplete;
     if (!r.script_errors.empty()) {
       const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
@@ -338,7 +394,7 @@ int RunCheck(const CheckSpec& spec) {
       auto again = make_strategy(o.run);
       props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
       ++sampled;
-      if (real.trace_hash != r.trace_hash || real.violated != r.violated)
+      if (real.trace_hash != r.trace_hash || real.classes != r.classes)
         if (!diverged++)
           first_divergence =
               absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", r.trace_hash.substr(0, 16),
@@ -369,6 +425,9 @@ int RunCheck(const CheckSpec& spec) {
                 const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
                 script_failure = ScriptFailure{r, o.trace.Render(e), e.reply.str};
               }
+              std::vector<size_t> choices;
+              for (const auto& [n, k] : o.run.choices) choices.push_back(k);
+              t.hit(o.classes, r, choices);
               return o.violated;
             },
             {.preemption_bound = static_cast<int>(spec.preemption_bound),
@@ -379,10 +438,6 @@ int RunCheck(const CheckSpec& spec) {
         t.exhausted = t.exhausted && d.exhausted;
         total_runs += d.schedules;
         total_violations += d.violations;
-        if (d.violations && !t.first) {
-          t.first = r;
-          t.first_choices = d.first_violation;
-        }
         progress.update(total_runs, total_violations);
       }
     }
@@ -405,40 +460,57 @@ int RunCheck(const CheckSpec& spec) {
           ++t.done;
           ++total_runs;
           if (o.incomplete) ++t.incomplete;
-          if (o.violated) {
+          if (!o.classes.empty()) {
             ++t.violated;
             ++total_violations;
-            if (!t.first) t.first = o.run;
+            t.hit(o.classes, o.run, {});
           }
         }
       progress.update(total_runs, total_violations);
     }
   }
-  std::printf("%-30s %8s %8s %8s\n", "property", "runs", "passed", "violated");
+  // With a baseline, a class is "new" or "known"; only new ones fail the check.
+  auto status_of = [&](const std::string& p, const std::string& c) -> std::string {
+    if (!baseline) return "";
+    return baseline->find(p, c) ? "known" : "new";
+  };
+  std::printf("%-44s %8s %8s %8s %s\n", "property / class", "runs", "passed", "violated",
+              baseline ? "first seed, against the baseline" : "first seed");
   reports::CheckReport report;
-  int64_t no_verdict = 0;
+  int64_t no_verdict = 0, new_classes = 0;
   report.seed = spec.seed;
   report.system = spec.system;
   report.version = spec.version;
   report.old_version = old_version;
+  report.baseline = spec.baseline;
   for (const std::string& p : properties) {
     const Tally& t = tally[p];
     const props::PropertyInfo& info = *system.property(p);
     if (!info.applies(spec.version, old_version)) {
-      std::printf("%-30s %8s\n", p.c_str(), "n/a");
+      std::printf("%-44s %8s\n", p.c_str(), "n/a");
       report.properties.push_back({p, 0, 0, 0, false});
       continue;
     }
     // A run without a verdict (the checker's budget ran out) is never counted as a pass.
     const int64_t passed = t.done - t.violated - t.incomplete;
-    std::printf("%-30s %8lld %8lld %8lld\n", p.c_str(), static_cast<long long>(t.done),
+    std::printf("%-44s %8lld %8lld %8lld\n", p.c_str(), static_cast<long long>(t.done),
                 static_cast<long long>(passed), static_cast<long long>(t.violated));
+    reports::PropertyRow row{p, t.done, passed, t.violated};
+    for (const std::string& c : t.order) {
+      const ClassTally& ct = t.classes.at(c);
+      const std::string status = status_of(p, c);
+      if (status == "new") ++new_classes;
+      std::printf("  %-42s %8s %8s %8lld %llu%s\n", c.c_str(), "", "",
+                  static_cast<long long>(ct.runs), static_cast<unsigned long long>(ct.first.seed),
+                  status.empty() ? "" : ("  " + status).c_str());
+      row.classes.push_back({c, props::SentenceOf(info, c), ct.runs, ct.first.seed, status});
+    }
+    report.properties.push_back(row);
     if (t.incomplete) {
       std::printf("  (%lld runs hit the checker's state budget: no verdict, not a pass)\n",
                   static_cast<long long>(t.incomplete));
       no_verdict += t.incomplete;
     }
-    report.properties.push_back({p, t.done, passed, t.violated});
     if (!spec.faults.empty() && !info.sets_aside.empty())
       std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
     if (dfs)
@@ -446,6 +518,21 @@ int RunCheck(const CheckSpec& spec) {
                       ? "  exhausted: %lld schedules\n"
                       : "  stopped after %lld schedules (--max-schedules): not every schedule\n",
                   static_cast<long long>(t.done));
+  }
+  if (baseline) {
+    for (const auto& a : baseline->accepted) {
+      const auto it = tally.find(a.property);
+      if (it == tally.end() || !it->second.classes.count(a.cls))
+        report.unseen.push_back({a.property, a.cls, a.reason});
+    }
+    std::printf("baseline %s: %lld new, %lld known", spec.baseline.c_str(),
+                static_cast<long long>(new_classes),
+                static_cast<long long>(baseline->accepted.size() - report.unseen.size()));
+    if (report.unseen.empty()) std::printf(", every known class seen\n");
+    std::printf(report.unseen.empty() ? "" : ", %zu known but not seen this run:\n",
+                report.unseen.size());
+    for (const auto& u : report.unseen)
+      std::printf("  known but not seen this run: %s / %s\n", u.property.c_str(), u.cls.c_str());
   }
   if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
     const double secs =
@@ -463,7 +550,7 @@ int RunCheck(const CheckSpec& spec) {
     replay.seed = script_failure->run.seed;
     replay.runs = 1;
     replay.budget_seconds = 0;
-    replay.out = replay.save_scenarios = "";
+    replay.out = replay.save_scenarios = replay.write_baseline = "";
     replay.real_sample = 0;
     std::fprintf(
         stderr,
@@ -489,69 +576,104 @@ int RunCheck(const CheckSpec& spec) {
       code = 1;
     }
   }
+  scenarios::Baseline written;
+  if (!spec.write_baseline.empty()) {
+    written.system = spec.system;
+    written.version = spec.version;
+    if (baseline) written.accepted = baseline->accepted;
+  }
   for (const std::string& p : properties) {
     const Tally& t = tally[p];
-    if (!t.first) continue;
-    // A schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
-    const bool fixed_schedule = dfs || spec.strategy == "replay";
-    const props::RunSpec m =
-        fixed_schedule ? *t.first
-                       : scenarios::Minimize(*t.first, jobs, [&](const props::RunSpec& x) {
-                           auto strategy = make_strategy(x);
-                           return system.Run(x, scripts, server.get(), strategy.get()).violated;
-                         });
-    std::unique_ptr<sim::Strategy> strategy =
-        dfs ? std::make_unique<sim::Replay>(t.first_choices) : make_strategy(m);
-    const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
-    std::printf("\nviolation of %s (seed %llu, %d clients x %d operations):\n%s", p.c_str(),
-                static_cast<unsigned long long>(m.seed), m.clients, m.ops, r.description.c_str());
-    reports::ViolationRow row{p, m.seed, m.clients, m.ops, r.description, {}, ""};
-    std::printf("redis calls (and faults), in the order Redis ran them:\n");
-    row.redis_calls = reports::CallsInOrder(r.trace, script_names);
-    for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
-    std::printf("the same calls per actor, with virtual times:\n");
-    for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
-      std::printf("  %s:\n", actor.c_str());
-      for (const auto& c : calls)
-        std::printf("    %s\n", reports::Abbreviate(c).substr(0, 600).c_str());
+    for (const std::string& c : t.order) {
+      const ClassTally& ct = t.classes.at(c);
+      // Each class is shrunk while it still shows, so its counterexample is its own. A
+      // schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
+      const bool fixed_schedule = dfs || spec.strategy == "replay";
+      auto shows = [&](const props::RunOutcome& o) {
+        return std::find(o.classes.begin(), o.classes.end(), c) != o.classes.end();
+      };
+      const props::RunSpec m =
+          fixed_schedule ? ct.first
+                         : scenarios::Minimize(ct.first, jobs, [&](const props::RunSpec& x) {
+                             auto strategy = make_strategy(x);
+                             return shows(system.Run(x, scripts, server.get(), strategy.get()));
+                           });
+      std::unique_ptr<sim::Strategy> strategy =
+          dfs ? std::make_unique<sim::Replay>(ct.first_choices) : make_strategy(m);
+      const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
+      std::string counterexample;
+      for (const props::Finding& f : r.findings)
+        if (props::ClassOf(f) == c) counterexample += "  " + f.text + "\n";
+      const props::Finding* generic = nullptr;
+      for (const props::Finding& f : r.findings)
+        if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;
+      const std::string status = status_of(p, c);
+      const std::string sentence = props::SentenceOf(*system.property(p), c);
+      std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %d clients x %d operations):\n",
+                  p.c_str(), c.c_str(), status.empty() ? "" : (" (" + status + ")").c_str(),
+                  sentence.c_str(), static_cast<unsigned long long>(m.seed), m.clients, m.ops);
+      if (generic) std::printf("  shape: %s\n", generic->shape.c_str());
+      std::printf("%s", counterexample.c_str());
+      reports::ViolationRow row{p,         c,     sentence,       status, m.seed,
+                                m.clients, m.ops, counterexample, {},     ""};
+      std::printf("redis calls (and faults), in the order Redis ran them:\n");
+      row.redis_calls = reports::CallsInOrder(r.trace, script_names);
+      for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
+      std::printf("the same calls per actor, with virtual times:\n");
+      for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
+        std::printf("  %s:\n", actor.c_str());
+        for (const auto& call : calls)
+          std::printf("    %s\n", reports::Abbreviate(call).substr(0, 600).c_str());
+      }
+      CheckSpec replay = spec;
+      replay.properties = {p};
+      replay.seed = m.seed;
+      replay.runs = 1;
+      replay.budget_seconds = 0;
+      replay.clients = m.clients;
+      replay.ops = m.ops;
+      replay.skip = m.skip;
+      replay.out = replay.save_scenarios = replay.write_baseline = "";
+      replay.real_sample = 0;
+      replay.jobs = 0;
+      replay.quiet = false;
+      if (dfs) {
+        replay.strategy = "replay";
+        replay.choices = ct.first_choices;
+        replay.preemption_bound = -1;
+        replay.max_schedules = 100000;
+      }
+      row.replay = replay.Write();
+      std::printf("replay: %s\n", row.replay.c_str());
+      report.violations.push_back(row);
+      std::string saved;
+      if (!spec.save_scenarios.empty()) {
+        scenarios::Scenario sc;
+        sc.system = &system;
+        sc.spec = m;
+        sc.name = absl::StrCat(system.name(), "-", m.version, "-", p, "-", c);
+        sc.cls = c;
+        // The counterexample's first line, until someone words it better.
+        sc.trigger = counterexample.substr(0, counterexample.find('\n'));
+        sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
+        sc.why = sentence;
+        sc.severity = "unrated";
+        saved = scenarios::Save(spec.save_scenarios, sc);
+        std::printf("scenario: %s\n", saved.c_str());
+      }
+      if (!spec.write_baseline.empty() && !written.find(p, c))
+        written.accepted.push_back({p, c, "unreviewed: " + sentence, saved});
+      if (status != "known") code = 1;
     }
-    CheckSpec replay = spec;
-    replay.properties = {p};
-    replay.seed = m.seed;
-    replay.runs = 1;
-    replay.budget_seconds = 0;
-    replay.clients = m.clients;
-    replay.ops = m.ops;
-    replay.skip = m.skip;
-    replay.out = replay.save_scenarios = "";
-    replay.real_sample = 0;
-    replay.jobs = 0;
-    replay.quiet = false;
-    if (dfs) {
-      replay.strategy = "replay";
-      replay.choices = t.first_choices;
-      replay.preemption_bound = -1;
-      replay.max_schedules = 100000;
-    }
-    row.replay = replay.Write();
-    std::printf("replay: %s\n", row.replay.c_str());
-    report.violations.push_back(row);
-    if (!spec.save_scenarios.empty()) {
-      scenarios::Scenario sc;
-      sc.system = &system;
-      sc.spec = m;
-      sc.name = absl::StrCat(system.name(), "-", m.version, "-", p);
-      // The counterexample's first line, until someone words it better.
-      sc.trigger = r.description.substr(0, r.description.find('\n'));
-      sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
-      sc.severity = "unrated";
-      std::printf("scenario: %s\n", scenarios::Save(spec.save_scenarios, sc).c_str());
-    }
-    code = 1;
   }
   if (!spec.out.empty())
     for (const auto& path : reports::WriteReports(report, spec.out))
       std::printf("report: %s\n", path.c_str());
+  if (!spec.write_baseline.empty()) {
+    scenarios::SaveBaseline(spec.write_baseline, written);
+    std::printf("baseline written: %s (%zu classes)\n", spec.write_baseline.c_str(),
+                written.accepted.size());
+  }
   if (no_verdict > 0 && code == 0) {
     std::printf(
         "no verdict for %lld runs: the check is not a pass (fewer --clients or --ops keep the "
@@ -559,6 +681,12 @@ int RunCheck(const CheckSpec& spec) {
         static_cast<long long>(no_verdict));
     code = 1;
   }
+  if (baseline)
+    std::printf("result: %s\n", new_classes == 0 ? "nothing new against the baseline"
+                                                 : absl::StrCat(new_classes, " new class",
+                                                                new_classes == 1 ? "" : "es",
+                                                                " against the baseline")
+                                                       .c_str());
   return code;
 }
 

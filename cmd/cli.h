@@ -56,9 +56,11 @@ struct SimSpec {
 
 struct CheckSpec {
   std::string system;
-  std::string version;       // resolved: the system's default when not given
-  std::string rolling_from;  // "" unless given
-  std::string scripts;       // --scripts DIR ("": shipped)
+  std::string version;         // resolved: the system's default when not given
+  std::string rolling_from;    // "" unless given
+  std::string scripts;         // --scripts DIR ("": shipped)
+  std::string baseline;        // --baseline FILE ("": none; any violation fails)
+  std::string write_baseline;  // --write-baseline FILE
   uint64_t seed = 0;
   int64_t runs = 0;            // 0: not given (100, or as many as the budget allows)
   int64_t budget_seconds = 0;  // 0: not given
@@ -88,7 +90,7 @@ struct CheckSpec {
 };
 
 struct ReplaySpec {
-  std::string file;
+  std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
   std::string Write() const;
   bool operator==(const ReplaySpec&) const = default;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd/cli.h"
+#include "real/script_catalog.h"
 
 namespace testbed::cli::internal {
 
@@ -59,6 +60,10 @@ Command SimCommand();
 Command CheckCommand();
 Command ReplayCommand();
 Command ListCommand();
+
+// The shipped scripts with --scripts DIR's changes (see `testbed check --help`).
+ScriptCatalog CatalogWithOverrides(const std::string& dir, const std::string& system,
+                                   const std::string& version);
 
 // Appends " --flag value" (value quoted for a shell when it needs it).
 void AppendFlag(std::string& line, const std::string& flag, const std::string& value);

@@ -1,7 +1,12 @@
-// testbed replay: runs a saved scenario (scenarios/*.json) of any registered system.
+// testbed replay: runs saved scenarios (scenarios/*.json) of any registered system and says
+// whether each still shows what it was saved for: its property's violation, of its anomaly
+// class when it names one ("reproduced", exit 0), or not ("fixed or changed", exit 1).
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cmd/cli_internal.h"
@@ -16,58 +21,102 @@ namespace {
 using internal::AppendFlag;
 
 void Define(CLI::App& app, ReplaySpec& s) {
-  app.add_option("file", s.file, "a scenario file (scenarios/*.json)")->required();
+  app.add_option("files", s.files, "scenario files or directories of them (scenarios/)")
+      ->required();
   app.add_option("--redis", s.redis, "none (default): the emulator; spawn: a spawned redis-server")
       ->check(CLI::IsMember({"none", "spawn"}));
 }
 
-ReplaySpec Identity(const ReplaySpec& s) { return s; }
+// Every file to replay, checked before any runs: directories give their *.json, sorted.
+ReplaySpec Resolve(const ReplaySpec& s) {
+  ReplaySpec out = s;
+  out.files.clear();
+  for (const std::string& f : s.files) {
+    if (std::filesystem::is_directory(f)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : std::filesystem::directory_iterator(f))
+        if (e.is_regular_file() && e.path().extension() == ".json")
+          in_dir.push_back(e.path().string());
+      if (in_dir.empty()) throw UsageError(f + " holds no scenario (*.json)");
+      std::sort(in_dir.begin(), in_dir.end());
+      out.files.insert(out.files.end(), in_dir.begin(), in_dir.end());
+    } else if (!std::filesystem::is_regular_file(f)) {
+      throw UsageError("cannot read scenario " + f);
+    } else {
+      out.files.push_back(f);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
 std::string ReplaySpec::Write() const {
   std::string line = "testbed replay";
-  AppendFlag(line, "", file);
-  line.erase(line.find(" --"), 3);  // a positional argument, not a flag
+  for (const std::string& f : files) {
+    AppendFlag(line, "", f);
+    line.erase(line.rfind(" --"), 3);  // a positional argument, not a flag
+  }
   if (redis != "none") AppendFlag(line, "redis", redis);
   return line;
 }
 
 ReplaySpec ParseReplay(const std::vector<std::string>& args) {
-  return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, Define, Identity);
+  return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, Define, Resolve);
 }
 
 int RunReplay(const ReplaySpec& spec) {
-  scenarios::Scenario sc;
-  try {
-    sc = scenarios::Load(spec.file);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+  std::vector<scenarios::Scenario> all;
+  for (const std::string& f : spec.files) {  // every file parses before anything runs
+    try {
+      all.push_back(scenarios::Load(f));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
   }
-  const props::RunSpec& r = sc.spec;
-  std::printf("seed: %llu\nscenario: %s (%s, %s)\ntrigger: %s\n",
-              static_cast<unsigned long long>(r.seed), sc.name.c_str(), r.property.c_str(),
-              r.version.c_str(), sc.trigger.c_str());
   std::unique_ptr<RedisServer> server;
   if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
   const ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  const props::RunOutcome out = sc.system->Run(r, scripts, server.get());
-  std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
-  if (!out.violated) {
-    std::printf("result: no violation (expected: %s)\ntrace-hash: %s\n", sc.expect.c_str(),
-                out.trace_hash.c_str());
-    return 0;
+  int changed = 0;
+  for (const scenarios::Scenario& sc : all) {
+    const props::RunSpec& r = sc.spec;
+    std::printf("seed: %llu\nscenario: %s (%s %s, %s%s)\n", static_cast<unsigned long long>(r.seed),
+                sc.name.c_str(), sc.system->name().c_str(), r.version.c_str(), r.property.c_str(),
+                sc.cls.empty() ? "" : (", class " + sc.cls).c_str());
+    if (!sc.severity.empty()) std::printf("severity: %s\n", sc.severity.c_str());
+    if (!sc.trigger.empty()) std::printf("trigger: %s\n", sc.trigger.c_str());
+    if (!sc.why.empty()) std::printf("why: %s\n", sc.why.c_str());
+    const props::RunOutcome out = sc.system->Run(r, scripts, server.get());
+    std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
+    if (out.violated)
+      std::printf("violated: %s (classes: %s)\n%s", r.property.c_str(),
+                  absl::StrJoin(out.classes, ", ").c_str(), out.description.c_str());
+    else
+      std::printf("no violation of %s\n", r.property.c_str());
+    std::printf("trace-hash: %s\n", out.trace_hash.c_str());
+    const bool shows =
+        out.violated && (sc.cls.empty() || std::find(out.classes.begin(), out.classes.end(),
+                                                     sc.cls) != out.classes.end());
+    const bool reproduced = sc.expect == "passes" ? !out.violated : shows;
+    std::printf("result: %s (expected: %s)\n\n", reproduced ? "reproduced" : "fixed or changed",
+                sc.expect == "passes" ? "no violation"
+                : sc.cls.empty()      ? "a violation"
+                                      : ("class " + sc.cls).c_str());
+    changed += reproduced ? 0 : 1;
   }
-  std::printf("result: %s violated\n%s", r.property.c_str(), out.description.c_str());
-  std::printf("trace-hash: %s\n", out.trace_hash.c_str());
-  return 1;
+  if (all.size() > 1)
+    std::printf("%zu scenarios: %zu reproduced, %d fixed or changed\n", all.size(),
+                all.size() - changed, changed);
+  return changed ? 1 : 0;
 }
 
 namespace internal {
 Command ReplayCommand() {
   return internal::MakeCommand<ReplaySpec, ReplaySpec>(
-      "replay", "Replays a saved scenario; exit 1 when its violation shows.", Define, Identity,
-      RunReplay);
+      "replay",
+      "Replays saved scenarios (files or directories); exit 0 when each still shows what it was "
+      "saved for (\"reproduced\"), 1 when one does not (\"fixed or changed\").",
+      Define, Resolve, RunReplay);
 }
 }  // namespace internal
 

@@ -49,8 +49,9 @@ struct Operation {
 
 struct Verdict {
   bool ok = true;
-  bool complete = true;   // false: the state budget ran out before a verdict
-  std::string partition;  // the first partition that is not linearizable
+  bool complete = true;               // false: the state budget ran out before a verdict
+  std::string partition;              // the first partition that is not linearizable
+  std::vector<std::string> rejected;  // every partition that is not (checking goes on)
   int64_t states_explored = 0;
 };
 
@@ -79,9 +80,9 @@ class Checker {
       const bool part_ok = check_part(ops, &v.states_explored);
       if (gave_up_) v.complete = false;
       if (!part_ok) {
+        if (v.ok) v.partition = name;
         v.ok = false;
-        v.partition = name;
-        return v;
+        v.rejected.push_back(name);
       }
     }
     return v;

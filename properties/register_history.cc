@@ -1,6 +1,11 @@
 #include "properties/register_history.h"
 
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -136,6 +141,156 @@ std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o) {
       return s + " ok";
   }
   return s;
+}
+
+RegisterHistory RejectedCore(RegisterHistory ops) {
+  using K = model::RegisterOp::Kind;
+  using Op = Operation<model::RegisterOp>;
+  auto rejected = [](const RegisterHistory& h) {
+    model::StateRegisterModel model;
+    return !Checker<model::StateRegisterModel>(model, 2'000'000).check(h).ok;
+  };
+  auto is_write = [](const Op& o) { return o.op.kind == K::kSet || o.op.kind == K::kCas; };
+  auto acked_write = [&](const Op& o) {
+    return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
+  };
+  // What an operation needs to make sense without the rest: a read, the write of the value it
+  // read; a write acknowledged as version n > 1, an operation that made version n - 1 (an
+  // ambiguous write may have); each invoked before the operation returned. Dropping only the write
+  // would leave an observation nobody could have made, which is rejected by itself and hides the
+  // real conflict; so dropping an operation also drops what needed it, to a fixpoint.
+  auto supported = [&](const Op& o, const RegisterHistory& h) {
+    const bool reads = !o.ambiguous && !o.op.out_value.empty() &&
+                       ((o.op.kind == K::kGet && o.op.ok) || (o.op.kind == K::kCas && !o.op.ok));
+    if (reads && std::none_of(h.begin(), h.end(), [&](const Op& w) {
+          return is_write(w) && w.op.value == o.op.out_value && w.invoke < o.ret;
+        }))
+      return false;
+    if (!o.ambiguous && o.op.kind == K::kCas && o.op.ok && o.op.expected > 0 &&
+        std::none_of(h.begin(), h.end(), [&](const Op& w) {
+          return &w != &o && is_write(w) && w.invoke < o.ret &&
+                 (w.ambiguous || (acked_write(w) && w.op.out_version == o.op.expected));
+        }))
+      return false;
+    if (acked_write(o) && o.op.out_version > 1 &&
+        std::none_of(h.begin(), h.end(), [&](const Op& w) {
+          return &w != &o && is_write(w) && w.invoke < o.ret &&
+                 (w.ambiguous || (acked_write(w) && w.op.out_version == o.op.out_version - 1));
+        }))
+      return false;
+    return true;
+  };
+  if (!rejected(ops)) return ops;
+  for (size_t i = 0; i < ops.size();) {
+    RegisterHistory without = ops;
+    without.erase(without.begin() + static_cast<long>(i));
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t j = 0; j < without.size(); ++j)
+        if (!supported(without[j], without)) {
+          without.erase(without.begin() + static_cast<long>(j));
+          changed = true;
+          break;
+        }
+    }
+    if (without.size() < ops.size() && rejected(without))
+      ops = std::move(without);
+    else
+      ++i;
+  }
+  return ops;
+}
+
+std::string RegisterShape(const RegisterHistory& core) {
+  using K = model::RegisterOp::Kind;
+  std::vector<const Operation<model::RegisterOp>*> ops;
+  for (const auto& o : core) ops.push_back(&o);
+  std::stable_sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->invoke < b->invoke; });
+  std::set<int64_t> versions;
+  int64_t end_ms = 0;
+  for (const auto* o : ops) {
+    if (o->op.out_version > 0) versions.insert(o->op.out_version);
+    if (o->op.kind == K::kCas && o->op.expected > 0) versions.insert(o->op.expected);
+    if (o->ret_ms != kNever) end_ms = std::max(end_ms, o->ret_ms);
+  }
+  auto v = [&](int64_t x) {
+    if (x <= 0) return std::string("0");
+    return absl::StrCat("v", std::distance(versions.begin(), versions.find(x)) + 1);
+  };
+  auto source = [&](const std::string& value) {  // which write of the core wrote a value
+    for (size_t i = 0; i < ops.size(); ++i)
+      if ((ops[i]->op.kind == K::kSet || ops[i]->op.kind == K::kCas) && ops[i]->op.value == value)
+        return absl::StrCat("=w", i);
+    return std::string("=w?");
+  };
+  std::vector<std::string> parts;
+  for (const auto* o : ops) {
+    const auto& op = o->op;
+    std::string s;
+    switch (op.kind) {
+      case K::kGet:
+        s = "get";
+        break;
+      case K::kSet:
+        s = "set";
+        break;
+      case K::kCas:
+        s = absl::StrCat("cas(", v(op.expected), ")");
+        break;
+      case K::kDelete:
+        s = "delete";
+        break;
+    }
+    if ((op.kind == K::kSet || op.kind == K::kCas) && op.expires_at_ms <= end_ms)
+      absl::StrAppend(&s, "[ttl ends inside]");
+    if (o->ambiguous) {
+      absl::StrAppend(&s, "->?");
+    } else if (op.kind == K::kGet) {
+      absl::StrAppend(&s, op.ok ? absl::StrCat("->", v(op.out_version), source(op.out_value))
+                                : std::string("->null"));
+    } else if (op.kind == K::kSet) {
+      absl::StrAppend(&s, "->", v(op.out_version));
+    } else if (op.kind == K::kCas) {
+      absl::StrAppend(&s, op.ok ? "->ok " : "->fail ", v(op.out_version),
+                      op.ok || op.out_value.empty() ? "" : source(op.out_value));
+    } else {
+      absl::StrAppend(&s, "->ok");
+    }
+    parts.push_back(s);
+  }
+  std::vector<std::string> order;
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (size_t j = 0; j < ops.size(); ++j)
+      if (i != j && ops[i]->ret < ops[j]->invoke) order.push_back(absl::StrCat(i, "<", j));
+  return absl::StrCat(absl::StrJoin(parts, "; "),
+                      " | order: ", order.empty() ? "all concurrent" : absl::StrJoin(order, ","));
+}
+
+std::string RegisterClass(const RegisterHistory& core) {
+  using K = model::RegisterOp::Kind;
+  using Op = Operation<model::RegisterOp>;
+  auto acked_write = [](const Op& o) {
+    return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
+  };
+  auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
+  for (const Op& a : core)
+    for (const Op& b : core)
+      if (&a != &b && acked_write(a) && acked_write(b) && a.op.out_version == b.op.out_version)
+        return before(a, b) || before(b, a) ? "version-reused" : "duplicate-version";
+  for (const Op& c : core)
+    if (!c.ambiguous && c.op.kind == K::kCas && c.op.ok)
+      for (const Op& w : core)
+        if (acked_write(w) && before(w, c) && w.op.out_version > c.op.expected &&
+            w.op.expires_at_ms > c.ret_ms)
+          return "stale-cas-succeeds";
+  for (const Op& r : core)
+    if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok)
+      for (const Op& w : core)
+        if (acked_write(w) && before(w, r) && w.op.expires_at_ms > r.ret_ms &&
+            std::none_of(core.begin(), core.end(),
+                         [](const Op& d) { return d.op.kind == K::kDelete; }))
+          return "get-misses-write";
+  return "";
 }
 
 }  // namespace testbed::lin

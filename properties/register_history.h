@@ -20,4 +20,21 @@ using RegisterHistory = std::vector<Operation<model::RegisterOp>>;
 RegisterHistory ParseRegisterHistory(const std::string& text);
 std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o);
 
+// The operations of a history the checker rejects that the rejection needs: dropping any one
+// of them makes the rest linearizable (a 1-minimal core, found by dropping one operation at a
+// time, as delta debugging does). A core of two or three operations names a bug's shape far
+// better than the whole history around it. A search that runs out of budget keeps the op.
+RegisterHistory RejectedCore(RegisterHistory ops);
+// A core's shape, free of seeds, actors, times, keys and values: each operation in invocation
+// order with its kind, abstracted versions (ranked: v1 < v2 < ...; 0 stays 0), which write of
+// the core a read's value came from, whether a write's TTL ends inside the core, and which
+// operations returned before others began. Two runs of the same bug give the same shape.
+std::string RegisterShape(const RegisterHistory& core);
+// The named class of a core ("" when none fits): "duplicate-version" (two concurrent writes
+// acknowledged with one version), "version-reused" (the same, one after the other),
+// "stale-cas-succeeds" (a compareAndSet won against a version an earlier acknowledged write
+// had replaced), "get-misses-write" (get() found nothing after an acknowledged live write,
+// with no delete).
+std::string RegisterClass(const RegisterHistory& core);
+
 }  // namespace testbed::lin

@@ -3,6 +3,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +14,19 @@
 #include "sim/strategies.h"
 
 namespace testbed::props {
+
+std::string ClassOf(const Finding& f) {
+  if (!f.cls.empty()) return f.cls;
+  const XXH64_hash_t h = XXH3_64bits(f.shape.data(), f.shape.size());
+  return absl::StrCat("shape-", absl::Hex(h >> 32, absl::kZeroPad8));
+}
+
+std::string SentenceOf(const PropertyInfo& p, const std::string& cls) {
+  for (const auto& c : p.classes)
+    if (c.name == cls) return c.sentence;
+  if (cls.rfind("shape-", 0) == 0) return "a counterexample no named class describes";
+  return "";
+}
 
 const std::vector<SystemOption>& System::options() const {
   static const std::vector<SystemOption> kNone;
@@ -27,6 +41,15 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   p->sets_aside.DisableIn(faults);
   sim::RandomWalk walk;
   RunOutcome out = DoRun(spec, faults, scripts, server, strategy ? *strategy : walk);
+  out.violated = !out.findings.empty();
+  out.classes.clear();
+  out.description.clear();
+  for (const Finding& f : out.findings) {
+    const std::string c = ClassOf(f);
+    if (std::find(out.classes.begin(), out.classes.end(), c) == out.classes.end())
+      out.classes.push_back(c);
+    absl::StrAppend(&out.description, "  ", f.text, "\n");
+  }
   for (size_t i = 0; i < out.trace.events.size(); ++i) {
     const sim::TraceEvent& e = out.trace.events[i];
     if (e.kind == sim::EventKind::kReply && !out.trace.argv_of(e).empty() &&

@@ -32,13 +32,37 @@ struct VersionInfo {
   std::string what;          // one line for `testbed list`
 };
 
+// A named kind of violation of one property (issue "Findings a team can live with"): runs,
+// reports and baselines count classes, so a second bug in a property that already fails every
+// run still shows as new.
+struct AnomalyClass {
+  std::string name;      // "duplicate-version"; stable: baselines name it
+  std::string sentence;  // "two writers were acknowledged with the same version"
+};
+
 struct PropertyInfo {
   std::string name;
   std::string contract;  // one sentence: what a caller may rely on
   // Whether the property means anything for a version and its old pods' version (else "n/a").
   std::function<bool(const std::string& version, const std::string& old_version)> applies;
   sim::FaultSet sets_aside;  // fault kinds that would make it meaningless; it runs without them
+  std::vector<AnomalyClass> classes = {};  // what its findings can be named; others are generic
 };
+
+// One violation a run found. A system names its class when one of the property's classes
+// describes it; otherwise `shape` (free of seeds, times, keys and values: which operations, in
+// which order, with which kinds of results) keys a generic class, "shape-<digest>", so nothing
+// is dropped and the same shape is the same class in every run.
+struct Finding {
+  std::string cls;    // a name from PropertyInfo::classes, or "" (generic)
+  std::string text;   // the counterexample: one or more lines, without indentation
+  std::string shape = {};  // for a generic class (optional for a named one)
+};
+
+// The class a finding counts under: its own, or "shape-" + 8 hex digits of its shape.
+std::string ClassOf(const Finding& f);
+// The sentence that explains a class of a property ("" when unknown).
+std::string SentenceOf(const PropertyInfo& p, const std::string& cls);
 
 // A system's own `check` flag (state's --ops-mix): kept in scenario files under scenario_key.
 struct SystemOption {
@@ -66,9 +90,13 @@ struct RunSpec {
 };
 
 struct RunOutcome {
-  bool violated = false;
+  bool violated = false;    // Run(): exactly when there are findings
   bool incomplete = false;  // a checker gave up: no verdict (never a pass)
-  std::string description;  // the counterexample, one "  "-indented line each
+  // Every violation the run found, not only the first: a run that shows a known anomaly keeps
+  // checking, so a new one next to it is still seen. Run() fills in generic class names.
+  std::vector<Finding> findings;
+  std::vector<std::string> classes;  // Run(): ClassOf each finding, first seen first, unique
+  std::string description;           // Run(): the findings, one "  "-indented line each
   sim::Trace trace;
   std::string trace_hash;
   sim::RunResult run;  // the schedule's choices among them
@@ -89,7 +117,8 @@ class System {
   virtual int default_ops() const { return 12; }
 
   // One run. The harness calls Run, which applies the property's set-aside faults, runs
-  // DoRun and finds the script errors in the trace. strategy: which pending call runs next
+  // DoRun, names the findings' classes, describes them and finds the script errors in the
+  // trace. strategy: which pending call runs next
   // (nullptr: a random walk from the seed).
   RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
                  sim::Strategy* strategy = nullptr) const;
@@ -108,7 +137,8 @@ class System {
 
  protected:
   // faults: the spec's faults with the property's set-aside kinds switched off.
-  // The world must take its schedule from `strategy`.
+  // The world must take its schedule from `strategy`. Fills findings, incomplete, the trace
+  // and its hash, and the run; a violation is a finding.
   virtual RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
                            const ScriptCatalog& scripts, RedisServer* server,
                            sim::Strategy& strategy) const = 0;

@@ -26,38 +26,70 @@ std::string ToJson(const CheckReport& r) {
   j["system"] = r.system;
   j["version"] = r.version;
   j["rolling_from"] = r.old_version;
+  if (!r.baseline.empty()) j["baseline"] = r.baseline;
   j["properties"] = nlohmann::ordered_json::object();
-  for (const auto& p : r.properties)
-    j["properties"][p.property] = p.applies ? nlohmann::ordered_json{{"runs", p.runs},
-                                                                     {"passed", p.passed},
-                                                                     {"violated", p.violated}}
-                                            : nlohmann::ordered_json("n/a");
+  for (const auto& p : r.properties) {
+    if (!p.applies) {
+      j["properties"][p.property] = "n/a";
+      continue;
+    }
+    nlohmann::ordered_json row{{"runs", p.runs}, {"passed", p.passed}, {"violated", p.violated}};
+    row["classes"] = nlohmann::ordered_json::object();
+    for (const auto& c : p.classes) {
+      nlohmann::ordered_json cj{
+          {"sentence", c.sentence}, {"runs", c.runs}, {"first_seed", c.first_seed}};
+      if (!c.status.empty()) cj["status"] = c.status;
+      row["classes"][c.cls] = cj;
+    }
+    j["properties"][p.property] = row;
+  }
   j["violations"] = nlohmann::ordered_json::array();
-  for (const auto& v : r.violations)
-    j["violations"].push_back({{"property", v.property},
-                               {"seed", v.seed},
-                               {"clients", v.clients},
-                               {"ops", v.ops},
-                               {"counterexample", v.counterexample},
-                               {"redis_calls", v.redis_calls},
-                               {"replay", v.replay}});
+  for (const auto& v : r.violations) {
+    nlohmann::ordered_json vj{{"property", v.property}, {"class", v.cls}, {"sentence", v.sentence}};
+    if (!v.status.empty()) vj["status"] = v.status;
+    vj["seed"] = v.seed;
+    vj["clients"] = v.clients;
+    vj["ops"] = v.ops;
+    vj["counterexample"] = v.counterexample;
+    vj["redis_calls"] = v.redis_calls;
+    vj["replay"] = v.replay;
+    j["violations"].push_back(vj);
+  }
+  if (!r.baseline.empty()) {
+    j["known_not_seen"] = nlohmann::ordered_json::array();
+    for (const auto& u : r.unseen)
+      j["known_not_seen"].push_back(
+          {{"property", u.property}, {"class", u.cls}, {"reason", u.reason}});
+  }
   return j.dump(2) + "\n";
 }
 
 std::string ToMarkdown(const CheckReport& r) {
   std::string md = "## testbed check: " + r.system + " " + r.version +
                    (r.old_version.empty() ? "" : " (rolling deploy from " + r.old_version + ")") +
-                   " (seed " + std::to_string(r.seed) +
-                   ")\n\n| property | runs | passed | violated |\n|---|---|---|---|\n";
-  for (const auto& p : r.properties)
-    if (!p.applies)
-      md += "| " + p.property + " | n/a | | |\n";
-    else
-      md += "| " + p.property + " | " + std::to_string(p.runs) + " | " + std::to_string(p.passed) +
-            " | " + std::to_string(p.violated) + (p.violated ? " :x:" : "") + " |\n";
+                   " (seed " + std::to_string(r.seed) + ")\n\n";
+  if (!r.baseline.empty()) md += "Baseline: `" + r.baseline + "`\n\n";
+  md += "| property / class | runs | passed | violated | first seed |\n|---|---|---|---|---|\n";
+  for (const auto& p : r.properties) {
+    if (!p.applies) {
+      md += "| " + p.property + " | n/a | | | |\n";
+      continue;
+    }
+    md += "| " + p.property + " | " + std::to_string(p.runs) + " | " + std::to_string(p.passed) +
+          " | " + std::to_string(p.violated) + " | |\n";
+    for (const auto& c : p.classes)
+      md += "| &nbsp;&nbsp;" + c.cls + (c.status.empty() ? "" : " (" + c.status + ")") +
+            (c.status == "known" ? "" : " :x:") + " | | | " + std::to_string(c.runs) + " | " +
+            std::to_string(c.first_seed) + " |\n";
+  }
+  if (!r.baseline.empty() && !r.unseen.empty()) {
+    md += "\nKnown but not seen this run:\n\n";
+    for (const auto& u : r.unseen) md += "- " + u.property + " / " + u.cls + ": " + u.reason + "\n";
+  }
   if (r.violations.empty()) return md + "\nNo violation.\n";
   for (const auto& v : r.violations) {
-    md += "\n### " + v.property + " (seed " + std::to_string(v.seed) + ", " +
+    md += "\n### " + v.property + " / " + v.cls + (v.status.empty() ? "" : " (" + v.status + ")") +
+          "\n\n" + v.sentence + " (seed " + std::to_string(v.seed) + ", " +
           std::to_string(v.clients) + " clients x " + std::to_string(v.ops) +
           " operations)\n\n```\n" + v.counterexample + "```\n\n<details><summary>Redis calls (" +
           std::to_string(v.redis_calls.size()) + ")</summary>\n\n```\n";

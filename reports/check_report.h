@@ -9,16 +9,35 @@
 
 namespace testbed::reports {
 
+// One anomaly class a property showed (properties/system.h).
+struct ClassRow {
+  std::string cls;
+  std::string sentence;
+  int64_t runs = 0;         // runs that showed it
+  uint64_t first_seed = 0;  // the first of them
+  std::string status;       // with a baseline: "new" or "known"; "" without one
+};
+
 struct PropertyRow {
   std::string property;
   int64_t runs = 0;
   int64_t passed = 0;
   int64_t violated = 0;
   bool applies = true;  // false: the property means nothing for this version ("n/a")
+  std::vector<ClassRow> classes = {};
 };
 
+// A baseline entry no run showed this time.
+struct UnseenRow {
+  std::string property, cls, reason;
+};
+
+// One minimized counterexample per anomaly class.
 struct ViolationRow {
   std::string property;
+  std::string cls;
+  std::string sentence;
+  std::string status;  // "new", "known" or "" (no baseline)
   uint64_t seed = 0;
   int clients = 0;
   int ops = 0;
@@ -34,6 +53,8 @@ struct CheckReport {
   std::string old_version;  // the old pods' version in rolling-deploy properties ("": none)
   std::vector<PropertyRow> properties;
   std::vector<ViolationRow> violations;
+  std::string baseline;  // the baseline file compared against ("": none)
+  std::vector<UnseenRow> unseen;
 };
 
 std::string ToJson(const CheckReport& r);

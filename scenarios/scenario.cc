@@ -74,6 +74,10 @@ Scenario Load(const std::string& path) {
     s.severity = Optional<std::string>(j, "severity", "", "a string");
     s.why = Optional<std::string>(j, "why", "", "a string");
     s.expect = Optional<std::string>(j, "expect", "violated", "\"violated\" or \"passes\"");
+    if (s.expect != "violated" && s.expect != "passes")
+      throw std::invalid_argument("field \"expect\" must be \"violated\" or \"passes\", not \"" +
+                                  s.expect + "\"");
+    s.cls = Optional<std::string>(j, "class", "", "an anomaly class name");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }
@@ -99,6 +103,7 @@ std::string Save(const std::string& dir, const Scenario& s) {
   j["severity"] = s.severity;
   j["why"] = s.why;
   j["expect"] = s.expect;
+  if (!s.cls.empty()) j["class"] = s.cls;
   const std::string path = absl::StrCat(dir, "/", s.name, ".json");
   const std::string tmp = path + ".tmp";
   {

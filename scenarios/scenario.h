@@ -11,6 +11,7 @@ namespace testbed::scenarios {
 
 struct Scenario {
   std::string name, trigger, severity, why, expect = "violated";
+  std::string cls;  // the anomaly class it shows ("": any violation of the property)
   const props::System* system = nullptr;
   props::RunSpec spec;
 };

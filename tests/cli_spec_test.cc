@@ -44,33 +44,38 @@ TEST(Specs, AWrittenSimSpecKeepsTheHorizonAndEveryOtherFlag) {
 }
 
 TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
-  const CheckSpec s = ParseCheck({"--system",
-                                  "state",
-                                  "--version",
-                                  "beta24",
-                                  "--rolling-from",
-                                  "beta3",
-                                  "--seed",
-                                  "9",
-                                  "--runs",
-                                  "3",
-                                  "--clients",
-                                  "2",
-                                  "--ops",
-                                  "5",
-                                  "--faults",
-                                  "skew,lost-reply",
-                                  "--properties",
-                                  "quota-safety,value-read-back",
-                                  "--ops-mix",
-                                  "cas",
-                                  "--skip",
-                                  "0:1,1:2",
-                                  "--jobs",
-                                  "2",
-                                  "--quiet",
-                                  "--scripts",
-                                  TESTBED_SOURCE_DIR "/tests/broken_scripts"});
+  const CheckSpec s =
+      ParseCheck({"--system",
+                  "state",
+                  "--version",
+                  "beta24",
+                  "--rolling-from",
+                  "beta3",
+                  "--seed",
+                  "9",
+                  "--runs",
+                  "3",
+                  "--clients",
+                  "2",
+                  "--ops",
+                  "5",
+                  "--faults",
+                  "skew,lost-reply",
+                  "--properties",
+                  "quota-safety,value-read-back",
+                  "--ops-mix",
+                  "cas",
+                  "--skip",
+                  "0:1,1:2",
+                  "--jobs",
+                  "2",
+                  "--quiet",
+                  "--baseline",
+                  TESTBED_SOURCE_DIR "/baselines/state/beta24.json",
+                  "--write-baseline",
+                  "/tmp/some-baseline.json",
+                  "--scripts",
+                  TESTBED_SOURCE_DIR "/tests/broken_scripts/cas-without-version-check"});
   EXPECT_EQ(s.options.at("ops-mix"), "cas");
   EXPECT_EQ(s.faults.ToString(), "skew,lost-reply");
   EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
@@ -85,7 +90,11 @@ TEST(Specs, ACheckSpecResolvesTheSystemsDefaultsAndADrawnSeedIntoTheWrittenLine)
 }
 
 TEST(Specs, AWrittenReplaySpecParsesBack) {
-  const ReplaySpec s = ParseReplay({"scenarios/x.json", "--redis", "spawn"});
+  const ReplaySpec s =
+      ParseReplay({TESTBED_SOURCE_DIR "/scenarios/state-beta30-concurrent-set-same-version.json",
+                   TESTBED_SOURCE_DIR "/scenarios/state-beta3-compare-and-set-is-not-atomic.json",
+                   "--redis", "spawn"});
+  EXPECT_EQ(s.files.size(), 2u);
   EXPECT_EQ(ParseReplay(Words(s.Write(), "replay")), s) << s.Write();
 }
 

@@ -18,8 +18,17 @@ CheckReport Sample() {
   r.seed = 7;
   r.system = "state";
   r.version = "beta30";
-  r.properties = {{"cas-versions-linearizable", 10, 8, 2}, {"quota-safety", 10, 10, 0}};
+  r.properties = {{"cas-versions-linearizable",
+                   10,
+                   8,
+                   2,
+                   true,
+                   {{"duplicate-version", "two writers got one version", 2, 8, ""}}},
+                  {"quota-safety", 10, 10, 0}};
   r.violations = {{"cas-versions-linearizable",
+                   "duplicate-version",
+                   "two writers got one version",
+                   "",
                    8,
                    2,
                    1,
@@ -37,12 +46,34 @@ TEST(Reports, JsonCarriesEveryPropertyAndViolation) {
   ASSERT_EQ(j["violations"].size(), 1u);
   EXPECT_EQ(j["violations"][0]["replay"], "testbed check --seed 8");
   EXPECT_EQ(j["violations"][0]["redis_calls"].size(), 1u);
+  EXPECT_EQ(j["violations"][0]["class"], "duplicate-version");
+  EXPECT_EQ(j["properties"]["cas-versions-linearizable"]["classes"]["duplicate-version"]["runs"],
+            2);
+  EXPECT_FALSE(j.contains("known_not_seen"));  // no baseline
+}
+
+TEST(Reports, WithABaselineEachClassIsNewOrKnownAndUnseenOnesAreListed) {
+  CheckReport r = Sample();
+  r.baseline = "baselines/state/beta30.json";
+  r.properties[0].classes[0].status = r.violations[0].status = "known";
+  r.unseen = {{"quota-safety", "overfill", "accepted: see the scenario"}};
+  const auto j = nlohmann::json::parse(ToJson(r));
+  EXPECT_EQ(j["properties"]["cas-versions-linearizable"]["classes"]["duplicate-version"]["status"],
+            "known");
+  ASSERT_EQ(j["known_not_seen"].size(), 1u);
+  EXPECT_EQ(j["known_not_seen"][0]["class"], "overfill");
+  const std::string md = ToMarkdown(r);
+  EXPECT_NE(md.find("duplicate-version (known) | | | 2 | 8 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Known but not seen this run:\n\n- quota-safety / overfill"), std::string::npos)
+      << md;
 }
 
 TEST(Reports, MarkdownHasTheTableTheCounterexampleAndTheReplay) {
   const std::string md = ToMarkdown(Sample());
-  EXPECT_NE(md.find("| cas-versions-linearizable | 10 | 8 | 2 :x: |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| quota-safety | 10 | 10 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cas-versions-linearizable | 10 | 8 | 2 | |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| &nbsp;&nbsp;duplicate-version :x: | | | 2 | 8 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| quota-safety | 10 | 10 | 0 | |"), std::string::npos) << md;
+  EXPECT_NE(md.find("### cas-versions-linearizable / duplicate-version"), std::string::npos) << md;
   EXPECT_NE(md.find("set value=a -> version=1"), std::string::npos) << md;
   EXPECT_NE(md.find("Replay: `testbed check --seed 8`"), std::string::npos) << md;
   CheckReport clean = Sample();

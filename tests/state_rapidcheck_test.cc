@@ -139,11 +139,11 @@ TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToAFewOperationsOfTwoOrMoreClie
 TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
   const ScriptCatalog broken = testing_catalogs::WithBroken(
       "rc-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
-      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+      "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   const bool held = rc::check("CAS path is linearizable with the broken script", [&] {
     Generated g = GenWorkload(false);
     g.w.cas_only = true;
-    LogReplay(g, " --scripts tests/broken_scripts");
+    LogReplay(g, " --scripts tests/broken_scripts/cas-without-version-check");
     RC_ASSERT(RunStateWorkload(g.w, broken, nullptr).verdict.ok);
   });
   EXPECT_FALSE(held) << "the broken script passed the property";

@@ -58,7 +58,7 @@ TEST(StateBeta30, ABrokenCompareAndSetScriptIsCaught) {
   // The shipped catalog, with beta.30's CAS replaced by the copy that skips the version check.
   const ScriptCatalog broken = testing_catalogs::WithBroken(
       "broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
-      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+      "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   int caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     StateWorkload w;

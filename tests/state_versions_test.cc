@@ -157,7 +157,7 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
   EXPECT_EQ(Violations(b3, "model-matches-implementation", 40, Shipped()), 0);
   const ScriptCatalog broken = testing_catalogs::WithBroken(
       "model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
-      "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+      "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   StateWorkload b30 = Deploy("beta30", "");
   b30.ops = 30;
   EXPECT_GE(Violations(b30, "model-matches-implementation", 20, broken), 10);

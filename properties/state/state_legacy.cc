@@ -1,6 +1,8 @@
 // Rolling deploys and the legacy (v1 -> v2) properties: see state_workloads.h.
 #include "properties/state/state_workloads.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -19,6 +21,7 @@ struct RollingState {
   std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
   int64_t alive_until = 0;              // the entry's expiry (server time)
   std::string last;                     // the acknowledged write, described
+  bool last_by_old = false;             // whether an old pod made it
   std::vector<std::string> log;         // every step so far, described
 };
 
@@ -41,6 +44,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
     if (roll < 40) {
       co_await pod.set(key, value, std::nullopt);
       st->known = true;
+      st->last_by_old = use_old;
       st->expected = state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
       st->last =
@@ -65,14 +69,19 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       if (st->known && !expired && got != st->expected && rec->rolling_violations.size() < 3) {
         std::string steps;
         for (const auto& l : st->log) steps += "\n    " + l;
+        // The class: what the read got instead, and whether the other version wrote last.
+        const std::string cls = absl::StrCat(
+            !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write"),
+            !st->last.empty() && st->last_by_old != use_old ? "-across-versions" : "");
         rec->rolling_violations.push_back(
-            "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
-            "\n    expected " + st->expected.value_or("null") + " (" +
-            (st->last.empty() ? "nothing was written" : st->last) + ")");
+            {cls, "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
+                      "\n    expected " + st->expected.value_or("null") + " (" +
+                      (st->last.empty() ? "nothing was written" : st->last) + ")"});
       }
     } else {
       co_await pod.del(key);
       st->known = true;
+      st->last_by_old = use_old;
       st->expected.reset();
       st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
       st->log.push_back(st->last);
@@ -178,8 +187,8 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
 }
 
 // legacy-readable: someone reads each live v1 value, and whoever read it keeps reading it.
-std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
-  std::vector<std::string> out;
+std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
+  std::vector<Finding> out;
   auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
   for (const auto& [key, k] : keys) {
     if (k.acked_ms < 0) continue;
@@ -199,23 +208,26 @@ std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>
     for (const auto& r : after) readers.insert(r.connection);
     for (const auto& r : after) {
       if (r.got && *r.got != k.value) {
-        out.push_back("connection " + r.connection + " read " + key + " as " + *r.got + " at " +
-                      at(r.inv_ms) + "; the old pod wrote " + k.value);
+        out.push_back({"reads-other-value", "connection " + r.connection + " read " + key + " as " +
+                                                *r.got + " at " + at(r.inv_ms) +
+                                                "; the old pod wrote " + k.value});
         break;
       }
       if (r.got) anyone = had[r.connection] = true;
       if (!r.got && had[r.connection]) {
-        out.push_back("connection " + r.connection + " read the v1 value of " + key +
-                      ", then null at " + at(r.inv_ms) + " while it was live");
+        out.push_back(
+            {"loses-adopted-value", "connection " + r.connection + " read the v1 value of " + key +
+                                        ", then null at " + at(r.inv_ms) + " while it was live"});
         break;
       }
     }
     if (!anyone && !unknown)
-      out.push_back("an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
-                    at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
-                    std::to_string(after.size()) + " reads after it, by " +
-                    std::to_string(readers.size()) +
-                    " connections of the new version, returned null");
+      out.push_back({"v1-value-unreadable",
+                     "an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
+                         at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
+                         std::to_string(after.size()) + " reads after it, by " +
+                         std::to_string(readers.size()) +
+                         " connections of the new version, returned null"});
     if (out.size() >= 3) break;
   }
   return out;

@@ -59,8 +59,26 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
   }
   if (rec->memory_desynced.count(key)) co_return;
   if (from_redis != from_memory && rec->world->now_ms() - kDefaultEpochMs == t)
-    rec->memory_violations.push_back("at +" + std::to_string(t) + "ms " + what + ": redis " +
-                                     from_redis + ", memory " + from_memory);
+    rec->memory_violations.push_back({"differs-on-" + what.substr(0, what.find('(')),
+                                      "at +" + std::to_string(t) + "ms " + what + ": redis " +
+                                          from_redis + ", memory " + from_memory});
+}
+
+// value-read-back's class: how `got` differs from `want`, at the first place it does.
+std::string JsonBend(const state::Json& want, const state::Json& got) {
+  if (want.is_array() && want.empty() && got.is_object() && got.empty())
+    return "empty-array-becomes-object";
+  if (want.is_number() && got.is_number()) return "number-bent";
+  if (want.is_string() && got.is_string()) return "string-bent";
+  if (want.type() == got.type() && want.size() == got.size()) {
+    if (want.is_array())
+      for (size_t i = 0; i < want.size(); ++i)
+        if (want[i] != got[i]) return JsonBend(want[i], got[i]);
+    if (want.is_object())
+      for (const auto& [k, v] : want.items())
+        if (got.contains(k) && v != got[k]) return JsonBend(v, got[k]);
+  }
+  return "structure-bent";
 }
 
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
@@ -88,9 +106,10 @@ Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::st
     state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
     std::optional<state::StateValue> got = co_await ns.get(key);
     if (r.ok && got && got->value != value)
-      rec->read_back_violations.push_back("compareAndSet(\"" + key + "\", 1, " +
-                                          state::Stringify(value) + ") then get() read back " +
-                                          state::Stringify(got->value));
+      rec->read_back_violations.push_back(
+          {JsonBend(value, got->value), "compareAndSet(\"" + key + "\", 1, " +
+                                            state::Stringify(value) + ") then get() read back " +
+                                            state::Stringify(got->value)});
   } catch (const state::StateError&) {
   }
 }
@@ -105,18 +124,38 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
   try {
     state::Json value = state::Json::object();
     value["n"] = 1;
+    const int64_t t_a = rec->world->now_ms();
     co_await ns.set("a", value, ttl);
-    co_await ctx.sleep(ttl);
+    // While a is live, a second key must be refused (x expires with a, if it is accepted).
+    bool x_accepted = false;
+    try {
+      co_await ns.set("x", value, ttl);
+      x_accepted = true;
+    } catch (const state::StateError&) {
+    }
+    if (x_accepted) {
+      const int64_t t1 = rec->world->now_ms();
+      std::optional<state::StateValue> a = co_await ns.get("a");
+      std::optional<state::StateValue> x = co_await ns.get("x");
+      if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
+        rec->quota_violations.push_back(
+            {"overfill", "at +" + std::to_string(t1 - kDefaultEpochMs) + "ms, with a live (TTL " +
+                             std::to_string(ttl) +
+                             " ms), set(x) was accepted and get(a), get(x) both return a value: "
+                             "2 live entries in a namespace with maxEntries 1"});
+    }
+    co_await SleepUntil(ctx, rec, t_a + ttl);
     const int64_t t0 = rec->world->now_ms();
     co_await ns.set("b", value, std::nullopt);
     std::optional<state::StateValue> a = co_await ns.get("a");
     std::optional<state::StateValue> b = co_await ns.get("b");
     if (a && b && rec->world->now_ms() == t0)
       rec->quota_violations.push_back(
-          "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
-          std::to_string(ttl) +
-          " ms), set(b) was accepted and get(a), get(b) both return a value: "
-          "2 live entries in a namespace with maxEntries 1");
+          {"expiry-instant-overfill",
+           "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
+               std::to_string(ttl) +
+               " ms), set(b) was accepted and get(a), get(b) both return a value: "
+               "2 live entries in a namespace with maxEntries 1"});
   } catch (const state::StateError&) {
   }
 }
@@ -137,9 +176,10 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
     for (const auto& v : listed) in_list |= v.key == key;
     if (got && t_get == t_list && !in_list)
       rec->boundary_violations.push_back(
-          "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
-          std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
-          std::to_string(got->version) + " but list() did not include it");
+          {"list-drops-at-expiry-instant",
+           "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
+               std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
+               std::to_string(got->version) + " but list() did not include it"});
   } catch (const state::StateError&) {
     // Faults may fail the probe; it then says nothing.
   }
@@ -200,10 +240,11 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
   }
   if (live > 1 && rec->world->now_ms() == t0)
     rec->quota_violations.push_back(
-        std::to_string(w.clients) + " clients each set their own key at +" +
-        std::to_string(slot - kDefaultEpochMs) + "ms in namespace " + name +
-        " (maxEntries 1); at +" + std::to_string(t0 - kDefaultEpochMs) + "ms " +
-        std::to_string(live) + " of those keys are live");
+        {"concurrent-overfill", std::to_string(w.clients) + " clients each set their own key at +" +
+                                    std::to_string(slot - kDefaultEpochMs) + "ms in namespace " +
+                                    name + " (maxEntries 1); at +" +
+                                    std::to_string(t0 - kDefaultEpochMs) + "ms " +
+                                    std::to_string(live) + " of those keys are live"});
 }
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
@@ -291,9 +332,12 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
       // co_await is not allowed in a handler: what get(a) says now, outside it.
       std::optional<state::StateValue> a = co_await ns->get("a");
       rec->liveness_violations.push_back(
-          "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
-          std::to_string(t) + "ms set(c) failed with \"" + refused + "\"; get(a) now returns " +
-          (a ? "its value: the delete was lost" : "null: only b is live"));
+          {by_expiry ? "expired-slot-refused"
+                     : (old_deletes ? "old-pod-delete-leaks-slot" : "deleted-slot-refused"),
+           "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
+               std::to_string(t) + "ms set(c) failed with \"" + refused +
+               "\"; get(a) now returns " +
+               (a ? "its value: the delete was lost" : "null: only b is live")});
     }
   } catch (const state::StateError&) {
   }
@@ -328,18 +372,21 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     } catch (const state::StateError& e) {
       if (e.quota())
         rec->read_quota_violations.push_back(
-            "namespace " + name + " (maxEntries 2)" +
-            (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2" : std::string()) +
-            ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
-            "\") failed with \"" + e.what() + "\"");
+            {"get-fails-with-quota-error",
+             "namespace " + name + " (maxEntries 2)" +
+                 (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2"
+                      : std::string()) +
+                 ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
+                 "\") failed with \"" + e.what() + "\""});
     }
   }
   try {
     co_await ns->list(std::nullopt, std::nullopt);
   } catch (const state::StateError& e) {
     if (e.quota())
-      rec->read_quota_violations.push_back("namespace " + name + ": list() failed with \"" +
-                                           std::string(e.what()) + "\"");
+      rec->read_quota_violations.push_back(
+          {"list-fails-with-quota-error",
+           "namespace " + name + ": list() failed with \"" + std::string(e.what()) + "\""});
   }
 }
 

@@ -61,8 +61,9 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
           std::optional<state::StateValue> got = co_await ns.get("shared");
           if (got && got->value.value("owner", -1) != id)
             rec->isolation_violations.push_back(
-                "client " + std::to_string(id) + " (connection " + connection + ") read " +
-                state::Stringify(got->value) + ", written by another connection");
+                {"reads-other-connection",
+                 "client " + std::to_string(id) + " (connection " + connection + ") read " +
+                     state::Stringify(got->value) + ", written by another connection"});
         }
       } catch (const state::StateError&) {
       }
@@ -178,7 +179,7 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
 // acknowledged-writes-visible: a read that found nothing although an acknowledged write
 // returned before it began, outlives it, and no other operation that could remove the entry
 // (a delete, an ambiguous write, a write that expires sooner) overlaps the gap.
-std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) {
+std::vector<Finding> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) {
   using K = AckOp::Kind;
   for (const AckOp& r : ops) {
     if ((r.kind != K::kGet && r.kind != K::kList) || r.ambiguous || r.found) continue;
@@ -204,11 +205,13 @@ std::vector<std::string> CheckAcknowledgedWrites(const std::vector<AckOp>& ops) 
         if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq &&
             o.inv_seq < r.ret_seq)
           later += ", then " + set_of(o);
-      return {set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " +
-              (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " +
-              at(r.ret_ms) +
-              " found nothing, though no delete ran and every write keeps the key alive through " +
-              at(r.ret_ms)};
+      return {
+          {r.kind == K::kGet ? "get-misses-live-write" : "list-misses-live-write",
+           set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " +
+               (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " +
+               at(r.ret_ms) +
+               " found nothing, though no delete ran and every write keeps the key alive through " +
+               at(r.ret_ms)}};
     }
   }
   return {};
@@ -238,70 +241,139 @@ const std::vector<StateProperty>& StatePropertyTable() {
         "ambiguous operation may or may not have taken effect; an expiry inside an operation may "
         "go either way)",
         always,
-        {}},
+        {},
+        {{"duplicate-version", "two concurrent writers were acknowledged with the same version"},
+         {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
+         {"stale-cas-succeeds",
+          "a compareAndSet succeeds against a version an acknowledged write had replaced"},
+         {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"}}},
        nullptr,
-       nullptr},
+       &R::lin_violations},
       {{"expiry-boundary-get-list",
-        "an entry that get() returns at an instant is listed by list() at the same instant", always,
-        moves_the_instant},
+        "an entry that get() returns at an instant is listed by list() at the same instant",
+        always,
+        moves_the_instant,
+        {{"list-drops-at-expiry-instant",
+          "at an entry's expiry millisecond get() returns it and list() leaves it out"}}},
        &W::expiry_probes,
        &R::boundary_violations},
-      {{"value-read-back", "a value reads back exactly as written (JSON equality)", always, {}},
+      {{"value-read-back",
+        "a value reads back exactly as written (JSON equality)",
+        always,
+        {},
+        {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
+         {"number-bent", "a number reads back as a different number"},
+         {"string-bent", "a string reads back with different characters"},
+         {"structure-bent", "a value reads back with a different structure"}}},
        &W::read_back_probes,
        &R::read_back_violations},
-      {{"quota-safety", "a namespace never holds more live entries than maxEntries", always,
-        moves_the_instant},
+      {{"quota-safety",
+        "a namespace never holds more live entries than maxEntries",
+        always,
+        moves_the_instant,
+        {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
+         {"expiry-instant-overfill",
+          "at an entry's expiry millisecond a new key is accepted while get() still returns the "
+          "old one"},
+         {"concurrent-overfill",
+          "keys set at one instant by several clients all stay live past "
+          "maxEntries"}}},
        &W::quota_probes,
        &R::quota_violations},
-      {{"memory-matches-redis", "the memory backend answers as the Redis backend does",
-        [](const std::string& v, const std::string&) { return v == "beta30"; }, moves_the_instant},
+      {{"memory-matches-redis",
+        "the memory backend answers as the Redis backend does",
+        [](const std::string& v, const std::string&) { return v == "beta30"; },
+        moves_the_instant,
+        {{"differs-on-get", "get() answers differently on the two backends"},
+         {"differs-on-set", "set() answers differently on the two backends"},
+         {"differs-on-compareAndSet", "compareAndSet() answers differently on the two backends"},
+         {"differs-on-delete", "delete() answers differently on the two backends"}}},
        &W::memory_probes,
        &R::memory_violations},
       {{"connection-isolation",
         "a connection never reads another connection's data",
         [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); },
-        {}},
+        {},
+        {{"reads-other-connection", "a connection reads a value another connection wrote"}}},
        &W::isolation_probes,
        &R::isolation_violations},
       {{"acknowledged-writes-visible",
         "after a write is acknowledged, get() and list() find the key until it is overwritten, "
         "deleted or expires",
-        always, loses_writes},
+        always,
+        loses_writes,
+        {{"get-misses-live-write", "get() finds nothing while an acknowledged write is alive"},
+         {"list-misses-live-write",
+          "list() leaves out a key while an acknowledged write is alive"}}},
        &W::ack_probes,
        &R::ack_violations},
       {{"quota-liveness",
         "once an entry is deleted or expired, a namespace at its quota accepts a new key (old "
         "pods deleting, in a rolling deploy)",
         always,
-        {F::kRestart, F::kFailover, F::kSkew, F::kClockJump}},
+        {F::kRestart, F::kFailover, F::kSkew, F::kClockJump},
+        {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
+         {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
+         {"old-pod-delete-leaks-slot",
+          "after an old pod deletes an entry the namespace still refuses a new key"}}},
        &W::liveness_probes,
        &R::liveness_violations},
-      {{"reads-never-quota-error", "get() and list() never fail with a quota error", always, {}},
+      {{"reads-never-quota-error",
+        "get() and list() never fail with a quota error",
+        always,
+        {},
+        {{"get-fails-with-quota-error", "get() fails with a quota error"},
+         {"list-fails-with-quota-error", "list() fails with a quota error"}}},
        &W::read_quota_probes,
        &R::read_quota_violations},
       {{"legacy-readable",
         "a live v1 value an old pod wrote is readable after the upgrade by the first concrete "
         "connection that asks, and stays readable by it",
-        [=](const std::string&, const std::string& old) { return old_is_v1(old); }, loses_writes},
+        [=](const std::string&, const std::string& old) { return old_is_v1(old); },
+        loses_writes,
+        {{"v1-value-unreadable", "no connection of the new version can read a live v1 value"},
+         {"reads-other-value", "a connection reads a v1 key as a value the old pod never wrote"},
+         {"loses-adopted-value", "a connection reads a v1 value, then null while it is live"}}},
        &W::legacy_read_probes,
        &R::legacy_read_violations},
-      {{"legacy-adopted-once", "one v1 write is adopted by at most one v2 scope",
+      {{"legacy-adopted-once",
+        "one v1 write is adopted by at most one v2 scope",
         [=](const std::string& v, const std::string& old) {
           return old_is_v1(old) && state::HasConnectionScopes(v);
         },
-        loses_writes},
+        loses_writes,
+        {{"adopted-by-several-scopes", "one v1 write is read as its own by several connections"}}},
        &W::adoption_probes,
        &R::adoption_violations},
       {{"rolling-deploy-writes-visible",
         "with old and new pods on one key, in sequence, every read returns the last acknowledged "
         "write",
-        [](const std::string&, const std::string& old) { return !old.empty(); }, loses_writes},
+        [](const std::string&, const std::string& old) { return !old.empty(); },
+        loses_writes,
+        {{"loses-write", "a pod reads null after its own version's acknowledged write"},
+         {"loses-write-across-versions",
+          "a pod reads null after the other version's acknowledged write"},
+         {"reads-stale", "a pod reads an older value after its own version's write"},
+         {"reads-stale-across-versions",
+          "a pod reads an older value after the other version's "
+          "write"},
+         {"resurrects-deleted", "a pod reads a value after its own version's delete"},
+         {"resurrects-deleted-across-versions",
+          "a pod reads a value after the other version's delete"}}},
        &W::rolling_probes,
        &R::rolling_violations},
       {{"model-matches-implementation",
         "a sequential, fault-free run answers every call as the pure model of the whole contract "
         "(model/state_store.h) does at that instant",
-        always, sim::FaultSet::All()},
+        always,
+        sim::FaultSet::All(),
+        {{"disagrees-on-get", "get() answers other than the model"},
+         {"disagrees-on-set", "set() answers other than the model"},
+         {"disagrees-on-compareAndSet", "compareAndSet() answers other than the model"},
+         {"disagrees-on-delete", "delete() answers other than the model"},
+         {"disagrees-on-list", "list() answers other than the model"},
+         {"disagrees-on-increment", "increment() answers other than the model"},
+         {"disagrees-on-legacy-write", "an old pod's write leaves a state the model does not"}}},
        &W::model_probes,
        &R::model_violations},
   };
@@ -327,21 +399,18 @@ StateWorkload ForProperty(StateWorkload w, const std::string& property) {
   return w;
 }
 
+const std::vector<Finding>& FindingsOf(const StateRun& r, const std::string& property) {
+  return r.*FindStateProperty(property).findings;
+}
+
 bool Violates(const StateRun& r, const std::string& property) {
-  const StateProperty& p = FindStateProperty(property);
-  return p.findings ? !(r.*p.findings).empty() : !r.verdict.ok;
+  return !FindingsOf(r, property).empty();
 }
 
 std::string DescribeViolation(const StateRun& r, const std::string& property) {
-  const StateProperty& p = FindStateProperty(property);
-  if (p.findings) {
-    std::string out;
-    for (const auto& v : r.*p.findings) out += "  " + v + "\n";
-    return out;
-  }
-  return "  on key " + r.verdict.partition +
-         ":\n  actor invoke return invoke_ms return_ms operation -> result\n" +
-         FormatCounterexample(r);
+  std::string out;
+  for (const auto& v : FindingsOf(r, property)) out += "  " + v.text + "\n";
+  return out;
 }
 
 StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server,
@@ -386,11 +455,26 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
     if (scopes.size() > 1) {
       std::string list;
       for (const auto& c : scopes) list += (list.empty() ? "" : ", ") + c;
-      out.adoption_violations.push_back("the old pod's write " + origin + " of A was read by " +
-                                        std::to_string(scopes.size()) + " connections: " + list);
+      out.adoption_violations.push_back(
+          {"adopted-by-several-scopes", "the old pod's write " + origin + " of A was read by " +
+                                            std::to_string(scopes.size()) +
+                                            " connections: " + list});
     }
   model::StateRegisterModel model;
   out.verdict = lin::Checker<model::StateRegisterModel>(model).check(out.history);
+  // Every rejected key, each named by the 1-minimal core of its history (lin::RejectedCore).
+  for (const std::string& key : out.verdict.rejected) {
+    lin::RegisterHistory on_key;
+    for (const auto& o : out.history)
+      if (o.partition == key) on_key.push_back(o);
+    const lin::RegisterHistory core = lin::RejectedCore(on_key);
+    std::string text =
+        "on key " + key + ":\n  actor invoke return invoke_ms return_ms operation -> result\n";
+    for (const auto& o : on_key) text += "  " + lin::FormatRegisterOperation(o) + "\n";
+    text += "  the operations that cannot be ordered (dropping any one of them leaves an order):";
+    for (const auto& o : core) text += "\n    " + lin::FormatRegisterOperation(o);
+    out.lin_violations.push_back({lin::RegisterClass(core), text, lin::RegisterShape(core)});
+  }
   return out;
 }
 

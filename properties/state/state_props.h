@@ -100,18 +100,19 @@ struct StateWorkload {
 };
 
 struct StateRun {
-  std::vector<std::string> boundary_violations;     // expiry-boundary-get-list
-  std::vector<std::string> read_back_violations;    // value-read-back
-  std::vector<std::string> quota_violations;        // quota-safety
-  std::vector<std::string> memory_violations;       // memory-matches-redis
-  std::vector<std::string> isolation_violations;    // connection-isolation
-  std::vector<std::string> ack_violations;          // acknowledged-writes-visible
-  std::vector<std::string> liveness_violations;     // quota-liveness
-  std::vector<std::string> read_quota_violations;   // reads-never-quota-error
-  std::vector<std::string> legacy_read_violations;  // legacy-readable
-  std::vector<std::string> adoption_violations;     // legacy-adopted-once
-  std::vector<std::string> rolling_violations;      // rolling-deploy-writes-visible
-  std::vector<std::string> model_violations;        // model-matches-implementation
+  std::vector<Finding> lin_violations;          // cas-versions-linearizable: per rejected key
+  std::vector<Finding> boundary_violations;     // expiry-boundary-get-list
+  std::vector<Finding> read_back_violations;    // value-read-back
+  std::vector<Finding> quota_violations;        // quota-safety
+  std::vector<Finding> memory_violations;       // memory-matches-redis
+  std::vector<Finding> isolation_violations;    // connection-isolation
+  std::vector<Finding> ack_violations;          // acknowledged-writes-visible
+  std::vector<Finding> liveness_violations;     // quota-liveness
+  std::vector<Finding> read_quota_violations;   // reads-never-quota-error
+  std::vector<Finding> legacy_read_violations;  // legacy-readable
+  std::vector<Finding> adoption_violations;     // legacy-adopted-once
+  std::vector<Finding> rolling_violations;      // rolling-deploy-writes-visible
+  std::vector<Finding> model_violations;        // model-matches-implementation
   // Redis calls that ran a script and got an error reply (a script that fails at run time;
   // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).
   std::vector<std::string> script_errors;
@@ -132,8 +133,8 @@ std::string FormatCounterexample(const StateRun& r);
 // The property table (properties/system.h), with each property's probe and findings.
 struct StateProperty {
   PropertyInfo info;
-  bool StateWorkload::*probe;                    // the workload switch (nullptr: the plain mix)
-  std::vector<std::string> StateRun::*findings;  // nullptr: the linearizability verdict
+  bool StateWorkload::*probe;  // the workload switch (nullptr: the plain mix)
+  std::vector<Finding> StateRun::*findings;
 };
 const std::vector<StateProperty>& StatePropertyTable();
 const StateProperty& FindStateProperty(const std::string& name);  // throws std::invalid_argument
@@ -142,6 +143,7 @@ std::vector<std::string> StateProperties();  // names, in table order
 // The workload that exercises a property, with the faults it sets aside switched off.
 StateWorkload ForProperty(StateWorkload w, const std::string& property);
 bool Violates(const StateRun& r, const std::string& property);
+const std::vector<Finding>& FindingsOf(const StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
 // Whether the property means anything for this version and old version (else "n/a").
 bool Applies(const std::string& property, const std::string& version,

@@ -172,7 +172,9 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
         out += "\n    " + log[k];
       out += "\n    the model answers: " + want;
-      rec->model_violations.push_back(out);
+      // The class: the kind of call the two disagree on.
+      const std::string op = roll >= 88 ? "legacy-write" : what.substr(0, what.find('('));
+      rec->model_violations.push_back({"disagrees-on-" + op, out});
       co_return;
     }
   }

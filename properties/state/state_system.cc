@@ -54,9 +54,8 @@ class StateSystem : public System {
     w = ForProperty(w, spec.property);
     StateRun r = RunStateWorkload(w, scripts, server, &strategy);
     RunOutcome out;
-    out.violated = Violates(r, spec.property);
+    out.findings = FindingsOf(r, spec.property);
     out.incomplete = !r.verdict.complete;
-    if (out.violated) out.description = DescribeViolation(r, spec.property);
     out.trace = std::move(r.trace);
     out.trace_hash = r.run.trace_hash;
     out.run = std::move(r.run);

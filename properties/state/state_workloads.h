@@ -52,16 +52,16 @@ struct Recorder {
   sim::World* world = nullptr;
   int64_t seq = 0;
   lin::RegisterHistory history;
-  std::vector<std::string> boundary_violations;
-  std::vector<std::string> read_back_violations;
-  std::vector<std::string> quota_violations;
-  std::vector<std::string> memory_violations;
-  std::vector<std::string> isolation_violations;
-  std::vector<std::string> liveness_violations;
-  std::vector<std::string> read_quota_violations;
-  std::vector<std::string> adoption_violations;
-  std::vector<std::string> rolling_violations;
-  std::vector<std::string> model_violations;
+  std::vector<Finding> boundary_violations;
+  std::vector<Finding> read_back_violations;
+  std::vector<Finding> quota_violations;
+  std::vector<Finding> memory_violations;
+  std::vector<Finding> isolation_violations;
+  std::vector<Finding> liveness_violations;
+  std::vector<Finding> read_quota_violations;
+  std::vector<Finding> adoption_violations;
+  std::vector<Finding> rolling_violations;
+  std::vector<Finding> model_violations;
   std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
   std::vector<AckOp> ack_ops;
   std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
@@ -71,6 +71,7 @@ struct Recorder {
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
 std::string Show(const std::optional<state::StateValue>& v);
+std::string JsonBend(const state::Json& want, const state::Json& got);
 
 Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           state::memory_beta30::Namespace& memory, const std::string& key,
@@ -117,6 +118,6 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
 Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
                         const state::VersionScripts& scripts, Recorder* rec);
 
-std::vector<std::string> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
+std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
 
 }  // namespace testbed::props::detail

@@ -60,11 +60,13 @@ class CounterSystem : public props::System {
         {"no-lost-increment",
          "the counter ends at least at the sum of acknowledged increments",
          [](const std::string&, const std::string&) { return true; },
-         {}},
+         {},
+         {{"lost-increment", "the counter ends below the acknowledged sum"}}},
         {"mixed-pods-no-lost-increment",
          "with old pods incrementing too, the counter ends at least at the acknowledged sum",
          [](const std::string&, const std::string& old) { return !old.empty(); },
-         {sim::Fault::kRestart, sim::Fault::kFailover}},
+         {sim::Fault::kRestart, sim::Fault::kFailover},
+         {{"lost-increment", "the counter ends below the acknowledged sum"}}},
     };
     return kProperties;
   }
@@ -98,10 +100,10 @@ class CounterSystem : public props::System {
     const sim::RunResult run = world.run();
     const int64_t final_value = Number(backend->execute({"HGET", "counter", "n"}, world.now_ms()));
     props::RunOutcome out;
-    out.violated = final_value < tally.acknowledged;
-    if (out.violated)
-      out.description = absl::StrCat("  the counter ends at ", final_value, " though ",
-                                     tally.acknowledged, " was acknowledged\n");
+    if (final_value < tally.acknowledged)
+      out.findings.push_back(
+          {"lost-increment", absl::StrCat("the counter ends at ", final_value, " though ",
+                                          tally.acknowledged, " was acknowledged")});
     out.trace = world.take_trace();
     out.trace_hash = run.trace_hash;
     out.run = run;
