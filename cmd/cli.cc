@@ -108,8 +108,8 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 }
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(), CheckCommand(),
-                                                 ReplayCommand(), ListCommand()};
+  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(),    CheckCommand(),
+                                                 DiffCommand(),     ReplayCommand(), ListCommand()};
   return kCommands;
 }
 

@@ -89,6 +89,24 @@ struct CheckSpec {
   std::string OldVersion() const;
 };
 
+// testbed diff: the same seeds and schedules on the shipped scripts and on a candidate.
+struct DiffSpec {
+  std::string system;
+  std::string version;       // resolved: the system's default when not given
+  std::string rolling_from;  // "" unless given
+  std::string candidate;     // the candidate scripts (the layout of --scripts)
+  uint64_t seed = 0;
+  int64_t runs = 50;
+  int64_t clients = 0;  // resolved: the system's default when not given
+  int64_t ops = 0;
+  sim::FaultList faults;
+  std::vector<std::string> properties;  // empty: every property
+  std::map<std::string, std::string> options;
+  int64_t jobs = 0;  // 0: the cores
+  std::string Write() const;
+  bool operator==(const DiffSpec&) const = default;
+};
+
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
@@ -102,11 +120,13 @@ FidelitySpec ParseFidelity(const std::vector<std::string>& args);
 SimSpec ParseSim(const std::vector<std::string>& args);
 CheckSpec ParseCheck(const std::vector<std::string>& args);
 ReplaySpec ParseReplay(const std::vector<std::string>& args);
+DiffSpec ParseDiff(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunSim(const SimSpec& spec);
 int RunCheck(const CheckSpec& spec);
 int RunReplay(const ReplaySpec& spec);
+int RunDiff(const DiffSpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

@@ -59,6 +59,7 @@ Command FidelityCommand();
 Command SimCommand();
 Command CheckCommand();
 Command ReplayCommand();
+Command DiffCommand();
 Command ListCommand();
 
 // The shipped scripts with --scripts DIR's changes (see `testbed check --help`).

@@ -54,8 +54,8 @@ struct PropertyInfo {
 // which order, with which kinds of results) keys a generic class, "shape-<digest>", so nothing
 // is dropped and the same shape is the same class in every run.
 struct Finding {
-  std::string cls;    // a name from PropertyInfo::classes, or "" (generic)
-  std::string text;   // the counterexample: one or more lines, without indentation
+  std::string cls;         // a name from PropertyInfo::classes, or "" (generic)
+  std::string text;        // the counterexample: one or more lines, without indentation
   std::string shape = {};  // for a generic class (optional for a named one)
 };
 

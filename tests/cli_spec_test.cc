@@ -89,6 +89,19 @@ TEST(Specs, ACheckSpecResolvesTheSystemsDefaultsAndADrawnSeedIntoTheWrittenLine)
   EXPECT_NE(s.Write().find("--seed " + std::to_string(s.seed)), std::string::npos);
 }
 
+TEST(Specs, AWrittenDiffSpecParsesBackToTheSameSpec) {
+  const DiffSpec s = ParseDiff({"--system", "state", "--version", "beta24", "--candidate",
+                                TESTBED_SOURCE_DIR "/tests/broken_scripts/quota-off-by-one",
+                                "--seed", "4", "--runs", "7", "--faults", "lost-reply",
+                                "--properties", "quota-safety", "--ops-mix", "cas", "--jobs", "2"});
+  EXPECT_EQ(s.runs, 7);
+  EXPECT_EQ(s.options.at("ops-mix"), "cas");
+  EXPECT_EQ(ParseDiff(Words(s.Write(), "diff")), s) << s.Write();
+  EXPECT_THROW(ParseDiff({"--system", "state", "--candidate", "/nonexistent"}), UsageError);
+  EXPECT_THROW(ParseDiff({"--system", "state", "--candidate", TESTBED_SOURCE_DIR, "--runs", "0"}),
+               UsageError);
+}
+
 TEST(Specs, AWrittenReplaySpecParsesBack) {
   const ReplaySpec s =
       ParseReplay({TESTBED_SOURCE_DIR "/scenarios/state-beta30-concurrent-set-same-version.json",

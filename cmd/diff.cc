@@ -1,0 +1,327 @@
+// testbed diff: validates a script change before it ships. The same seeds and schedules run on
+// the shipped scripts and on a candidate (only --version's pods get it; old pods keep theirs),
+// and the report says which anomaly classes the change introduces or removes, which runs flip
+// between pass and fail, and where replies first differ on identical schedules. Exit 1 when
+// the change introduces a class or turns a passing run into a failing one.
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "cmd/cli_internal.h"
+#include "reports/trace_view.h"
+#include "scenarios/minimize.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+// The flags as given; Resolve checks the ones `check` shares through ParseCheck.
+struct Raw {
+  std::vector<std::string> check_args;  // rebuilt for ParseCheck
+  std::string candidate;
+  std::map<std::string, std::string> values;
+};
+
+void Define(CLI::App& app, Raw& r) {
+  for (const auto& [flag, help] : std::vector<std::pair<std::string, std::string>>{
+           {"system", "the system under test (see testbed list)"},
+           {"version", "the version whose pods get the candidate (default: the newest)"},
+           {"rolling-from", "the old pods' version (default: the version's predecessor)"},
+           {"seed", "the first seed (default: drawn and printed)"},
+           {"runs", "runs per property (default 50)"},
+           {"clients", "clients per run (default: the system's)"},
+           {"ops", "operations per client (default: the system's)"},
+           {"faults", "all, none, or a comma list (see testbed list)"},
+           {"properties", "a comma list (default: every property)"},
+           {"jobs", "threads (default: the cores)"}})
+    app.add_option("--" + flag, r.values[flag], help);
+  app.add_option("--candidate", r.candidate,
+                 "the changed scripts: DIR/NAME replaces NAME of --version; "
+                 "DIR/<system>/<version>/NAME replaces that version's")
+      ->required();
+  std::map<std::string, bool> added;
+  for (const props::System* s : props::Systems())
+    for (const auto& o : s->options())
+      if (!added[o.flag]) {
+        added[o.flag] = true;
+        app.add_option("--" + o.flag, r.values[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
+      }
+}
+
+DiffSpec Resolve(const Raw& r) {
+  std::vector<std::string> args;
+  for (const auto& [flag, value] : r.values)
+    if (!value.empty()) args.insert(args.end(), {"--" + flag, value});
+  if (!r.values.count("runs") || r.values.at("runs").empty())
+    args.insert(args.end(), {"--runs", "50"});
+  if (!std::filesystem::is_directory(r.candidate))
+    throw UsageError("--candidate " + r.candidate + " is not a directory");
+  const CheckSpec c = ParseCheck(args);  // the same checks and messages as check's flags
+  DiffSpec d;
+  d.system = c.system;
+  d.version = c.version;
+  d.rolling_from = c.rolling_from;
+  d.candidate = r.candidate;
+  d.seed = c.seed;
+  d.runs = c.runs;
+  d.clients = c.clients;
+  d.ops = c.ops;
+  d.faults = c.faults;
+  d.properties = c.properties;
+  d.options = c.options;
+  d.jobs = c.jobs;
+  return d;
+}
+
+// One run of one property on one catalog, as the diff compares it.
+// A Redis call (or a fault or clock event) and its reply, scripts named by their files, so a
+// behaviour-free edit of a script (another SHA1) compares equal.
+struct Step {
+  std::string what, reply;
+  bool operator==(const Step&) const = default;
+};
+struct Side {
+  std::vector<std::string> classes;
+  std::vector<Step> steps;
+};
+
+Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptCatalog& scripts,
+             const reports::ScriptNames& names) {
+  props::RunOutcome o = system.Run(r, scripts, nullptr);
+  Side side{o.classes, {}};
+  for (const sim::TraceEvent& e : o.trace.events) {
+    if (e.kind == sim::EventKind::kReply)
+      side.steps.push_back(
+          {reports::NameScripts(absl::StrCat("+", e.at_ms, "ms ", o.trace.actor_of(e), " ",
+                                             sim::ShortArgv(o.trace.argv_of(e))),
+                                names),
+           reports::NameScripts(e.reply.debug(), names)});
+    else if (e.kind == sim::EventKind::kFault || e.kind == sim::EventKind::kClock)
+      side.steps.push_back({o.trace.Render(e), ""});
+  }
+  return side;
+}
+
+}  // namespace
+
+std::string DiffSpec::Write() const {
+  std::string line = "testbed diff";
+  AppendFlag(line, "system", system);
+  AppendFlag(line, "version", version);
+  AppendFlag(line, "candidate", candidate);
+  if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
+  AppendFlag(line, "seed", absl::StrCat(seed));
+  AppendFlag(line, "runs", absl::StrCat(runs));
+  AppendFlag(line, "clients", absl::StrCat(clients));
+  AppendFlag(line, "ops", absl::StrCat(ops));
+  if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());
+  for (const auto& [flag, value] : options) AppendFlag(line, flag, value);
+  if (!rolling_from.empty()) AppendFlag(line, "rolling-from", rolling_from);
+  if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
+  return line;
+}
+
+DiffSpec ParseDiff(const std::vector<std::string>& args) {
+  return internal::ParseWith<Raw, DiffSpec>("diff", args, Define, Resolve);
+}
+
+int RunDiff(const DiffSpec& spec) {
+  const props::System& system = *props::FindSystem(spec.system);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  CheckSpec as_check;  // what `check` would run: its old version and replay lines
+  as_check.system = spec.system;
+  as_check.version = spec.version;
+  as_check.rolling_from = spec.rolling_from;
+  const std::string old_version = as_check.OldVersion();
+  std::printf("diff: %s %s, shipped scripts against %s (old pods: %s)\n", spec.system.c_str(),
+              spec.version.c_str(), spec.candidate.c_str(),
+              old_version.empty() ? "none" : old_version.c_str());
+  const ScriptCatalog shipped = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const ScriptCatalog candidate =
+      internal::CatalogWithOverrides(spec.candidate, spec.system, spec.version);
+  if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
+    throw SetupError("a candidate script does not compile: " + err);
+  const reports::ScriptNames shipped_names = reports::NamesOf(shipped),
+                             candidate_names = reports::NamesOf(candidate);
+  std::vector<std::string> properties = spec.properties;
+  if (properties.empty())
+    for (const auto& p : system.properties()) properties.push_back(p.name);
+  std::erase_if(properties, [&](const std::string& p) {
+    return !system.property(p)->applies(spec.version, old_version);
+  });
+
+  props::RunSpec base;
+  base.version = spec.version;
+  base.old_version = old_version;
+  base.clients = static_cast<int>(spec.clients);
+  base.ops = static_cast<int>(spec.ops);
+  base.faults = spec.faults;
+  base.options = spec.options;
+  const size_t jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
+                                    : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  struct Pair {
+    props::RunSpec run;
+    Side before, after;
+  };
+  std::vector<Pair> pairs;
+  for (int64_t i = 0; i < spec.runs; ++i)
+    for (const std::string& p : properties) {
+      Pair x;
+      x.run = base;
+      x.run.property = p;
+      x.run.seed = spec.seed + static_cast<uint64_t>(i);
+      pairs.push_back(x);
+    }
+  // Each pair is two independent worlds on one seed; threads take pairs in turn.
+  scenarios::OnThreads(jobs, [&](size_t k) {
+    for (size_t i = k; i < pairs.size(); i += jobs) {
+      pairs[i].before = RunSide(system, pairs[i].run, shipped, shipped_names);
+      pairs[i].after = RunSide(system, pairs[i].run, candidate, candidate_names);
+    }
+  });
+
+  struct PerProperty {
+    int64_t runs = 0, to_fail = 0, to_pass = 0, replies_differ = 0;
+    std::optional<size_t> first_reply_diff;  // index into pairs
+  };
+  struct ClassSeen {
+    int64_t before = 0, after = 0;
+    std::optional<uint64_t> first_after, first_before;
+  };
+  std::map<std::string, PerProperty> per;
+  std::map<std::pair<std::string, std::string>, ClassSeen> classes;  // (property, class)
+  std::vector<std::pair<std::string, std::string>> class_order;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Pair& x = pairs[i];
+    PerProperty& p = per[x.run.property];
+    ++p.runs;
+    const bool failed_before = !x.before.classes.empty(), failed_after = !x.after.classes.empty();
+    p.to_fail += !failed_before && failed_after;
+    p.to_pass += failed_before && !failed_after;
+    if (x.before.steps != x.after.steps) {
+      ++p.replies_differ;
+      if (!p.first_reply_diff) p.first_reply_diff = i;
+    }
+    auto note = [&](const std::vector<std::string>& found, bool after) {
+      for (const std::string& c : found) {
+        const auto key = std::make_pair(x.run.property, c);
+        if (!classes.count(key)) class_order.push_back(key);
+        ClassSeen& s = classes[key];
+        (after ? s.after : s.before)++;
+        auto& first = after ? s.first_after : s.first_before;
+        if (!first) first = x.run.seed;
+      }
+    };
+    note(x.before.classes, false);
+    note(x.after.classes, true);
+  }
+
+  std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
+              "replies differ");
+  int64_t to_fail = 0, reply_runs = 0;
+  for (const std::string& p : properties) {
+    const PerProperty& x = per[p];
+    std::printf("%-32s %6lld %11lld %11lld %15lld\n", p.c_str(), static_cast<long long>(x.runs),
+                static_cast<long long>(x.to_fail), static_cast<long long>(x.to_pass),
+                static_cast<long long>(x.replies_differ));
+    to_fail += x.to_fail;
+    reply_runs += x.replies_differ;
+  }
+  // A replay line of `check` on the candidate for one property and seed.
+  auto check_line = [&](const std::string& p, uint64_t seed) {
+    CheckSpec c = as_check;
+    c.version = spec.version;
+    c.scripts = spec.candidate;
+    c.properties = {p};
+    c.seed = seed;
+    c.runs = 1;
+    c.clients = spec.clients;
+    c.ops = spec.ops;
+    c.faults = spec.faults;
+    c.options = spec.options;
+    return c.Write();
+  };
+  int64_t introduced = 0, removed = 0;
+  for (const auto& key : class_order) {
+    const ClassSeen& s = classes[key];
+    if (s.before > 0 || s.after == 0) continue;
+    if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
+    std::printf("  %s / %s: %s (%lld runs, first seed %llu)\n    replay: %s\n", key.first.c_str(),
+                key.second.c_str(),
+                props::SentenceOf(*system.property(key.first), key.second).c_str(),
+                static_cast<long long>(s.after), static_cast<unsigned long long>(*s.first_after),
+                check_line(key.first, *s.first_after).c_str());
+  }
+  for (const auto& key : class_order) {
+    const ClassSeen& s = classes[key];
+    if (s.after > 0 || s.before == 0) continue;
+    if (removed++ == 0) std::printf("\nclasses the change removes:\n");
+    std::printf("  %s / %s: %s (%lld runs on the shipped scripts, first seed %llu)\n",
+                key.first.c_str(), key.second.c_str(),
+                props::SentenceOf(*system.property(key.first), key.second).c_str(),
+                static_cast<long long>(s.before), static_cast<unsigned long long>(*s.first_before));
+  }
+  for (const std::string& p : properties) {
+    const PerProperty& x = per[p];
+    if (!x.first_reply_diff) continue;
+    const Pair& d = pairs[*x.first_reply_diff];
+    size_t at = 0;
+    while (at < d.before.steps.size() && at < d.after.steps.size() &&
+           d.before.steps[at] == d.after.steps[at])
+      ++at;
+    auto what = [&](const std::vector<Step>& steps) {
+      return at < steps.size() ? reports::Abbreviate(steps[at].what).substr(0, 600)
+                               : std::string("(no further call)");
+    };
+    auto reply = [&](const std::vector<Step>& steps) {
+      return at < steps.size() ? steps[at].reply.substr(0, 400) : std::string("-");
+    };
+    const std::string call_before = what(d.before.steps), call_after = what(d.after.steps);
+    DiffSpec one = spec;
+    one.properties = {p};
+    one.seed = d.run.seed;
+    one.runs = 1;
+    one.jobs = 0;
+    std::printf("\nfirst reply-level difference in %s (seed %llu, call %zu of the run):\n",
+                p.c_str(), static_cast<unsigned long long>(d.run.seed), at + 1);
+    if (call_before == call_after)
+      std::printf("  call:              %s\n", call_before.c_str());
+    else
+      std::printf("  shipped call:      %s\n  candidate call:    %s\n", call_before.c_str(),
+                  call_after.c_str());
+    std::printf("  shipped reply:     %s\n  candidate reply:   %s\n  replay: %s\n",
+                reply(d.before.steps).c_str(), reply(d.after.steps).c_str(), one.Write().c_str());
+  }
+  std::printf("\n");
+  if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
+    std::printf("result: no behavioural difference on %zu paired runs\n", pairs.size());
+    return 0;
+  }
+  std::printf(
+      "result: %lld classes introduced, %lld removed, %lld runs pass->fail, %lld runs with "
+      "different replies\n",
+      static_cast<long long>(introduced), static_cast<long long>(removed),
+      static_cast<long long>(to_fail), static_cast<long long>(reply_runs));
+  return introduced > 0 || to_fail > 0 ? 1 : 0;
+}
+
+namespace internal {
+Command DiffCommand() {
+  return internal::MakeCommand<Raw, DiffSpec>(
+      "diff",
+      "Runs the same seeds and schedules on the shipped scripts and on candidate scripts; reports "
+      "the anomaly classes the change introduces and removes, runs that flip, and the first "
+      "reply that differs. Exit 1 when the change introduces a class or breaks a passing run.",
+      Define, Resolve, RunDiff);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli

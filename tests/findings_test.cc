@@ -1,0 +1,236 @@
+// Findings a team can live with: every violation is named by an anomaly class, baselines gate
+// on new classes only, `diff` compares a script change with the shipped scripts on the same
+// seeds, `replay` says whether saved findings still reproduce, and --scripts changes only the
+// version it is asked to.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "properties/register_history.h"
+#include "properties/state/state_props.h"
+#include "properties/system.h"
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
+#include "tests/test_catalogs.h"
+
+namespace testbed {
+namespace {
+
+using testing_cli::LineStarting;
+using testing_cli::ReadFile;
+using testing_cli::Result;
+using testing_dirs::TempDir;
+
+Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+const std::string kSource = TESTBED_SOURCE_DIR;
+
+TEST(AnomalyClasses, EveryFindingOfEveryVersionIsANamedClassOfItsPropertyOrAStableShape) {
+  const props::System& state = *props::FindSystem("state");
+  std::set<std::string> seen;
+  for (const std::string& version : props::StateVersions())
+    for (const auto& p : state.properties()) {
+      const std::string old = props::RollingFrom(version);
+      if (!p.applies(version, old)) continue;
+      for (uint64_t seed = 1; seed <= 6; ++seed) {
+        props::RunSpec r;
+        r.property = p.name;
+        r.version = version;
+        r.old_version = old;
+        r.seed = seed;
+        r.clients = 3;
+        r.ops = 8;
+        const props::RunOutcome o = state.Run(r, testing_catalogs::Shipped(), nullptr);
+        EXPECT_EQ(o.violated, !o.findings.empty());
+        for (const props::Finding& f : o.findings) {
+          const std::string c = props::ClassOf(f);
+          seen.insert(c);
+          if (f.cls.empty()) {
+            EXPECT_EQ(c.rfind("shape-", 0), 0u) << c;
+            EXPECT_FALSE(f.shape.empty()) << p.name << ": a generic class needs a shape";
+          } else {
+            EXPECT_NE(props::SentenceOf(p, c), "")
+                << p.name << " emits class " << c << ", which its table does not list";
+          }
+        }
+      }
+    }
+  EXPECT_GT(seen.size(), 10u) << "the shipped versions show many kinds of anomalies";
+  // A generic class is its shape's digest: the same shape, the same class.
+  EXPECT_EQ(props::ClassOf({"", "one run", "set->v1; set->v1"}),
+            props::ClassOf({"", "another run", "set->v1; set->v1"}));
+  EXPECT_NE(props::ClassOf({"", "x", "set->v1; set->v1"}), props::ClassOf({"", "x", "set->v1"}));
+}
+
+TEST(AnomalyClasses, ARejectedHistoryIsNamedByTheOperationsThatCannotBeOrdered) {
+  // Two concurrent sets both acknowledged as version 1, among reads that are fine.
+  const lin::RegisterHistory dup = lin::ParseRegisterHistory(
+      "0 0 3 0 3 set value=a exp=100000 -> version=1\n"
+      "1 1 2 0 2 set value=b exp=100000 -> version=1\n"
+      "2 4 5 4 5 get -> value=b version=1\n"
+      "0 6 7 6 7 get -> value=b version=1\n");
+  const lin::RegisterHistory core = lin::RejectedCore(dup);
+  EXPECT_EQ(core.size(), 2u) << "the reads are not needed";
+  EXPECT_EQ(lin::RegisterClass(core), "duplicate-version");
+  EXPECT_EQ(lin::RegisterShape(core), "set->v1; set->v1 | order: all concurrent");
+  // A compareAndSet that wins against a version a finished set had replaced.
+  const lin::RegisterHistory stale = lin::ParseRegisterHistory(
+      "0 0 1 0 1 set value=a exp=100000 -> version=1\n"
+      "1 2 3 2 3 set value=b exp=100000 -> version=2\n"
+      "2 4 5 4 5 cas expected=1 value=c exp=100000 -> ok version=2\n");
+  EXPECT_EQ(lin::RegisterClass(lin::RejectedCore(stale)), "version-reused");
+  EXPECT_EQ(lin::RejectedCore(stale).size(), 3u) << "the cas needs the write it expected";
+}
+
+TEST(Baselines, EveryShippedStateVersionPassesAgainstItsCommittedBaseline) {
+  for (const std::string& version : props::StateVersions()) {
+    const Result r = Cli("check --system state --version " + version +
+                         " --seed 1 --runs 50 --quiet --baseline " + kSource + "/baselines/state/" +
+                         version + ".json");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("  new\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" known\n"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {
+  // beta.30's quota-safety fails every run at the expiry instant (a known class); the broken
+  // script's `>` instead of `>=` admits a second live entry at any time: a new class.
+  TempDir dir("baseline-new");
+  const Result r =
+      Cli("check --system state --version beta30 --seed 1 --runs 50 --quiet "
+          "--properties quota-safety --baseline " +
+          kSource + "/baselines/state/beta30.json --scripts " + kSource +
+          "/tests/broken_scripts/quota-off-by-one --out " + dir.path());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("  expiry-instant-overfill                                            50 1  "
+                       "known"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  overfill                                                           50 1  "
+                       "new"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("violation of quota-safety, class overfill (new)"), std::string::npos);
+  EXPECT_NE(r.out.find("known but not seen this run: quota-liveness / old-pod-delete-leaks-slot"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("result: 2 new classes against the baseline"), std::string::npos) << r.out;
+  const std::string json = ReadFile(dir / "report.json");
+  EXPECT_NE(json.find("\"status\": \"new\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"known_not_seen\""), std::string::npos) << json;
+  // Its replay line runs the candidate again and shows the new class.
+  const std::string replay =
+      LineStarting(r.out.substr(r.out.find("class overfill (new)")), "replay: testbed ");
+  const Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_NE(again.out.find("violation of quota-safety, class overfill"), std::string::npos)
+      << replay << "\n"
+      << again.out;
+}
+
+TEST(Baselines, AreCheckedBeforeAnyRun) {
+  TempDir dir("baseline-bad");
+  {
+    std::ofstream(dir / "bad.json") << R"({"system": "state", "version": "beta30",
+      "accepted": [{"property": "quota-safety", "class": "overfill"}]})";
+  }
+  Result r = Cli("check --system state --runs 1 --baseline " + (dir / "bad.json"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing field \"reason\""), std::string::npos) << r.out;
+  r = Cli("check --system state --version beta24 --runs 1 --baseline " + kSource +
+          "/baselines/state/beta30.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("is for state beta30, not state beta24"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("seed:"), std::string::npos) << "nothing ran";
+}
+
+TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNothing) {
+  const Result r = Cli("diff --system state --version beta30 --seed 1 --runs 20 --candidate " +
+                       kSource + "/tests/broken_scripts/quota-off-by-one");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("scripts: state/beta30/SET_WITH_QUOTA_SCRIPT.lua replaced by"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("classes the change introduces:\n  quota-safety / overfill:"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("classes the change removes:\n  quota-liveness / old-pod-delete-leaks-slot"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("quota-liveness                       20           0          20"),
+            std::string::npos)
+      << "every quota-liveness run flips from fail to pass\n"
+      << r.out;
+  EXPECT_NE(r.out.find("  shipped reply:     [(integer) 0, (nil)]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("result: no behavioural difference"), std::string::npos);
+  // The printed replay line of the reply difference reproduces it.
+  const std::string replay =
+      LineStarting(r.out.substr(r.out.find("first reply-level difference in quota-safety")),
+                   "  replay: testbed ");
+  const Result again = Cli(replay.substr(std::string("  replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << replay << "\n" << again.out;
+  EXPECT_NE(again.out.find("  shipped reply:     [(integer) 0, (nil)]"), std::string::npos)
+      << again.out;
+
+  const Result same = Cli("diff --system state --version beta30 --seed 1 --runs 20 --candidate " +
+                          kSource + "/tests/refactored_scripts/beta30-renamed-local");
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("result: no behavioural difference on 260 paired runs"),
+            std::string::npos)
+      << same.out;
+}
+
+TEST(Scripts, AFlatDirectoryChangesOnlyTheCheckedVersionAndATreeNamesEachVersion) {
+  TempDir dir("scripts-layout");
+  const std::string body =
+      ReadFile(kSource + "/real/scripts/state/beta30/SET_WITH_QUOTA_SCRIPT.lua");
+  { std::ofstream(dir / "SET_WITH_QUOTA_SCRIPT.lua") << body; }
+  Result r =
+      Cli("check --system state --version beta24 --seed 1 --runs 1 --quiet --properties "
+          "quota-liveness --scripts " +
+          dir.path());
+  EXPECT_NE(r.out.find("scripts: state/beta24/SET_WITH_QUOTA_SCRIPT.lua replaced by"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("scripts: state/beta23/"), std::string::npos) << "the old pods keep theirs\n"
+                                                                     << r.out;
+  std::filesystem::create_directories(dir / "state/beta23");
+  { std::ofstream(dir / "state/beta23/SET_WITH_QUOTA_SCRIPT.lua") << body; }
+  r =
+      Cli("check --system state --version beta24 --seed 1 --runs 1 --quiet --properties "
+          "quota-liveness --scripts " +
+          dir.path());
+  EXPECT_NE(r.out.find("scripts: state/beta23/SET_WITH_QUOTA_SCRIPT.lua replaced by"),
+            std::string::npos)
+      << r.out;
+  { std::ofstream(dir / "NOT_A_SHIPPED_SCRIPT.lua") << body; }
+  r = Cli("check --system state --version beta24 --runs 1 --scripts " + dir.path());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("NOT_A_SHIPPED_SCRIPT.lua would replace "
+                       "state/beta24/NOT_A_SHIPPED_SCRIPT.lua, which is not a shipped script"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ReplayCommand, SavedFindingsReproduceAndOneThatNoLongerShowsIsFixedOrChanged) {
+  const Result all = Cli("replay " + kSource + "/scenarios");
+  EXPECT_EQ(all.code, 0) << all.out;
+  EXPECT_NE(all.out.find(" fixed or changed\n"), std::string::npos);
+  EXPECT_NE(all.out.find(", 0 fixed or changed"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("why: beta.30 dropped the legacy claim"), std::string::npos);
+  EXPECT_NE(all.out.find("severity: high"), std::string::npos);
+  // The same run, saved as another class: the class it shows is not the one expected.
+  TempDir dir("replay-changed");
+  std::string text = ReadFile(kSource + "/scenarios/state-beta30-concurrent-set-same-version.json");
+  text.replace(text.find("\"duplicate-version\""), 19, "\"stale-cas-succeeds\"");
+  { std::ofstream(dir / "changed.json") << text; }
+  const Result changed = Cli("replay " + (dir / "changed.json"));
+  EXPECT_EQ(changed.code, 1) << changed.out;
+  EXPECT_NE(changed.out.find("result: fixed or changed (expected: class stale-cas-succeeds)"),
+            std::string::npos)
+      << changed.out;
+}
+
+}  // namespace
+}  // namespace testbed
