@@ -179,7 +179,7 @@ CheckSpec Resolve(const Raw& r) {
 // --scripts DIR: DIR/NAME replaces NAME of the checked version only (its old pods keep
 // theirs); DIR/<system>/<version>/NAME replaces that version's NAME. Only *.lua files count;
 // one that replaces nothing is a usage error. Prints each replacement.
-ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const std::string& system,
+ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const props::System& system,
                                              const std::string& version) {
   ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   if (dir.empty()) return catalog;
@@ -188,7 +188,7 @@ ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const std::
     if (!entry.is_regular_file() || entry.path().extension() != ".lua") continue;
     const std::string rel = std::filesystem::relative(entry.path(), dir).generic_string();
     const std::string target =
-        rel.find('/') == std::string::npos ? absl::StrCat(system, "/", version, "/", rel) : rel;
+        rel.find('/') == std::string::npos ? system.scripts_dir(version) + "/" + rel : rel;
     bool shipped = false;
     for (const auto& f : catalog.all()) shipped |= f.file == target;
     if (!shipped)
@@ -304,8 +304,7 @@ int RunCheck(const CheckSpec& spec) {
   // A dfs search explores every schedule of one seed's workload: one seed unless told.
   const int64_t max_runs =
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
-  const ScriptCatalog scripts =
-      internal::CatalogWithOverrides(spec.scripts, spec.system, spec.version);
+  const ScriptCatalog scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
   std::optional<scenarios::Baseline> baseline;
   if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
   for (const std::string& v : {spec.version, old_version})

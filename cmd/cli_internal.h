@@ -63,7 +63,7 @@ Command DiffCommand();
 Command ListCommand();
 
 // The shipped scripts with --scripts DIR's changes (see `testbed check --help`).
-ScriptCatalog CatalogWithOverrides(const std::string& dir, const std::string& system,
+ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
                                    const std::string& version);
 
 // Appends " --flag value" (value quoted for a shell when it needs it).

@@ -146,7 +146,7 @@ int RunDiff(const DiffSpec& spec) {
               old_version.empty() ? "none" : old_version.c_str());
   const ScriptCatalog shipped = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
   const ScriptCatalog candidate =
-      internal::CatalogWithOverrides(spec.candidate, spec.system, spec.version);
+      internal::CatalogWithOverrides(spec.candidate, system, spec.version);
   if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
     throw SetupError("a candidate script does not compile: " + err);
   const reports::ScriptNames shipped_names = reports::NamesOf(shipped),

@@ -1,5 +1,7 @@
 // testbed list: the registered systems with their versions and properties, the scripts that
 // have no client port yet, and the fault kinds.
+#include <absl/strings/str_cat.h>
+
 #include <cstdio>
 #include <map>
 #include <set>
@@ -18,13 +20,14 @@ int RunList() {
     std::printf("system %s: %s\n  versions (testbed check --system %s --version V):\n",
                 s->name().c_str(), s->what().c_str(), s->name().c_str());
     for (const auto& v : s->versions()) {
-      const std::string dir = s->name() + "/" + v.name;
+      const std::string dir = s->scripts_dir(v.name);
       ported.insert(dir);
       const int n = dirs.count(dir) ? dirs[dir] : 0;
-      std::printf("    %-10s %s; %s%s%s\n", v.name.c_str(),
-                  n ? (std::to_string(n) + " scripts").c_str() : "no scripts (plain commands)",
-                  v.what.c_str(), v.rolling_from.empty() ? "" : "; rolling deploy from ",
-                  v.rolling_from.c_str());
+      const std::string scripts =
+          !n ? "no scripts (plain commands)"
+             : absl::StrCat(n, " scripts", dir == s->name() + "/" + v.name ? "" : " of " + dir);
+      std::printf("    %-10s %s; %s%s%s\n", v.name.c_str(), scripts.c_str(), v.what.c_str(),
+                  v.rolling_from.empty() ? "" : "; rolling deploy from ", v.rolling_from.c_str());
     }
     std::printf("  properties:\n");
     for (const auto& p : s->properties()) {

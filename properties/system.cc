@@ -62,7 +62,7 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
 std::string System::FirstCompileError(const ScriptCatalog& scripts,
                                       const std::string& version) const {
   sim::EmulatorBackend emulator;
-  const std::string dir = absl::StrCat(name(), "/", version, "/");
+  const std::string dir = scripts_dir(version) + "/";
   for (const auto& f : scripts.all()) {
     if (f.file.rfind(dir, 0) != 0) continue;
     const Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, kDefaultEpochMs);

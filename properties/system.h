@@ -114,6 +114,11 @@ class System {
   virtual const std::vector<PropertyInfo>& properties() const = 0;
   virtual const std::vector<SystemOption>& options() const;  // none by default
   virtual int default_clients() const { return 3; }
+  // Where a version's scripts live in the catalog: "<system>/<version>" unless the system runs
+  // on another system's scripts (handles run on the state store's).
+  virtual std::string scripts_dir(const std::string& version) const {
+    return name() + "/" + version;
+  }
   virtual int default_ops() const { return 12; }
 
   // One run. The harness calls Run, which applies the property's set-aside faults, runs

@@ -16,6 +16,16 @@ struct Ratio {
   uint64_t denominator = 1;
 };
 
+// The seed of one client operation's own stream, so that shrinking one operation away (a
+// skipped client:index pair) leaves every other operation's draws as they were.
+inline uint64_t OpSeed(uint64_t seed, int client, int op) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ULL +
+               static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
+               static_cast<uint64_t>(op) * 0x94D049BB133111EBULL + 1;
+  x ^= x >> 31;
+  return x;
+}
+
 class Prng {
  public:
   explicit Prng(uint64_t seed) {

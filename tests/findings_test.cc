@@ -83,16 +83,27 @@ TEST(AnomalyClasses, ARejectedHistoryIsNamedByTheOperationsThatCannotBeOrdered) 
   EXPECT_EQ(lin::RejectedCore(stale).size(), 3u) << "the cas needs the write it expected";
 }
 
-TEST(Baselines, EveryShippedStateVersionPassesAgainstItsCommittedBaseline) {
-  for (const std::string& version : props::StateVersions()) {
-    const Result r = Cli("check --system state --version " + version +
-                         " --seed 1 --runs 50 --quiet --baseline " + kSource + "/baselines/state/" +
-                         version + ".json");
-    EXPECT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("  new\n"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(" known\n"), std::string::npos) << r.out;
+TEST(Baselines, EveryShippedVersionOfEverySystemPassesAgainstItsCommittedBaseline) {
+  int baselines = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(kSource + "/baselines")) {
+    if (!dir.is_directory()) continue;  // README.md
+    for (const auto& file : std::filesystem::directory_iterator(dir.path())) {
+      if (file.path().extension() != ".json") continue;
+      ++baselines;
+      const Result r = Cli("check --system " + dir.path().filename().string() + " --version " +
+                           file.path().stem().string() + " --seed 1 --runs 50 --quiet --baseline " +
+                           file.path().string());
+      EXPECT_EQ(r.code, 0) << r.out;
+      EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("  new\n"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(" known\n"), std::string::npos) << r.out;
+    }
   }
+  // Every shipped version of every registered system has one.
+  int versions = 0;
+  for (const props::System* s : props::Systems())
+    versions += static_cast<int>(s->versions().size());
+  EXPECT_EQ(baselines, versions);
 }
 
 TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {

@@ -3,6 +3,7 @@
 // caught; the CAS path alone stays linearizable under every fault.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -21,7 +22,7 @@ namespace {
 
 using testing_catalogs::Shipped;
 
-TEST(StateFindings, EveryScenarioOfEveryVersionReplaysItsViolationOnTheEmulatorAndOnRedisServer) {
+TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisServer) {
   int scenarios = 0;
   RedisServer server(kDefaultEpochMs);
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
@@ -35,8 +36,13 @@ TEST(StateFindings, EveryScenarioOfEveryVersionReplaysItsViolationOnTheEmulatorA
     EXPECT_TRUE(real.violated) << s.name << " does not reproduce on redis-server";
     EXPECT_EQ(sim.trace_hash, real.trace_hash) << s.name << ": the two worlds traced apart";
     EXPECT_EQ(sim.description, real.description);
+    if (!s.cls.empty()) {
+      EXPECT_NE(std::find(sim.classes.begin(), sim.classes.end(), s.cls), sim.classes.end())
+          << s.name << " no longer shows its class " << s.cls;
+      EXPECT_EQ(sim.classes, real.classes) << s.name;
+    }
   }
-  EXPECT_GE(scenarios, 20);
+  EXPECT_GE(scenarios, 60);
 }
 
 TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {

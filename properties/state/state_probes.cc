@@ -64,23 +64,6 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                                           from_redis + ", memory " + from_memory});
 }
 
-// value-read-back's class: how `got` differs from `want`, at the first place it does.
-std::string JsonBend(const state::Json& want, const state::Json& got) {
-  if (want.is_array() && want.empty() && got.is_object() && got.empty())
-    return "empty-array-becomes-object";
-  if (want.is_number() && got.is_number()) return "number-bent";
-  if (want.is_string() && got.is_string()) return "string-bent";
-  if (want.type() == got.type() && want.size() == got.size()) {
-    if (want.is_array())
-      for (size_t i = 0; i < want.size(); ++i)
-        if (want[i] != got[i]) return JsonBend(want[i], got[i]);
-    if (want.is_object())
-      for (const auto& [k, v] : want.items())
-        if (got.contains(k) && v != got[k]) return JsonBend(v, got[k]);
-  }
-  return "structure-bent";
-}
-
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
 // fractions, escapes, unicode, nesting.
 state::Json TrickyValue(Prng& rng) {
@@ -183,16 +166,6 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
   } catch (const state::StateError&) {
     // Faults may fail the probe; it then says nothing.
   }
-}
-
-// Each operation draws from its own stream, so that shrinking one away (StateWorkload::skip)
-// leaves every other operation as it was.
-uint64_t OpSeed(uint64_t seed, int client, int op) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ULL +
-               static_cast<uint64_t>(client) * 0xBF58476D1CE4E5B9ULL +
-               static_cast<uint64_t>(op) * 0x94D049BB133111EBULL + 1;
-  x ^= x >> 31;
-  return x;
 }
 
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/json_bend.h"
 #include "properties/state/state_props.h"
 #include "real/state/memory_beta30.h"
 #include "real/state/namespace.h"
@@ -71,7 +72,6 @@ struct Recorder {
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
 std::string Show(const std::optional<state::StateValue>& v);
-std::string JsonBend(const state::Json& want, const state::Json& got);
 
 Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           state::memory_beta30::Namespace& memory, const std::string& key,
@@ -87,8 +87,6 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
 
 Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                        int64_t ttl, Recorder* rec);
-
-uint64_t OpSeed(uint64_t seed, int client, int op);
 
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
 

@@ -1,0 +1,501 @@
+#include "properties/handles/handles_system.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+#include <absl/strings/str_split.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "properties/json_bend.h"
+#include "real/handles/handle.h"
+#include "real/real_backend.h"
+#include "sim/clock.h"
+#include "sim/prng.h"
+#include "sim/runtime.h"
+
+namespace testbed::props::handles_system {
+namespace {
+
+using handles::HandleError;
+using handles::Json;
+
+constexpr int64_t kNever = INT64_MAX;
+// The commit lease: the seed's commitLeaseMs option (default 5 minutes), shortened so that the
+// drafts' deadlines, upstream work and the lease are all of one scale in virtual time: work
+// takes 0 to 500 ms, so the renewal loop (every lease / 2) runs in most commits.
+constexpr int64_t kLeaseMs = 200;
+constexpr int64_t kHorizonMs = 4000;
+
+// A bound draft kind with small TTLs: idle 400 ms, hard 1.5 s, results replay for 1 s.
+const handles::HandleKind& DraftKind() {
+  static const handles::HandleKind kind = [] {
+    handles::HandleKind k;
+    k.name = "draft";
+    k.type = "draft";
+    k.access = "bound";
+    k.field_name = "draftHandle";
+    k.issued_by = "drafts.create";
+    k.idle_ttl_ms = 400;
+    k.max_ttl_ms = 1500;
+    k.result_ttl_ms = 1000;
+    k.max_entries = 50;
+    k.max_value_bytes = 4096;
+    k.word_count = 2;
+    return k;
+  }();
+  return kind;
+}
+
+// One call a client made, as it saw it. Times are virtual ms since the run's start.
+struct Op {
+  std::string draft, op;  // op: create, read, update, commit, discard, foreign-read
+  int actor = 0;
+  int64_t inv = 0, ret = kNever;  // kNever: never returned (its actor crashed)
+  std::string outcome;            // "ok", "replayed", or the HandleError code
+  bool transport = false;
+  Json value;  // commit: the result; read and update: the data
+};
+
+struct Draft {
+  int effects = 0;                      // upstream side effects of work()
+  std::vector<std::string> effect_log;  // who ran it, when
+};
+
+struct Recorder {
+  sim::World* world = nullptr;
+  std::vector<std::string> pool;  // drafts every client may use
+  std::map<std::string, Draft> drafts;
+  std::vector<Op> ops;
+  std::vector<Finding> read_back, isolation;
+  int64_t now() const { return world->now_ms() - kDefaultEpochMs; }
+  size_t begin(const std::string& draft, const std::string& op, int actor) {
+    ops.push_back({draft, op, actor, now()});
+    return ops.size() - 1;
+  }
+  void end(size_t i, const std::string& outcome, bool transport = false, Json value = Json()) {
+    ops[i].ret = now();
+    ops[i].outcome = outcome;
+    ops[i].transport = transport;
+    ops[i].value = std::move(value);
+  }
+};
+
+// The simulated upstream call of a commit: it takes `duration_ms`, and either fails before it
+// has any effect or has its one side effect and returns a result.
+Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int actor, int op,
+                    int64_t duration_ms, bool fails) {
+  co_await ctx.sleep(duration_ms);
+  if (fails) throw std::runtime_error("upstream failed");
+  Draft& d = rec->drafts[draft];
+  ++d.effects;
+  d.effect_log.push_back(absl::StrCat("client ", actor, " at +", rec->now(), "ms"));
+  Json result = Json::object();
+  result["by"] = actor;
+  result["op"] = op;
+  co_return result;
+}
+
+// How an LLM caller retries: after HANDLE_BUSY ("Retry shortly with the same handle") and after
+// a storage error that failed in transport, up to 3 attempts.
+bool Retryable(const HandleError& e) {
+  return e.code == "HANDLE_BUSY" || (e.code == "HANDLE_STORAGE_UNAVAILABLE" && e.transport);
+}
+
+struct ClientArgs {
+  uint64_t seed;
+  int id, ops;
+  std::string version;
+  const SkipSet* skip;
+  const state::VersionScripts* scripts;
+  Recorder* rec;
+};
+
+Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+  Recorder* rec = a.rec;
+  const handles::HandleKind& kind = DraftKind();
+  Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = "session-1";
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  handles::HandleOptions foreign_options = options;
+  foreign_options.connection_id = "session-2";
+  handles::HandleContext foreign(foreign_options, ctx, rng);
+  for (int i = 0; i < a.ops; ++i) {
+    if (a.skip->count({a.id, i})) continue;  // shrunk away
+    Prng op_rng(OpSeed(a.seed, a.id, i));
+    // LLM tool calls arrive in bursts: half of them at the next 50 ms boundary, where the
+    // other app servers' calls on the same drafts meet them.
+    if (op_rng.chance({1, 2}))
+      co_await ctx.sleep(50 - rec->now() % 50);
+    else
+      co_await ctx.sleep(op_rng.range(0, 40));
+    const uint64_t roll = op_rng.below(100);
+    if (rec->pool.empty() || roll < 15) {
+      // create, then (before anyone else knows the handle) update and read it back.
+      Json data = Json::object();
+      data["title"] = absl::StrCat("draft of client ", a.id);
+      data["log"] = "";  // the updates applied, "c0-1,c2-3": a string, so no store bends it
+      data["tags"] = Json::array();
+      data["amount"] = 1234567890123456;
+      const size_t c = rec->begin("", "create", a.id);
+      std::string handle;
+      try {
+        handle = co_await h.create(kind, data);
+        rec->ops[c].draft = handle;
+        rec->end(c, "ok");
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+        continue;
+      }
+      Json want = data;
+      want["note"] = "caf\u00e9";
+      bool updated = false, unknown = false;
+      try {
+        // (g++ 12 destroys a lambda temporary inside a co_await expression twice: named locals.)
+        const std::function<Json(Json)> add_note = [](Json d) {
+          d["note"] = "caf\u00e9";
+          return d;
+        };
+        co_await h.update(kind, handle, add_note);
+        updated = true;
+      } catch (const HandleError& e) {
+        unknown = e.transport;  // it may have landed: nothing to compare
+      }
+      try {
+        if (unknown) throw HandleError("", "");
+        handles::HandleRecord r = co_await h.read(kind, handle);
+        const Json& expected = updated ? want : data;
+        if (r.data != expected)
+          rec->read_back.push_back(
+              {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
+               absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
+                            " with data ", state::Stringify(expected), "; read() returned ",
+                            state::Stringify(r.data))});
+      } catch (const HandleError&) {
+      }
+      rec->pool.push_back(handle);
+      continue;
+    }
+    const std::string draft = rec->pool[op_rng.below(rec->pool.size())];
+    if (roll < 55) {
+      const int64_t duration = op_rng.range(0, 500);
+      const bool fails = op_rng.chance({1, 10});
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const size_t c = rec->begin(draft, "commit", a.id);
+        bool retry = false;
+        try {
+          const handles::Work work = [&ctx, rec, draft, id = a.id, i, duration, fails](Json) {
+            return Upstream(ctx, rec, draft, id, i, duration, fails);
+          };
+          handles::CommitOutcome out = co_await h.commit(kind, draft, work);
+          rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
+        } catch (const HandleError& e) {
+          rec->end(c, e.code, e.transport);
+          retry = Retryable(e);
+        } catch (const std::runtime_error&) {
+          rec->end(c, "work-failed");
+        }
+        if (!retry) break;
+        co_await ctx.sleep(op_rng.range(50, 150));
+      }
+    } else if (roll < 75) {
+      const size_t c = rec->begin(draft, "read", a.id);
+      try {
+        handles::HandleRecord r = co_await h.read(kind, draft);
+        Json seen = r.data;
+        seen["status"] = r.status;
+        rec->end(c, "ok", false, seen);
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    } else if (roll < 93) {
+      const std::string token = absl::StrCat("c", a.id, "-", i);
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const size_t c = rec->begin(draft, "update", a.id);
+        bool retry = false;
+        try {
+          const std::function<Json(Json)> append = [token](Json d) {
+            d["log"] = absl::StrCat(d.value("log", ""), ",", token);
+            return d;
+          };
+          handles::HandleRecord r = co_await h.update(kind, draft, append);
+          rec->end(c, "ok", false, r.data);
+        } catch (const HandleError& e) {
+          rec->end(c, e.code, e.transport);
+          retry = Retryable(e);
+        }
+        if (!retry) break;
+        co_await ctx.sleep(op_rng.range(50, 150));
+      }
+    } else if (roll < 97) {
+      const size_t c = rec->begin(draft, "discard", a.id);
+      try {
+        co_await h.discard(kind, draft);
+        rec->end(c, "ok");
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    } else {
+      const size_t c = rec->begin(draft, "foreign-read", a.id);
+      try {
+        handles::HandleRecord r = co_await foreign.read(kind, draft);
+        rec->end(c, "ok", false, r.data);
+        rec->isolation.push_back(
+            {"reads-other-connections-draft",
+             absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
+                          ", a bound draft of session-1: ", state::Stringify(r.data))});
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    }
+  }
+}
+
+std::string Describe(const Op& o) {
+  return absl::StrCat(
+      "client ", o.actor, " ", o.op, " from +", o.inv, "ms to ",
+      o.ret == kNever ? std::string("(never returned)") : absl::StrCat("+", o.ret, "ms"), " -> ",
+      o.outcome, o.value.is_null() ? std::string() : " " + state::Stringify(o.value));
+}
+
+// ---- checks over what the callers saw ----
+
+std::vector<Finding> WorkAtMostOnce(const Recorder& rec) {
+  std::vector<Finding> out;
+  for (const auto& [draft, d] : rec.drafts)
+    if (d.effects > 1)
+      out.push_back(
+          {"work-ran-twice", absl::StrCat("work() ran ", d.effects, " times for ", draft, ": by ",
+                                          absl::StrJoin(d.effect_log, ", by "))});
+  return out;
+}
+
+std::vector<Finding> ResultReplayed(const Recorder& rec) {
+  std::vector<Finding> out;
+  for (const Op& c : rec.ops) {
+    if (c.op != "commit" || (c.outcome != "ok" && c.outcome != "replayed")) continue;
+    // While the result is live (the first half of resultTtlMs after the success returned).
+    const int64_t until = c.ret + DraftKind().result_ttl_ms / 2;
+    for (const Op& o : rec.ops) {
+      if (o.draft != c.draft || o.inv <= c.ret || o.inv >= until || o.ret == kNever) continue;
+      // A caller that discarded the draft gave up its result (a choice: the seed guards a
+      // committing record against discard, and is silent on a committed one).
+      const bool discarded = std::any_of(rec.ops.begin(), rec.ops.end(), [&](const Op& d) {
+        return d.draft == c.draft && d.op == "discard" && d.outcome == "ok" && d.inv <= o.ret &&
+               d.ret >= c.inv;
+      });
+      if (discarded) continue;
+      std::string cls;
+      if (o.op == "commit" && (o.outcome == "ok" || o.outcome == "replayed") && o.value != c.value)
+        cls = "different-result";
+      else if ((o.op == "commit" || o.op == "read") &&
+               (o.outcome == "HANDLE_NOT_FOUND" || o.outcome == "HANDLE_EXPIRED"))
+        cls = "result-lost";
+      else if (o.op == "read" && o.outcome == "ok" && o.value.value("status", "") != "committed")
+        cls = "result-lost";
+      if (cls.empty()) continue;
+      out.push_back({cls, absl::StrCat("on ", c.draft, ": ", Describe(c), "; then ", Describe(o))});
+      return out;  // the first one per run says it
+    }
+  }
+  return out;
+}
+
+std::vector<Finding> BusyMeansCommitting(const Recorder& rec, const sim::Trace& trace) {
+  std::map<int, int64_t> crashed_at;  // actor -> virtual ms
+  for (const auto& e : trace.events)
+    if (e.kind == sim::EventKind::kFault && e.text.rfind("fault crash client", 0) == 0)
+      crashed_at[std::stoi(e.text.substr(std::string("fault crash client").size()))] = e.at_ms;
+  std::vector<Finding> out;
+  for (const Op& b : rec.ops) {
+    if (b.outcome != "HANDLE_BUSY") continue;
+    bool committing = false;
+    for (const Op& c : rec.ops) {
+      if (&c == &b || c.draft != b.draft || c.op != "commit" || c.inv > b.ret) continue;
+      // A commit holds the draft until it returns; one that died or gave up, one lease more.
+      int64_t end = c.ret;
+      if (c.ret == kNever)
+        end = crashed_at.count(c.actor) ? crashed_at[c.actor] + kLeaseMs : kNever;
+      else if (c.outcome != "ok" && c.outcome != "replayed")
+        end = c.ret + kLeaseMs;
+      if (end >= b.inv) committing = true;
+    }
+    if (committing) continue;
+    std::string cls = "busy-with-no-committer", with;
+    for (const Op& c : rec.ops)
+      if (c.draft == b.draft && c.op == "commit" && c.inv < b.inv &&
+          (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
+        cls = "busy-beyond-lease";
+        with = absl::StrCat("; the last committer (", Describe(c),
+                            c.ret == kNever && crashed_at.count(c.actor)
+                                ? absl::StrCat(", crashed at +", crashed_at[c.actor], "ms")
+                                : std::string(),
+                            ") ended more than one lease (", kLeaseMs, " ms) before");
+      }
+    for (const Op& o : rec.ops)
+      if (cls == "busy-with-no-committer" && &o != &b && o.draft == b.draft && o.inv <= b.ret &&
+          o.ret >= b.inv &&
+          (o.op == "read" || o.op == "foreign-read" || o.op == "update" || o.op == "discard")) {
+        cls = "busy-from-concurrent-" + (o.op == "foreign-read" ? std::string("read") : o.op);
+        with = "; concurrently " + Describe(o);
+        break;
+      }
+    out.push_back({cls, absl::StrCat("on ", b.draft, ": ", Describe(b), with,
+                                     "; no commit of it was in flight")});
+  }
+  return out;
+}
+
+std::vector<Finding> UpdatesExactlyOnce(const Recorder& rec) {
+  std::vector<Finding> out;
+  for (const Op& o : rec.ops) {
+    if (o.outcome != "ok" || !o.value.is_object() || !o.value["log"].is_string()) continue;
+    std::map<std::string, int> seen;
+    for (const std::string& t :
+         std::vector<std::string>(absl::StrSplit(o.value["log"].get<std::string>(), ',')))
+      if (!t.empty() && ++seen[t] == 2) {
+        out.push_back(
+            {"update-applied-twice", absl::StrCat("on ", o.draft, ": the update ", t,
+                                                  " is in the data twice: ", Describe(o))});
+        return out;
+      }
+  }
+  return out;
+}
+
+struct HandlesProperty {
+  PropertyInfo info;
+  std::function<std::vector<Finding>(const Recorder&, const sim::Trace&)> check;
+};
+
+const std::vector<HandlesProperty>& Table() {
+  using F = sim::Fault;
+  // Restart and failover lose acknowledged writes by themselves (a replica behind, a store
+  // rebuilt from a prefix): the properties about replies and reads set them aside, while
+  // work-at-most-once and updates-exactly-once keep them, to show what the lease design does
+  // when Redis loses a claim or a finalize.
+  auto always = [](const std::string&, const std::string&) { return true; };
+  static const std::vector<HandlesProperty> kTable = {
+      {{"work-at-most-once",
+        "work() runs at most once per draft, across every caller and retry",
+        always,
+        {},
+        {{"work-ran-twice", "the upstream work of one draft ran twice"}}},
+       [](const Recorder& r, const sim::Trace&) { return WorkAtMostOnce(r); }},
+      {{"result-replayed",
+        "once a commit returned a result, every later commit returns exactly that result and "
+        "the draft reads as committed while the result is live",
+        always,
+        {F::kRestart, F::kFailover},  // they lose acknowledged writes by themselves
+        {{"different-result", "a later commit returned another result than the first success"},
+         {"result-lost", "after a successful commit the draft is missing or uncommitted"}}},
+       [](const Recorder& r, const sim::Trace&) { return ResultReplayed(r); }},
+      {{"busy-means-committing",
+        "HANDLE_BUSY is reported only while a commit of the draft is in flight, or within one "
+        "lease after its committer died or gave up",
+        always,
+        {F::kRestart, F::kFailover},
+        {{"busy-beyond-lease", "BUSY more than one lease after the last committer died or gave up"},
+         {"busy-from-concurrent-read",
+          "a concurrent read (its sliding-TTL touch) made an operation report BUSY"},
+         {"busy-from-concurrent-update", "a concurrent update made an operation report BUSY"},
+         {"busy-from-concurrent-discard",
+          "a concurrent discard made a commit report BUSY instead of not found"},
+         {"busy-with-no-committer", "BUSY with no commit in flight and none died within a lease"}}},
+       [](const Recorder& r, const sim::Trace& t) { return BusyMeansCommitting(r, t); }},
+      {{"updates-exactly-once",
+        "an update the caller retries after a lost reply is applied once",
+        always,
+        {},
+        {{"update-applied-twice", "one update's entry is in the draft's data twice"}}},
+       [](const Recorder& r, const sim::Trace&) { return UpdatesExactlyOnce(r); }},
+      {{"data-read-back",
+        "a draft's data reads back exactly as written (JSON equality)",
+        always,
+        {F::kRestart, F::kFailover},
+        {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
+         {"number-bent", "a number reads back as a different number"},
+         {"string-bent", "a string reads back with different characters"},
+         {"structure-bent", "the data reads back with a different structure"},
+         {"update-not-visible", "a read after an acknowledged update returns the data before it"}}},
+       [](const Recorder& r, const sim::Trace&) { return r.read_back; }},
+      {{"bound-isolation",
+        "a bound draft is not found from another connection",
+        always,
+        {F::kRestart, F::kFailover},
+        {{"reads-other-connections-draft", "another connection reads a bound draft"}}},
+       [](const Recorder& r, const sim::Trace&) { return r.isolation; }},
+  };
+  return kTable;
+}
+
+class HandlesSystem : public System {
+ public:
+  HandlesSystem() {
+    for (const auto& p : Table()) properties_.push_back(p.info);
+  }
+  std::string name() const override { return "handles"; }
+  std::string what() const override {
+    return "LLM-friendly handles: drafts committed once under a renewed lease, on the state "
+           "store (seed 002)";
+  }
+  const std::vector<VersionInfo>& versions() const override {
+    // The handle runtime (beta.61) on the state store of each ported version with scripts;
+    // bound handles need connection scopes (beta.24 and later): on beta.23 every connection
+    // shares one scope, which bound-isolation reports.
+    static const std::vector<VersionInfo> kVersions = {
+        {"beta23", "", "the handle runtime on state beta.23: no forConnection, so no bound scope"},
+        {"beta24", "", "the handle runtime on state beta.24 (legacy claim, tombstones)"},
+        {"beta30", "", "the handle runtime on state beta.30"},
+    };
+    return kVersions;
+  }
+  std::string default_version() const override { return "beta30"; }
+  std::string scripts_dir(const std::string& version) const override { return "state/" + version; }
+  const std::vector<PropertyInfo>& properties() const override { return properties_; }
+  int default_ops() const override { return 8; }
+
+ protected:
+  RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
+                   const ScriptCatalog& scripts, RedisServer* server,
+                   sim::Strategy& strategy) const override {
+    state::VersionScripts bodies(scripts);
+    std::unique_ptr<sim::Backend> backend = MakeBackend(server);
+    sim::WorldOptions o;
+    o.seed = spec.seed;
+    // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
+    // drafts are live and commits run; operations the horizon cuts off never return.
+    o.horizon_ms = kHorizonMs;
+    o.faults = faults;
+    sim::World world(o, *backend, strategy);
+    Recorder rec;
+    rec.world = &world;
+    for (int c = 0; c < spec.clients; ++c)
+      world.add_actor(absl::StrCat("client", c), [&, c](sim::Ctx& ctx) {
+        return Client(ctx,
+                      ClientArgs{spec.seed, c, spec.ops, spec.version, &spec.skip, &bodies, &rec});
+      });
+    RunOutcome out;
+    out.run = world.run();
+    out.trace = world.take_trace();
+    if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
+    out.trace_hash = out.run.trace_hash;
+    for (const auto& p : Table())
+      if (p.info.name == spec.property) out.findings = p.check(rec, out.trace);
+    return out;
+  }
+
+ private:
+  std::vector<PropertyInfo> properties_;
+};
+
+}  // namespace
+
+std::unique_ptr<System> Make() { return std::make_unique<HandlesSystem>(); }
+
+}  // namespace testbed::props::handles_system

@@ -1,0 +1,27 @@
+// How a JSON value read back differs from what was written, as an anomaly class name (the
+// value-read-back classes of every system that stores JSON: state, handles).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace testbed::props {
+
+// The class: how `got` differs from `want`, at the first place it does.
+inline std::string JsonBend(const nlohmann::json& want, const nlohmann::json& got) {
+  if (want.is_array() && want.empty() && got.is_object() && got.empty())
+    return "empty-array-becomes-object";
+  if (want.is_number() && got.is_number()) return "number-bent";
+  if (want.is_string() && got.is_string()) return "string-bent";
+  if (want.type() == got.type() && want.size() == got.size()) {
+    if (want.is_array())
+      for (size_t i = 0; i < want.size(); ++i)
+        if (want[i] != got[i]) return JsonBend(want[i], got[i]);
+    if (want.is_object())
+      for (const auto& [k, v] : want.items())
+        if (got.contains(k) && v != got[k]) return JsonBend(v, got[k]);
+  }
+  return "structure-bent";
+}
+
+}  // namespace testbed::props

@@ -1,0 +1,242 @@
+// The handle runtime of seed 002 (real/handles/): normalization and its word list, the draft
+// lifecycle on the memory backend as the seed's comments describe it, and the handles system's
+// properties, each seen failing (on the shipped state store, a broken script or a version
+// without connection scopes).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "real/handles/handle.h"
+#include "real/handles/wordlist.h"
+#include "sim/clock.h"
+#include "sim/runtime.h"
+#include "sim/strategies.h"
+#include "tests/cli_run.h"
+
+namespace testbed::handles {
+namespace {
+
+HandleKind Draft() {
+  HandleKind k;
+  k.name = "draft";
+  k.field_name = "draftHandle";
+  k.idle_ttl_ms = 400;
+  k.max_ttl_ms = 1500;
+  k.result_ttl_ms = 1000;
+  return k;
+}
+
+HandleKind PublicCursor() {
+  HandleKind k;
+  k.name = "page";
+  k.type = "cursor";
+  k.access = "public";
+  k.field_name = "pageToken";
+  k.ttl_ms = 1000;
+  k.word_count = 4;
+  return k;
+}
+
+std::string Code(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const HandleError& e) {
+    return e.code;
+  }
+  return "";
+}
+
+TEST(HandleWords, AreTheCountTheSeedImpliesAndPairwiseAtLeastThreeEditsApart) {
+  const auto& words = IssuableHandleWords();
+  ASSERT_EQ(words.size(), kHandleWordCount);
+  for (size_t i = 0; i < words.size(); ++i) {
+    EXPECT_LE(words[i].size(), 10u);
+    for (size_t j = i + 1; j < words.size(); ++j)
+      ASSERT_GE(EditDistance(words[i], words[j], 2), 3) << words[i] << " " << words[j];
+  }
+  const std::string w = words[7];
+  EXPECT_EQ(FindHandleWordWithinDistance(w, 1), w);
+  EXPECT_EQ(FindHandleWordWithinDistance(w.substr(1), 1), w) << "one deletion is repaired";
+  EXPECT_EQ(FindHandleWordWithinDistance(w.substr(2), 1), std::nullopt);
+}
+
+TEST(HandleNormalization, RepairsWrappingCaseSeparatorsAndOneTypoAndNamesEachClass) {
+  const auto& words = IssuableHandleWords();
+  const std::string a = words[3], b = words[11];
+  const Normalized n = NormalizeHandle(Draft(), "  `DRAFT: " + a + " _" + b.substr(1) + "`.");
+  EXPECT_EQ(n.canonical, "draft_" + a + "-" + b);
+  EXPECT_EQ(FormatNormalizationClasses(n.normalization),
+            "case+punctuation+separator+typo+whitespace");
+  EXPECT_EQ(
+      FormatNormalizationClasses(NormalizeHandle(Draft(), "draft_" + a + "-" + b).normalization),
+      "none");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), "page_" + a + "-" + b); }), "HANDLE_KIND_MISMATCH");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), "drafts_" + a + "-" + b); }),
+            "HANDLE_KIND_MISMATCH");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), "draft_" + a); }), "HANDLE_INVALID");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), "draft_" + a + "-"); }), "HANDLE_INVALID");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), "draft_" + a + "-qqqqqqq"); }), "HANDLE_INVALID");
+  EXPECT_EQ(Code([&] { NormalizeHandle(Draft(), std::string(300, 'x')); }), "HANDLE_INVALID");
+  // Public cursors take 4 or 5 words.
+  EXPECT_NO_THROW(NormalizeHandle(PublicCursor(), "page_" + a + "-" + b + "-" + a + "-" + b));
+  EXPECT_NO_THROW(
+      NormalizeHandle(PublicCursor(), "page_" + a + "-" + b + "-" + a + "-" + b + "-" + a));
+}
+
+// Runs `body` as the one actor of a world (the memory backend needs no Redis).
+void InWorld(const std::function<Task<void>(sim::Ctx&)>& body) {
+  sim::EmulatorBackend backend;
+  sim::RandomWalk walk;
+  sim::WorldOptions o;
+  o.horizon_ms = 600000;
+  sim::World world(o, backend, walk);
+  world.add_actor("test", body);
+  const sim::RunResult r = world.run();
+  ASSERT_EQ(r.error, "");
+}
+
+bool lifecycle_finished = false;
+
+Task<void> Lifecycle(sim::Ctx& ctx) {
+  MemoryState memory(ctx.clock());
+  Prng rng(7);
+  HandleOptions o;
+  o.state = &memory;
+  o.connection_id = "conn-a";
+  o.commit_lease_ms = 200;
+  HandleContext h(o, ctx, rng);
+  HandleOptions other_o = o;
+  other_o.connection_id = "conn-b";
+  HandleContext other(other_o, ctx, rng);
+  const HandleKind kind = Draft();
+  Json data = Json::object();
+  data["n"] = 1;
+  const std::string handle = co_await h.create(kind, data);
+  EXPECT_EQ(handle.rfind("draft_", 0), 0u);
+  HandleRecord r = co_await h.read(kind, handle);
+  EXPECT_EQ(r.status, "active");
+  EXPECT_EQ(r.data, data);
+  // A bound handle is not found from another connection.
+  std::string code;
+  try {
+    co_await other.read(kind, handle);
+  } catch (const HandleError& e) {
+    code = e.code;
+  }
+  EXPECT_EQ(code, "HANDLE_NOT_FOUND");
+  const std::function<Json(Json)> bump = [](Json d) {
+    d["n"] = d["n"].get<int>() + 1;
+    return d;
+  };
+  r = co_await h.update(kind, handle, bump);
+  EXPECT_EQ(r.data["n"], 2);
+  // Commit: work runs once, under a renewed lease (it takes longer than the lease).
+  int runs = 0;
+  const Work work = [&ctx, &runs](Json d) -> Task<Json> {
+    co_await ctx.sleep(450);
+    ++runs;
+    Json result = Json::object();
+    result["saw"] = d["n"];
+    co_return result;
+  };
+  CommitOutcome c = co_await h.commit(kind, handle, work);
+  EXPECT_EQ(c.status, "committed");
+  EXPECT_EQ(c.result["saw"], 2);
+  c = co_await h.commit(kind, handle, work);
+  EXPECT_EQ(c.status, "replayed") << "a second commit replays the result";
+  EXPECT_EQ(c.result["saw"], 2);
+  EXPECT_EQ(runs, 1);
+  code.clear();
+  try {
+    co_await h.update(kind, handle, bump);
+  } catch (const HandleError& e) {
+    code = e.code;
+  }
+  EXPECT_EQ(code, "HANDLE_COMMITTED");
+  // After resultTtlMs the result reports HANDLE_EXPIRED with the "result" deadline.
+  co_await ctx.sleep(1000);
+  std::string deadline;
+  try {
+    co_await h.read(kind, handle);
+  } catch (const HandleError& e) {
+    code = e.code;
+    deadline = e.details.value("deadline", "");
+  }
+  EXPECT_EQ(code, "HANDLE_EXPIRED");
+  EXPECT_EQ(deadline, "result");
+  // An idle draft expires with the "idle" deadline; a discarded one is not found.
+  const std::string idle = co_await h.create(kind, data);
+  co_await ctx.sleep(400);
+  try {
+    co_await h.read(kind, idle);
+  } catch (const HandleError& e) {
+    code = e.code;
+    deadline = e.details.value("deadline", "");
+  }
+  EXPECT_EQ(code, "HANDLE_EXPIRED");
+  EXPECT_EQ(deadline, "idle");
+  const std::string gone = co_await h.create(kind, data);
+  co_await h.discard(kind, gone);
+  code.clear();
+  try {
+    co_await h.read(kind, gone);
+  } catch (const HandleError& e) {
+    code = e.code;
+  }
+  EXPECT_EQ(code, "HANDLE_NOT_FOUND");
+  // No runtime state: a clear storage error.
+  HandleOptions none;
+  none.connection_id = "conn-a";
+  HandleContext without(none, ctx, rng);
+  code.clear();
+  try {
+    co_await without.create(kind, data);
+  } catch (const HandleError& e) {
+    code = e.code;
+  }
+  EXPECT_EQ(code, "HANDLE_STORAGE_UNAVAILABLE");
+  lifecycle_finished = true;
+}
+
+TEST(HandleRuntime, ADraftLivesThroughCreateReadUpdateCommitReplayAndExpiresByItsDeadlines) {
+  InWorld(Lifecycle);
+  EXPECT_TRUE(lifecycle_finished) << "the actor did not run to its end";
+}
+
+using testing_cli::Result;
+Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+
+TEST(HandlesSystem, EachPropertyIsSeenFailing) {
+  // A CAS script that ignores the expected version lets two committers claim one draft.
+  Result r =
+      Cli("check --system handles --seed 1 --runs 50 --quiet --properties "
+          "work-at-most-once,result-replayed --scripts " TESTBED_SOURCE_DIR
+          "/tests/broken_scripts/cas-without-version-check");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("violation of work-at-most-once, class work-ran-twice"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("violation of result-replayed, class different-result"), std::string::npos)
+      << r.out;
+  // beta.23 has no connection scopes: bound drafts are shared.
+  r =
+      Cli("check --system handles --version beta23 --seed 1 --runs 50 --quiet --properties "
+          "bound-isolation");
+  EXPECT_NE(r.out.find("class reads-other-connections-draft"), std::string::npos) << r.out;
+  // The shipped runtime on beta.30: spurious BUSY and bent data.
+  r =
+      Cli("check --system handles --seed 1 --runs 50 --quiet --properties "
+          "busy-means-committing,data-read-back");
+  EXPECT_NE(r.out.find("class busy-from-concurrent-read"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("class number-bent"), std::string::npos) << r.out;
+  // With faults: updates retried after a lost reply, and BUSY beyond the lease.
+  r =
+      Cli("check --system handles --seed 1 --runs 300 --quiet --faults all --properties "
+          "updates-exactly-once,busy-means-committing,result-replayed");
+  EXPECT_NE(r.out.find("class update-applied-twice"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("class busy-beyond-lease"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("class result-lost"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace testbed::handles
