@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "model/handles.h"
 #include "properties/json_bend.h"
 #include "real/handles/handle.h"
 #include "real/real_backend.h"
@@ -68,7 +69,15 @@ struct Recorder {
   std::vector<std::string> pool;  // drafts every client may use
   std::map<std::string, Draft> drafts;
   std::vector<Op> ops;
-  std::vector<Finding> read_back, isolation;
+  std::vector<Finding> read_back, isolation, model;
+  bool sequential = false;       // model-matches-implementation: one client, call for call
+  bool memory_lockstep = false;  // memory-matches-redis: the same calls on both backends
+  struct Answered {
+    std::string what;
+    model::HandleAnswer answer;
+    bool ran = false;
+  };
+  std::vector<Answered> on_redis, on_memory;  // memory-matches-redis: client 0, client 1
   int64_t now() const { return world->now_ms() - kDefaultEpochMs; }
   size_t begin(const std::string& draft, const std::string& op, int actor) {
     ops.push_back({draft, op, actor, now()});
@@ -112,7 +121,203 @@ struct ClientArgs {
   Recorder* rec;
 };
 
+// What a call returned, in the model's terms.
+model::HandleAnswer Answer(const std::string& code) {
+  model::HandleAnswer a;
+  a.code = code;
+  return a;
+}
+
+std::string Show(const model::HandleAnswer& a) {
+  if (!a.code.empty())
+    return a.code + (a.deadline.empty() ? std::string() : " (" + a.deadline + ")");
+  std::string s = a.status;
+  if (!a.data.is_null()) s += " data " + state::Stringify(a.data);
+  if (!a.result.is_null()) s += " result " + state::Stringify(a.result);
+  if (a.expires_at_ms) s += " expiresAt " + state::IsoTime(a.expires_at_ms);
+  return s;
+}
+
+bool Same(const model::HandleAnswer& got, const model::HandleAnswer& want) {
+  if (got.code != want.code) return false;
+  if (!got.code.empty()) return got.code != "HANDLE_EXPIRED" || got.deadline == want.deadline;
+  return got.status == want.status && got.data == want.data && got.result == want.result &&
+         got.expires_at_ms == want.expires_at_ms;
+}
+
+// One call of the sequential client, as the model and both backends see it.
+struct Step {
+  std::string op;  // create, read, update, commit, discard, foreign-read
+  std::string handle;
+  Json data;
+  int64_t duration = 0;  // commit: the work's
+  bool fails = false;    // commit: the work fails
+  Json result;           // commit: what the work returns
+};
+
+// Runs a step on one context; `created` gets a create's handle, `work_end` the commit work's
+// end (the caller's clock), `ran` whether the work ran.
+Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
+                                  handles::HandleContext& foreign, Step step, std::string* created,
+                                  int64_t* work_end, bool* ran) {
+  const handles::HandleKind& kind = DraftKind();
+  model::HandleAnswer got;
+  const int64_t now = ctx.now_ms();
+  try {
+    if (step.op == "create") {
+      *created = co_await h.create(kind, step.data);
+      got.status = "active";
+      got.data = step.data;
+      got.expires_at_ms = now + std::min(kind.idle_ttl_ms, kind.max_ttl_ms);
+    } else if (step.op == "read" || step.op == "update") {
+      const Json data = step.data;
+      const std::function<Json(Json)> set = [data](Json) { return data; };
+      handles::HandleRecord r;
+      if (step.op == "read")  // (no co_await inside ?: with g++ 12)
+        r = co_await h.read(kind, step.handle);
+      else
+        r = co_await h.update(kind, step.handle, set);
+      got.status = r.status;
+      got.data = r.data;
+      if (r.result) got.result = *r.result;
+      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
+    } else if (step.op == "commit") {
+      const int64_t duration = step.duration;
+      const bool fails = step.fails;
+      const Json result = step.result;
+      const handles::Work work = [&ctx, ran, work_end, duration, fails,
+                                  result](Json) -> Task<Json> {
+        co_await ctx.sleep(duration);
+        *ran = true;
+        *work_end = ctx.now_ms();
+        if (fails) throw std::runtime_error("upstream failed");
+        co_return result;
+      };
+      handles::CommitOutcome c = co_await h.commit(kind, step.handle, work);
+      got.status = c.status;
+      got.result = c.result;
+    } else if (step.op == "discard") {
+      co_await h.discard(kind, step.handle);
+    } else {
+      co_await foreign.read(kind, step.handle);
+      got.status = "found";
+    }
+  } catch (const HandleError& e) {
+    got = Answer(e.code);
+    got.deadline = e.details.value("deadline", "");
+  } catch (const std::runtime_error&) {
+    got = Answer("work-failed");
+  }
+  co_return got;
+}
+
+// model-matches-implementation (and memory-matches-redis): one client, no faults, every call
+// compared with model/handles (or with the same call on the memory backend, in lockstep).
+Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
+  const bool on_memory = against_memory && a.id == 1;
+  Recorder* rec = a.rec;
+  const handles::HandleKind& kind = DraftKind();
+  Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::MemoryState memory(ctx.clock());
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = "session-1";
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  handles::HandleOptions other_options = options;
+  other_options.connection_id = "session-2";
+  handles::HandleContext other(other_options, ctx, rng);
+  handles::HandleOptions memory_options = options;
+  memory_options.state = &memory;
+  handles::HandleContext hm(memory_options, ctx, memory_rng);
+  handles::HandleOptions memory_other_options = memory_options;
+  memory_other_options.connection_id = "session-2";
+  handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
+  model::HandleModel m({kind.idle_ttl_ms, kind.max_ttl_ms, kind.result_ttl_ms});
+  std::vector<std::string> known;
+  std::vector<std::string> log;
+  for (int i = 0; i < a.ops; ++i) {
+    if (a.skip->count({0, i})) continue;  // shrunk away
+    Prng op(OpSeed(a.seed, 0, i));
+    co_await ctx.sleep(op.range(0, 300));
+    const int64_t now = ctx.now_ms();
+    const uint64_t roll = op.below(100);
+    Step step;
+    step.data = Json::object();
+    step.data["n"] = i;
+    if (known.empty() || roll < 20) {
+      step.op = "create";
+    } else {
+      step.handle = known[op.below(known.size())];
+      step.op = roll < 45   ? "read"
+                : roll < 65 ? "update"
+                : roll < 90 ? "commit"
+                : roll < 96 ? "discard"
+                            : "foreign-read";
+      step.duration = op.range(0, 300);
+      step.fails = op.chance({1, 8});
+      step.result = Json::object();
+      step.result["op"] = i;
+    }
+    std::string created;
+    int64_t end = now;
+    bool ran = false;
+    model::HandleAnswer got;
+    if (on_memory)
+      got = co_await Perform(ctx, hm, other_m, step, &created, &end, &ran);
+    else
+      got = co_await Perform(ctx, h, other, step, &created, &end, &ran);
+    if (!created.empty()) known.push_back(created);
+    std::string what =
+        step.op == "create" ? "create -> " + created : absl::StrCat(step.op, "(", step.handle, ")");
+    if (step.op == "commit")
+      absl::StrAppend(&what, " with work of ", step.duration, " ms",
+                      step.fails ? " that fails" : "");
+    if (against_memory) {
+      (on_memory ? rec->on_memory : rec->on_redis)
+          .push_back({absl::StrCat("+", now - kDefaultEpochMs, "ms ", what), got, ran});
+      continue;
+    }
+    model::HandleAnswer want;
+    bool model_ran = false;
+    if (step.op == "create") {
+      want = created.empty() ? Answer("") : m.create("session-1", created, step.data, now);
+    } else if (step.op == "read") {
+      want = m.read("session-1", step.handle, now);
+    } else if (step.op == "update") {
+      want = m.update("session-1", step.handle, step.data, now);
+    } else if (step.op == "commit") {
+      want = m.commit("session-1", step.handle, now, end,
+                      step.fails ? std::nullopt : std::optional<Json>(step.result));
+      model_ran = want.work_runs;
+    } else if (step.op == "discard") {
+      want = m.discard("session-1", step.handle, now);
+    } else {
+      want = Answer("HANDLE_NOT_FOUND");
+    }
+    if (step.op != "commit") model_ran = ran;
+    log.push_back(absl::StrCat(
+        "+", now - kDefaultEpochMs, "ms ", what, " -> ", Show(got),
+        ran != model_ran ? (ran ? " (the work ran)" : " (the work did not run)") : ""));
+    if (!Same(got, want) || ran != model_ran) {
+      std::string text = "the handle runtime and model/handles disagree; the last calls:";
+      for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
+        text += "\n    " + log[k];
+      text += "\n    the model answers: " + Show(want);
+      rec->model.push_back(
+          {"disagrees-on-" + (step.op == "foreign-read" ? std::string("read") : step.op), text});
+      co_return;
+    }
+  }
+}
+
 Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+  if (a.rec->sequential || a.rec->memory_lockstep) {
+    if (a.id == 0 || (a.id == 1 && a.rec->memory_lockstep))
+      co_await SequentialClient(ctx, a, a.rec->memory_lockstep);
+    co_return;
+  }
   Recorder* rec = a.rec;
   const handles::HandleKind& kind = DraftKind();
   Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
@@ -368,6 +573,24 @@ std::vector<Finding> UpdatesExactlyOnce(const Recorder& rec) {
   return out;
 }
 
+std::vector<Finding> MemoryMatchesRedis(const Recorder& rec) {
+  for (size_t k = 0; k < std::min(rec.on_redis.size(), rec.on_memory.size()); ++k) {
+    const auto& r = rec.on_redis[k];
+    const auto& m = rec.on_memory[k];
+    if (Same(r.answer, m.answer) && r.ran == m.ran) continue;
+    std::string text =
+        "the handle runtime on Redis and on the memory backend disagree; the last calls, on Redis:";
+    for (size_t j = k > 7 ? k - 7 : 0; j <= k; ++j)
+      text += absl::StrCat("\n    ", rec.on_redis[j].what, " -> ", Show(rec.on_redis[j].answer));
+    text += "\n    the memory backend answers: " + Show(m.answer);
+    std::string op = r.what.substr(r.what.find(' ') + 1);
+    op = op.substr(0, op.find_first_of("( "));
+    if (op == "foreign-read") op = "read";
+    return {{"differs-on-" + op, text}};
+  }
+  return {};
+}
+
 struct HandlesProperty {
   PropertyInfo info;
   std::function<std::vector<Finding>(const Recorder&, const sim::Trace&)> check;
@@ -424,6 +647,28 @@ const std::vector<HandlesProperty>& Table() {
          {"structure-bent", "the data reads back with a different structure"},
          {"update-not-visible", "a read after an acknowledged update returns the data before it"}}},
        [](const Recorder& r, const sim::Trace&) { return r.read_back; }},
+      {{"model-matches-implementation",
+        "a sequential, fault-free caller gets from every call what the model of the handle "
+        "lifecycle (model/handles.h) answers at that instant",
+        always,
+        sim::FaultSet::All(),
+        {{"disagrees-on-create", "create answers other than the model"},
+         {"disagrees-on-read", "read answers other than the model"},
+         {"disagrees-on-update", "update answers other than the model"},
+         {"disagrees-on-commit", "commit answers other than the model"},
+         {"disagrees-on-discard", "discard answers other than the model"}}},
+       [](const Recorder& r, const sim::Trace&) { return r.model; }},
+      {{"memory-matches-redis",
+        "the handle runtime on the memory backend (createTestHandleContext) answers a sequential "
+        "caller as it does on Redis",
+        [](const std::string& v, const std::string&) { return v == "beta30"; },
+        sim::FaultSet::All(),
+        {{"differs-on-create", "create answers differently on the two backends"},
+         {"differs-on-read", "read answers differently on the two backends"},
+         {"differs-on-update", "update answers differently on the two backends"},
+         {"differs-on-commit", "commit answers differently on the two backends"},
+         {"differs-on-discard", "discard answers differently on the two backends"}}},
+       [](const Recorder& r, const sim::Trace&) { return MemoryMatchesRedis(r); }},
       {{"bound-isolation",
         "a bound draft is not found from another connection",
         always,
@@ -475,7 +720,11 @@ class HandlesSystem : public System {
     sim::World world(o, *backend, strategy);
     Recorder rec;
     rec.world = &world;
-    for (int c = 0; c < spec.clients; ++c)
+    rec.sequential = spec.property == "model-matches-implementation";
+    rec.memory_lockstep = spec.property == "memory-matches-redis";
+    // memory-matches-redis always runs its two clients (Redis and the memory backend).
+    const int clients = rec.memory_lockstep ? 2 : spec.clients;
+    for (int c = 0; c < clients; ++c)
       world.add_actor(absl::StrCat("client", c), [&, c](sim::Ctx& ctx) {
         return Client(ctx,
                       ClientArgs{spec.seed, c, spec.ops, spec.version, &spec.skip, &bodies, &rec});

@@ -1,0 +1,77 @@
+// The handle lifecycle's contract (seed 002, handle.js), as a pure model: no I/O, no clock, no
+// PRNG; every call takes `now` (ms) and the caller names the handle a create draws. It answers
+// whole calls of one caller in sequence, so a sequential, fault-free run of the port
+// (real/handles/) can be compared with it call for call (property
+// "model-matches-implementation" of the handles system).
+//
+// The contract, from the seed's comments (where the code is weaker, that is a finding):
+//   1. A draft is active from create until its idle deadline (now + idleTtlMs, slid by every
+//      read and update, never past the hard deadline createdAt + maxTtlMs); "touch" and
+//      "update" refresh it (js 446).
+//   2. Past a deadline, a present record reports HANDLE_EXPIRED with that deadline ("idle",
+//      "max", "result") for a grace window of min(lifetime, 1 h) after the record's storage
+//      lifetime began to run out (EXPIRY_GRACE_MAX_MS: "how long an expired record is kept so
+//      it can report HANDLE_EXPIRED"); after it, HANDLE_NOT_FOUND. The window includes its last
+//      millisecond, as the state store keeps an entry through its expiry instant (the state
+//      model's choice 1). Bound kinds only: public
+//      kinds collapse every such error to HANDLE_INVALID.
+//   3. commit runs the work once and records its result: the draft is committed with the
+//      result, live for resultTtlMs from the commit's end; every later commit replays that
+//      result; update reports HANDLE_COMMITTED. A work that fails leaves the draft active
+//      (its idle deadline refreshed at the failure, js 735) and the error goes to the caller.
+//   4. discard makes the handle not found at once (a tombstone); discarding an absent handle
+//      succeeds.
+//   5. A bound draft belongs to its connection: from another connection it is not found.
+//   6. Data and results read back exactly as written (JSON equality).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace testbed::model {
+
+struct HandleKindModel {
+  int64_t idle_ttl_ms = 400, max_ttl_ms = 1500, result_ttl_ms = 1000;
+};
+
+struct HandleAnswer {
+  std::string code;      // "" (success) or a HANDLE_* error code
+  std::string deadline;  // HANDLE_EXPIRED: idle | max | result
+  std::string status;    // success: active | committed; commit: committed | replayed
+  nlohmann::json data, result;
+  int64_t expires_at_ms = 0;
+  bool work_runs = false;  // commit: the model lets the work run (its result is recorded)
+};
+
+class HandleModel {
+ public:
+  explicit HandleModel(HandleKindModel kind) : kind_(kind) {}
+  HandleAnswer create(const std::string& connection, const std::string& handle,
+                      const nlohmann::json& data, int64_t now);
+  HandleAnswer read(const std::string& connection, const std::string& handle, int64_t now);
+  HandleAnswer update(const std::string& connection, const std::string& handle,
+                      const nlohmann::json& data, int64_t now);
+  // A commit that starts at `start` and, if the work runs, whose work ends at `end` with
+  // `result` (nullopt: the work failed).
+  HandleAnswer commit(const std::string& connection, const std::string& handle, int64_t start,
+                      int64_t end, const std::optional<nlohmann::json>& result);
+  HandleAnswer discard(const std::string& connection, const std::string& handle, int64_t now);
+
+ private:
+  struct Record {
+    std::string status;  // active | committed | discarded
+    nlohmann::json data, result;
+    int64_t expires_at_ms = 0, max_expires_at_ms = 0;
+    int64_t gone_at_ms = 0;  // the last millisecond of its storage lifetime
+  };
+  // load(): the record, or the error a caller gets for it.
+  HandleAnswer load(const std::string& key, int64_t now, Record** out);
+  int64_t grace(int64_t lifetime) const;
+  HandleKindModel kind_;
+  std::map<std::string, Record> records_;  // connection + "|" + handle
+};
+
+}  // namespace testbed::model
