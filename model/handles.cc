@@ -98,6 +98,14 @@ HandleAnswer HandleModel::commit(const std::string& connection, const std::strin
   return a;
 }
 
+std::vector<int64_t> HandleModel::deadlines(const std::string& connection,
+                                            const std::string& handle) const {
+  auto it = records_.find(Key(connection, handle));
+  if (it == records_.end()) return {};
+  const Record& r = it->second;
+  return {r.expires_at_ms, r.max_expires_at_ms, r.gone_at_ms, r.gone_at_ms + 1};
+}
+
 HandleAnswer HandleModel::discard(const std::string& connection, const std::string& handle,
                                   int64_t now) {
   auto it = records_.find(Key(connection, handle));

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace testbed::model {
 
@@ -59,6 +60,9 @@ class HandleModel {
   HandleAnswer commit(const std::string& connection, const std::string& handle, int64_t start,
                       int64_t end, const std::optional<nlohmann::json>& result);
   HandleAnswer discard(const std::string& connection, const std::string& handle, int64_t now);
+  // The instants where a handle's answers change: its idle and hard deadlines, the last
+  // millisecond of its grace and the one after (empty for an unknown handle).
+  std::vector<int64_t> deadlines(const std::string& connection, const std::string& handle) const;
 
  private:
   struct Record {

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "properties/register_history.h"
+#include "scenarios/baseline.h"
+#include "scenarios/scenario.h"
 #include "properties/state/state_props.h"
 #include "properties/system.h"
 #include "tests/cli_run.h"
@@ -98,6 +100,16 @@ TEST(Baselines, EveryShippedVersionOfEverySystemPassesAgainstItsCommittedBaselin
       EXPECT_EQ(r.out.find("  new\n"), std::string::npos) << r.out;
       EXPECT_NE(r.out.find(" known\n"), std::string::npos) << r.out;
     }
+  }
+  // Each accepted class names a scenario that shows it.
+  for (const auto& dir : std::filesystem::directory_iterator(kSource + "/baselines")) {
+    if (!dir.is_directory()) continue;
+    for (const auto& file : std::filesystem::directory_iterator(dir.path()))
+      for (const auto& a : scenarios::LoadBaseline(file.path().string()).accepted) {
+        const scenarios::Scenario sc = scenarios::Load(kSource + "/" + a.scenario);
+        EXPECT_EQ(sc.cls, a.cls) << a.scenario;
+        EXPECT_EQ(sc.spec.property, a.property) << a.scenario;
+      }
   }
   // Every shipped version of every registered system has one.
   int versions = 0;

@@ -109,6 +109,10 @@ Task<void> Lifecycle(sim::Ctx& ctx) {
   o.state = &memory;
   o.connection_id = "conn-a";
   o.commit_lease_ms = 200;
+  std::vector<std::string> events;  // exactly one telemetry event per call
+  o.on_telemetry = [&events](const Telemetry& t) {
+    events.push_back(t.operation + ":" + t.outcome + ":" + t.normalization);
+  };
   HandleContext h(o, ctx, rng);
   HandleOptions other_o = o;
   other_o.connection_id = "conn-b";
@@ -200,6 +204,13 @@ Task<void> Lifecycle(sim::Ctx& ctx) {
     code = e.code;
   }
   EXPECT_EQ(code, "HANDLE_STORAGE_UNAVAILABLE");
+  // (HANDLE_COMMITTED has no outcome of its own in the seed: "error", js 335.)
+  const std::vector<std::string> expected_events = {
+      "create:success:none", "read:success:none",    "read:not_found:none", "update:success:none",
+      "commit:success:none", "commit:replayed:none", "update:error:none",   "read:expired:none",
+      "create:success:none", "read:expired:none",    "create:success:none", "discard:success:none",
+      "read:not_found:none"};
+  EXPECT_EQ(events, expected_events);
   lifecycle_finished = true;
 }
 
@@ -242,9 +253,10 @@ TEST(HandlesSystem, EachPropertyIsSeenFailing) {
   EXPECT_NE(r.out.find("class result-lost"), std::string::npos) << r.out;
   // The memory backend ends a record's grace one millisecond before Redis does.
   r =
-      Cli("check --system handles --seed 290 --runs 1 --ops 30 --quiet --properties "
-          "memory-matches-redis");
-  EXPECT_NE(r.out.find("class differs-on-commit"), std::string::npos) << r.out;
+      Cli("check --system handles --seed 1 --runs 50 --quiet --properties "
+          "memory-matches-redis,quota-counts-live-handles");
+  EXPECT_NE(r.out.find("class differs-on-read"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("class expired-drafts-hold-quota"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the memory backend answers: HANDLE_NOT_FOUND"), std::string::npos);
 }
 
@@ -276,7 +288,7 @@ RC_GTEST_PROP(HandlesModel, ASequentialRunAnswersEveryCallAsTheModelOfTheLifecyc
 TEST(HandlesModel, ARuntimeWithoutConnectionScopesDisagreesWithIt) {
   int violated = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) violated += Sequential("beta23", seed, 30).violated;
-  EXPECT_GT(violated, 10) << "beta.23 shares bound drafts across connections";
+  EXPECT_GE(violated, 4) << "beta.23 shares bound drafts across connections";
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ struct Recorder {
   std::vector<Finding> read_back, isolation, model;
   bool sequential = false;       // model-matches-implementation: one client, call for call
   bool memory_lockstep = false;  // memory-matches-redis: the same calls on both backends
+  bool quota_probes = false;     // quota-counts-live-handles
+  std::vector<Finding> quota;
   struct Answered {
     std::string what;
     model::HandleAnswer answer;
@@ -240,7 +242,17 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   for (int i = 0; i < a.ops; ++i) {
     if (a.skip->count({0, i})) continue;  // shrunk away
     Prng op(OpSeed(a.seed, 0, i));
-    co_await ctx.sleep(op.range(0, 300));
+    // A quarter of the calls land exactly on a deadline of a known handle (its idle or hard
+    // deadline, the last millisecond of its grace, or the one after), as the model has them.
+    int64_t pause = op.range(0, 300);
+    if (!known.empty() && op.chance({1, 4})) {
+      const std::vector<int64_t> d = m.deadlines("session-1", known[op.below(known.size())]);
+      std::vector<int64_t> ahead;
+      for (int64_t t : d)
+        if (t >= ctx.now_ms()) ahead.push_back(t);
+      if (!ahead.empty()) pause = ahead[op.below(ahead.size())] - ctx.now_ms();
+    }
+    co_await ctx.sleep(pause);
     const int64_t now = ctx.now_ms();
     const uint64_t roll = op.below(100);
     Step step;
@@ -274,11 +286,6 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
     if (step.op == "commit")
       absl::StrAppend(&what, " with work of ", step.duration, " ms",
                       step.fails ? " that fails" : "");
-    if (against_memory) {
-      (on_memory ? rec->on_memory : rec->on_redis)
-          .push_back({absl::StrCat("+", now - kDefaultEpochMs, "ms ", what), got, ran});
-      continue;
-    }
     model::HandleAnswer want;
     bool model_ran = false;
     if (step.op == "create") {
@@ -297,6 +304,11 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
       want = Answer("HANDLE_NOT_FOUND");
     }
     if (step.op != "commit") model_ran = ran;
+    if (against_memory) {  // the model only steers the deadlines here; the backends compare
+      (on_memory ? rec->on_memory : rec->on_redis)
+          .push_back({absl::StrCat("+", now - kDefaultEpochMs, "ms ", what), got, ran});
+      continue;
+    }
     log.push_back(absl::StrCat(
         "+", now - kDefaultEpochMs, "ms ", what, " -> ", Show(got),
         ran != model_ran ? (ran ? " (the work ran)" : " (the work did not run)") : ""));
@@ -312,7 +324,69 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   }
 }
 
+// quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
+// connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
+// whose result then expires); a third create must be accepted, as no handle is live.
+Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
+  handles::HandleKind kind = DraftKind();
+  kind.name = "quota";
+  kind.idle_ttl_ms = 100;
+  kind.max_ttl_ms = 300;
+  kind.result_ttl_ms = 100;
+  kind.max_entries = 2;
+  Prng rng(OpSeed(a.seed, a.id, i) + 1);
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = absl::StrCat("quota-", a.id, "-", i);
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  const uint64_t how = op.below(3);
+  std::string gone;
+  try {
+    const std::string x = co_await h.create(kind, Json::object());
+    const std::string y = co_await h.create(kind, Json::object());
+    if (how == 0) {
+      co_await ctx.sleep(kind.idle_ttl_ms);  // both idle-expire: HANDLE_EXPIRED from here on
+      gone = "both drafts expired (idle, 100 ms)";
+    } else if (how == 1) {
+      co_await h.discard(kind, x);
+      co_await h.discard(kind, y);
+      co_await ctx.sleep(2);  // the 1 ms tombstones lapse
+      gone = "both drafts were discarded";
+    } else {
+      const handles::Work work = [](Json) -> Task<Json> { co_return Json::object(); };
+      co_await h.commit(kind, x, work);
+      co_await h.commit(kind, y, work);
+      co_await ctx.sleep(kind.result_ttl_ms);  // both results expire
+      gone = "both drafts were committed and their results expired (100 ms)";
+    }
+  } catch (const HandleError&) {
+    co_return;  // the setup did not go through: nothing to judge
+  }
+  const int64_t t = a.rec->now();
+  try {
+    co_await h.create(kind, Json::object());
+  } catch (const HandleError& e) {
+    if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
+      a.rec->quota.push_back(
+          {how == 0   ? "expired-drafts-hold-quota"
+           : how == 1 ? "discarded-drafts-hold-quota"
+                      : "expired-results-hold-quota",
+           absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +", t,
+                        "ms, with no live handle, create failed: ", e.what())});
+  }
+}
+
 Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+  if (a.rec->quota_probes) {
+    for (int i = 0; i < a.ops; ++i) {
+      if (a.skip->count({a.id, i})) continue;  // shrunk away
+      Prng op(OpSeed(a.seed, a.id, i));
+      co_await QuotaProbe(ctx, a, i, op);
+    }
+    co_return;
+  }
   if (a.rec->sequential || a.rec->memory_lockstep) {
     if (a.id == 0 || (a.id == 1 && a.rec->memory_lockstep))
       co_await SequentialClient(ctx, a, a.rec->memory_lockstep);
@@ -669,6 +743,16 @@ const std::vector<HandlesProperty>& Table() {
          {"differs-on-commit", "commit answers differently on the two backends"},
          {"differs-on-discard", "discard answers differently on the two backends"}}},
        [](const Recorder& r, const sim::Trace&) { return MemoryMatchesRedis(r); }},
+      {{"quota-counts-live-handles",
+        "maxEntries limits the live handles of a kind: once the drafts are expired, discarded, or "
+        "committed with expired results, a create is accepted",
+        always,
+        {F::kRestart, F::kFailover, F::kLatency, F::kDelay, F::kPause, F::kSkew, F::kClockJump},
+        {{"expired-drafts-hold-quota", "drafts past their deadline still count against maxEntries"},
+         {"discarded-drafts-hold-quota", "discarded drafts still count against maxEntries"},
+         {"expired-results-hold-quota",
+          "committed drafts whose results expired still count against maxEntries"}}},
+       [](const Recorder& r, const sim::Trace&) { return r.quota; }},
       {{"bound-isolation",
         "a bound draft is not found from another connection",
         always,
@@ -722,6 +806,7 @@ class HandlesSystem : public System {
     rec.world = &world;
     rec.sequential = spec.property == "model-matches-implementation";
     rec.memory_lockstep = spec.property == "memory-matches-redis";
+    rec.quota_probes = spec.property == "quota-counts-live-handles";
     // memory-matches-redis always runs its two clients (Redis and the memory backend).
     const int clients = rec.memory_lockstep ? 2 : spec.clients;
     for (int c = 0; c < clients; ++c)
