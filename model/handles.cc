@@ -17,11 +17,15 @@ HandleAnswer HandleModel::load(const std::string& key, int64_t now, Record** out
   *out = nullptr;
   auto it = records_.find(key);
   if (it == records_.end() || now > it->second.gone_at_ms || it->second.status == "discarded")
-    return {"HANDLE_NOT_FOUND"};
+    return {kind_.public_access ? "HANDLE_INVALID" : "HANDLE_NOT_FOUND"};
   Record& r = it->second;
   if (now >= r.expires_at_ms || now >= r.max_expires_at_ms) {
+    if (kind_.public_access) return {"HANDLE_INVALID"};
     HandleAnswer a{"HANDLE_EXPIRED"};
-    a.deadline = r.status == "committed" ? "result" : now >= r.max_expires_at_ms ? "max" : "idle";
+    a.deadline = r.status == "committed"      ? "result"
+                 : kind_.cursor               ? "ttl"
+                 : now >= r.max_expires_at_ms ? "max"
+                                              : "idle";
     return a;
   }
   *out = &r;
@@ -33,9 +37,10 @@ HandleAnswer HandleModel::create(const std::string& connection, const std::strin
   Record r;
   r.status = "active";
   r.data = data;
-  r.expires_at_ms = now + std::min(kind_.idle_ttl_ms, kind_.max_ttl_ms);
-  r.max_expires_at_ms = now + kind_.max_ttl_ms;
-  r.gone_at_ms = r.max_expires_at_ms + grace(kind_.max_ttl_ms);
+  const int64_t lifetime = kind_.cursor ? kind_.ttl_ms : kind_.max_ttl_ms;
+  r.expires_at_ms = now + (kind_.cursor ? lifetime : std::min(kind_.idle_ttl_ms, lifetime));
+  r.max_expires_at_ms = now + lifetime;
+  r.gone_at_ms = r.max_expires_at_ms + grace(lifetime);
   records_[Key(connection, handle)] = r;
   HandleAnswer a;
   a.status = "active";
@@ -49,7 +54,7 @@ HandleAnswer HandleModel::read(const std::string& connection, const std::string&
   Record* r = nullptr;
   HandleAnswer a = load(Key(connection, handle), now, &r);
   if (!r) return a;
-  if (r->status == "active")
+  if (r->status == "active" && !kind_.cursor)
     r->expires_at_ms = std::min(now + kind_.idle_ttl_ms, r->max_expires_at_ms);
   a.status = r->status;
   a.data = r->data;

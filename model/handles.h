@@ -21,7 +21,12 @@
 //      (its idle deadline refreshed at the failure, js 735) and the error goes to the caller.
 //   4. discard makes the handle not found at once (a tombstone); discarding an absent handle
 //      succeeds.
-//   5. A bound draft belongs to its connection: from another connection it is not found.
+//   5. A bound draft belongs to its connection: from another connection it is not found. A
+//      public kind (provider scope) is the same handle from every connection, and it answers
+//      "not found" and "expired" alike, as HANDLE_INVALID (js 153, 171, 188).
+//   7. A cursor is not a draft: it expires ttlMs after its create (deadline "ttl"), and reads
+//      do not slide it. (Update and commit are draft operations: the model does not take them
+//      for cursors.)
 //   6. Data and results read back exactly as written (JSON equality).
 #pragma once
 
@@ -35,7 +40,10 @@
 namespace testbed::model {
 
 struct HandleKindModel {
-  int64_t idle_ttl_ms = 400, max_ttl_ms = 1500, result_ttl_ms = 1000;
+  int64_t idle_ttl_ms = 400, max_ttl_ms = 1500, result_ttl_ms = 1000;  // drafts
+  bool cursor = false;          // a cursor lives ttl_ms from its create; reads do not slide it
+  int64_t ttl_ms = 0;           // cursors
+  bool public_access = false;   // public kinds answer every not-found or expired as INVALID
 };
 
 struct HandleAnswer {

@@ -149,6 +149,7 @@ bool Same(const model::HandleAnswer& got, const model::HandleAnswer& want) {
 
 // One call of the sequential client, as the model and both backends see it.
 struct Step {
+  const handles::HandleKind* kind = nullptr;
   std::string op;  // create, read, update, commit, discard, foreign-read
   std::string handle;
   Json data;
@@ -162,7 +163,7 @@ struct Step {
 Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
                                   handles::HandleContext& foreign, Step step, std::string* created,
                                   int64_t* work_end, bool* ran) {
-  const handles::HandleKind& kind = DraftKind();
+  const handles::HandleKind& kind = *step.kind;
   model::HandleAnswer got;
   const int64_t now = ctx.now_ms();
   try {
@@ -170,7 +171,9 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
       *created = co_await h.create(kind, step.data);
       got.status = "active";
       got.data = step.data;
-      got.expires_at_ms = now + std::min(kind.idle_ttl_ms, kind.max_ttl_ms);
+      got.expires_at_ms =
+          now +
+          (handles::IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms) : kind.ttl_ms);
     } else if (step.op == "read" || step.op == "update") {
       const Json data = step.data;
       const std::function<Json(Json)> set = [data](Json) { return data; };
@@ -201,8 +204,11 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
     } else if (step.op == "discard") {
       co_await h.discard(kind, step.handle);
     } else {
-      co_await foreign.read(kind, step.handle);
-      got.status = "found";
+      handles::HandleRecord r = co_await foreign.read(kind, step.handle);
+      got.status = r.status;
+      got.data = r.data;
+      if (r.result) got.result = *r.result;
+      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
     }
   } catch (const HandleError& e) {
     got = Answer(e.code);
@@ -218,7 +224,26 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
 Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   const bool on_memory = against_memory && a.id == 1;
   Recorder* rec = a.rec;
-  const handles::HandleKind& kind = DraftKind();
+  // Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
+  // all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
+  std::vector<handles::HandleKind> kinds(3, DraftKind());
+  kinds[1].name = "brief";
+  kinds[1].idle_ttl_ms = 100;
+  kinds[1].max_ttl_ms = 150;
+  kinds[1].result_ttl_ms = 120;
+  kinds[2].name = "page";
+  kinds[2].type = "cursor";
+  kinds[2].access = "public";
+  kinds[2].field_name = "pageToken";
+  kinds[2].ttl_ms = 300;
+  kinds[2].word_count = 4;
+  std::vector<model::HandleModel> models;
+  for (const auto& k : kinds)
+    models.emplace_back(model::HandleKindModel{k.idle_ttl_ms, k.max_ttl_ms, k.result_ttl_ms,
+                                               !handles::IsDraftKind(k), k.ttl_ms,
+                                               k.access == "public"});
+  // The model's name for a handle's scope: the connection, or the provider for public kinds.
+  auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
   Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
   auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
   handles::MemoryState memory(ctx.clock());
@@ -236,8 +261,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   handles::HandleOptions memory_other_options = memory_options;
   memory_other_options.connection_id = "session-2";
   handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
-  model::HandleModel m({kind.idle_ttl_ms, kind.max_ttl_ms, kind.result_ttl_ms});
-  std::vector<std::string> known;
+  std::vector<std::pair<std::string, size_t>> known;  // handle, kind
   std::vector<std::string> log;
   for (int i = 0; i < a.ops; ++i) {
     if (a.skip->count({0, i})) continue;  // shrunk away
@@ -246,7 +270,8 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
     // deadline, the last millisecond of its grace, or the one after), as the model has them.
     int64_t pause = op.range(0, 300);
     if (!known.empty() && op.chance({1, 4})) {
-      const std::vector<int64_t> d = m.deadlines("session-1", known[op.below(known.size())]);
+      const auto& [handle, k] = known[op.below(known.size())];
+      const std::vector<int64_t> d = models[k].deadlines(scope(k), handle);
       std::vector<int64_t> ahead;
       for (int64_t t : d)
         if (t >= ctx.now_ms()) ahead.push_back(t);
@@ -258,20 +283,28 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
     Step step;
     step.data = Json::object();
     step.data["n"] = i;
+    size_t k = op.below(kinds.size());
     if (known.empty() || roll < 20) {
       step.op = "create";
     } else {
-      step.handle = known[op.below(known.size())];
+      const auto& picked = known[op.below(known.size())];
+      step.handle = picked.first;
+      k = picked.second;
       step.op = roll < 45   ? "read"
                 : roll < 65 ? "update"
                 : roll < 90 ? "commit"
                 : roll < 96 ? "discard"
                             : "foreign-read";
+      // Update and commit are draft operations (the SDK's types offer them for drafts only).
+      if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit"))
+        step.op = "read";
       step.duration = op.range(0, 300);
       step.fails = op.chance({1, 8});
       step.result = Json::object();
       step.result["op"] = i;
     }
+    step.kind = &kinds[k];
+    model::HandleModel& m = models[k];
     std::string created;
     int64_t end = now;
     bool ran = false;
@@ -280,7 +313,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
       got = co_await Perform(ctx, hm, other_m, step, &created, &end, &ran);
     else
       got = co_await Perform(ctx, h, other, step, &created, &end, &ran);
-    if (!created.empty()) known.push_back(created);
+    if (!created.empty()) known.emplace_back(created, k);
     std::string what =
         step.op == "create" ? "create -> " + created : absl::StrCat(step.op, "(", step.handle, ")");
     if (step.op == "commit")
@@ -289,17 +322,19 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
     model::HandleAnswer want;
     bool model_ran = false;
     if (step.op == "create") {
-      want = created.empty() ? Answer("") : m.create("session-1", created, step.data, now);
+      want = created.empty() ? Answer("") : m.create(scope(k), created, step.data, now);
     } else if (step.op == "read") {
-      want = m.read("session-1", step.handle, now);
+      want = m.read(scope(k), step.handle, now);
     } else if (step.op == "update") {
-      want = m.update("session-1", step.handle, step.data, now);
+      want = m.update(scope(k), step.handle, step.data, now);
     } else if (step.op == "commit") {
-      want = m.commit("session-1", step.handle, now, end,
+      want = m.commit(scope(k), step.handle, now, end,
                       step.fails ? std::nullopt : std::optional<Json>(step.result));
       model_ran = want.work_runs;
     } else if (step.op == "discard") {
-      want = m.discard("session-1", step.handle, now);
+      want = m.discard(scope(k), step.handle, now);
+    } else if (kinds[k].access == "public") {
+      want = m.read(scope(k), step.handle, now);  // the same handle from every connection
     } else {
       want = Answer("HANDLE_NOT_FOUND");
     }
