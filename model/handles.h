@@ -41,9 +41,9 @@ namespace testbed::model {
 
 struct HandleKindModel {
   int64_t idle_ttl_ms = 400, max_ttl_ms = 1500, result_ttl_ms = 1000;  // drafts
-  bool cursor = false;          // a cursor lives ttl_ms from its create; reads do not slide it
-  int64_t ttl_ms = 0;           // cursors
-  bool public_access = false;   // public kinds answer every not-found or expired as INVALID
+  bool cursor = false;         // a cursor lives ttl_ms from its create; reads do not slide it
+  int64_t ttl_ms = 0;          // cursors
+  bool public_access = false;  // public kinds answer every not-found or expired as INVALID
 };
 
 struct HandleAnswer {

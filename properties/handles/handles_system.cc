@@ -56,7 +56,7 @@ struct Op {
   int64_t inv = 0, ret = kNever;  // kNever: never returned (its actor crashed)
   std::string outcome;            // "ok", "replayed", or the HandleError code
   bool transport = false;
-  Json value;  // commit: the result; read and update: the data
+  Json value = {};  // commit: the result; read and update: the data
 };
 
 struct Draft {
