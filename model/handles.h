@@ -47,10 +47,10 @@ struct HandleKindModel {
 };
 
 struct HandleAnswer {
-  std::string code;      // "" (success) or a HANDLE_* error code
-  std::string deadline;  // HANDLE_EXPIRED: idle | max | result
-  std::string status;    // success: active | committed; commit: committed | replayed
-  nlohmann::json data, result;
+  std::string code;           // "" (success) or a HANDLE_* error code
+  std::string deadline = {};  // HANDLE_EXPIRED: idle | max | result | ttl
+  std::string status = {};    // success: active | committed; commit: committed | replayed
+  nlohmann::json data = nlohmann::json(), result = nlohmann::json();
   int64_t expires_at_ms = 0;
   bool work_runs = false;  // commit: the model lets the work run (its result is recorded)
 };

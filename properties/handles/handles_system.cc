@@ -54,9 +54,9 @@ struct Op {
   std::string draft, op;  // op: create, read, update, commit, discard, foreign-read
   int actor = 0;
   int64_t inv = 0, ret = kNever;  // kNever: never returned (its actor crashed)
-  std::string outcome;            // "ok", "replayed", or the HandleError code
+  std::string outcome = "";       // "ok", "replayed", or the HandleError code
   bool transport = false;
-  Json value = {};  // commit: the result; read and update: the data
+  Json value = Json();  // commit: the result; read and update: the data
 };
 
 struct Draft {
