@@ -668,7 +668,9 @@ std::vector<Finding> BusyMeansCommitting(const Recorder& rec, const sim::Trace& 
 std::vector<Finding> UpdatesExactlyOnce(const Recorder& rec) {
   std::vector<Finding> out;
   for (const Op& o : rec.ops) {
-    if (o.outcome != "ok" || !o.value.is_object() || !o.value["log"].is_string()) continue;
+    // (value(): operator[] of a const json on a missing key is undefined behaviour.)
+    if (o.outcome != "ok" || !o.value.is_object() || !o.value.value("log", Json()).is_string())
+      continue;
     std::map<std::string, int> seen;
     for (const std::string& t :
          std::vector<std::string>(absl::StrSplit(o.value["log"].get<std::string>(), ',')))
