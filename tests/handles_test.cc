@@ -290,6 +290,35 @@ RC_GTEST_PROP(HandlesModel, ASequentialRunAnswersEveryCallAsTheModelOfTheLifecyc
   for (const std::string& c : o.classes) RC_ASSERT(b.find("model-matches-implementation", c));
 }
 
+// The fault workloads reach the lease: renewals run (a thread of the committing actor), and
+// renewals and finalizes meet faults (lost replies, outages, pauses, crashes).
+TEST(HandlesSystem, TheWorkloadReachesTheRenewalLoopAndTheFinalizeUnderFaults) {
+  int renewals = 0, faulted_renewals = 0, crashes = 0, pauses = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    props::RunSpec spec;
+    spec.property = "work-at-most-once";
+    spec.version = "beta30";
+    spec.seed = seed;
+    spec.clients = 3;
+    spec.ops = 8;
+    spec.faults = sim::FaultList::Parse("all");
+    const props::RunOutcome o =
+        props::FindSystem("handles")->Run(spec, testing_catalogs::Shipped(), nullptr);
+    for (const auto& e : o.trace.events) {
+      const bool renew = e.thread >= 0 && o.trace.thread_names[static_cast<size_t>(e.thread)].find(
+                                              "/renew") != std::string::npos;
+      if (renew && e.kind == sim::EventKind::kCall) ++renewals;
+      if (renew && e.kind == sim::EventKind::kFault) ++faulted_renewals;
+      if (e.kind == sim::EventKind::kFault && e.text.rfind("fault crash", 0) == 0) ++crashes;
+      if (e.kind == sim::EventKind::kFault && e.text.rfind("fault pause", 0) == 0) ++pauses;
+    }
+  }
+  EXPECT_GT(renewals, 20);
+  EXPECT_GT(faulted_renewals, 0);
+  EXPECT_GT(crashes, 5);
+  EXPECT_GT(pauses, 5);
+}
+
 TEST(HandlesModel, ARuntimeWithoutConnectionScopesDisagreesWithIt) {
   int violated = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) violated += Sequential("beta23", seed, 30).violated;

@@ -315,6 +315,7 @@ class RedisStorage : public HandleStorage {
                                   int64_t ttl_ms) override {
     return ns_->compare_and_set(std::move(key), expected, std::move(value), ttl_ms);
   }
+  void bind(sim::Ctx& ctx) override { ns_->rebind(ctx); }
 
  private:
   std::unique_ptr<state::StateNamespace> ns_;
@@ -616,41 +617,51 @@ struct Renewal {
   sim::ThreadId thread = -1;
 };
 
-Task<void> Renew(sim::Ctx& ctx, std::shared_ptr<Renewal> ren, HandleStorage* ns,
+// The loop shares the commit's namespace object, as the JavaScript does; its calls run as the
+// loop's own thread (bind), and the namespace goes back to the commit's thread when each call
+// returns. (No RAII guard: a frame destroyed without resuming, after a crash, must not touch
+// the namespace, which the commit's frame owns.)
+Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> ren, HandleStorage* ns,
                  std::string canonical, Json committing, std::string claim_id, int64_t lease_ms) {
   while (ren->renewing) {
     ren->sleeping = true;
     co_await ctx.sleep(std::max<int64_t>(1, lease_ms / 2));
     ren->sleeping = false;
     if (!ren->renewing) co_return;
-    bool ambiguous = false;
+    std::optional<CasResult> renewed;
+    ns->bind(ctx);
     try {
-      const CasResult renewed =
+      renewed =
           co_await ns->compare_and_set(canonical, ren->version, committing, MsDuration(lease_ms));
-      if (renewed.ok) {
-        ren->version = renewed.value->version;
-        continue;
-      }
+    } catch (...) {
+    }
+    ns->bind(*owner);
+    if (renewed && renewed->ok) {
+      ren->version = renewed->value->version;
+      continue;
+    }
+    if (renewed) {
       // Lost the CAS. Only a `committing` record can still be ours; adopt its version and keep
       // renewing, otherwise the record moved on and finalize classifies it.
-      if (IsOurClaim(renewed.current, claim_id)) {
-        ren->version = renewed.current->version;
+      if (IsOurClaim(renewed->current, claim_id)) {
+        ren->version = renewed->current->version;
         continue;
       }
       co_return;
+    }
+    // Ambiguous write: re-read and adopt the live version so the next renewal does not fail
+    // its CAS and let the lease lapse.
+    std::optional<StateValue> current;
+    bool read = false;
+    ns->bind(ctx);
+    try {
+      current = co_await ns->get(canonical);
+      read = true;
     } catch (...) {
-      ambiguous = true;
+      // Still unreachable; try again after the next interval.
     }
-    if (ambiguous) {
-      // Ambiguous write: re-read and adopt the live version so the next renewal does not fail
-      // its CAS and let the lease lapse.
-      try {
-        const std::optional<StateValue> current = co_await ns->get(canonical);
-        if (IsOurClaim(current, claim_id)) ren->version = current->version;
-      } catch (...) {
-        // Still unreachable; try again after the next interval.
-      }
-    }
+    ns->bind(*owner);
+    if (read && IsOurClaim(current, claim_id)) ren->version = current->version;
   }
 }
 
@@ -698,9 +709,11 @@ Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::s
   ren->version = claim.value->version;
   HandleStorage* ns = loaded->ns.get();
   const std::string canonical = loaded->canonical;
+  sim::Ctx* owner = &h.ctx();
   ren->thread = h.ctx().spawn(
-      "renew", [ren, ns, canonical, committing, claim_id, lease_ms](sim::Ctx& c) -> Task<void> {
-        return Renew(c, ren, ns, canonical, committing, claim_id, lease_ms);
+      "renew",
+      [owner, ren, ns, canonical, committing, claim_id, lease_ms](sim::Ctx& c) -> Task<void> {
+        return Renew(c, owner, ren, ns, canonical, committing, claim_id, lease_ms);
       });
   // stopRenewal + `await renewal`: a sleeping loop is woken and ends; one in a CAS finishes it.
   auto stop_renewal = [&] {

@@ -110,6 +110,8 @@ class HandleStorage {
   virtual Task<std::optional<state::StateValue>> get(std::string key) = 0;
   virtual Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
                                                  int64_t ttl_ms) = 0;
+  // Later calls run as `ctx` (the renewal loop's thread, then the commit's again).
+  virtual void bind(sim::Ctx&) {}
 };
 class HandleState {
  public:

@@ -36,6 +36,9 @@ class StateNamespace {
   // beta.3 sends a relative TTL (SET ... PX): Redis expires the key last_ttl_ms() after it
   // runs the write, not at last_expires_at_ms().
   virtual bool expiry_is_relative() const { return false; }
+  // Later calls run as `ctx`, another thread of the same actor (the handle runtime's renewal
+  // loop shares its commit's namespace object, as the JavaScript does).
+  virtual void rebind(sim::Ctx& ctx) = 0;
   virtual int64_t last_ttl_ms() const { return 0; }
 };
 

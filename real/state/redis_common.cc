@@ -7,7 +7,7 @@
 namespace testbed::state {
 
 Task<Reply> RedisNamespaceBase::required(Argv argv) {
-  CallResult r = co_await ctx_.call(std::move(argv));
+  CallResult r = co_await ctx_->call(std::move(argv));
   if (auto* t = std::get_if<TransportError>(&r)) {
     if (t->what == "timeout") throw StateError("Provider runtime state Redis timed out");
     throw StateError("Provider runtime state Redis is unavailable");
@@ -36,7 +36,7 @@ RedisNamespaceBase::Timing RedisNamespaceBase::write_timing(std::optional<int64_
   if (ttl_ms > max_ttl_ms)
     throw StateError("Provider runtime state ttl exceeds maxTtl (" + std::to_string(ttl_ms) +
                      " > " + std::to_string(max_ttl_ms) + ")");
-  const int64_t expires_at_ms = ctx_.now_ms() + ttl_ms;
+  const int64_t expires_at_ms = ctx_->now_ms() + ttl_ms;
   last_expires_at_ms_ = expires_at_ms;
   return {IsoTime(expires_at_ms), expires_at_ms, max_ttl_ms};
 }
@@ -45,10 +45,10 @@ RedisNamespaceBase::SetPlan RedisNamespaceBase::plan_set(const std::optional<Sta
                                                          const Json& value,
                                                          std::optional<int64_t> ttl) const {
   SetPlan p;
-  p.created_at = current ? current->created_at : IsoTime(ctx_.now_ms());
+  p.created_at = current ? current->created_at : IsoTime(ctx_->now_ms());
   p.version = (current ? current->version : 0) + 1;
   p.timing = write_timing(ttl);
-  p.updated_at = IsoTime(ctx_.now_ms());
+  p.updated_at = IsoTime(ctx_->now_ms());
   p.envelope = EnvelopeJson(value, p.version, p.created_at, p.timing.expires_at, p.updated_at);
   return p;
 }
@@ -66,7 +66,7 @@ Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string fiel
 
 Task<std::vector<std::string>> RedisNamespaceBase::indexed_keys_of(std::string index,
                                                                    int64_t limit) {
-  const int64_t now = ctx_.now_ms();
+  const int64_t now = ctx_->now_ms();
   co_await req("ZREMRANGEBYSCORE", index, "-inf", std::to_string(now));
   const std::string from = std::to_string(now + 1);
   const std::string count = std::to_string(limit);

@@ -15,7 +15,7 @@ class RedisNamespaceBase : public StateNamespace {
  public:
   RedisNamespaceBase(sim::Ctx& ctx, std::optional<std::string> provider_id, std::string name,
                      NamespaceOptions options)
-      : ctx_(ctx),
+      : ctx_(&ctx),
         provider_id_(std::move(provider_id)),
         name_(std::move(name)),
         options_(options) {}
@@ -63,7 +63,12 @@ class RedisNamespaceBase : public StateNamespace {
   Task<std::vector<StateValue>> mget_envelopes(std::vector<std::string> keys, std::string prefix,
                                                std::optional<std::string> filter, bool strict_json);
 
-  sim::Ctx& ctx_;
+  sim::Ctx* ctx_;  // the thread whose calls these are (rebind: another thread of the actor)
+
+ public:
+  void rebind(sim::Ctx& ctx) override { ctx_ = &ctx; }
+
+ protected:
   std::optional<std::string> provider_id_;
   std::string name_;
   NamespaceOptions options_;

@@ -87,14 +87,14 @@ Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> 
   enforce_value_size(value);
   co_await enforce_max_entries(key);
   std::optional<StateValue> current = co_await get(key);
-  const std::string created_at = current ? current->created_at : IsoTime(ctx_.now_ms());
+  const std::string created_at = current ? current->created_at : IsoTime(ctx_->now_ms());
   const int64_t version = (current ? current->version : 0) + 1;
   const int64_t ttl_ms = std::max<int64_t>(1, ttl.value_or(options_.default_ttl_ms));
-  const int64_t expires_at_ms = ctx_.now_ms() + ttl_ms;  // resolveExpiresAt
+  const int64_t expires_at_ms = ctx_->now_ms() + ttl_ms;  // resolveExpiresAt
   last_expires_at_ms_ = expires_at_ms;
   last_ttl_ms_ = ttl_ms;
   const std::string expires_at = IsoTime(expires_at_ms);
-  const std::string updated_at = IsoTime(ctx_.now_ms());
+  const std::string updated_at = IsoTime(ctx_->now_ms());
   const std::string envelope = EnvelopeJson(value, version, created_at, expires_at, updated_at);
   co_await req("SET", redis_key(key), envelope, "PX", std::to_string(ttl_ms));
   co_return StateValue{key, value, version, expires_at, created_at, updated_at};
@@ -144,7 +144,7 @@ Task<void> Beta23::backfill_legacy_index() {
       Reply values = co_await required(mget);
       for (const Reply& v : values.elements) raw_values.push_back(BulkOrNull(v));
     }
-    const int64_t now = ctx_.now_ms();
+    const int64_t now = ctx_->now_ms();
     Argv eval = {"EVAL",       scripts_.backfill_legacy_index,
                  "2",          index_key(),
                  cursor_key,   std::to_string(now),
@@ -198,7 +198,7 @@ Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t>
   const SetPlan plan = plan_set(current, value, ttl);
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
-  const std::string now = std::to_string(ctx_.now_ms());
+  const std::string now = std::to_string(ctx_->now_ms());
   Reply result =
       co_await req("EVAL", scripts_.set_with_quota, "2", redis_key(key), index_key(), now,
                    std::to_string(options_.max_entries), std::to_string(timing.expires_at_ms),
@@ -219,12 +219,12 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
   std::optional<StateValue> current = co_await get(key);
   if ((current ? current->version : 0) != expected)
     co_return CasResult{false, std::nullopt, current};
-  const std::string created_at = current ? current->created_at : IsoTime(ctx_.now_ms());
+  const std::string created_at = current ? current->created_at : IsoTime(ctx_->now_ms());
   const Timing timing = write_timing(ttl);
-  const std::string updated_at = IsoTime(ctx_.now_ms());
+  const std::string updated_at = IsoTime(ctx_->now_ms());
   const std::string envelope =
       EnvelopeJson(value, expected + 1, created_at, timing.expires_at, updated_at);
-  const std::string now = std::to_string(ctx_.now_ms());
+  const std::string now = std::to_string(ctx_->now_ms());
   Reply result = co_await req(
       "EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key), index_key(),
       std::to_string(expected), now, std::to_string(options_.max_entries),

@@ -60,7 +60,7 @@ Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
     Reply r = co_await req("GET", redis_key(key));
     co_return BulkOrNull(r);
   }
-  const std::string now = std::to_string(ctx_.now_ms());
+  const std::string now = std::to_string(ctx_->now_ms());
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string max_ttl = std::to_string(std::max<int64_t>(1, options_.max_ttl_ms));
   Reply result = co_await req("EVAL", scripts_.claim_legacy, "3", redis_key(key), index_key(),
@@ -97,7 +97,7 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
   const SetPlan plan = plan_set(current, value, ttl);
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
-  const std::string now = std::to_string(ctx_.now_ms());
+  const std::string now = std::to_string(ctx_->now_ms());
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string expires = std::to_string(timing.expires_at_ms);
   const std::string index_ttl = std::to_string(timing.index_ttl_ms);
@@ -121,11 +121,11 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
 Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Json value,
                                            std::optional<int64_t> ttl) {
   enforce_value_size(value);
-  const std::string created_at = IsoTime(ctx_.now_ms());
+  const std::string created_at = IsoTime(ctx_->now_ms());
   const Timing timing = write_timing(ttl);
   const std::string envelope =
       EnvelopeJson(value, expected + 1, created_at, timing.expires_at, created_at);
-  const std::string now = std::to_string(ctx_.now_ms());
+  const std::string now = std::to_string(ctx_->now_ms());
   const std::string expected_s = std::to_string(expected);
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string expires = std::to_string(timing.expires_at_ms);
