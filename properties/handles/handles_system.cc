@@ -592,7 +592,9 @@ std::vector<Finding> WorkAtMostOnce(const Recorder& rec) {
 std::vector<Finding> ResultReplayed(const Recorder& rec) {
   std::vector<Finding> out;
   for (const Op& c : rec.ops) {
-    if (c.op != "commit" || (c.outcome != "ok" && c.outcome != "replayed")) continue;
+    // The commit that ran the work and recorded its result (a replay's own return is later
+    // than the result's start: it cannot anchor the window).
+    if (c.op != "commit" || c.outcome != "ok") continue;
     // While the result is live (the first half of resultTtlMs after the success returned).
     const int64_t until = c.ret + DraftKind().result_ttl_ms / 2;
     for (const Op& o : rec.ops) {
