@@ -51,6 +51,9 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--baseline", r.spec.baseline,
                  "accepted anomaly classes (baselines/<system>/<version>.json): exit 1 only on a "
                  "new class");
+  app.add_option("--junit", r.spec.junit,
+                 "write JUnit XML here: a case per property and anomaly class, failing for new "
+                 "ones");
   app.add_option("--write-baseline", r.spec.write_baseline,
                  "write the classes found (and --baseline's) to this file, new ones marked "
                  "unreviewed");
@@ -269,6 +272,7 @@ std::string CheckSpec::Write() const {
   if (!scripts.empty()) AppendFlag(line, "scripts", scripts);
   if (!baseline.empty()) AppendFlag(line, "baseline", baseline);
   if (!write_baseline.empty()) AppendFlag(line, "write-baseline", write_baseline);
+  if (!junit.empty()) AppendFlag(line, "junit", junit);
   if (redis != "none") AppendFlag(line, "redis", redis);
   if (real_sample > 0) AppendFlag(line, "real-sample", absl::StrCat(real_sample));
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
@@ -296,6 +300,10 @@ int RunCheck(const CheckSpec& spec) {
               spec.system.c_str(), spec.version.c_str(),
               old_version.empty() ? "no earlier version" : old_version.c_str());
   if (!spec.out.empty()) CheckWritable(spec.out, "out");
+  if (!spec.junit.empty()) {  // the file's directory must take it, before any run
+    std::filesystem::path dir = std::filesystem::path(spec.junit).parent_path();
+    CheckWritable(dir.empty() ? "." : dir.string(), "junit");
+  }
   if (!spec.save_scenarios.empty()) CheckWritable(spec.save_scenarios, "save-scenarios");
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())
@@ -549,7 +557,7 @@ int RunCheck(const CheckSpec& spec) {
     replay.seed = script_failure->run.seed;
     replay.runs = 1;
     replay.budget_seconds = 0;
-    replay.out = replay.save_scenarios = replay.write_baseline = "";
+    replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = "";
     replay.real_sample = 0;
     std::fprintf(
         stderr,
@@ -632,7 +640,7 @@ int RunCheck(const CheckSpec& spec) {
       replay.clients = m.clients;
       replay.ops = m.ops;
       replay.skip = m.skip;
-      replay.out = replay.save_scenarios = replay.write_baseline = "";
+      replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = "";
       replay.real_sample = 0;
       replay.jobs = 0;
       replay.quiet = false;
@@ -664,6 +672,14 @@ int RunCheck(const CheckSpec& spec) {
         written.accepted.push_back({p, c, "unreviewed: " + sentence, saved});
       if (status != "known") code = 1;
     }
+  }
+  if (!spec.junit.empty()) {
+    reports::WriteFileAtomically(
+        spec.junit,
+        reports::ToJUnit(
+            report,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+    std::printf("junit: %s\n", spec.junit.c_str());
   }
   if (!spec.out.empty())
     for (const auto& path : reports::WriteReports(report, spec.out))

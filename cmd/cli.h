@@ -61,6 +61,7 @@ struct CheckSpec {
   std::string scripts;         // --scripts DIR ("": shipped)
   std::string baseline;        // --baseline FILE ("": none; any violation fails)
   std::string write_baseline;  // --write-baseline FILE
+  std::string junit;           // --junit FILE
   uint64_t seed = 0;
   int64_t runs = 0;            // 0: not given (100, or as many as the budget allows)
   int64_t budget_seconds = 0;  // 0: not given

@@ -99,6 +99,89 @@ std::string ToMarkdown(const CheckReport& r) {
   return md;
 }
 
+namespace {
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        // XML 1.0 has no other control characters than tab and newlines.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += "?";
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string ToJUnit(const CheckReport& r, double seconds) {
+  int tests = 0, failures = 0;
+  std::string suites;
+  for (const auto& p : r.properties) {
+    if (!p.applies) continue;
+    std::string cases;
+    int suite_tests = 0, suite_failures = 0;
+    const std::string classname = r.system + "." + r.version + "." + p.property;
+    if (p.classes.empty()) {
+      ++suite_tests;
+      cases += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"no violation\"/>\n";
+    }
+    for (const auto& c : p.classes) {
+      ++suite_tests;
+      cases += "    <testcase classname=\"" + XmlEscape(classname) + "\" name=\"" +
+               XmlEscape(c.cls) + "\">\n";
+      std::string replay;
+      for (const auto& v : r.violations)
+        if (v.property == p.property && v.cls == c.cls) replay = v.replay;
+      if (c.status == "known") {
+        cases += "      <system-out>" +
+                 XmlEscape("known (" + r.baseline + "): " + c.sentence + "\nreplay: " + replay) +
+                 "</system-out>\n";
+      } else {
+        ++suite_failures;
+        cases += "      <failure message=\"" + XmlEscape(c.sentence) + "\" type=\"" +
+                 (c.status.empty() ? "violation" : "new") + "\">" + XmlEscape("replay: " + replay) +
+                 "</failure>\n";
+      }
+      cases += "      <properties><property name=\"runs\" value=\"" + std::to_string(c.runs) +
+               "\"/><property name=\"first_seed\" value=\"" + std::to_string(c.first_seed) +
+               "\"/></properties>\n    </testcase>\n";
+    }
+    tests += suite_tests;
+    failures += suite_failures;
+    suites += "  <testsuite name=\"" + XmlEscape(classname) + "\" tests=\"" +
+              std::to_string(suite_tests) + "\" failures=\"" + std::to_string(suite_failures) +
+              "\">\n    <properties><property name=\"runs\" value=\"" + std::to_string(p.runs) +
+              "\"/><property name=\"passed\" value=\"" + std::to_string(p.passed) +
+              "\"/><property name=\"violated\" value=\"" + std::to_string(p.violated) +
+              "\"/></properties>\n" + cases + "  </testsuite>\n";
+  }
+  char time[32];
+  std::snprintf(time, sizeof time, "%.3f", seconds);
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"testbed check " +
+         XmlEscape(r.system + " " + r.version) + " seed " + std::to_string(r.seed) + "\" tests=\"" +
+         std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" time=\"" + time +
+         "\">\n" + suites + "</testsuites>\n";
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& text) {
+  WriteAtomically(path, text);
+}
+
 std::vector<std::string> WriteReports(const CheckReport& r, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::string json = dir + "/report.json", md = dir + "/report.md";

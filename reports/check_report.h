@@ -59,6 +59,13 @@ struct CheckReport {
 
 std::string ToJson(const CheckReport& r);
 std::string ToMarkdown(const CheckReport& r);
+// JUnit XML: a test suite per property, a test case per anomaly class it showed (and one
+// "no violation" case for a property that showed none). A case fails only for a class that
+// is not known (every class, without a baseline); its message is the class's sentence and its
+// body the replay line. Counts and the run time go in the properties.
+std::string ToJUnit(const CheckReport& r, double seconds);
+// Writes `text` to `path` through a temporary file and a rename.
+void WriteFileAtomically(const std::string& path, const std::string& text);
 // Writes report.json and report.md into dir (created if needed); returns their paths.
 std::vector<std::string> WriteReports(const CheckReport& r, const std::string& dir);
 

@@ -74,6 +74,8 @@ TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
                   TESTBED_SOURCE_DIR "/baselines/state/beta24.json",
                   "--write-baseline",
                   "/tmp/some-baseline.json",
+                  "--junit",
+                  "/tmp/some-junit.xml",
                   "--scripts",
                   TESTBED_SOURCE_DIR "/tests/broken_scripts/cas-without-version-check"});
   EXPECT_EQ(s.options.at("ops-mix"), "cas");

@@ -126,7 +126,8 @@ TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {
       Cli("check --system state --version beta30 --seed 1 --runs 50 --quiet "
           "--properties quota-safety --baseline " +
           kSource + "/baselines/state/beta30.json --scripts " + kSource +
-          "/tests/broken_scripts/quota-off-by-one --out " + dir.path());
+          "/tests/broken_scripts/quota-off-by-one --out " + dir.path() + " --junit " +
+          (dir / "junit.xml"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("  expiry-instant-overfill                                            50 1  "
                        "known"),
@@ -144,6 +145,11 @@ TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {
   const std::string json = ReadFile(dir / "report.json");
   EXPECT_NE(json.find("\"status\": \"new\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"known_not_seen\""), std::string::npos) << json;
+  const std::string junit = ReadFile(dir / "junit.xml");
+  EXPECT_NE(junit.find("name=\"overfill\">\n      <failure"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("name=\"expiry-instant-overfill\">\n      <system-out>known"),
+            std::string::npos)
+      << junit;
   // Its replay line runs the candidate again and shows the new class.
   const std::string replay =
       LineStarting(r.out.substr(r.out.find("class overfill (new)")), "replay: testbed ");
@@ -167,6 +173,12 @@ TEST(Baselines, AreCheckedBeforeAnyRun) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("is for state beta30, not state beta24"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("seed:"), std::string::npos) << "nothing ran";
+  { std::ofstream(dir / "blocker") << "a file, not a directory"; }
+  r = Cli("check --system state --runs 1 --junit " + (dir / "blocker/junit.xml"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--junit " + (dir / "blocker") + " is not a writable directory"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNothing) {

@@ -81,6 +81,35 @@ TEST(Reports, MarkdownHasTheTableTheCounterexampleAndTheReplay) {
   EXPECT_NE(ToMarkdown(clean).find("No violation."), std::string::npos);
 }
 
+TEST(Reports, JUnitHasACasePerClassFailingOnlyForNewOnes) {
+  CheckReport r = Sample();
+  std::string xml = ToJUnit(r, 1.5);
+  EXPECT_NE(xml.find("<testsuites name=\"testbed check state beta30 seed 7\" tests=\"2\" "
+                     "failures=\"1\" time=\"1.500\">"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"state.beta30.cas-versions-linearizable\" "
+                     "name=\"duplicate-version\">"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<failure message=\"two writers got one version\" type=\"violation\">"
+                     "replay: testbed check --seed 8</failure>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"no violation\"/>"), std::string::npos) << xml;
+  // Against a baseline, a known class passes and says so.
+  r.baseline = "baselines/state/beta30.json";
+  r.properties[0].classes[0].status = "known";
+  xml = ToJUnit(r, 1.5);
+  EXPECT_NE(xml.find("failures=\"0\" time"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<system-out>known (baselines/state/beta30.json)"), std::string::npos) << xml;
+  // Text is escaped.
+  r.properties[0].classes[0].status = "new";
+  r.properties[0].classes[0].sentence = "a <b> & \"c\"";
+  EXPECT_NE(ToJUnit(r, 0).find("message=\"a &lt;b&gt; &amp; &quot;c&quot;\" type=\"new\""),
+            std::string::npos);
+}
+
 TEST(Reports, AreWrittenWholeWithNoTemporaryLeftBehind) {
   testing_dirs::TempDir tmp("reports-test");
   const std::string dir = tmp.path();
