@@ -115,9 +115,8 @@ Task<void> Lifecycle(sim::Ctx& ctx) {
     events.push_back(t.operation + ":" + t.outcome + ":" + t.normalization);
   };
   HandleContext h(o, ctx, rng);
-  HandleOptions other_o = o;
-  other_o.connection_id = "conn-b";
-  HandleContext other(other_o, ctx, rng);
+  // Another connection on the same memory state, as createTestHandleContext's comment says.
+  HandleContext other = CreateTestHandleContext(ctx, rng, memory, "conn-b", o.on_telemetry);
   const HandleKind kind = Draft();
   Json data = Json::object();
   data["n"] = 1;

@@ -816,6 +816,17 @@ Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::string han
 
 }  // namespace
 
+HandleContext CreateTestHandleContext(sim::Ctx& ctx, Prng& rng, MemoryState& state,
+                                      std::string connection,
+                                      std::function<void(const Telemetry&)> on_telemetry) {
+  HandleOptions o;
+  o.provider_id = "test-provider";
+  o.state = &state;
+  o.connection_id = std::move(connection);
+  o.on_telemetry = std::move(on_telemetry);
+  return HandleContext(std::move(o), ctx, rng);
+}
+
 HandleContext::HandleContext(HandleOptions options, sim::Ctx& ctx, Prng& rng)
     : options_(std::move(options)), ctx_(ctx), rng_(rng) {
   options_.commit_lease_ms = std::max<int64_t>(1, options_.commit_lease_ms);

@@ -174,4 +174,11 @@ class HandleContext {
   Prng& rng_;
 };
 
+// createTestHandleContext (js 886): the memory state (share one `state` between two contexts
+// with different connections to exercise bound isolation), the connection "test-connection"
+// unless given, the provider "test-provider"; the clock is the actor's.
+HandleContext CreateTestHandleContext(sim::Ctx& ctx, Prng& rng, MemoryState& state,
+                                      std::string connection = "test-connection",
+                                      std::function<void(const Telemetry&)> on_telemetry = {});
+
 }  // namespace testbed::handles
