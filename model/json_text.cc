@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
 namespace testbed::model {
 
 using Json = nlohmann::json;
@@ -27,29 +30,60 @@ std::string JsNumber(double d) {
   return out;
 }
 
+// A string with nothing to escape or validate (printable ASCII, no quote, no backslash) is
+// written as is; every other string goes through nlohmann's dump() (no indent, UTF-8 kept,
+// invalid UTF-8 an error), as every scalar but a float did before this fast path.
+void WriteString(const std::string& str, std::string& out) {
+  for (const char c : str)
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += Json(str).dump();
+      return;
+    }
+  out += '"';
+  out += str;
+  out += '"';
+}
+
 void Write(const Json& v, std::string& out) {
-  if (v.is_number_float()) {
-    out += JsNumber(v.get<double>());
-  } else if (v.is_object()) {
-    out += '{';
-    bool first = true;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!first) out += ',';
-      first = false;
-      out += Json(it.key()).dump();
-      out += ':';
-      Write(it.value(), out);
+  switch (v.type()) {
+    case Json::value_t::string:
+      WriteString(v.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::number_integer:
+      absl::StrAppend(&out, v.get<int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      absl::StrAppend(&out, v.get<uint64_t>());
+      return;
+    case Json::value_t::number_float:
+      out += JsNumber(v.get<double>());
+      return;
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        WriteString(it.key(), out);
+        out += ':';
+        Write(it.value(), out);
+      }
+      out += '}';
+      return;
     }
-    out += '}';
-  } else if (v.is_array()) {
-    out += '[';
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out += ',';
-      Write(v[i], out);
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& e : v) {
+        if (!first) out += ',';
+        first = false;
+        Write(e, out);
+      }
+      out += ']';
+      return;
     }
-    out += ']';
-  } else {
-    out += v.dump();
+    default:  // null, boolean, binary, discarded
+      out += v.dump();
   }
 }
 }  // namespace
@@ -58,6 +92,15 @@ std::string JsonStringify(const Json& v) {
   std::string out;
   Write(v, out);
   return out;
+}
+
+const Json& ParseJsonMemo(const std::string& text) {
+  constexpr size_t kMaxEntries = 4096;
+  thread_local absl::flat_hash_map<std::string, Json> memo;
+  auto it = memo.find(text);
+  if (it != memo.end()) return it->second;
+  if (memo.size() >= kMaxEntries) memo.clear();
+  return memo.emplace(text, Json::parse(text, nullptr, false)).first->second;
 }
 
 }  // namespace testbed::model

@@ -10,4 +10,11 @@ namespace testbed::model {
 
 std::string JsonStringify(const nlohmann::json& v);
 
+// nlohmann::json::parse(text, nullptr, false): a discarded value when `text` is not JSON.
+// Memoized per thread: the clients parse the same envelope text many times (a set reads the
+// value the last set wrote; a tombstone check and the envelope parse read one text). Parsing is
+// pure, so the memo cannot change a result; it is bounded and cleared when full. The reference
+// is valid until the next call on the same thread.
+const nlohmann::json& ParseJsonMemo(const std::string& text);
+
 }  // namespace testbed::model

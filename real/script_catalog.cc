@@ -42,6 +42,7 @@ ScriptCatalog ScriptCatalog::Load(const std::string& dir) {
     s.constant = row.at("constant");
     s.sha1 = row.at("sha1");
     s.body = ReadFile(dir + "/" + s.file);
+    catalog.by_id_.emplace(s.id(), catalog.scripts_.size());
     catalog.scripts_.push_back(std::move(s));
   }
   return catalog;
@@ -57,9 +58,9 @@ void ScriptCatalog::replace(const std::string& file, std::string body) {
 }
 
 const ScriptFile& ScriptCatalog::get(const std::string& id) const {
-  for (const auto& s : scripts_)
-    if (s.id() == id) return s;
-  throw std::runtime_error("unknown script " + id);
+  const auto it = by_id_.find(id);
+  if (it == by_id_.end()) throw std::runtime_error("unknown script " + id);
+  return scripts_[it->second];
 }
 
 }  // namespace testbed

@@ -2,6 +2,8 @@
 // (real/scripts/manifest.json: file, package, version, constant, sha1, provenance).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,7 @@ class ScriptCatalog {
 
  private:
   std::vector<ScriptFile> scripts_;
+  absl::flat_hash_map<std::string, size_t> by_id_;  // id() -> index in scripts_
 };
 
 }  // namespace testbed

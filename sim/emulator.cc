@@ -3,6 +3,9 @@
 // which error a malformed call gets.
 #include "sim/emulator.h"
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -43,7 +46,7 @@ struct Commands {
     bool noscript;
     Handler handler;
   };
-  static const std::unordered_map<std::string, Spec>& Table();
+  static const absl::flat_hash_map<std::string, Spec>& Table();
 
   // ---- generic / strings ----
   static Reply Get(Emulator& em, const Argv& a) {
@@ -747,15 +750,15 @@ struct Commands {
   static Reply Eval(Emulator& em, const Argv& a) {
     int64_t numkeys;
     if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
-    return em.lua_->Eval(a[1], Argv(a.begin() + 3, a.begin() + 3 + numkeys),
-                         Argv(a.begin() + 3 + numkeys, a.end()));
+    const auto args = absl::MakeConstSpan(a);
+    return em.lua_->Eval(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
   }
 
   static Reply EvalSha(Emulator& em, const Argv& a) {
     int64_t numkeys;
     if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
-    return em.lua_->EvalSha(a[1], Argv(a.begin() + 3, a.begin() + 3 + numkeys),
-                            Argv(a.begin() + 3 + numkeys, a.end()));
+    const auto args = absl::MakeConstSpan(a);
+    return em.lua_->EvalSha(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
   }
 
   static Reply Script(Emulator& em, const Argv& a) {
@@ -775,8 +778,8 @@ struct Commands {
   }
 };
 
-const std::unordered_map<std::string, Commands::Spec>& Commands::Table() {
-  static const std::unordered_map<std::string, Spec> table = {
+const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
+  static const absl::flat_hash_map<std::string, Spec> table = {
       {"GET", {2, false, Get}},
       {"SET", {-3, false, Set}},
       {"MGET", {-2, false, MGet}},
@@ -843,7 +846,14 @@ Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* 
   *arity_ok = false;
   if (argv.empty()) return Reply::Error("ERR unsupported by the emulator: empty command");
   const auto& table = Commands::Table();
-  auto it = table.find(ToUpper(argv[0]));
+  // The name in upper case, on the stack (no command name is longer than the buffer).
+  char upper[24];
+  const std::string& name = argv[0];
+  auto it = table.end();
+  if (name.size() <= sizeof upper) {
+    for (size_t i = 0; i < name.size(); ++i) upper[i] = absl::ascii_toupper(name[i]);
+    it = table.find(absl::string_view(upper, name.size()));
+  }
   if (it == table.end()) return Unsupported("command '" + argv[0] + "'");
   *known = true;
   if (observer) observer(argv, from_script);

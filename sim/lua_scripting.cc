@@ -470,21 +470,21 @@ Reply LuaScripting::Load(const std::string& body) {
   return Reply::Bulk(sha);
 }
 
-Reply LuaScripting::Eval(const std::string& body, const Argv& keys, const Argv& args) {
+Reply LuaScripting::Eval(const std::string& body, Args keys, Args args) {
   std::string sha;
   if (Reply r = Compile(body, &sha); r.is_error()) return r;
   return Run(sha, keys, args);
 }
 
-Reply LuaScripting::EvalSha(const std::string& sha, const Argv& keys, const Argv& args) {
+Reply LuaScripting::EvalSha(const std::string& sha, Args keys, Args args) {
   const std::string lower = redis_text::ToLower(sha);
   if (sha.size() != 40 || !loaded_.count(lower)) return Reply::Error(redis_text::kNoScript);
   return Run(lower, keys, args);
 }
 
-Reply LuaScripting::Run(const std::string& sha, const Argv& keys, const Argv& args) {
+Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
   lua_State* L = L_;
-  auto set_array = [L](const char* name, const Argv& items) {
+  auto set_array = [L](const char* name, Args items) {
     lua_newtable(L);
     for (size_t i = 0; i < items.size(); ++i) {
       lua_pushnumber(L, static_cast<lua_Number>(i + 1));

@@ -8,6 +8,8 @@
 //     "script: <sha>, on @user_script:N." suffix exactly as redis-server writes it.
 #pragma once
 
+#include <absl/types/span.h>
+
 #include <map>
 #include <memory>
 #include <set>
@@ -32,8 +34,10 @@ class LuaScripting {
   LuaScripting(const LuaScripting&) = delete;
   LuaScripting& operator=(const LuaScripting&) = delete;
 
-  Reply Eval(const std::string& body, const Argv& keys, const Argv& args);
-  Reply EvalSha(const std::string& sha, const Argv& keys, const Argv& args);
+  // keys and args are views of the command's argv (no copies).
+  using Args = absl::Span<const std::string>;
+  Reply Eval(const std::string& body, Args keys, Args args);
+  Reply EvalSha(const std::string& sha, Args keys, Args args);
   Reply Load(const std::string& body);  // bulk sha or a compile error
   bool Exists(const std::string& sha) const;
 
@@ -41,7 +45,7 @@ class LuaScripting {
 
  private:
   Reply Compile(const std::string& body, std::string* sha);
-  Reply Run(const std::string& sha, const Argv& keys, const Argv& args);
+  Reply Run(const std::string& sha, Args keys, Args args);
 
   Emulator& emulator_;
   std::unique_ptr<PooledState> state_;  // the Lua state (reused across emulators of a thread)

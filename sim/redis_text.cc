@@ -53,7 +53,25 @@ std::optional<int64_t> String2ll(std::string_view s) {
 }
 
 // object.c getDoubleFromObject for a string argument.
+namespace {
+// strtod's value for an optional '-' and 1 to 15 decimal digits, with nothing else: such an
+// integer is exact as a double, so no rounding can differ. A fast path for scores and times.
+std::optional<double> PlainInteger(const char* p, size_t n) {
+  const bool negative = n > 0 && p[0] == '-';
+  if (negative) ++p, --n;
+  if (n == 0 || n > 15) return std::nullopt;
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] < '0' || p[i] > '9') return std::nullopt;
+    v = v * 10 + (p[i] - '0');
+  }
+  const double d = static_cast<double>(v);
+  return negative ? -d : d;
+}
+}  // namespace
+
 std::optional<double> ParseDouble(const std::string& s) {
+  if (auto v = PlainInteger(s.data(), s.size())) return v;
   if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
   char* end = nullptr;
   errno = 0;
@@ -73,6 +91,10 @@ std::optional<ScoreBound> ParseScoreBound(const std::string& s) {
   if (p[0] == '(') {
     b.exclusive = true;
     p++;
+  }
+  if (auto v = PlainInteger(p, s.size() - (p - s.c_str()))) {
+    b.value = *v;
+    return b;
   }
   char* end = nullptr;
   b.value = std::strtod(p, &end);

@@ -53,22 +53,15 @@ TraceHasher::TraceHasher() : ctx_(XXH3_createState()) {
 }
 TraceHasher::~TraceHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(ctx_)); }
 
-void TraceHasher::bytes(const void* p, size_t n) {
-  // Small fields gather in a buffer and reach XXH3 in large blocks (the hash of a stream does
-  // not depend on how it is cut); large ones (script bodies, values) go straight through.
-  if (n >= 512) {
-    flush();
-    XXH3_128bits_update(static_cast<XXH3_state_t*>(ctx_), p, n);
-    return;
-  }
-  buffer_.append(static_cast<const char*>(p), n);
-  if (buffer_.size() >= 8192) flush();
+void TraceHasher::large(const void* p, size_t n) {
+  flush();
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(ctx_), p, n);
 }
 
 void TraceHasher::flush() {
-  if (buffer_.empty()) return;
-  XXH3_128bits_update(static_cast<XXH3_state_t*>(ctx_), buffer_.data(), buffer_.size());
-  buffer_.clear();
+  if (used_ == 0) return;
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(ctx_), buffer_, used_);
+  used_ = 0;
 }
 
 void TraceHasher::str(const std::string& s) {

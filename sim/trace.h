@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,21 @@ class TraceHasher {
   std::string hex();  // finishes; call once
 
  private:
-  void bytes(const void* p, size_t n);
+  // Small fields gather in a buffer and reach XXH3 in large blocks (the hash of a stream does
+  // not depend on how it is cut); large ones (script bodies, values) go straight through.
+  void bytes(const void* p, size_t n) {
+    if (n >= 512) return large(p, n);
+    if (used_ + n > sizeof buffer_) flush();
+    std::memcpy(buffer_ + used_, p, n);
+    used_ += n;
+  }
+  void large(const void* p, size_t n);
   void flush();
   void str(const std::string& s);
   void reply(const Reply& r);
   void* ctx_;
-  std::string buffer_;
+  size_t used_ = 0;  // bytes of buffer_ not yet hashed
+  char buffer_[8192];
 };
 
 }  // namespace testbed::sim

@@ -29,7 +29,9 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
                                               std::optional<std::string> provider_id,
                                               std::string name, NamespaceOptions options,
                                               std::optional<std::string> connection) {
-  auto body = [&](const char* constant) { return scripts.body(version, constant); };
+  auto body = [&](const char* constant) -> std::string_view {
+    return scripts.body(version, constant);
+  };
   if (version == "beta3")
     return std::make_unique<v1::Beta3>(ctx, std::move(provider_id), std::move(name), options);
   if (version == "beta23") {

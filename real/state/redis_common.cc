@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/json_text.h"
+
 namespace testbed::state {
 
 Task<Reply> RedisNamespaceBase::required(Argv argv) {
@@ -88,7 +90,7 @@ Task<std::vector<StateValue>> RedisNamespaceBase::mget_envelopes(std::vector<std
     const std::string public_key = PublicStateKey(keys[i], prefix);
     if (filter && !filter->empty() && public_key.rfind(*filter, 0) != 0) continue;
     const std::optional<std::string> raw = BulkOrNull(values.elements[i]);
-    if (strict_json && raw && !raw->empty() && Json::parse(*raw, nullptr, false).is_discarded())
+    if (strict_json && raw && !raw->empty() && model::ParseJsonMemo(*raw).is_discarded())
       throw StateError("JSON.parse: unexpected token in the value of " + public_key);
     auto value = EnvelopeFromJson(public_key, raw);
     if (value) rows.push_back(*value);
@@ -114,29 +116,32 @@ std::string EnvelopeJson(const Json& value, int64_t version, const std::string& 
 std::optional<StateValue> EnvelopeFromJson(const std::string& key,
                                            const std::optional<std::string>& raw) {
   if (!raw || raw->empty()) return std::nullopt;  // 213: if (!raw) return null
-  Json parsed = Json::parse(*raw, nullptr, false);
+  const Json& parsed = model::ParseJsonMemo(*raw);
   if (parsed.is_discarded()) return std::nullopt;  // 219-224
   if (!parsed.is_object()) return std::nullopt;    // 225-227
-  if (!parsed.contains("version") || !parsed["version"].is_number() ||
-      !parsed.contains("expiresAt") || !parsed["expiresAt"].is_string() ||
-      !parsed.contains("createdAt") || !parsed["createdAt"].is_string() ||
-      !parsed.contains("updatedAt") || !parsed["updatedAt"].is_string())
+  const auto version = parsed.find("version"), expires_at = parsed.find("expiresAt"),
+             created_at = parsed.find("createdAt"), updated_at = parsed.find("updatedAt");
+  if (version == parsed.end() || !version->is_number() || expires_at == parsed.end() ||
+      !expires_at->is_string() || created_at == parsed.end() || !created_at->is_string() ||
+      updated_at == parsed.end() || !updated_at->is_string())
     return std::nullopt;  // 229-244 (partly hidden)
   StateValue v;
   v.key = key;
-  v.value = parsed.contains("value") ? parsed["value"] : Json();
-  v.version = parsed["version"].get<int64_t>();
-  v.expires_at = parsed["expiresAt"];
-  v.created_at = parsed["createdAt"];
-  v.updated_at = parsed["updatedAt"];
+  const auto value = parsed.find("value");
+  if (value != parsed.end()) v.value = *value;
+  v.version = version->get<int64_t>();
+  v.expires_at = expires_at->get<std::string>();
+  v.created_at = created_at->get<std::string>();
+  v.updated_at = updated_at->get<std::string>();
   return v;
 }
 
 bool IsStateTombstone(const std::optional<std::string>& raw) {
   if (!raw || raw->empty()) return false;
-  Json parsed = Json::parse(*raw, nullptr, false);
-  return !parsed.is_discarded() && parsed.is_object() && parsed.contains("deleted") &&
-         parsed["deleted"] == true;
+  const Json& parsed = model::ParseJsonMemo(*raw);
+  if (parsed.is_discarded() || !parsed.is_object()) return false;
+  const auto deleted = parsed.find("deleted");
+  return deleted != parsed.end() && *deleted == true;
 }
 
 std::string PublicStateKey(const std::string& redis_key, const std::string& prefix) {

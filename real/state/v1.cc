@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/json_text.h"
+
 namespace testbed::state::v1 {
 namespace {
 
@@ -23,7 +25,7 @@ std::string RedisGlobLiteral(const std::string& value) {
 std::optional<StateValue> Beta3EnvelopeFromJson(const std::string& key,
                                                 const std::optional<std::string>& raw) {
   if (!raw || raw->empty()) return std::nullopt;
-  if (Json::parse(*raw, nullptr, false).is_discarded())
+  if (model::ParseJsonMemo(*raw).is_discarded())
     throw StateError("JSON.parse: unexpected token in the value of " + key);
   return EnvelopeFromJson(key, raw);
 }
@@ -116,11 +118,9 @@ Task<void> Beta3::del(std::string key) { co_await req("DEL", redis_key(key)); }
 
 // --------------------------------------------------------------- beta.23 (seed 000, old side)
 
-std::string Beta23::state_prefix() const { return ProviderStatePrefix(provider_id_, name_); }
 std::string Beta23::redis_key(const std::string& key) const { return state_prefix() + ":" + key; }
-// indexKey (s000:263-272, old side).
-std::string Beta23::index_key() const {
-  return std::string(kRedisStatePrefix) + ":index:" + Base64Url(state_prefix());
+std::string IndexKeyOf(const std::string& state_prefix) {
+  return std::string(kRedisStatePrefix) + ":index:" + Base64Url(state_prefix);
 }
 
 // backfillLegacyIndex (s000:283-331, old side): at most 8 SCAN pages per call, from a cursor
@@ -145,7 +145,7 @@ Task<void> Beta23::backfill_legacy_index() {
       for (const Reply& v : values.elements) raw_values.push_back(BulkOrNull(v));
     }
     const int64_t now = ctx_->now_ms();
-    Argv eval = {"EVAL",       scripts_.backfill_legacy_index,
+    Argv eval = {"EVAL",       std::string(scripts_.backfill_legacy_index),
                  "2",          index_key(),
                  cursor_key,   std::to_string(now),
                  index_ttl_ms, next_cursor};

@@ -48,16 +48,24 @@ class Beta3 : public RedisNamespaceBase {
   int64_t last_ttl_ms_ = 0;
 };
 
+// providerStatePrefix of v1 (both releases): apifuse:provider-state:v1:<provider>:<namespace>.
+std::string ProviderStatePrefix(const std::optional<std::string>& provider_id,
+                                const std::string& ns);
+// indexKey (s000:263-272, old side).
+std::string IndexKeyOf(const std::string& state_prefix);
+
 class Beta23 : public RedisNamespaceBase {
  public:
-  struct Scripts {
-    std::string set_with_quota, compare_and_set_with_quota, delete_with_index,
+  struct Scripts {  // views of the catalog's bodies, as v2::Scripts
+    std::string_view set_with_quota, compare_and_set_with_quota, delete_with_index,
         backfill_legacy_index;
   };
   Beta23(sim::Ctx& ctx, Scripts scripts, std::optional<std::string> provider_id, std::string name,
          NamespaceOptions options)
       : RedisNamespaceBase(ctx, std::move(provider_id), std::move(name), options),
-        scripts_(std::move(scripts)) {}
+        scripts_(std::move(scripts)),
+        state_prefix_(ProviderStatePrefix(provider_id_, name_)),
+        index_key_(IndexKeyOf(state_prefix_)) {}
 
   Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
                                      std::optional<std::string> prefix) override;
@@ -67,17 +75,16 @@ class Beta23 : public RedisNamespaceBase {
                                   std::optional<int64_t> ttl_ms) override;
   Task<void> del(std::string key) override;
   std::string redis_key(const std::string& key) const override;
-  std::string index_key() const;
+  const std::string& index_key() const { return index_key_; }
 
  private:
-  std::string state_prefix() const;
+  const std::string& state_prefix() const { return state_prefix_; }
   Task<void> backfill_legacy_index();
 
   const Scripts scripts_;
+  // Pure functions of the base's fields, computed once (the seed recomputes them per call).
+  const std::string state_prefix_;
+  const std::string index_key_;
 };
-
-// providerStatePrefix of v1 (both releases): apifuse:provider-state:v1:<provider>:<namespace>.
-std::string ProviderStatePrefix(const std::optional<std::string>& provider_id,
-                                const std::string& ns);
 
 }  // namespace testbed::state::v1

@@ -1,5 +1,7 @@
 #include "real/state/v2.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 
 #include "sim/digest.h"
@@ -23,7 +25,14 @@ std::string ProviderStatePrefix(const std::string& provider, const std::string& 
 
 std::string ConnectionScopeDiscriminator(const std::optional<std::string>& connection_id) {
   if (!connection_id) return kMissingConnectionScope;
-  return "scope:connection:sha256:" + Sha256Hex(*connection_id);
+  // Memoized per thread: probes open a namespace per operation, and a SHA-256 costs more than
+  // the rest of the namespace. Bounded: a workload has a few connection ids.
+  thread_local absl::flat_hash_map<std::string, std::string> memo;
+  auto it = memo.find(*connection_id);
+  if (it != memo.end()) return it->second;
+  if (memo.size() >= 256) memo.clear();
+  return memo.emplace(*connection_id, "scope:connection:sha256:" + Sha256Hex(*connection_id))
+      .first->second;
 }
 
 Namespace::Namespace(sim::Ctx& ctx, Scripts scripts, Release release,
@@ -32,11 +41,12 @@ Namespace::Namespace(sim::Ctx& ctx, Scripts scripts, Release release,
     : RedisNamespaceBase(ctx, std::move(provider_id), std::move(name), options),
       scripts_(std::move(scripts)),
       release_(release),
-      scope_(options.provider_scope ? kProviderScope : std::move(scope_discriminator)) {}
+      scope_(options.provider_scope ? kProviderScope : std::move(scope_discriminator)),
+      // providerStatePrefix (163-169)
+      state_prefix_(ProviderStatePrefix(provider(), name_, scope_)),
+      // indexKey (299-312): bookkeeping outside the caller-owned keyspace.
+      index_key_(std::string(kRedisStatePrefix) + ":index:" + Base64Url(state_prefix_)) {}
 
-std::string Namespace::state_prefix() const {
-  return ProviderStatePrefix(provider(), name_, scope_);
-}
 std::string Namespace::redis_key(const std::string& key) const {
   return state_prefix() + ":" + key;
 }
@@ -44,11 +54,6 @@ std::string Namespace::redis_key(const std::string& key) const {
 // beta.24: legacyProviderStatePrefix / legacyProviderStateKey (s000:273-283).
 std::string Namespace::legacy_redis_key(const std::string& key) const {
   return std::string(kLegacyRedisStatePrefix) + ":" + provider() + ":" + name_ + ":" + key;
-}
-
-// indexKey (299-312): bookkeeping outside the caller-owned keyspace.
-std::string Namespace::index_key() const {
-  return std::string(kRedisStatePrefix) + ":index:" + Base64Url(state_prefix());
 }
 
 // beta.24: canClaimLegacy (s000:421-423).

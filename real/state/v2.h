@@ -30,11 +30,12 @@ namespace testbed::state::v2 {
 enum class Release { kBeta24, kBeta30 };
 
 // The scripts a release runs, by constant name, from a catalog (shipped or --scripts).
+// Views of the catalog's bodies (the catalog outlives every run), so a namespace costs no copies.
 struct Scripts {
-  std::string set_with_quota;
-  std::string compare_and_set_with_quota;
-  std::string delete_with_index;
-  std::string claim_legacy;  // beta.24 only
+  std::string_view set_with_quota;
+  std::string_view compare_and_set_with_quota;
+  std::string_view delete_with_index;
+  std::string_view claim_legacy;  // beta.24 only
 };
 
 // connectionScopeDiscriminator (157-161).
@@ -56,16 +57,19 @@ class Namespace : public RedisNamespaceBase {
 
   std::string redis_key(const std::string& key) const override;
   std::string legacy_redis_key(const std::string& key) const;  // beta.24: the v1 key
-  std::string index_key() const;
+  const std::string& index_key() const { return index_key_; }
 
  private:
-  std::string state_prefix() const;
+  const std::string& state_prefix() const { return state_prefix_; }
   bool can_claim_legacy() const;
   Task<std::optional<std::string>> read_raw(std::string key);
 
   const Scripts scripts_;
   const Release release_;
-  std::string scope_;
+  const std::string scope_;
+  // Pure functions of the fields above, computed once (the seed recomputes them per call).
+  const std::string state_prefix_;
+  const std::string index_key_;
 };
 
 }  // namespace testbed::state::v2
