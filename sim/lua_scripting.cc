@@ -239,6 +239,21 @@ struct LuaGlue {
     return lua_gettop(L);
   }
 
+  // Lua 5.1's tonumber (luaB_tonumber, upvalue 1) with a fast path for one plain decimal
+  // integer string, whose value strtod would give exactly (luaB_tonumber converts it twice).
+  // Anything else goes to the original in this same frame, so its errors read the same.
+  static int ToNumber(lua_State* L) {
+    if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
+      size_t n;
+      const char* s = lua_tolstring(L, 1, &n);
+      if (const std::optional<double> v = redis_text::PlainInteger(s, n)) {
+        lua_pushnumber(L, *v);
+        return 1;
+      }
+    }
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+  }
+
   static int ReadOnlyNewIndex(lua_State* L) {
     return luaL_error(L, "Attempt to modify a readonly table");
   }
@@ -344,6 +359,9 @@ static lua_State* NewState(bool cjson_fault) {
     lua_setfield(L, -2, "encode");
   }
   lua_setglobal(L, "cjson");
+  lua_getglobal(L, "tonumber");
+  lua_pushcclosure(L, LuaGlue::ToNumber, 1);
+  lua_setglobal(L, "tonumber");
   lua_pushcfunction(L, LuaGlue::PCallGuard);
   lua_setglobal(L, "pcall");
   lua_pushcfunction(L, LuaGlue::XPCallGuard);
@@ -485,11 +503,10 @@ Reply LuaScripting::EvalSha(const std::string& sha, Args keys, Args args) {
 Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
   lua_State* L = L_;
   auto set_array = [L](const char* name, Args items) {
-    lua_newtable(L);
+    lua_createtable(L, static_cast<int>(items.size()), 0);  // sized once: no rehash per item
     for (size_t i = 0; i < items.size(); ++i) {
-      lua_pushnumber(L, static_cast<lua_Number>(i + 1));
       lua_pushlstring(L, items[i].data(), items[i].size());
-      lua_rawset(L, -3);
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
     }
     lua_setglobal(L, name);
   };

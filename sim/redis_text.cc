@@ -53,9 +53,6 @@ std::optional<int64_t> String2ll(std::string_view s) {
 }
 
 // object.c getDoubleFromObject for a string argument.
-namespace {
-// strtod's value for an optional '-' and 1 to 15 decimal digits, with nothing else: such an
-// integer is exact as a double, so no rounding can differ. A fast path for scores and times.
 std::optional<double> PlainInteger(const char* p, size_t n) {
   const bool negative = n > 0 && p[0] == '-';
   if (negative) ++p, --n;
@@ -68,7 +65,6 @@ std::optional<double> PlainInteger(const char* p, size_t n) {
   const double d = static_cast<double>(v);
   return negative ? -d : d;
 }
-}  // namespace
 
 std::optional<double> ParseDouble(const std::string& s) {
   if (auto v = PlainInteger(s.data(), s.size())) return v;

@@ -40,9 +40,13 @@ struct ScoreBound {
   double value = 0;
   bool exclusive = false;
 };
-std::optional<ScoreBound> ParseScoreBound(const std::string& s);  // zslParseRange, one side
-std::string FormatDouble(double d);                               // addReplyDouble, RESP2
-std::string FormatLuaArgNumber(double d);                         // redis.call("%.17g")
+std::optional<ScoreBound> ParseScoreBound(const std::string& s);
+// strtod's value for an optional '-' and 1 to 15 decimal digits with nothing else (such an
+// integer is exact as a double, so no rounding can differ); nullopt for any other text. A fast
+// path for scores, times and Lua's tonumber.
+std::optional<double> PlainInteger(const char* p, size_t n);  // zslParseRange, one side
+std::string FormatDouble(double d);                           // addReplyDouble, RESP2
+std::string FormatLuaArgNumber(double d);                     // redis.call("%.17g")
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = false);
 std::string ToLower(std::string_view s);
 std::string ToUpper(std::string_view s);

@@ -100,6 +100,29 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"EVAL", "redis.call('SET', KEYS[1], 1e14) return redis.call('GET', KEYS[1])", "1", "n"},
          bulk("100000000000000"));
 
+  // 3b. tonumber: plain integers (the emulator's fast path) and everything strtod alone decides.
+  auto tonumber = [&](const std::string& in, const std::string& want) {
+    expect({"EVAL", "return tostring(tonumber(ARGV[1]))", "0", in}, bulk(want));
+  };
+  tonumber("42", "42");
+  tonumber("-0", "-0");
+  tonumber("007", "7");
+  tonumber("999999999999999", "1e+15");
+  tonumber("123456789012345678", "1.2345678901235e+17");
+  tonumber(" 7", "7");
+  tonumber("7 ", "7");
+  tonumber("+7", "7");
+  tonumber("0x10", "16");
+  tonumber("1e3", "1000");
+  tonumber(std::string("12\0ab", 5), "12");
+  tonumber("", "nil");
+  tonumber("-", "nil");
+  tonumber("12a", "nil");
+  expect({"EVAL", "return tostring(tonumber('11', 2))", "0"}, bulk("3"));
+  expect({"EVAL", "return tonumber()", "0"},
+         err("ERR user_script:1: bad argument #1 to 'tonumber' (value expected)" +
+             ScriptSuffix("return tonumber()", 1)));
+
   // 4. cjson as Redis bundles it.
   auto reencode = [&](const std::string& in, const Reply& want) {
     expect({"EVAL", "return cjson.encode(cjson.decode(ARGV[1]))", "0", in}, want);
