@@ -38,7 +38,9 @@ std::string Sha1Hex(const std::string& data) {
 
 namespace {
 
-constexpr const char* kSelfKey = "testbed.lua_scripting";
+// The registry key of the LuaScripting that owns the state: a light userdata (the address of
+// this tag), so a lookup hashes a pointer instead of interning a string.
+const char kSelfTag = 0;
 constexpr const char* kGlobalsKey = "testbed.real_globals";
 constexpr int kHookEvery = 1000;
 
@@ -66,7 +68,8 @@ constexpr const char* kErrorHandler =
 
 struct LuaGlue {
   static LuaScripting* Self(lua_State* L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, kSelfKey);
+    lua_pushlightuserdata(L, const_cast<char*>(&kSelfTag));
+    lua_rawget(L, LUA_REGISTRYINDEX);
     auto* self = static_cast<LuaScripting*>(lua_touserdata(L, -1));
     lua_pop(L, 1);
     return self;
@@ -146,6 +149,7 @@ struct LuaGlue {
       return raise ? kRaise : 1;
     }
     Argv argv;
+    argv.reserve(argc);
     for (int j = 1; j <= argc; ++j) {
       if (lua_type(L, j) == LUA_TNUMBER) {
         argv.push_back(redis_text::FormatLuaArgNumber(lua_tonumber(L, j)));
@@ -448,8 +452,9 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator) {
   }
   poolable_ = poolable;
   L_ = state_->L;
+  lua_pushlightuserdata(L_, const_cast<char*>(&kSelfTag));
   lua_pushlightuserdata(L_, this);
-  lua_setfield(L_, LUA_REGISTRYINDEX, kSelfKey);
+  lua_rawset(L_, LUA_REGISTRYINDEX);
 }
 
 LuaScripting::~LuaScripting() {
