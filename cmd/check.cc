@@ -1,6 +1,7 @@
 // testbed check: generated workloads of a registered system, checked against each of its
 // properties; a per-property table, each violation minimized with its Redis calls and replay
 // line, reports, and saved scenarios. Nothing here names a system (properties/system.h).
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
@@ -20,6 +21,7 @@
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "reports/check_report.h"
+#include "reports/timeline.h"
 #include "reports/trace_view.h"
 #include "scenarios/baseline.h"
 #include "scenarios/minimize.h"
@@ -35,7 +37,7 @@ using internal::AppendFlag;
 struct Raw {
   CheckSpec spec;
   bool has_seed = false;
-  std::string faults = "none", properties, skip, choices;
+  std::string faults = "none", properties, skip, choices, shard;
   std::map<std::string, std::string> options;  // every registered system's own flags
 };
 
@@ -75,6 +77,12 @@ void Define(CLI::App& app, Raw& r) {
                    "threads (default: the cores; 1 with a redis-server)");
   app.add_option("--out", r.spec.out, "write report.json and report.md here");
   app.add_option("--save-scenarios", r.spec.save_scenarios, "save each minimized violation here");
+  app.add_option("--html", r.spec.html,
+                 "write a self-contained timeline page per counterexample here (report.md links "
+                 "to them)");
+  app.add_option("--shard", r.shard,
+                 "I/N: run only the I-th of N interleaved slices of the seed space (runs I-1, "
+                 "I-1+N, ...); testbed merge joins the shards' report.json files");
   app.add_flag("--quiet", r.spec.quiet, "no progress or speed lines on stderr");
   app.add_option("--strategy", r.spec.strategy,
                  "random (default): a walk per seed; pct; dfs: every schedule of each seed's "
@@ -117,6 +125,22 @@ CheckSpec Resolve(const Raw& r) {
   if (s.rolling_from == s.version && !s.version.empty())
     throw UsageError("--rolling-from must differ from --version");
   if (!r.has_seed) s.seed = FreshSeed();
+  if (!r.shard.empty()) {
+    const std::vector<std::string> parts = absl::StrSplit(r.shard, '/');
+    auto decimal = [](const std::string& t, int64_t* v) {
+      return !t.empty() && t.size() < 10 &&
+             std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+             absl::SimpleAtoi(t, v);
+    };
+    int64_t i = 0, n = 0;
+    if (parts.size() != 2 || !decimal(parts[0], &i) || !decimal(parts[1], &n) || n < 1 || i < 1 ||
+        i > n)
+      throw UsageError("--shard " + r.shard + ": expected I/N with 1 <= I <= N, as 2/4");
+    if (!r.has_seed)
+      throw UsageError("--shard needs --seed: every shard must slice the same seed space");
+    s.shard_index = i;
+    s.shard_count = n;
+  }
   s.choices = ParseChoices(r.choices);
   if (s.strategy == "replay" && s.choices.empty())
     throw UsageError("--strategy replay needs --choices");
@@ -211,18 +235,6 @@ ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const props
 
 namespace {
 
-// A directory that can hold the reports: made (if needed) and written to before any run.
-void CheckWritable(const std::string& dir, const std::string& flag) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string probe = dir + "/.testbed-write-probe";
-  std::ofstream out(probe);
-  out << "x";
-  if (ec || !out) throw UsageError("--" + flag + " " + dir + " is not a writable directory");
-  out.close();
-  std::filesystem::remove(probe, ec);
-}
-
 // A line on stderr while runs go on, when stderr is a terminal (never in files or CI logs).
 class Progress {
  public:
@@ -278,6 +290,8 @@ std::string CheckSpec::Write() const {
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
   if (!out.empty()) AppendFlag(line, "out", out);
   if (!save_scenarios.empty()) AppendFlag(line, "save-scenarios", save_scenarios);
+  if (!html.empty()) AppendFlag(line, "html", html);
+  if (shard_count > 0) AppendFlag(line, "shard", absl::StrCat(shard_index, "/", shard_count));
   if (quiet) AppendFlag(line, "quiet", "");
   if (strategy != "random") AppendFlag(line, "strategy", strategy);
   if (pct_depth != 2) AppendFlag(line, "pct-depth", absl::StrCat(pct_depth));
@@ -299,12 +313,10 @@ int RunCheck(const CheckSpec& spec) {
   std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
               spec.system.c_str(), spec.version.c_str(),
               old_version.empty() ? "no earlier version" : old_version.c_str());
-  if (!spec.out.empty()) CheckWritable(spec.out, "out");
-  if (!spec.junit.empty()) {  // the file's directory must take it, before any run
-    std::filesystem::path dir = std::filesystem::path(spec.junit).parent_path();
-    CheckWritable(dir.empty() ? "." : dir.string(), "junit");
-  }
-  if (!spec.save_scenarios.empty()) CheckWritable(spec.save_scenarios, "save-scenarios");
+  if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
+  if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
+  if (!spec.save_scenarios.empty()) internal::CheckWritable(spec.save_scenarios, "save-scenarios");
+  if (!spec.html.empty()) internal::CheckWritable(spec.html, "html");
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())
     for (const auto& p : system.properties()) properties.push_back(p.name);
@@ -409,11 +421,18 @@ int RunCheck(const CheckSpec& spec) {
     }
     return o;
   };
+  // --shard i/n: this process runs the indices i-1, i-1+n, ... of [0, max_runs).
+  const int64_t first = spec.shard_count > 0 ? spec.shard_index - 1 : 0;
+  const int64_t stride = spec.shard_count > 0 ? spec.shard_count : 1;
+  const int64_t shard_runs = max_runs == INT64_MAX ? INT64_MAX
+                             : max_runs > first    ? (max_runs - first + stride - 1) / stride
+                                                   : 0;
   const auto start = std::chrono::steady_clock::now();
   {
     Progress progress(!spec.quiet);
     // dfs: each seed's search runs here, one after another (a search is one long walk).
-    for (int64_t i = 0; dfs && i < max_runs; ++i) {
+    for (int64_t j = 0; dfs && j < shard_runs; ++j) {
+      const int64_t i = first + j * stride;
       if (spec.budget_seconds > 0 &&
           std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
         break;
@@ -448,16 +467,16 @@ int RunCheck(const CheckSpec& spec) {
         progress.update(total_runs, total_violations);
       }
     }
-    for (int64_t i0 = 0; !dfs && i0 < max_runs; i0 += jobs) {
+    for (int64_t j0 = 0; !dfs && j0 < shard_runs; j0 += jobs) {
       if (spec.budget_seconds > 0 &&
           std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
         break;
-      const int64_t n = std::min<int64_t>(jobs, max_runs - i0);
+      const int64_t n = std::min<int64_t>(jobs, shard_runs - j0);
       std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
       scenarios::OnThreads(static_cast<size_t>(n), [&](size_t k) {
         for (const std::string& p : properties)
           if (system.property(p)->applies(spec.version, old_version))
-            results[k].push_back(run_one(i0 + static_cast<int64_t>(k), p));
+            results[k].push_back(run_one(first + (j0 + static_cast<int64_t>(k)) * stride, p));
       });
       for (const auto& batch : results)
         for (const Outcome& o : batch) {
@@ -557,7 +576,8 @@ int RunCheck(const CheckSpec& spec) {
     replay.seed = script_failure->run.seed;
     replay.runs = 1;
     replay.budget_seconds = 0;
-    replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = "";
+    replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
+    replay.shard_index = replay.shard_count = 0;
     replay.real_sample = 0;
     std::fprintf(
         stderr,
@@ -616,9 +636,11 @@ int RunCheck(const CheckSpec& spec) {
         if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;
       const std::string status = status_of(p, c);
       const std::string sentence = props::SentenceOf(*system.property(p), c);
-      std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %d clients x %d operations):\n",
-                  p.c_str(), c.c_str(), status.empty() ? "" : (" (" + status + ")").c_str(),
-                  sentence.c_str(), static_cast<unsigned long long>(m.seed), m.clients, m.ops);
+      std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %s x %s):\n", p.c_str(), c.c_str(),
+                  status.empty() ? "" : (" (" + status + ")").c_str(), sentence.c_str(),
+                  static_cast<unsigned long long>(m.seed),
+                  reports::Count(m.clients, "client").c_str(),
+                  reports::Count(m.ops, "operation").c_str());
       if (generic) std::printf("  shape: %s\n", generic->shape.c_str());
       std::printf("%s", counterexample.c_str());
       reports::ViolationRow row{p,         c,     sentence,       status, m.seed,
@@ -640,7 +662,8 @@ int RunCheck(const CheckSpec& spec) {
       replay.clients = m.clients;
       replay.ops = m.ops;
       replay.skip = m.skip;
-      replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = "";
+      replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
+      replay.shard_index = replay.shard_count = 0;
       replay.real_sample = 0;
       replay.jobs = 0;
       replay.quiet = false;
@@ -652,6 +675,23 @@ int RunCheck(const CheckSpec& spec) {
       }
       row.replay = replay.Write();
       std::printf("replay: %s\n", row.replay.c_str());
+      if (!spec.html.empty()) {
+        reports::TimelinePage page{
+            absl::StrCat(system.name(), " ", spec.version, ": ", p, " / ", c),
+            sentence,
+            counterexample,
+            row.replay,
+            {}};
+        for (const props::Finding& f : r.findings)
+          if (props::ClassOf(f) == c)
+            for (const props::Involved& i : f.involved)
+              page.highlights.push_back({i.actor, i.from_ms, i.to_ms});
+        row.html = absl::StrCat(
+            spec.html, "/",
+            reports::PageFileName(absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c)));
+        reports::WriteFileAtomically(row.html, reports::TimelineHtml(page, r.trace, script_names));
+        std::printf("timeline: %s\n", row.html.c_str());
+      }
       report.violations.push_back(row);
       std::string saved;
       if (!spec.save_scenarios.empty()) {
@@ -673,17 +713,17 @@ int RunCheck(const CheckSpec& spec) {
       if (status != "known") code = 1;
     }
   }
-  if (!spec.junit.empty()) {
-    reports::WriteFileAtomically(
-        spec.junit,
-        reports::ToJUnit(
-            report,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
-    std::printf("junit: %s\n", spec.junit.c_str());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (spec.shard_count > 0) {
+    CheckSpec command = spec;
+    command.shard_index = command.shard_count = 0;
+    command.out = command.junit = command.html = command.save_scenarios = "";
+    command.write_baseline = "";
+    command.quiet = false;
+    report.shard = {spec.shard_index, spec.shard_count, command.Write(), seconds};
   }
-  if (!spec.out.empty())
-    for (const auto& path : reports::WriteReports(report, spec.out))
-      std::printf("report: %s\n", path.c_str());
+  internal::WriteReportFiles(report, spec.out, spec.junit, seconds);
   if (!spec.write_baseline.empty()) {
     scenarios::SaveBaseline(spec.write_baseline, written);
     std::printf("baseline written: %s (%zu classes)\n", spec.write_baseline.c_str(),

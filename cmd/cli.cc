@@ -5,6 +5,8 @@
 #include <absl/strings/str_split.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cmd/cli_internal.h"
@@ -108,9 +110,37 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 }
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(),    CheckCommand(),
-                                                 DiffCommand(),     ReplayCommand(), ListCommand()};
+  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(),   CheckCommand(),
+                                                 DiffCommand(),     MergeCommand(), ReplayCommand(),
+                                                 ListCommand()};
   return kCommands;
+}
+
+void CheckWritable(const std::string& dir, const std::string& flag) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string probe = dir + "/.testbed-write-probe";
+  std::ofstream out(probe);
+  out << "x";
+  if (ec || !out) throw UsageError("--" + flag + " " + dir + " is not a writable directory");
+  out.close();
+  std::filesystem::remove(probe, ec);
+}
+
+void CheckWritableFile(const std::string& file, const std::string& flag) {
+  const std::filesystem::path dir = std::filesystem::path(file).parent_path();
+  CheckWritable(dir.empty() ? "." : dir.string(), flag);
+}
+
+void WriteReportFiles(const reports::CheckReport& report, const std::string& out,
+                      const std::string& junit, double seconds) {
+  if (!junit.empty()) {
+    reports::WriteFileAtomically(junit, reports::ToJUnit(report, seconds));
+    std::printf("junit: %s\n", junit.c_str());
+  }
+  if (!out.empty())
+    for (const auto& path : reports::WriteReports(report, out))
+      std::printf("report: %s\n", path.c_str());
 }
 
 }  // namespace internal

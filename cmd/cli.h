@@ -76,6 +76,9 @@ struct CheckSpec {
   int64_t jobs = 0;            // 0: the cores
   std::string out;
   std::string save_scenarios;
+  std::string html;  // --html DIR: a timeline page per counterexample
+  // --shard i/n: this process runs the runs i-1, i-1+n, ... of the seed space (0/0: all).
+  int64_t shard_index = 0, shard_count = 0;
   bool quiet = false;
   // Exploration: random (a walk from each seed), pct, dfs (every schedule of each seed's
   // workload, up to the preemption bound; a pass is a proof for that size), replay (choices).
@@ -108,6 +111,15 @@ struct DiffSpec {
   bool operator==(const DiffSpec&) const = default;
 };
 
+// testbed merge: shards' report.json files into one report.
+struct MergeSpec {
+  std::vector<std::string> reports;
+  std::string out;    // report.json and report.md here ("": none)
+  std::string junit;  // JUnit XML here ("": none)
+  std::string Write() const;
+  bool operator==(const MergeSpec&) const = default;
+};
+
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
@@ -122,12 +134,14 @@ SimSpec ParseSim(const std::vector<std::string>& args);
 CheckSpec ParseCheck(const std::vector<std::string>& args);
 ReplaySpec ParseReplay(const std::vector<std::string>& args);
 DiffSpec ParseDiff(const std::vector<std::string>& args);
+MergeSpec ParseMerge(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunSim(const SimSpec& spec);
 int RunCheck(const CheckSpec& spec);
 int RunReplay(const ReplaySpec& spec);
 int RunDiff(const DiffSpec& spec);
+int RunMerge(const MergeSpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

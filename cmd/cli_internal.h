@@ -11,6 +11,7 @@
 
 #include "cmd/cli.h"
 #include "real/script_catalog.h"
+#include "reports/check_report.h"
 
 namespace testbed::cli::internal {
 
@@ -60,11 +61,23 @@ Command SimCommand();
 Command CheckCommand();
 Command ReplayCommand();
 Command DiffCommand();
+Command MergeCommand();
 Command ListCommand();
 
 // The shipped scripts with --scripts DIR's changes (see `testbed check --help`).
 ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
                                    const std::string& version);
+
+// A directory that can hold output: made (if needed) and written to, before any work; a usage
+// error naming the flag otherwise.
+void CheckWritable(const std::string& dir, const std::string& flag);
+// The same for a file's directory.
+void CheckWritableFile(const std::string& file, const std::string& flag);
+
+// Writes a check report's files: JUnit XML to `junit` and report.json/.md into `out` (each
+// skipped when ""), printing each path.
+void WriteReportFiles(const reports::CheckReport& report, const std::string& out,
+                      const std::string& junit, double seconds);
 
 // Appends " --flag value" (value quoted for a shell when it needs it).
 void AppendFlag(std::string& line, const std::string& flag, const std::string& value);

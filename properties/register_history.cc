@@ -293,4 +293,71 @@ std::string RegisterClass(const RegisterHistory& core) {
   return "";
 }
 
+namespace {
+std::string Who(const Operation<model::RegisterOp>& o) {
+  using K = model::RegisterOp::Kind;
+  std::string what;
+  switch (o.op.kind) {
+    case K::kGet:
+      what = "get";
+      break;
+    case K::kSet:
+      what = "set";
+      break;
+    case K::kCas:
+      what = "cas(expected " + std::to_string(o.op.expected) + ")";
+      break;
+    case K::kDelete:
+      what = "delete";
+      break;
+  }
+  return "client " + std::to_string(o.actor) + "'s " + what;
+}
+}  // namespace
+
+std::string RegisterSentence(const RegisterHistory& core, const std::string& key) {
+  using K = model::RegisterOp::Kind;
+  using Op = Operation<model::RegisterOp>;
+  auto acked_write = [](const Op& o) {
+    return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
+  };
+  auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
+  const std::string cls = RegisterClass(core);
+  for (const Op& a : core)
+    for (const Op& b : core)
+      if (&a < &b && acked_write(a) && acked_write(b) && a.op.out_version == b.op.out_version &&
+          (cls == "duplicate-version" || cls == "version-reused"))
+        return Who(a) + " and " + Who(b) + " were both acknowledged as version " +
+               std::to_string(a.op.out_version) + " on " + key +
+               (cls == "version-reused" ? ", one after the other" : "");
+  if (cls == "stale-cas-succeeds")
+    for (const Op& c : core)
+      for (const Op& w : core)
+        if (!c.ambiguous && c.op.kind == K::kCas && c.op.ok && acked_write(w) && before(w, c) &&
+            w.op.out_version > c.op.expected)
+          return Who(c) + " succeeded on " + key + " after " + Who(w) +
+                 " had already been acknowledged as version " + std::to_string(w.op.out_version);
+  if (cls == "get-misses-write")
+    for (const Op& r : core)
+      for (const Op& w : core)
+        if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok && acked_write(w) && before(w, r))
+          return Who(r) + " found nothing on " + key + " after " + Who(w) +
+                 " was acknowledged as version " + std::to_string(w.op.out_version) +
+                 " and before it expired";
+  std::string list;
+  for (size_t i = 0; i < core.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == core.size() ? " and " : ", ") + Who(core[i]);
+  return list + " on " + key + " cannot be put in any one order that explains their results";
+}
+
+RegisterHistory RelativeTimes(RegisterHistory ops, int64_t start_ms) {
+  for (auto& o : ops) {
+    o.invoke_ms -= start_ms;
+    if (o.ret_ms != kNever) o.ret_ms -= start_ms;
+    if (o.op.expires_at_ms) o.op.expires_at_ms -= start_ms;
+    if (o.op.expires_hi_ms) o.op.expires_hi_ms -= start_ms;
+  }
+  return ops;
+}
+
 }  // namespace testbed::lin

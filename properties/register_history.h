@@ -30,6 +30,11 @@ RegisterHistory RejectedCore(RegisterHistory ops);
 // the core a read's value came from, whether a write's TTL ends inside the core, and which
 // operations returned before others began. Two runs of the same bug give the same shape.
 std::string RegisterShape(const RegisterHistory& core);
+// One sentence saying what cannot be ordered, e.g. "client 0's cas(expected 0) and client 2's
+// set were both acknowledged as version 1 on k1" (actors are client ids).
+std::string RegisterSentence(const RegisterHistory& core, const std::string& key);
+// The history with its times (invoke_ms, ret_ms, expiries) made relative to `start_ms`.
+RegisterHistory RelativeTimes(RegisterHistory ops, int64_t start_ms);
 // The named class of a core ("" when none fits): "duplicate-version" (two concurrent writes
 // acknowledged with one version), "version-reused" (the same, one after the other),
 // "stale-cas-succeeds" (a compareAndSet won against a version an earlier acknowledged write

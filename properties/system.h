@@ -53,10 +53,18 @@ struct PropertyInfo {
 // describes it; otherwise `shape` (free of seeds, times, keys and values: which operations, in
 // which order, with which kinds of results) keys a generic class, "shape-<digest>", so nothing
 // is dropped and the same shape is the same class in every run.
+// An operation a finding is about: the calls `actor` made from `from_ms` to `to_ms` (virtual
+// ms since the run's start, inclusive). Timeline pages (check --html) highlight them.
+struct Involved {
+  std::string actor;  // "client0", as the trace names actors
+  int64_t from_ms = 0, to_ms = 0;
+};
+
 struct Finding {
   std::string cls;         // a name from PropertyInfo::classes, or "" (generic)
   std::string text;        // the counterexample: one or more lines, without indentation
   std::string shape = {};  // for a generic class (optional for a named one)
+  std::vector<Involved> involved = {};  // the operations it is about, when the check knows them
 };
 
 // The class a finding counts under: its own, or "shape-" + 8 hex digits of its shape.

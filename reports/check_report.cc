@@ -1,5 +1,6 @@
 #include "reports/check_report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,10 @@ void WriteAtomically(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+std::string Count(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
 
 std::string ToJson(const CheckReport& r) {
   nlohmann::ordered_json j;
@@ -53,6 +58,7 @@ std::string ToJson(const CheckReport& r) {
     vj["counterexample"] = v.counterexample;
     vj["redis_calls"] = v.redis_calls;
     vj["replay"] = v.replay;
+    if (!v.html.empty()) vj["html"] = v.html;
     j["violations"].push_back(vj);
   }
   if (!r.baseline.empty()) {
@@ -61,7 +67,147 @@ std::string ToJson(const CheckReport& r) {
       j["known_not_seen"].push_back(
           {{"property", u.property}, {"class", u.cls}, {"reason", u.reason}});
   }
+  if (r.shard.count > 0)
+    j["shard"] = {{"index", r.shard.index},
+                  {"count", r.shard.count},
+                  {"command", r.shard.command},
+                  {"seconds", r.shard.seconds}};
   return j.dump(2) + "\n";
+}
+
+CheckReport FromJson(const std::string& text, const std::string& origin) {
+  using J = nlohmann::ordered_json;
+  CheckReport r;
+  try {
+    const J j = J::parse(text);
+    r.seed = j.at("seed").get<uint64_t>();
+    r.system = j.at("system").get<std::string>();
+    r.version = j.at("version").get<std::string>();
+    r.old_version = j.at("rolling_from").get<std::string>();
+    r.baseline = j.value("baseline", "");
+    for (const auto& [name, p] : j.at("properties").items()) {
+      if (p.is_string()) {
+        r.properties.push_back({name, 0, 0, 0, false});
+        continue;
+      }
+      PropertyRow row{name, p.at("runs").get<int64_t>(), p.at("passed").get<int64_t>(),
+                      p.at("violated").get<int64_t>()};
+      for (const auto& [cls, c] : p.at("classes").items())
+        row.classes.push_back({cls, c.at("sentence").get<std::string>(),
+                               c.at("runs").get<int64_t>(), c.at("first_seed").get<uint64_t>(),
+                               c.value("status", "")});
+      r.properties.push_back(row);
+    }
+    for (const auto& v : j.at("violations"))
+      r.violations.push_back({v.at("property").get<std::string>(), v.at("class").get<std::string>(),
+                              v.at("sentence").get<std::string>(), v.value("status", ""),
+                              v.at("seed").get<uint64_t>(), v.at("clients").get<int>(),
+                              v.at("ops").get<int>(), v.at("counterexample").get<std::string>(),
+                              v.at("redis_calls").get<std::vector<std::string>>(),
+                              v.at("replay").get<std::string>(), v.value("html", "")});
+    if (j.contains("known_not_seen"))
+      for (const auto& u : j.at("known_not_seen"))
+        r.unseen.push_back({u.at("property").get<std::string>(), u.at("class").get<std::string>(),
+                            u.at("reason").get<std::string>()});
+    if (j.contains("shard")) {
+      const J& s = j.at("shard");
+      r.shard = {s.at("index").get<int64_t>(), s.at("count").get<int64_t>(),
+                 s.at("command").get<std::string>(), s.at("seconds").get<double>()};
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(origin + " is not a report.json of testbed check (" + e.what() +
+                                ")");
+  }
+  return r;
+}
+
+CheckReport Merge(const std::vector<CheckReport>& shards) {
+  if (shards.empty()) throw std::invalid_argument("no report to merge");
+  const CheckReport& a = shards.front();
+  const int64_t n = a.shard.count;
+  if (n == 0) throw std::invalid_argument("the first report is not a shard (check --shard I/N)");
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (const CheckReport& s : shards) {
+    if (s.shard.count != n)
+      throw std::invalid_argument("shard " + std::to_string(s.shard.index) + "/" +
+                                  std::to_string(s.shard.count) + " is not one of " +
+                                  std::to_string(n) + " shards");
+    if (s.shard.command != a.shard.command)
+      throw std::invalid_argument("the shards ran different checks:\n  " + a.shard.command +
+                                  "\n  " + s.shard.command);
+    if (seen[static_cast<size_t>(s.shard.index - 1)])
+      throw std::invalid_argument("shard " + std::to_string(s.shard.index) + "/" +
+                                  std::to_string(n) + " is given twice");
+    seen[static_cast<size_t>(s.shard.index - 1)] = true;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    if (!seen[static_cast<size_t>(i)])
+      throw std::invalid_argument("shard " + std::to_string(i + 1) + "/" + std::to_string(n) +
+                                  " is missing");
+  CheckReport m;
+  m.seed = a.seed;
+  m.system = a.system;
+  m.version = a.version;
+  m.old_version = a.old_version;
+  m.baseline = a.baseline;
+  for (size_t pi = 0; pi < a.properties.size(); ++pi) {
+    PropertyRow row = a.properties[pi];
+    row.runs = row.passed = row.violated = 0;
+    row.classes.clear();
+    // A class's owner is the shard that ran its first seed; a run's classes keep their order.
+    struct Owned {
+      ClassRow row;
+      size_t owner = 0, local = 0;
+    };
+    std::vector<Owned> classes;
+    for (size_t si = 0; si < shards.size(); ++si) {
+      const PropertyRow& p = shards[si].properties.at(pi);
+      row.runs += p.runs;
+      row.passed += p.passed;
+      row.violated += p.violated;
+      for (size_t ci = 0; ci < p.classes.size(); ++ci) {
+        const ClassRow& c = p.classes[ci];
+        auto it = std::find_if(classes.begin(), classes.end(),
+                               [&](const Owned& o) { return o.row.cls == c.cls; });
+        if (it == classes.end()) {
+          classes.push_back({c, si, ci});
+        } else {
+          it->row.runs += c.runs;
+          if (c.first_seed < it->row.first_seed) {
+            it->row.first_seed = c.first_seed;
+            it->owner = si;
+            it->local = ci;
+          }
+        }
+      }
+    }
+    std::stable_sort(classes.begin(), classes.end(), [](const Owned& x, const Owned& y) {
+      return std::make_pair(x.row.first_seed, x.local) < std::make_pair(y.row.first_seed, y.local);
+    });
+    for (const Owned& o : classes) {
+      row.classes.push_back(o.row);
+      const auto& owner = shards[o.owner].violations;
+      const auto v = std::find_if(owner.begin(), owner.end(), [&](const ViolationRow& x) {
+        return x.property == row.property && x.cls == o.row.cls;
+      });
+      if (v == owner.end())
+        throw std::invalid_argument("shard " + std::to_string(shards[o.owner].shard.index) +
+                                    " has no counterexample for " + row.property + " / " +
+                                    o.row.cls);
+      m.violations.push_back(*v);
+    }
+    m.properties.push_back(row);
+  }
+  // Known but not seen: by no shard.
+  for (const UnseenRow& u : a.unseen) {
+    bool everywhere = true;
+    for (const CheckReport& s : shards)
+      everywhere = everywhere && std::any_of(s.unseen.begin(), s.unseen.end(), [&](const auto& x) {
+                     return x.property == u.property && x.cls == u.cls;
+                   });
+    if (everywhere) m.unseen.push_back(u);
+  }
+  return m;
 }
 
 std::string ToMarkdown(const CheckReport& r) {
@@ -90,9 +236,11 @@ std::string ToMarkdown(const CheckReport& r) {
   for (const auto& v : r.violations) {
     md += "\n### " + v.property + " / " + v.cls + (v.status.empty() ? "" : " (" + v.status + ")") +
           "\n\n" + v.sentence + " (seed " + std::to_string(v.seed) + ", " +
-          std::to_string(v.clients) + " clients x " + std::to_string(v.ops) +
-          " operations)\n\n```\n" + v.counterexample + "```\n\n<details><summary>Redis calls (" +
-          std::to_string(v.redis_calls.size()) + ")</summary>\n\n```\n";
+          Count(v.clients, "client") + " x " + Count(v.ops, "operation") + ")\n\n```\n" +
+          v.counterexample + "```\n\n" +
+          (v.html.empty() ? "" : "Timeline: [" + v.html + "](" + v.html + ")\n\n") +
+          "<details><summary>Redis calls (" + std::to_string(v.redis_calls.size()) +
+          ")</summary>\n\n```\n";
     for (const auto& c : v.redis_calls) md += c + "\n";
     md += "```\n</details>\n\nReplay: `" + v.replay + "`\n";
   }
@@ -147,35 +295,37 @@ std::string ToJUnit(const CheckReport& r, double seconds) {
       std::string replay;
       for (const auto& v : r.violations)
         if (v.property == p.property && v.cls == c.cls) replay = v.replay;
+      // Per class counts go in its output: the common schema has no properties per test case.
+      const std::string counts = "runs: " + std::to_string(c.runs) +
+                                 ", first seed: " + std::to_string(c.first_seed) + "\n";
       if (c.status == "known") {
         cases += "      <system-out>" +
-                 XmlEscape("known (" + r.baseline + "): " + c.sentence + "\nreplay: " + replay) +
+                 XmlEscape(counts + "known (" + r.baseline + "): " + c.sentence +
+                           "\nreplay: " + replay) +
                  "</system-out>\n";
       } else {
         ++suite_failures;
         cases += "      <failure message=\"" + XmlEscape(c.sentence) + "\" type=\"" +
                  (c.status.empty() ? "violation" : "new") + "\">" + XmlEscape("replay: " + replay) +
-                 "</failure>\n";
+                 "</failure>\n      <system-out>" + XmlEscape(counts) + "</system-out>\n";
       }
-      cases += "      <properties><property name=\"runs\" value=\"" + std::to_string(c.runs) +
-               "\"/><property name=\"first_seed\" value=\"" + std::to_string(c.first_seed) +
-               "\"/></properties>\n    </testcase>\n";
+      cases += "    </testcase>\n";
     }
     tests += suite_tests;
     failures += suite_failures;
     suites += "  <testsuite name=\"" + XmlEscape(classname) + "\" tests=\"" +
               std::to_string(suite_tests) + "\" failures=\"" + std::to_string(suite_failures) +
-              "\">\n    <properties><property name=\"runs\" value=\"" + std::to_string(p.runs) +
-              "\"/><property name=\"passed\" value=\"" + std::to_string(p.passed) +
-              "\"/><property name=\"violated\" value=\"" + std::to_string(p.violated) +
-              "\"/></properties>\n" + cases + "  </testsuite>\n";
+              "\" errors=\"0\">\n    <properties><property name=\"runs\" value=\"" +
+              std::to_string(p.runs) + "\"/><property name=\"passed\" value=\"" +
+              std::to_string(p.passed) + "\"/><property name=\"violated\" value=\"" +
+              std::to_string(p.violated) + "\"/></properties>\n" + cases + "  </testsuite>\n";
   }
   char time[32];
   std::snprintf(time, sizeof time, "%.3f", seconds);
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"testbed check " +
          XmlEscape(r.system + " " + r.version) + " seed " + std::to_string(r.seed) + "\" tests=\"" +
-         std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" time=\"" + time +
-         "\">\n" + suites + "</testsuites>\n";
+         std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
+         "\" errors=\"0\" time=\"" + time + "\">\n" + suites + "</testsuites>\n";
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -186,7 +336,13 @@ std::vector<std::string> WriteReports(const CheckReport& r, const std::string& d
   std::filesystem::create_directories(dir);
   const std::string json = dir + "/report.json", md = dir + "/report.md";
   WriteAtomically(json, ToJson(r));
-  WriteAtomically(md, ToMarkdown(r));
+  CheckReport linked = r;  // timeline links relative to report.md
+  for (auto& v : linked.violations)
+    if (!v.html.empty())
+      v.html = std::filesystem::relative(std::filesystem::absolute(v.html),
+                                         std::filesystem::absolute(dir))
+                   .generic_string();
+  WriteAtomically(md, ToMarkdown(linked));
   return {json, md};
 }
 

@@ -44,6 +44,14 @@ struct ViolationRow {
   std::string counterexample;  // one line per operation or finding
   std::vector<std::string> redis_calls;
   std::string replay;
+  std::string html = {};  // its timeline page (check --html), "" when none
+};
+
+// A shard's own part of its report (check --shard i/n); a merged or unsharded report has none.
+struct ShardInfo {
+  int64_t index = 0, count = 0;  // count 0: not a shard
+  std::string command;           // the check without --shard and its output flags
+  double seconds = 0;            // the shard's run time (the merged JUnit's time is their sum)
 };
 
 struct CheckReport {
@@ -55,9 +63,19 @@ struct CheckReport {
   std::vector<ViolationRow> violations;
   std::string baseline;  // the baseline file compared against ("": none)
   std::vector<UnseenRow> unseen;
+  ShardInfo shard = {};
 };
 
+// "1 client", "3 clients".
+std::string Count(int64_t n, const std::string& noun);
+
 std::string ToJson(const CheckReport& r);
+// Reads what ToJson wrote; std::invalid_argument naming what is wrong otherwise.
+CheckReport FromJson(const std::string& text, const std::string& origin);
+// The shards of one check (the same command, every shard 1..n once) as the one report the check
+// would have written without --shard: counts summed, each class's first seed the smallest, its
+// counterexample the one of the shard that ran that seed. std::invalid_argument otherwise.
+CheckReport Merge(const std::vector<CheckReport>& shards);
 std::string ToMarkdown(const CheckReport& r);
 // JUnit XML: a test suite per property, a test case per anomaly class it showed (and one
 // "no violation" case for a property that showed none). A case fails only for a class that

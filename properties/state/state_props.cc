@@ -426,6 +426,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   o.horizon_ms = 600000;
   o.faults = w.faults;
   sim::World world(o, *backend, strategy ? *strategy : walk);
+  const int64_t start_ms = o.start_ms;
   Recorder rec;
   rec.world = &world;
   for (int c = 0; c < w.clients; ++c)
@@ -468,12 +469,21 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
     for (const auto& o : out.history)
       if (o.partition == key) on_key.push_back(o);
     const lin::RegisterHistory core = lin::RejectedCore(on_key);
-    std::string text =
-        "on key " + key + ":\n  actor invoke return invoke_ms return_ms operation -> result\n";
-    for (const auto& o : on_key) text += "  " + lin::FormatRegisterOperation(o) + "\n";
+    // Times (ms, expiries too) relative to the run's start, as the trace prints them.
+    std::string text = lin::RegisterSentence(core, key) + ". The history of " + key +
+                       " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
+                       "operation -> result\n";
+    for (const auto& o : lin::RelativeTimes(on_key, start_ms))
+      text += "  " + lin::FormatRegisterOperation(o) + "\n";
     text += "  the operations that cannot be ordered (dropping any one of them leaves an order):";
-    for (const auto& o : core) text += "\n    " + lin::FormatRegisterOperation(o);
-    out.lin_violations.push_back({lin::RegisterClass(core), text, lin::RegisterShape(core)});
+    std::vector<Involved> involved;
+    for (const auto& o : lin::RelativeTimes(core, start_ms)) {
+      text += "\n    " + lin::FormatRegisterOperation(o);
+      involved.push_back({"client" + std::to_string(o.actor), o.invoke_ms,
+                          o.ret_ms == lin::kNever ? INT64_MAX : o.ret_ms});
+    }
+    out.lin_violations.push_back(
+        {lin::RegisterClass(core), text, lin::RegisterShape(core), involved});
   }
   return out;
 }

@@ -1,0 +1,100 @@
+// testbed merge: the report.json files of one check's shards (check --shard I/N, one per CI
+// job) as the one report the check would have written in one process: report.json and
+// report.md, and JUnit XML. Exit 1 when a class is not known (new against the baseline, or any
+// class without one), as check does.
+#include <absl/strings/str_cat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "cmd/cli_internal.h"
+#include "reports/check_report.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+void Define(CLI::App& app, MergeSpec& s) {
+  app.add_option("reports", s.reports, "the shards' report.json files (check --shard I/N --out)")
+      ->required();
+  app.add_option("--out", s.out, "write the merged report.json and report.md here");
+  app.add_option("--junit", s.junit, "write the merged JUnit XML here");
+}
+
+MergeSpec Resolve(const MergeSpec& s) {
+  for (const std::string& f : s.reports)
+    if (!std::filesystem::is_regular_file(f)) throw UsageError("cannot read report " + f);
+  return s;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int Run(const MergeSpec& spec) {
+  std::vector<reports::CheckReport> shards;
+  reports::CheckReport merged;
+  try {
+    for (const std::string& f : spec.reports) shards.push_back(reports::FromJson(ReadAll(f), f));
+    merged = reports::Merge(shards);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
+  if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
+  double seconds = 0;
+  for (const auto& s : shards) seconds += s.shard.seconds;
+  std::printf("merged %zu shards of: %s\n", shards.size(), shards.front().shard.command.c_str());
+  int code = 0;
+  for (const auto& p : merged.properties) {
+    if (!p.applies) {
+      std::printf("%-44s %8s\n", p.property.c_str(), "n/a");
+      continue;
+    }
+    std::printf("%-44s %8lld %8lld %8lld\n", p.property.c_str(), static_cast<long long>(p.runs),
+                static_cast<long long>(p.passed), static_cast<long long>(p.violated));
+    for (const auto& c : p.classes) {
+      std::printf("  %-42s %8s %8s %8lld %llu%s\n", c.cls.c_str(), "", "",
+                  static_cast<long long>(c.runs), static_cast<unsigned long long>(c.first_seed),
+                  c.status.empty() ? "" : ("  " + c.status).c_str());
+      if (c.status != "known") code = 1;
+    }
+  }
+  internal::WriteReportFiles(merged, spec.out, spec.junit, seconds);
+  return code;
+}
+
+}  // namespace
+
+std::string MergeSpec::Write() const {
+  std::string line = "testbed merge";
+  for (const std::string& f : reports) {
+    AppendFlag(line, "", f);
+    line.erase(line.rfind(" --"), 3);  // a positional argument, not a flag
+  }
+  if (!out.empty()) AppendFlag(line, "out", out);
+  if (!junit.empty()) AppendFlag(line, "junit", junit);
+  return line;
+}
+
+MergeSpec ParseMerge(const std::vector<std::string>& args) {
+  return internal::ParseWith<MergeSpec, MergeSpec>("merge", args, Define, Resolve);
+}
+
+int RunMerge(const MergeSpec& spec) { return Run(spec); }
+
+namespace internal {
+Command MergeCommand() {
+  return MakeCommand<MergeSpec, MergeSpec>(
+      "merge",
+      "Merges the report.json files of one check's shards (check --shard I/N) into the report "
+      "the check would have written in one process: report.json, report.md and JUnit XML.",
+      Define, Resolve, RunMerge);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli
