@@ -15,6 +15,11 @@
 
 namespace testbed::props {
 
+Involved Since(sim::Ctx& ctx, int64_t from_ms) {
+  const sim::World& w = ctx.world();
+  return {w.actor_name(ctx.actor()), from_ms - w.start_ms(), w.now_ms() - w.start_ms()};
+}
+
 std::string ClassOf(const Finding& f) {
   if (!f.cls.empty()) return f.cls;
   const XXH64_hash_t h = XXH3_64bits(f.shape.data(), f.shape.size());

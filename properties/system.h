@@ -60,6 +60,10 @@ struct Involved {
   int64_t from_ms = 0, to_ms = 0;
 };
 
+// The operation ctx's actor ran from `from_ms` (the world's virtual time, not an actor's
+// skewed clock) until now.
+Involved Since(sim::Ctx& ctx, int64_t from_ms);
+
 struct Finding {
   std::string cls;         // a name from PropertyInfo::classes, or "" (generic)
   std::string text;        // the counterexample: one or more lines, without indentation

@@ -15,7 +15,10 @@ std::string Esc(const std::string& s) {
 }
 
 // The kind of mark an event that is not a call makes on its lane ("" when it makes none).
+// Plans are not events (the faults they plan show when they happen), except a clock skew,
+// which holds for the whole run.
 std::string MarkKind(const sim::TraceEvent& e) {
+  if (e.text.rfind("plan ", 0) == 0) return e.text.rfind("plan skew", 0) == 0 ? "clock" : "";
   if (e.kind == sim::EventKind::kClock) return "clock";
   if (e.kind == sim::EventKind::kFault) {
     if (e.text.find("crash") != std::string::npos) return "crash";
@@ -55,7 +58,7 @@ h1 { font-size: 18px; margin: 0 0 4px; }
 .mark.clock { background: #7048e8; }
 .mark.error { background: #e03131; }
 #details { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; min-height: 3em; font: 12px/1.4 ui-monospace, monospace; }
-pre.cx { background: #f6f8fa; padding: 8px; border-radius: 6px; overflow-x: auto; font-size: 12px; }
+pre.cx { background: #f6f8fa; padding: 8px; border-radius: 6px; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 code { font-size: 12px; }
 )css";
 
@@ -81,10 +84,30 @@ constexpr const char* kScript = R"js(
     });
   }
   var first = document.querySelector('.bar.hl');
-  if (first) show(first);
+  if (first) {
+    show(first);
+    first.scrollIntoView({ block: 'nearest', inline: 'center' });
+  }
   document.body.setAttribute('data-ready', '1');
 })();
 )js";
+
+// The lane of an event: its thread's actor, or for a world event the actor its text names as a
+// word ("fault crash client1"), else "world".
+std::string LaneOf(const sim::TraceEvent& e, const sim::Trace& trace) {
+  if (e.thread >= 0) return trace.actor_of(e);
+  for (const std::string& actor : trace.thread_actor) {
+    size_t at = e.text.find(actor);
+    while (at != std::string::npos) {
+      const size_t end = at + actor.size();
+      const bool word = (at == 0 || e.text[at - 1] == ' ') &&
+                        (end == e.text.size() || e.text[end] == ' ' || e.text[end] == ',');
+      if (word) return actor;
+      at = e.text.find(actor, at + 1);
+    }
+  }
+  return "world";
+}
 
 }  // namespace
 
@@ -113,8 +136,9 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
   std::vector<int> rows;
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const sim::TraceEvent& e = trace.events[i];
-    if (column[i] < 0 || row_of.count(e.thread)) continue;
-    const std::string actor = e.thread < 0 ? "world" : trace.actor_of(e);
+    if (column[i] < 0 || (e.thread >= 0 && row_of.count(e.thread))) continue;
+    if (e.thread < 0) continue;  // placed below, once the actors' lanes exist
+    const std::string actor = LaneOf(e, trace);
     auto it = std::find(actors.begin(), actors.end(), actor);
     size_t lane = static_cast<size_t>(it - actors.begin());
     if (it == actors.end()) {
@@ -123,6 +147,20 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
     }
     row_of[e.thread] = {lane, rows[lane]++};
   }
+  // World events: on the lane of the actor they name (a crash, a pause, a skew), else "world".
+  auto place = [&](const sim::TraceEvent& e) -> std::pair<size_t, int> {
+    if (e.thread >= 0) return row_of.at(e.thread);
+    const std::string lane_name = LaneOf(e, trace);
+    auto it = std::find(actors.begin(), actors.end(), lane_name);
+    if (it == actors.end()) {
+      actors.push_back(lane_name);
+      rows.push_back(1);
+      it = actors.end() - 1;
+    }
+    return {static_cast<size_t>(it - actors.begin()), 0};
+  };
+  for (size_t i = 0; i < trace.events.size(); ++i)
+    if (column[i] >= 0 && trace.events[i].thread < 0) place(trace.events[i]);
   // The reply of each call.
   std::map<size_t, size_t> reply_of;
   for (size_t i = 0; i < trace.events.size(); ++i)
@@ -134,7 +172,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const sim::TraceEvent& e = trace.events[i];
     if (column[i] < 0 || e.kind == sim::EventKind::kReply) continue;
-    const auto [lane, row] = row_of.at(e.thread);
+    const auto [lane, row] = place(e);
     const int top = kTop + row * kRow;
     const std::string& actor = actors[lane];
     const std::string thread =
@@ -194,6 +232,8 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
                       last_ms, "ms</span>");
     }
   const int width = std::max(1, columns) * kColumn + 20;
+  std::string first_line = page.counterexample.substr(0, page.counterexample.find('\n'));
+  first_line.erase(0, first_line.find_first_not_of(' '));
   std::string lanes;
   for (size_t l = 0; l < actors.size(); ++l)
     absl::StrAppend(&lanes, "<div class=\"lane\" data-actor=\"", Esc(actors[l]),
@@ -205,7 +245,11 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
       Esc(page.title), "</title>\n<style>", kStyle, "</style>\n<script>", kErrorCapture,
       "</script>\n</head>\n<body data-highlighted=\"", highlighted, "\" data-lanes=\"",
       actors.size(), "\">\n<h1>", Esc(page.title), "</h1>\n<p class=\"sentence\">",
-      Esc(page.sentence), "</p>\n<pre class=\"cx\">", Esc(page.counterexample),
+      Esc(page.sentence), first_line.empty() ? "" : "<br><b>" + Esc(first_line) + "</b>", "</p>\n",
+      highlighted == 0 ? "<p class=\"note\">This finding does not pinpoint its operations in the "
+                         "trace; the counterexample below names them.</p>\n"
+                       : "",
+      "<pre class=\"cx\">", Esc(page.counterexample),
       "</pre>\n<p class=\"legend\"><span><i style=\"background:#8fb8ff\"></i>Redis call, request "
       "to reply</span><span><i style=\"background:#ff8787\"></i>an operation the violation is "
       "about</span><span><i style=\"background:#f08c00\"></i>fault</span><span><i "

@@ -148,6 +148,8 @@ int64_t World::actor_time(ActorId a) const {
 
 bool World::paused(ActorId a) const { return actors_[a]->paused_until > now_; }
 
+const std::string& World::actor_name(ActorId a) const { return actors_.at(a)->name; }
+
 std::string World::who(ThreadId t) const {
   if (t < 0) return "world";
   const Thread& th = *threads_[t];

@@ -182,6 +182,8 @@ class World {
   RunResult run();
 
   int64_t now_ms() const { return now_; }
+  int64_t start_ms() const { return options_.start_ms; }
+  const std::string& actor_name(ActorId a) const;  // "client0"
   const Trace& trace() const { return trace_; }
   Trace take_trace() { return std::move(trace_); }  // after run(): the trace, without a copy
   Prng& prng() { return prng_; }                    // the schedule's stream

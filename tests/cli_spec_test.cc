@@ -76,11 +76,24 @@ TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
                   "/tmp/some-baseline.json",
                   "--junit",
                   "/tmp/some-junit.xml",
+                  "--html",
+                  "/tmp/some-html",
+                  "--shard",
+                  "2/3",
                   "--scripts",
                   TESTBED_SOURCE_DIR "/tests/broken_scripts/cas-without-version-check"});
   EXPECT_EQ(s.options.at("ops-mix"), "cas");
   EXPECT_EQ(s.faults.ToString(), "skew,lost-reply");
+  EXPECT_EQ(s.shard_index, 2);
+  EXPECT_EQ(s.shard_count, 3);
   EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
+}
+
+TEST(Specs, AWrittenMergeSpecParsesBack) {
+  const MergeSpec s = ParseMerge({TESTBED_SOURCE_DIR "/tests/golden/state-beta3-seed-1-runs-5.json",
+                                  "--out", "/tmp/merged", "--junit", "/tmp/merged.xml"});
+  EXPECT_EQ(s.reports.size(), 1u);
+  EXPECT_EQ(ParseMerge(Words(s.Write(), "merge")), s) << s.Write();
 }
 
 TEST(Specs, ACheckSpecResolvesTheSystemsDefaultsAndADrawnSeedIntoTheWrittenLine) {

@@ -59,6 +59,11 @@ struct Op {
   Json value = Json();  // commit: the result; read and update: the data
 };
 
+// The calls an operation made, for the timeline's highlights.
+Involved Involve(const Op& o) {
+  return {absl::StrCat("client", o.actor), o.inv, o.ret == kNever ? INT64_MAX : o.ret};
+}
+
 struct Draft {
   int effects = 0;                      // upstream side effects of work()
   std::vector<std::string> effect_log;  // who ran it, when
@@ -353,7 +358,10 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
         text += "\n    " + log[k];
       text += "\n    the model answers: " + Show(want);
       rec->model.push_back(
-          {"disagrees-on-" + (step.op == "foreign-read" ? std::string("read") : step.op), text});
+          {"disagrees-on-" + (step.op == "foreign-read" ? std::string("read") : step.op),
+           text,
+           {},
+           {Since(ctx, now)}});
       co_return;
     }
   }
@@ -404,12 +412,13 @@ Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
     co_await h.create(kind, Json::object());
   } catch (const HandleError& e) {
     if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
-      a.rec->quota.push_back(
-          {how == 0   ? "expired-drafts-hold-quota"
-           : how == 1 ? "discarded-drafts-hold-quota"
-                      : "expired-results-hold-quota",
-           absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +", t,
-                        "ms, with no live handle, create failed: ", e.what())});
+      a.rec->quota.push_back({how == 0   ? "expired-drafts-hold-quota"
+                              : how == 1 ? "discarded-drafts-hold-quota"
+                                         : "expired-results-hold-quota",
+                              absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +",
+                                           t, "ms, with no live handle, create failed: ", e.what()),
+                              {},
+                              {Since(ctx, kDefaultEpochMs + t)}});
   }
 }
 
@@ -489,7 +498,9 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
               {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
                absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
                             " with data ", state::Stringify(expected), "; read() returned ",
-                            state::Stringify(r.data))});
+                            state::Stringify(r.data)),
+               {},
+               {Since(ctx, kDefaultEpochMs + a.rec->now())}});
       } catch (const HandleError&) {
       }
       rec->pool.push_back(handle);
@@ -562,7 +573,9 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         rec->isolation.push_back(
             {"reads-other-connections-draft",
              absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
-                          ", a bound draft of session-1: ", state::Stringify(r.data))});
+                          ", a bound draft of session-1: ", state::Stringify(r.data)),
+             {},
+             {Involve(rec->ops[c])}});
       } catch (const HandleError& e) {
         rec->end(c, e.code, e.transport);
       }
@@ -615,7 +628,10 @@ std::vector<Finding> ResultReplayed(const Recorder& rec) {
       else if (o.op == "read" && o.outcome == "ok" && o.value.value("status", "") != "committed")
         cls = "result-lost";
       if (cls.empty()) continue;
-      out.push_back({cls, absl::StrCat("on ", c.draft, ": ", Describe(c), "; then ", Describe(o))});
+      out.push_back({cls,
+                     absl::StrCat("on ", c.draft, ": ", Describe(c), "; then ", Describe(o)),
+                     {},
+                     {Involve(c), Involve(o)}});
       return out;  // the first one per run says it
     }
   }
@@ -661,8 +677,11 @@ std::vector<Finding> BusyMeansCommitting(const Recorder& rec, const sim::Trace& 
         with = "; concurrently " + Describe(o);
         break;
       }
-    out.push_back({cls, absl::StrCat("on ", b.draft, ": ", Describe(b), with,
-                                     "; no commit of it was in flight")});
+    out.push_back(
+        {cls,
+         absl::StrCat("on ", b.draft, ": ", Describe(b), with, "; no commit of it was in flight"),
+         {},
+         {Involve(b)}});
   }
   return out;
 }
@@ -677,9 +696,11 @@ std::vector<Finding> UpdatesExactlyOnce(const Recorder& rec) {
     for (const std::string& t :
          std::vector<std::string>(absl::StrSplit(o.value["log"].get<std::string>(), ',')))
       if (!t.empty() && ++seen[t] == 2) {
-        out.push_back(
-            {"update-applied-twice", absl::StrCat("on ", o.draft, ": the update ", t,
-                                                  " is in the data twice: ", Describe(o))});
+        out.push_back({"update-applied-twice",
+                       absl::StrCat("on ", o.draft, ": the update ", t,
+                                    " is in the data twice: ", Describe(o)),
+                       {},
+                       {Involve(o)}});
         return out;
       }
   }

@@ -74,9 +74,12 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
             !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write"),
             !st->last.empty() && st->last_by_old != use_old ? "-across-versions" : "");
         rec->rolling_violations.push_back(
-            {cls, "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
-                      "\n    expected " + st->expected.value_or("null") + " (" +
-                      (st->last.empty() ? "nothing was written" : st->last) + ")"});
+            {cls,
+             "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
+                 "\n    expected " + st->expected.value_or("null") + " (" +
+                 (st->last.empty() ? "nothing was written" : st->last) + ")",
+             {},
+             {Since(ctx, kDefaultEpochMs + t)}});
       }
     } else {
       co_await pod.del(key);

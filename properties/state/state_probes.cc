@@ -61,7 +61,9 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
   if (from_redis != from_memory && rec->world->now_ms() - kDefaultEpochMs == t)
     rec->memory_violations.push_back({"differs-on-" + what.substr(0, what.find('(')),
                                       "at +" + std::to_string(t) + "ms " + what + ": redis " +
-                                          from_redis + ", memory " + from_memory});
+                                          from_redis + ", memory " + from_memory,
+                                      {},
+                                      {Since(ctx, kDefaultEpochMs + t)}});
 }
 
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
@@ -82,6 +84,7 @@ state::Json TrickyValue(Prng& rng) {
 
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec) {
+  const int64_t since = rec->world->now_ms();
   try {
     state::Json first = state::Json::object();
     first["first"] = true;
@@ -89,10 +92,12 @@ Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::st
     state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
     std::optional<state::StateValue> got = co_await ns.get(key);
     if (r.ok && got && got->value != value)
-      rec->read_back_violations.push_back(
-          {JsonBend(value, got->value), "compareAndSet(\"" + key + "\", 1, " +
-                                            state::Stringify(value) + ") then get() read back " +
-                                            state::Stringify(got->value)});
+      rec->read_back_violations.push_back({JsonBend(value, got->value),
+                                           "compareAndSet(\"" + key + "\", 1, " +
+                                               state::Stringify(value) + ") then get() read back " +
+                                               state::Stringify(got->value),
+                                           {},
+                                           {Since(ctx, since)}});
   } catch (const state::StateError&) {
   }
 }
@@ -122,10 +127,13 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
       std::optional<state::StateValue> x = co_await ns.get("x");
       if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
         rec->quota_violations.push_back(
-            {"overfill", "at +" + std::to_string(t1 - kDefaultEpochMs) + "ms, with a live (TTL " +
-                             std::to_string(ttl) +
-                             " ms), set(x) was accepted and get(a), get(x) both return a value: "
-                             "2 live entries in a namespace with maxEntries 1"});
+            {"overfill",
+             "at +" + std::to_string(t1 - kDefaultEpochMs) + "ms, with a live (TTL " +
+                 std::to_string(ttl) +
+                 " ms), set(x) was accepted and get(a), get(x) both return a value: "
+                 "2 live entries in a namespace with maxEntries 1",
+             {},
+             {Since(ctx, t_a)}});
     }
     co_await SleepUntil(ctx, rec, t_a + ttl);
     const int64_t t0 = rec->world->now_ms();
@@ -138,7 +146,9 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
            "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
                std::to_string(ttl) +
                " ms), set(b) was accepted and get(a), get(b) both return a value: "
-               "2 live entries in a namespace with maxEntries 1"});
+               "2 live entries in a namespace with maxEntries 1",
+           {},
+           {Since(ctx, t0)}});
   } catch (const state::StateError&) {
   }
 }
@@ -162,7 +172,9 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
           {"list-drops-at-expiry-instant",
            "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
                std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
-               std::to_string(got->version) + " but list() did not include it"});
+               std::to_string(got->version) + " but list() did not include it",
+           {},
+           {Since(ctx, t_get)}});
   } catch (const state::StateError&) {
     // Faults may fail the probe; it then says nothing.
   }
@@ -310,7 +322,9 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
            "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
                std::to_string(t) + "ms set(c) failed with \"" + refused +
                "\"; get(a) now returns " +
-               (a ? "its value: the delete was lost" : "null: only b is live")});
+               (a ? "its value: the delete was lost" : "null: only b is live"),
+           {},
+           {Since(ctx, kDefaultEpochMs + t)}});
     }
   } catch (const state::StateError&) {
   }
@@ -350,7 +364,9 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                  (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2"
                       : std::string()) +
                  ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
-                 "\") failed with \"" + e.what() + "\""});
+                 "\") failed with \"" + e.what() + "\"",
+             {},
+             {Since(ctx, kDefaultEpochMs + t)}});
     }
   }
   try {

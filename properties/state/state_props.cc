@@ -470,7 +470,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
       if (o.partition == key) on_key.push_back(o);
     const lin::RegisterHistory core = lin::RejectedCore(on_key);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
-    std::string text = lin::RegisterSentence(core, key) + ". The history of " + key +
+    std::string text = lin::RegisterSentence(core, key) + ".\n  the history of " + key +
                        " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
                        "operation -> result\n";
     for (const auto& o : lin::RelativeTimes(on_key, start_ms))
