@@ -533,17 +533,16 @@ int RunCheck(const CheckSpec& spec) {
     }
     report.properties.push_back(row);
     if (t.incomplete) {
-      std::printf("  (%lld runs hit the checker's state budget: no verdict, not a pass)\n",
-                  static_cast<long long>(t.incomplete));
+      std::printf("  (%s hit the checker's state budget: no verdict, not a pass)\n",
+                  reports::Count(t.incomplete, "run").c_str());
       no_verdict += t.incomplete;
     }
     if (!spec.faults.empty() && !info.sets_aside.empty())
       std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
     if (dfs)
-      std::printf(t.exhausted
-                      ? "  exhausted: %lld schedules\n"
-                      : "  stopped after %lld schedules (--max-schedules): not every schedule\n",
-                  static_cast<long long>(t.done));
+      std::printf(t.exhausted ? "  exhausted: %s\n"
+                              : "  stopped after %s (--max-schedules): not every schedule\n",
+                  reports::Count(t.done, "schedule").c_str());
   }
   if (baseline) {
     for (const auto& a : baseline->accepted) {
@@ -595,9 +594,9 @@ int RunCheck(const CheckSpec& spec) {
   int code = 0;
   if (sample_server) {
     std::printf(
-        "redis-server sample: %lld runs replayed on a spawned redis-server, %lld diverged from the "
+        "redis-server sample: %s replayed on a spawned redis-server, %lld diverged from the "
         "emulator\n",
-        static_cast<long long>(sampled), static_cast<long long>(diverged));
+        reports::Count(sampled, "run").c_str(), static_cast<long long>(diverged));
     if (diverged) {
       std::printf("  first divergence: %s\n", first_divergence.c_str());
       code = 1;
@@ -726,14 +725,14 @@ int RunCheck(const CheckSpec& spec) {
   internal::WriteReportFiles(report, spec.out, spec.junit, seconds);
   if (!spec.write_baseline.empty()) {
     scenarios::SaveBaseline(spec.write_baseline, written);
-    std::printf("baseline written: %s (%zu classes)\n", spec.write_baseline.c_str(),
-                written.accepted.size());
+    std::printf("baseline written: %s (%s)\n", spec.write_baseline.c_str(),
+                reports::Count(static_cast<int64_t>(written.accepted.size()), "class").c_str());
   }
   if (no_verdict > 0 && code == 0) {
     std::printf(
-        "no verdict for %lld runs: the check is not a pass (fewer --clients or --ops keep the "
+        "no verdict for %s: the check is not a pass (fewer --clients or --ops keep the "
         "histories checkable)\n",
-        static_cast<long long>(no_verdict));
+        reports::Count(no_verdict, "run").c_str());
     code = 1;
   }
   if (baseline)

@@ -254,20 +254,20 @@ int RunDiff(const DiffSpec& spec) {
     const ClassSeen& s = classes[key];
     if (s.before > 0 || s.after == 0) continue;
     if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
-    std::printf("  %s / %s: %s (%lld runs, first seed %llu)\n    replay: %s\n", key.first.c_str(),
-                key.second.c_str(),
-                props::SentenceOf(*system.property(key.first), key.second).c_str(),
-                static_cast<long long>(s.after), static_cast<unsigned long long>(*s.first_after),
-                check_line(key.first, *s.first_after).c_str());
+    std::printf(
+        "  %s / %s: %s (%s, first seed %llu)\n    replay: %s\n", key.first.c_str(),
+        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
+        reports::Count(s.after, "run").c_str(), static_cast<unsigned long long>(*s.first_after),
+        check_line(key.first, *s.first_after).c_str());
   }
   for (const auto& key : class_order) {
     const ClassSeen& s = classes[key];
     if (s.after > 0 || s.before == 0) continue;
     if (removed++ == 0) std::printf("\nclasses the change removes:\n");
-    std::printf("  %s / %s: %s (%lld runs on the shipped scripts, first seed %llu)\n",
-                key.first.c_str(), key.second.c_str(),
-                props::SentenceOf(*system.property(key.first), key.second).c_str(),
-                static_cast<long long>(s.before), static_cast<unsigned long long>(*s.first_before));
+    std::printf(
+        "  %s / %s: %s (%s on the shipped scripts, first seed %llu)\n", key.first.c_str(),
+        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
+        reports::Count(s.before, "run").c_str(), static_cast<unsigned long long>(*s.first_before));
   }
   for (const std::string& p : properties) {
     const PerProperty& x = per[p];
@@ -305,11 +305,9 @@ int RunDiff(const DiffSpec& spec) {
     std::printf("result: no behavioural difference on %zu paired runs\n", pairs.size());
     return 0;
   }
-  std::printf(
-      "result: %lld classes introduced, %lld removed, %lld runs pass->fail, %lld runs with "
-      "different replies\n",
-      static_cast<long long>(introduced), static_cast<long long>(removed),
-      static_cast<long long>(to_fail), static_cast<long long>(reply_runs));
+  std::printf("result: %s introduced, %lld removed, %s pass->fail, %s with different replies\n",
+              reports::Count(introduced, "class").c_str(), static_cast<long long>(removed),
+              reports::Count(to_fail, "run").c_str(), reports::Count(reply_runs, "run").c_str());
   return introduced > 0 || to_fail > 0 ? 1 : 0;
 }
 

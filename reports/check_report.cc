@@ -22,7 +22,9 @@ void WriteAtomically(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string Count(int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  if (n == 1) return "1 " + noun;
+  const bool es = !noun.empty() && (noun.back() == 's' || noun.back() == 'x');  // "classes"
+  return std::to_string(n) + " " + noun + (es ? "es" : "s");
 }
 
 std::string ToJson(const CheckReport& r) {

@@ -127,5 +127,13 @@ TEST(Reports, AreWrittenWholeWithNoTemporaryLeftBehind) {
   }
 }
 
+TEST(Reports, CountsReadAsEnglish) {
+  EXPECT_EQ(Count(1, "client"), "1 client");
+  EXPECT_EQ(Count(3, "client"), "3 clients");
+  EXPECT_EQ(Count(0, "run"), "0 runs");
+  EXPECT_EQ(Count(1, "class"), "1 class");
+  EXPECT_EQ(Count(2, "class"), "2 classes");
+}
+
 }  // namespace
 }  // namespace testbed::reports
