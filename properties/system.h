@@ -49,10 +49,6 @@ struct PropertyInfo {
   std::vector<AnomalyClass> classes = {};  // what its findings can be named; others are generic
 };
 
-// One violation a run found. A system names its class when one of the property's classes
-// describes it; otherwise `shape` (free of seeds, times, keys and values: which operations, in
-// which order, with which kinds of results) keys a generic class, "shape-<digest>", so nothing
-// is dropped and the same shape is the same class in every run.
 // An operation a finding is about: the calls `actor` made from `from_ms` to `to_ms` (virtual
 // ms since the run's start, inclusive). Timeline pages (check --html) highlight them.
 struct Involved {
@@ -64,6 +60,10 @@ struct Involved {
 // skewed clock) until now.
 Involved Since(sim::Ctx& ctx, int64_t from_ms);
 
+// One violation a run found. A system names its class when one of the property's classes
+// describes it; otherwise `shape` (free of seeds, times, keys and values: which operations, in
+// which order, with which kinds of results) keys a generic class, "shape-<digest>", so nothing
+// is dropped and the same shape is the same class in every run.
 struct Finding {
   std::string cls;         // a name from PropertyInfo::classes, or "" (generic)
   std::string text;        // the counterexample: one or more lines, without indentation

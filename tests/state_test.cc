@@ -114,6 +114,25 @@ TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
   EXPECT_EQ(found.find("{\"empty\":{}}) then"), std::string::npos) << found;
 }
 
+TEST(StateBeta30, ConcurrentIncrementsLoseAcknowledgedIncrementsButOneClientKeepsThemAll) {
+  StateWorkload w = ForProperty(StateWorkload{}, "increments-all-kept");
+  w.clients = 3;
+  w.ops = 10;
+  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+  ASSERT_TRUE(Violates(r, "increments-all-kept"));
+  EXPECT_EQ(r.counter_violations[0].cls, "lost-increment");
+  EXPECT_NE(
+      r.counter_violations[0].text.find("30 increment(\"counter\", \"n\", 1) calls acknowledged"),
+      std::string::npos)
+      << DescribeViolation(r, "increments-all-kept");
+  // The same workload with one client has nothing to race with: every increment is kept, so
+  // the property is not one that fails whatever happens.
+  w.clients = 1;
+  const StateRun alone = RunStateWorkload(w, Shipped(), nullptr);
+  EXPECT_FALSE(Violates(alone, "increments-all-kept"))
+      << DescribeViolation(alone, "increments-all-kept");
+}
+
 TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
   StateWorkload w = ForProperty(StateWorkload{}, "quota-safety");
   w.clients = 2;

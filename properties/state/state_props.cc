@@ -77,6 +77,16 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       co_await ctx.sleep(rng.range(0, 30));
       continue;
     }
+    if (w.counter_probes) {
+      try {
+        co_await ns.increment("counter", "n", 1, std::nullopt);
+        ++rec->counter_acked;
+      } catch (const state::StateError& e) {
+        if (e.transport()) ++rec->counter_unknown;  // it may have landed
+      }
+      co_await ctx.sleep(rng.range(0, 5));
+      continue;
+    }
     if (w.read_back_probes) {
       const std::string probe_key = "rb" + std::to_string(id) + "-" + std::to_string(i);
       co_await ReadBackProbe(ctx, ns, probe_key, TrickyValue(rng), rec);
@@ -173,6 +183,34 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
     if (keep) rec->history.push_back(o);
     const int64_t pause = rng.range(0, 15);
     co_await ctx.sleep(pause);
+  }
+  if (w.counter_probes && ++rec->counter_clients_done == w.clients) {
+    // The last client to finish: every other increment has returned (or never will).
+    const int64_t since = rec->world->now_ms();
+    try {
+      std::optional<state::StateValue> got = co_await ns.get("counter");
+      const double n =
+          got && got->value.is_object() && got->value.value("n", state::Json()).is_number()
+              ? got->value["n"].get<double>()
+              : 0;
+      const int64_t acked = rec->counter_acked, unknown = rec->counter_unknown;
+      const std::string what =
+          std::to_string(w.clients) + " clients had " + std::to_string(acked) +
+          " increment(\"counter\", \"n\", 1) calls acknowledged (" + std::to_string(unknown) +
+          " more of unknown outcome); then get(\"counter\") read n = " + state::Stringify(n);
+      const double lost = static_cast<double>(acked) - n;
+      if (lost > 0)
+        rec->counter_violations.push_back({"lost-increment",
+                                           what + ": " + state::Stringify(lost) +
+                                               (lost == 1 ? " acknowledged increment is lost"
+                                                          : " acknowledged increments are lost"),
+                                           {},
+                                           {Since(ctx, since)}});
+      else if (n > static_cast<double>(acked + unknown))
+        rec->counter_violations.push_back(
+            {"extra-increment", what + ": more than every increment", {}, {Since(ctx, since)}});
+    } catch (const state::StateError&) {
+    }
   }
 }
 
@@ -362,6 +400,16 @@ const std::vector<StateProperty>& StatePropertyTable() {
           "a pod reads a value after the other version's delete"}}},
        &W::rolling_probes,
        &R::rolling_violations},
+      {{"increments-all-kept",
+        "concurrent increment() calls on one key keep every acknowledged increment: the total "
+        "is their sum (an atomic counter, as the operation's name and the memory backend's "
+        "single-threaded increment promise)",
+        always,
+        loses_writes,
+        {{"lost-increment", "an acknowledged increment is missing from the counter's total"},
+         {"extra-increment", "the counter holds more than every increment that was made"}}},
+       &W::counter_probes,
+       &R::counter_violations},
       {{"model-matches-implementation",
         "a sequential, fault-free run answers every call as the pure model of the whole contract "
         "(model/state_store.h) does at that instant",
@@ -446,6 +494,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.read_quota_violations = rec.read_quota_violations;
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
+  out.counter_violations = rec.counter_violations;
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(out.trace.Render(e));

@@ -87,6 +87,9 @@ struct StateWorkload {
   bool adoption_probes = false;
   // Property "rolling-deploy-writes-visible": each client runs both versions in sequence.
   bool rolling_probes = false;
+  // Property "increments-all-kept": every client increments one shared counter; the last
+  // client to finish reads it and compares it with the increments that were acknowledged.
+  bool counter_probes = false;
   // Property "model-matches-implementation": one client, fault-free, random operations
   // across connections, scopes, namespaces, TTLs and quota, each compared with model/state_store.
   bool model_probes = false;
@@ -113,6 +116,7 @@ struct StateRun {
   std::vector<Finding> adoption_violations;     // legacy-adopted-once
   std::vector<Finding> rolling_violations;      // rolling-deploy-writes-visible
   std::vector<Finding> model_violations;        // model-matches-implementation
+  std::vector<Finding> counter_violations;      // increments-all-kept
   // Redis calls that ran a script and got an error reply (a script that fails at run time;
   // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).
   std::vector<std::string> script_errors;

@@ -63,6 +63,10 @@ struct Recorder {
   std::vector<Finding> adoption_violations;
   std::vector<Finding> rolling_violations;
   std::vector<Finding> model_violations;
+  std::vector<Finding> counter_violations;
+  // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
+  int64_t counter_acked = 0, counter_unknown = 0;
+  int counter_clients_done = 0;
   std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
   std::vector<AckOp> ack_ops;
   std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
