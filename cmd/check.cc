@@ -629,7 +629,8 @@ int RunCheck(const CheckSpec& spec) {
       const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
       std::string counterexample;
       for (const props::Finding& f : r.findings)
-        if (props::ClassOf(f) == c) counterexample += "  " + f.text + "\n";
+        if (props::ClassOf(f) == c)
+          counterexample += "  " + reports::NameScripts(f.text, script_names) + "\n";
       const props::Finding* generic = nullptr;
       for (const props::Finding& f : r.findings)
         if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;

@@ -46,6 +46,27 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   p->sets_aside.DisableIn(faults);
   sim::RandomWalk walk;
   RunOutcome out = DoRun(spec, faults, scripts, server, strategy ? *strategy : walk);
+  // A script that fails at run time: a finding of a property that judges them (its calls are
+  // valid input), else a failure of the run that makes its verdicts untrustworthy.
+  for (size_t i = 0; i < out.trace.events.size(); ++i) {
+    const sim::TraceEvent& e = out.trace.events[i];
+    if (e.kind != sim::EventKind::kReply || out.trace.argv_of(e).empty() ||
+        out.trace.argv_of(e)[0] != "EVAL" || !e.reply.is_error())
+      continue;
+    if (!p->judges_script_errors) {
+      out.script_errors.push_back(i);
+      continue;
+    }
+    const int64_t from =
+        e.call >= 0 ? out.trace.events[static_cast<size_t>(e.call)].at_ms : e.at_ms;
+    out.findings.push_back({"script-error",
+                            absl::StrCat(out.trace.actor_of(e), "'s ",
+                                         sim::ShortArgv({out.trace.argv_of(e).begin(),
+                                                         out.trace.argv_of(e).begin() + 2}),
+                                         " at +", from, "ms failed: ", e.reply.str),
+                            {},
+                            {{out.trace.actor_of(e), from, e.at_ms}}});
+  }
   out.violated = !out.findings.empty();
   out.classes.clear();
   out.description.clear();
@@ -54,12 +75,6 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
     if (std::find(out.classes.begin(), out.classes.end(), c) == out.classes.end())
       out.classes.push_back(c);
     absl::StrAppend(&out.description, "  ", f.text, "\n");
-  }
-  for (size_t i = 0; i < out.trace.events.size(); ++i) {
-    const sim::TraceEvent& e = out.trace.events[i];
-    if (e.kind == sim::EventKind::kReply && !out.trace.argv_of(e).empty() &&
-        out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
-      out.script_errors.push_back(i);
   }
   return out;
 }

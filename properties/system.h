@@ -47,6 +47,9 @@ struct PropertyInfo {
   std::function<bool(const std::string& version, const std::string& old_version)> applies;
   sim::FaultSet sets_aside;  // fault kinds that would make it meaningless; it runs without them
   std::vector<AnomalyClass> classes = {};  // what its findings can be named; others are generic
+  // Its workload's calls are all valid input, so a script that fails at run time is a finding
+  // of class "script-error" (System::Run adds it), not a failure of the run.
+  bool judges_script_errors = false;
 };
 
 // An operation a finding is about: the calls `actor` made from `from_ms` to `to_ms` (virtual

@@ -133,6 +133,32 @@ TEST(StateBeta30, ConcurrentIncrementsLoseAcknowledgedIncrementsButOneClientKeep
       << DescribeViolation(alone, "increments-all-kept");
 }
 
+TEST(StateBeta30, AValueNested1000DeepCannotBeCompareAndSetAndCrashesTheScript) {
+  // beta.30 (and beta.23+): cjson's nesting limit meets the envelope's extra level. The script
+  // error is a finding of this property (System::Run), never a failure of the run.
+  props::RunSpec spec;
+  spec.property = "valid-calls-never-script-error";
+  spec.version = "beta30";
+  spec.seed = 1;
+  spec.clients = 1;
+  spec.ops = 9;
+  const props::System& state = *props::FindSystem("state");
+  const props::RunOutcome r = state.Run(spec, Shipped(), nullptr);
+  EXPECT_TRUE(r.script_errors.empty());
+  EXPECT_NE(std::find(r.classes.begin(), r.classes.end(), "script-error"), r.classes.end())
+      << r.description;
+  EXPECT_NE(std::find(r.classes.begin(), r.classes.end(), "cas-refused-at-current-version"),
+            r.classes.end())
+      << r.description;
+  EXPECT_NE(r.description.find("Found too many nested data structures (1001)"), std::string::npos)
+      << r.description;
+  // beta.3 decodes nothing in Redis: the same workload passes, so the property is not one that
+  // fails whatever happens.
+  spec.version = "beta3";
+  spec.old_version = "";
+  EXPECT_FALSE(state.Run(spec, Shipped(), nullptr).violated);
+}
+
 TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
   StateWorkload w = ForProperty(StateWorkload{}, "quota-safety");
   w.clients = 2;

@@ -82,6 +82,87 @@ state::Json TrickyValue(Prng& rng) {
   return state::Json::parse(values[rng.below(values.size())]);
 }
 
+std::pair<std::string, state::Json> AdversarialValue(Prng& rng) {
+  auto nested = [](bool objects, int depth) {
+    state::Json v = objects ? state::Json::object() : state::Json::array();
+    for (int d = 1; d < depth; ++d) {
+      state::Json outer = objects ? state::Json::object() : state::Json::array();
+      if (objects)
+        outer["a"] = std::move(v);
+      else
+        outer.push_back(std::move(v));
+      v = std::move(outer);
+    }
+    return v;
+  };
+  switch (rng.below(8)) {
+    case 0:
+      return {"an array nested 1001 deep", nested(false, 1001)};
+    case 1:
+      return {"an object nested 1001 deep", nested(true, 1001)};
+    case 2:
+      return {"an array nested 1000 deep", nested(false, 1000)};
+    case 3:
+      return {"{\"z\":-0}", state::Json{{"z", -0.0}}};
+    case 4:
+      return {"{\"big\":1e21}", state::Json{{"big", 1e21}}};
+    case 5:
+      return {"{\"sum\":0.30000000000000004}", state::Json{{"sum", 0.1 + 0.2}}};
+    case 6:
+      return {"[[[]],{},[{}]]", state::Json::parse("[[[]],{},[{}]]")};
+    default:
+      return {R"({"b":1,"a":"café 😀"})",
+              state::Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})")};
+  }
+}
+
+// valid-calls-never-script-error: a stored value can always be compare-and-set again at the
+// version set() returned (script errors themselves become findings in System::Run).
+Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                            std::string label, state::Json value, Recorder* rec) {
+  state::Json small = state::Json::object();
+  small["after"] = 1;
+  // The value stored by set(), then compareAndSet at the version set() returned.
+  int64_t since = rec->world->now_ms();
+  try {
+    const state::StateValue written = co_await ns.set(key + "s", value, std::nullopt);
+    const state::CasResult r =
+        co_await ns.compare_and_set(key + "s", written.version, small, std::nullopt);
+    if (!r.ok && r.current && r.current->version == written.version)
+      rec->adversarial_violations.push_back(
+          {"cas-refused-at-current-version",
+           "set(\"" + key + "s\", " + label + ") was acknowledged as version " +
+               std::to_string(written.version) + "; compareAndSet(\"" + key + "s\", " +
+               std::to_string(written.version) +
+               ", {\"after\":1}) failed, reporting that same version as current",
+           {},
+           {Since(ctx, since)}});
+  } catch (const state::StateError&) {
+  }
+  // The value written by compareAndSet over an existing key (the scripts that keep createdAt
+  // decode the new envelope), then compareAndSet again at the version it returned.
+  since = rec->world->now_ms();
+  try {
+    const state::StateValue first = co_await ns.set(key + "c", small, std::nullopt);
+    const state::CasResult r =
+        co_await ns.compare_and_set(key + "c", first.version, value, std::nullopt);
+    if (r.ok && r.value) {
+      const state::CasResult again =
+          co_await ns.compare_and_set(key + "c", r.value->version, small, std::nullopt);
+      if (!again.ok && again.current && again.current->version == r.value->version)
+        rec->adversarial_violations.push_back(
+            {"cas-refused-at-current-version",
+             "compareAndSet(\"" + key + "c\", " + std::to_string(first.version) + ", " + label +
+                 ") was acknowledged as version " + std::to_string(r.value->version) +
+                 "; compareAndSet(\"" + key + "c\", " + std::to_string(r.value->version) +
+                 ", {\"after\":1}) failed, reporting that same version as current",
+             {},
+             {Since(ctx, since)}});
+    }
+  } catch (const state::StateError&) {
+  }
+}
+
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec) {
   const int64_t since = rec->world->now_ms();

@@ -77,6 +77,12 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       co_await ctx.sleep(rng.range(0, 30));
       continue;
     }
+    if (w.adversarial_probes) {
+      auto [label, value] = AdversarialValue(rng);
+      co_await AdversarialProbe(ctx, ns, "adv" + std::to_string(id) + "-" + std::to_string(i),
+                                label, value, rec);
+      continue;
+    }
     if (w.counter_probes) {
       try {
         co_await ns.increment("counter", "n", 1, std::nullopt);
@@ -410,6 +416,21 @@ const std::vector<StateProperty>& StatePropertyTable() {
          {"extra-increment", "the counter holds more than every increment that was made"}}},
        &W::counter_probes,
        &R::counter_violations},
+      {{"valid-calls-never-script-error",
+        "valid calls never fail with a script error, and a stored value can always be "
+        "compare-and-set again at its version (values a JavaScript caller may store: deep "
+        "nesting, -0, 1e21, long numbers, nested empties, unicode)",
+        always,
+        {},
+        {{"script-error",
+          "a valid call fails with a script error (the SDK reports Redis as "
+          "unavailable)"},
+         {"cas-refused-at-current-version",
+          "compareAndSet at the version set() returned fails, reporting that version as "
+          "current"}},
+        true},
+       &W::adversarial_probes,
+       &R::adversarial_violations},
       {{"model-matches-implementation",
         "a sequential, fault-free run answers every call as the pure model of the whole contract "
         "(model/state_store.h) does at that instant",
@@ -495,6 +516,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
   out.counter_violations = rec.counter_violations;
+  out.adversarial_violations = rec.adversarial_violations;
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(out.trace.Render(e));

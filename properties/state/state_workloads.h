@@ -64,6 +64,7 @@ struct Recorder {
   std::vector<Finding> rolling_violations;
   std::vector<Finding> model_violations;
   std::vector<Finding> counter_violations;
+  std::vector<Finding> adversarial_violations;
   // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
   int64_t counter_acked = 0, counter_unknown = 0;
   int counter_clients_done = 0;
@@ -82,6 +83,13 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           Prng& rng, int i, int64_t ttl_max, Recorder* rec);
 
 state::Json TrickyValue(Prng& rng);
+
+// A value valid for a JavaScript caller that a JSON-over-Lua store may choke on, and a short
+// description of it (the deep ones are too long to print).
+std::pair<std::string, state::Json> AdversarialValue(Prng& rng);
+
+Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                            std::string label, state::Json value, Recorder* rec);
 
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec);
