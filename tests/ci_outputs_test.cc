@@ -203,10 +203,10 @@ TEST(CiOutputs, ATimelinePageRendersInHeadlessChromiumWithEveryLaneAndHighlight)
 
 TEST(CiOutputs, TheCommittedExamplePageIsWhatTheCheckWritesToday) {
   TempDir dir("example");
-  const Result r = Cli(
-      "check --system state --version beta30 --properties cas-versions-linearizable --seed 1 "
-      "--runs 20 --quiet --html " +
-      dir.path());
+  const Result r =
+      Cli("check --system state --version beta30 --properties cas-versions-linearizable --seed 1 "
+          "--runs 20 --quiet --html " +
+          dir.path());
   ASSERT_EQ(r.code, 1) << r.out;
   const std::string name = "state-beta30-cas-versions-linearizable-duplicate-version.html";
   EXPECT_EQ(ReadFile(dir / name), ReadFile(TESTBED_SOURCE_DIR "/reports/examples/" + name))
