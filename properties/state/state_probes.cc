@@ -82,7 +82,7 @@ state::Json TrickyValue(Prng& rng) {
   return state::Json::parse(values[rng.below(values.size())]);
 }
 
-std::pair<std::string, state::Json> AdversarialValue(Prng& rng) {
+const AdversarialCase& AdversarialValue(Prng& rng, bool deep) {
   auto nested = [](bool objects, int depth) {
     state::Json v = objects ? state::Json::object() : state::Json::array();
     for (int d = 1; d < depth; ++d) {
@@ -95,31 +95,29 @@ std::pair<std::string, state::Json> AdversarialValue(Prng& rng) {
     }
     return v;
   };
-  switch (rng.below(8)) {
-    case 0:
-      return {"an array nested 1001 deep", nested(false, 1001)};
-    case 1:
-      return {"an object nested 1001 deep", nested(true, 1001)};
-    case 2:
-      return {"an array nested 1000 deep", nested(false, 1000)};
-    case 3:
-      return {"{\"z\":-0}", state::Json{{"z", -0.0}}};
-    case 4:
-      return {"{\"big\":1e21}", state::Json{{"big", 1e21}}};
-    case 5:
-      return {"{\"sum\":0.30000000000000004}", state::Json{{"sum", 0.1 + 0.2}}};
-    case 6:
-      return {"[[[]],{},[{}]]", state::Json::parse("[[[]],{},[{}]]")};
-    default:
-      return {R"({"b":1,"a":"café 😀"})",
-              state::Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})")};
-  }
+  // Built once: the cases are constants, and the deep ones are costly to build.
+  static const std::vector<AdversarialCase> kCases = [&] {
+    std::vector<AdversarialCase> c;
+    c.push_back({"{\"z\":-0}", state::Json{{"z", -0.0}}});
+    c.push_back({"{\"big\":1e21}", state::Json{{"big", 1e21}}});
+    c.push_back({"{\"sum\":0.30000000000000004}", state::Json{{"sum", 0.1 + 0.2}}});
+    c.push_back({"[[[]],{},[{}]]", state::Json::parse("[[[]],{},[{}]]")});
+    c.push_back(
+        {R"({"b":1,"a":"café 😀"})", state::Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})")});
+    c.push_back({"an array nested 1001 deep", nested(false, 1001)});
+    c.push_back({"an object nested 1001 deep", nested(true, 1001)});
+    c.push_back({"an array nested 1000 deep", nested(false, 1000)});
+    return c;
+  }();
+  return kCases[rng.below(deep ? kCases.size() : kShallowAdversarialCases)];
 }
 
 // valid-calls-never-script-error: a stored value can always be compare-and-set again at the
 // version set() returned (script errors themselves become findings in System::Run).
 Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                            std::string label, state::Json value, Recorder* rec) {
+                            const AdversarialCase& c, Recorder* rec) {
+  const std::string& label = c.label;
+  const state::Json& value = c.value;
   state::Json small = state::Json::object();
   small["after"] = 1;
   // The value stored by set(), then compareAndSet at the version set() returned.

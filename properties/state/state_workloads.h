@@ -86,10 +86,18 @@ state::Json TrickyValue(Prng& rng);
 
 // A value valid for a JavaScript caller that a JSON-over-Lua store may choke on, and a short
 // description of it (the deep ones are too long to print).
-std::pair<std::string, state::Json> AdversarialValue(Prng& rng);
+struct AdversarialCase {
+  std::string label;
+  state::Json value;
+};
+// The first kShallowAdversarialCases cases are small; the rest are nested 1000 and 1001 deep.
+inline constexpr uint64_t kShallowAdversarialCases = 5;
+// A case drawn from all of them, or (deep == false) from the small ones only. The cases live
+// for the whole program.
+const AdversarialCase& AdversarialValue(Prng& rng, bool deep);
 
 Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                            std::string label, state::Json value, Recorder* rec);
+                            const AdversarialCase& c, Recorder* rec);
 
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec);
