@@ -1,4 +1,5 @@
 // The registry of systems under test: one line per system, in Owned() below.
+#include "properties/a2/a2_system.h"
 #include "properties/handles/handles_system.h"
 #include "properties/state/state_system.h"
 #include "properties/system.h"
@@ -13,6 +14,7 @@ std::vector<std::unique_ptr<System>>& Owned() {
     auto* v = new std::vector<std::unique_ptr<System>>();
     v->push_back(state_system::Make());
     v->push_back(handles_system::Make());
+    v->push_back(a2_system::Make());
     return v;
   }();
   return *systems;

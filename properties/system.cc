@@ -20,6 +20,15 @@ Involved Since(sim::Ctx& ctx, int64_t from_ms) {
   return {w.actor_name(ctx.actor()), from_ms - w.start_ms(), w.now_ms() - w.start_ms()};
 }
 
+RunOutcome RunWorld(sim::World& world) {
+  RunOutcome out;
+  out.run = world.run();
+  out.trace = world.take_trace();
+  if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
+  out.trace_hash = out.run.trace_hash;
+  return out;
+}
+
 std::string ClassOf(const Finding& f) {
   if (!f.cls.empty()) return f.cls;
   const XXH64_hash_t h = XXH3_64bits(f.shape.data(), f.shape.size());

@@ -164,6 +164,10 @@ class System {
                            sim::Strategy& strategy) const = 0;
 };
 
+// Runs a world a system has set up: the run, its trace and hash; an exception that escaped
+// client logic is rethrown as std::runtime_error. The system adds its findings.
+RunOutcome RunWorld(sim::World& world);
+
 // The registry: every system the CLI knows, in registration order.
 const std::vector<const System*>& Systems();
 const System* FindSystem(const std::string& name);

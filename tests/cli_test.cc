@@ -115,7 +115,7 @@ TEST(CliCheck, AViolationExitsWith1WithAReplayThatReproducesIt) {
 
 TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
   for (const char* args :
-       {"check --system state --version beta99", "check --system a2",
+       {"check --system state --version beta99", "check --system nosuch",
         "check --system state --version beta24 --rolling-from beta99",
         "check --system state --version beta24 --rolling-from beta24",
         "check --system state --redis 127.0.0.1:6379", "check --system state --skip 1-2",

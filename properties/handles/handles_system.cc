@@ -874,11 +874,7 @@ class HandlesSystem : public System {
         return Client(ctx,
                       ClientArgs{spec.seed, c, spec.ops, spec.version, &spec.skip, &bodies, &rec});
       });
-    RunOutcome out;
-    out.run = world.run();
-    out.trace = world.take_trace();
-    if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
-    out.trace_hash = out.run.trace_hash;
+    RunOutcome out = RunWorld(world);
     for (const auto& p : Table())
       if (p.info.name == spec.property) out.findings = p.check(rec, out.trace);
     return out;

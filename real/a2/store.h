@@ -1,0 +1,247 @@
+// A port of seed 003 (experimental-a2 0.5.0, package/src/store-redis-core.ts): the a2 event
+// store over one RedisCall seam (sim::Ctx: the emulator or a spawned redis-server). Line
+// numbers ("ts N") are store-redis-core.ts's; the seed file shows line N at N + 5. The nine
+// Lua scripts run verbatim from real/scripts/a2/0.5.0/.
+//
+// The imports the seed does not show are filled with documented choices:
+//   errors.ts            A2Error(code, message): codes STORE_UNAVAILABLE,
+//                        PARTIAL_DUPLICATE_BATCH, SUPERSEDED_ATTEMPT; a JavaScript TypeError is
+//                        TypeError here. wrap() (ts 675) turns everything else, a transport
+//                        failure or a Redis error reply, into STORE_UNAVAILABLE.
+//   idempotent-replay.ts idempotentReplay(events, existing): the rows already stored, in the
+//                        order of the retried batch (`existing` is ordered so).
+//   store-codec.ts       decodeReturnedEventIds(raw): JSON.parse of an array of strings; an
+//                        empty Lua table comes back as "{}" and decodes to no ids.
+//   internal.ts          nullProtoRecord: an ordered JSON object.
+//   store.ts, contract.ts  the types below (Event, StoredEvent, results, PresenceRow).
+// clock.now() is the actor's clock (sim::Ctx::now_ms, skew and jumps included); the id source
+// is the caller's (a per-actor PRNG stream in the properties). Dates are epoch milliseconds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "real/script_catalog.h"
+#include "real/state/state_api.h"
+#include "sim/runtime.h"
+#include "sim/task.h"
+
+namespace testbed::a2 {
+
+using Json = state::Json;
+
+inline constexpr int kReadPageSize = 256;  // ts 96
+
+struct A2Error : std::runtime_error {
+  A2Error(std::string code, const std::string& message, bool transport = false)
+      : std::runtime_error(message), code(std::move(code)), transport(transport) {}
+  std::string code;
+  bool transport;  // STORE_UNAVAILABLE whose cause failed in transport (outcome unknown)
+};
+struct TypeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Cause {
+  int64_t index = 0, attempt = 0;
+  std::optional<int64_t> batch_size;
+  bool operator==(const Cause&) const = default;
+};
+
+// An event to append (store.ts's append input).
+struct NewEvent {
+  std::optional<std::string> id;
+  std::string type;
+  Json payload;
+  std::optional<Cause> cause;
+  std::optional<std::string> lane;
+  bool settled = false;
+};
+
+// A child event of completeAttempt (ids are the caller's).
+struct ChildEvent {
+  std::string id;
+  std::string type;
+  Json payload;
+  std::optional<std::string> lane;
+  bool settled = false;
+};
+
+struct Event {
+  std::string id, type;
+  Json payload;
+  int64_t index = 0;
+  std::string session_id;
+  int64_t created_at = 0;
+};
+
+struct StoredEvent : Event {
+  std::optional<Cause> cause;
+  std::optional<std::string> lane;
+  std::optional<int64_t> processed_at, processed_by_attempt;
+  std::optional<std::vector<std::string>> returned_event_ids;
+  std::optional<int64_t> first_claimed_at, last_claimed_at;
+  int64_t attempt_count = 0;
+  std::optional<std::string> claim_holder;
+  std::optional<int64_t> claim_expires_at;
+  int64_t failure_count = 0;
+  std::optional<int64_t> last_failed_at, last_failed_attempt;
+  std::optional<std::string> last_error;
+  std::optional<int64_t> failed_at;
+};
+
+struct AppendResult {
+  std::vector<StoredEvent> events;
+  bool has_pending = false;
+};
+
+struct ClaimOptions {
+  std::string session_id, holder;
+  int64_t ttl_ms = 0;
+  std::optional<int64_t> expires_at_ms;
+  std::vector<int64_t> exclude_indexes;
+};
+struct ClaimResult {
+  std::string outcome;  // "claimed", "busy", "settled"
+  std::vector<StoredEvent> events;
+  int64_t retry_at = 0;  // busy
+};
+
+struct ClaimRef {
+  int64_t index = 0, attempt = 0;
+};
+struct RenewResult {
+  std::vector<int64_t> renewed, superseded;
+};
+
+struct CompleteResult {
+  std::string outcome;  // "completed", "superseded"
+  std::vector<StoredEvent> events;
+};
+
+struct FailResult {
+  std::string outcome;  // "failed", "dead_lettered", "superseded"
+  int64_t failure_count = 0;
+};
+
+struct Snapshot {
+  int64_t index = 0;
+  Json state;
+};
+struct StateRead {
+  std::optional<Snapshot> snapshot;
+  std::vector<Event> events;
+};
+
+struct PresenceMeta {
+  int64_t seen = 0, at = 0, ttl_ms = 0;
+};
+struct PresencePatch {
+  std::string participant;
+  Json values;  // field -> value, the applied ones
+  int64_t seen = 0, at = 0;
+};
+struct PresenceRow {
+  std::string participant, field;
+  Json value;
+  int64_t seen = 0, at = 0, expires_at = 0;
+};
+
+struct SessionSummary {
+  std::string session_id;
+  int64_t event_count = 0, pending_count = 0, failed_count = 0, attempt_count = 0,
+          failure_count = 0, first_event_at = 0, updated_at = 0;
+};
+struct SessionPage {
+  std::vector<SessionSummary> sessions;
+  std::optional<std::string> cursor;
+};
+struct SnapshotInfo {
+  std::string reducer_name;
+  int64_t index = 0, updated_at = 0;
+};
+
+// The script bodies of one version: a2/<version>/<CONSTANT>.
+class Scripts {
+ public:
+  Scripts(const ScriptCatalog& catalog, std::string version)
+      : catalog_(catalog), dir_("a2/" + std::move(version) + "/") {}
+  const std::string& body(const std::string& constant) const {
+    return catalog_.get(dir_ + constant).body;
+  }
+
+ private:
+  const ScriptCatalog& catalog_;
+  std::string dir_;
+};
+
+// createRedisStoreCore (ts 682).
+class Store {
+ public:
+  using IdSource = std::function<std::string()>;
+  using Notify = std::function<void(const std::string& session_id, int64_t count)>;
+  Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSource ids,
+        Notify notify = nullptr);
+
+  Task<AppendResult> append(std::string session_id, std::vector<NewEvent> events);
+  Task<std::vector<StoredEvent>> read(std::string session_id, int64_t after_index = 0,
+                                      std::optional<int64_t> through_index = std::nullopt);
+  Task<ClaimResult> claim_available(ClaimOptions options);
+  Task<RenewResult> renew_claims(std::string session_id, std::string holder,
+                                 std::vector<ClaimRef> claims, int64_t ttl_ms,
+                                 std::optional<int64_t> expires_at_ms = std::nullopt);
+  Task<CompleteResult> complete_attempt(std::string session_id, int64_t index, int64_t attempt,
+                                        std::vector<ChildEvent> events);
+  Task<FailResult> fail_attempt(std::string session_id, int64_t index, int64_t attempt,
+                                std::string error, int64_t max_failures);
+  Task<StateRead> read_state(std::string session_id, std::string reducer_name);
+  Task<void> put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
+                          Json state);
+  Task<std::optional<PresencePatch>> presence_set(std::string ns, std::string participant,
+                                                  std::vector<std::pair<std::string, Json>> values,
+                                                  PresenceMeta meta);
+  Task<std::vector<PresenceRow>> presence_read(std::string ns);
+  Task<SessionPage> list_sessions(std::string prefix, int64_t limit,
+                                  std::optional<std::string> cursor = std::nullopt);
+  Task<std::vector<SnapshotInfo>> list_snapshots(std::string session_id);
+  Task<std::vector<Event>> read_events(std::string session_id, int64_t after_index);
+  Task<void> mark_watched(std::string session_id, int64_t ttl_ms);
+
+  // Keys (ts 693-702), for properties that look at the keyspace.
+  std::string store_key(const std::string& s) const { return prefix_ + ":" + s + ":log"; }
+  std::string count_key(const std::string& s) const { return prefix_ + ":" + s + ":count"; }
+  std::string meta_key(const std::string& s) const { return prefix_ + ":" + s + ":meta"; }
+  std::string pending_key(const std::string& s) const { return prefix_ + ":" + s + ":pending"; }
+  std::string ready_key(const std::string& s) const { return prefix_ + ":" + s + ":ready"; }
+  std::string snap_key(const std::string& s, const std::string& r) const {
+    return prefix_ + ":" + s + ":snap:" + r;
+  }
+  std::string watched_key(const std::string& s) const { return prefix_ + ":" + s + ":watched"; }
+  std::string presence_key(const std::string& s) const { return prefix_ + ":" + s + ":presence"; }
+
+ private:
+  Task<Reply> call(Argv argv);
+  Task<Reply> eval(const std::string& constant, std::vector<std::string> keys,
+                   std::vector<std::string> args);
+  std::vector<std::string> write_keys(const std::string& session_id) const;
+  Task<int64_t> read_frontier(const std::string& session_id);
+  Task<std::vector<StoredEvent>> read_range_page(const std::string& session_id, int64_t after_index,
+                                                 int64_t through_index, int64_t limit);
+  Task<std::vector<Event>> read_event_range(const std::string& session_id, int64_t after_index,
+                                            int64_t through_index);
+  Task<std::vector<StoredEvent>> read_range(const std::string& session_id, int64_t after_index,
+                                            std::optional<int64_t> through_index);
+
+  sim::Ctx& ctx_;
+  const Scripts& scripts_;
+  std::string prefix_;
+  IdSource ids_;
+  Notify notify_;
+  std::string ids_key_, sessions_key_;
+};
+
+}  // namespace testbed::a2
