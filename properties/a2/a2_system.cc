@@ -258,13 +258,18 @@ Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const S
     meta.ttl_ms = 60'000;
     std::vector<std::pair<std::string, Json>> values;
     values.emplace_back(w.field, w.value);
+    // Recorded at invocation, unacknowledged: a write whose writer crashed before the reply
+    // may have been applied.
+    const size_t at = rec->presence.size();
+    rec->presence.push_back(std::move(w));
+    bool acked = false;
     try {
       co_await store.presence_set(kPresenceNs, "participant-1", std::move(values), meta);
-      w.acked = true;
+      acked = true;
     } catch (const a2::A2Error&) {
     }
-    w.ret = rec->now();
-    rec->presence.push_back(std::move(w));
+    rec->presence[at].acked = acked;
+    rec->presence[at].ret = rec->now();
   }
   if (id != 0) co_return;
   co_await ctx.sleep(kHorizonMs / 2);
