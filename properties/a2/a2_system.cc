@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "model/json_text.h"
+#include "properties/a2/a2_sequential.h"
 #include "real/a2/store.h"
 #include "real/real_backend.h"
 #include "sim/prng.h"
@@ -488,8 +489,19 @@ std::vector<Finding> PresenceLww(const Recorder& r) {
 
 struct PropertyEntry {
   PropertyInfo info;
-  std::vector<Finding> (*check)(const Recorder&);
+  std::vector<Finding> (*check)(const Recorder&);  // nullptr: a sequential property
 };
+
+// One class per call: "<prefix><call>".
+std::vector<AnomalyClass> Disagreements(const std::string& prefix, const std::string& what,
+                                        std::vector<AnomalyClass> out) {
+  static const char* const kCalls[] = {
+      "append",       "claim",        "renew",         "complete",    "fail",
+      "read",         "readEvents",   "readState",     "putSnapshot", "presenceSet",
+      "presenceRead", "listSessions", "listSnapshots", "markWatched"};
+  for (const char* c : kCalls) out.push_back({prefix + c, absl::StrCat(c, " ", what)});
+  return out;
+}
 
 const std::vector<PropertyEntry>& Table() {
   using F = sim::Fault;
@@ -546,6 +558,56 @@ const std::vector<PropertyEntry>& Table() {
           "a field deleted by the newest write reads back with an older value"},
          {"newer-write-lost", "a field whose newest write set a value reads back missing"}}},
        PresenceLww},
+      {{"model-matches-implementation",
+        "a sequential, fault-free caller gets from every call what the model of the store's "
+        "contract (model/a2.h) answers at that instant",
+        always, sim::FaultSet::All(),
+        Disagreements("disagrees-on-", "answers other than the model",
+                      {{"caused-append-not-fenced",
+                        "an append caused by an attempt that no longer holds a live claim (it "
+                        "completed, failed or expired) was accepted"},
+                       {"presence-older-write-applied",
+                        "presence.set applied a field although a newer stamp (a delete's "
+                        "included) had been written"}})},
+       nullptr},
+      {{"drain",
+        "hasPending is true exactly when some event is pending (dead letters are not), and a "
+        "claim answers settled exactly when nothing is pending",
+        always,
+        sim::FaultSet::All(),
+        {{"has-pending-without-pending-event",
+          "append reported hasPending although no event is pending"},
+         {"pending-event-not-reported", "append reported no pending event although one is"},
+         {"settled-while-pending", "a claim answered settled although an event is pending"},
+         {"claimed-after-drain", "a claim granted or waited although nothing is pending"},
+         {"claimable-event-withheld",
+          "a claim withheld an event the model grants (a lane stalled behind a dead letter, say)"},
+         {"claim-outcome-differs", "a claim answered busy or claimed other than the model"}}},
+       nullptr},
+      {{"snapshots",
+        "a reducer's snapshot never moves backward or past the session's frontier, and "
+        "readState returns exactly the events after the snapshot",
+        always,
+        sim::FaultSet::All(),
+        {{"snapshot-past-frontier", "readState returned a snapshot past the session's frontier"},
+         {"snapshot-differs", "readState returned another snapshot than the last accepted one"},
+         {"fold-differs", "readState returned other events than those after its snapshot"},
+         {"listed-snapshot-differs", "listSnapshots listed other snapshots than were accepted"}}},
+       nullptr},
+      {{"isolation",
+        "sessions, reducers and presence namespaces stay isolated: names with ':', '*' or "
+        "nothing in them answer every call as plain names do",
+        always, sim::FaultSet::All(),
+        Disagreements("names-change-", "answers differently than under plain names", {})},
+       nullptr},
+      {{"valid-calls-never-script-error",
+        "valid calls, with adversarial values (nested 1001 deep, 2^53 + 1, -0, unicode) and "
+        "names, never fail with a script error",
+        always,
+        sim::FaultSet::All(),
+        {},
+        true},
+       nullptr},
   };
   return kTable;
 }
@@ -566,7 +628,7 @@ class A2System : public System {
   }
   std::string default_version() const override { return "0.5.0"; }
   const std::vector<PropertyInfo>& properties() const override { return properties_; }
-  int default_ops() const override { return 8; }
+  int default_ops() const override { return 16; }
 
  protected:
   RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
@@ -579,6 +641,14 @@ class A2System : public System {
     o.horizon_ms = kHorizonMs;
     o.faults = faults;
     sim::World world(o, *backend, strategy);
+    if (IsSequential(spec.property)) {
+      SequentialLog log;
+      world.add_actor(Actor(0),
+                      [&](sim::Ctx& ctx) { return SequentialClient(ctx, spec, bodies, &log); });
+      RunOutcome out = RunWorld(world);
+      out.findings = JudgeSequential(spec.property, log);
+      return out;
+    }
     Recorder rec;
     rec.world = &world;
     rec.property = spec.property;
@@ -588,7 +658,7 @@ class A2System : public System {
       });
     RunOutcome out = RunWorld(world);
     for (const auto& p : Table())
-      if (p.info.name == spec.property) out.findings = p.check(rec);
+      if (p.info.name == spec.property && p.check) out.findings = p.check(rec);
     return out;
   }
 

@@ -659,12 +659,23 @@ Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
     const Json key = Parse(StrOr(reply.elements[i]));
     const Json entry = Parse(StrOr(reply.elements[i + 1]));
     PresenceRow row;
-    row.participant = key.at(0).get<std::string>();
-    row.field = key.at(1).get<std::string>();
-    row.value = entry.contains("v") ? entry["v"] : Json();
-    row.seen = entry.value("s", int64_t{0});
-    row.at = entry.value("a", int64_t{0});
-    row.expires_at = entry.value("e", int64_t{0});
+    // The script wrote both: a [participant, field] array and a {v, s, a, e} object. Anything
+    // else (undefined fields in JavaScript) reads as empty here.
+    auto text = [&key](size_t k) {
+      return key.is_array() && key.size() > k && key[k].is_string() ? key[k].get<std::string>()
+                                                                    : std::string();
+    };
+    auto num = [&entry](const char* k) {
+      return entry.is_object() && entry.contains(k) && entry[k].is_number()
+                 ? entry[k].get<int64_t>()
+                 : int64_t{0};
+    };
+    row.participant = text(0);
+    row.field = text(1);
+    row.value = entry.is_object() && entry.contains("v") ? entry["v"] : Json();
+    row.seen = num("s");
+    row.at = num("a");
+    row.expires_at = num("e");
     rows.push_back(std::move(row));
   }
   co_return rows;
@@ -747,10 +758,15 @@ Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
     const Reply raw = co_await call(V("GET", key));
     if (raw.type == Reply::Type::kNil) continue;
     const Json parsed = Parse(raw.str);
+    // parsed.index of JSON null throws (a TypeError); of a number, string or array it is
+    // undefined, as are its fields.
+    if (parsed.is_null()) throw TypeError("Cannot read properties of null (reading 'index')");
     SnapshotInfo s;
     s.reducer_name = key.substr(start.size());
-    s.index = parsed.value("index", int64_t{0});
-    s.updated_at = parsed.value("updatedAt", int64_t{0});
+    if (parsed.is_object() && parsed.contains("index") && parsed["index"].is_number())
+      s.index = parsed["index"].get<int64_t>();
+    if (parsed.is_object() && parsed.contains("updatedAt") && parsed["updatedAt"].is_number())
+      s.updated_at = parsed["updatedAt"].get<int64_t>();
     snapshots.push_back(std::move(s));
   }
   std::sort(snapshots.begin(), snapshots.end(), [](const SnapshotInfo& a, const SnapshotInfo& b) {

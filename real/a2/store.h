@@ -162,7 +162,10 @@ struct SessionPage {
 };
 struct SnapshotInfo {
   std::string reducer_name;
-  int64_t index = 0, updated_at = 0;
+  // parsed.index: undefined (nullopt) when the key holds JSON that is not an object with a
+  // numeric index (another session's key under the same prefix, say).
+  std::optional<int64_t> index;
+  int64_t updated_at = 0;
 };
 
 // The script bodies of one version: a2/<version>/<CONSTANT>.

@@ -1,0 +1,738 @@
+#include "properties/a2/a2_sequential.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "model/json_text.h"
+#include "sim/prng.h"
+
+namespace testbed::props::a2_system {
+namespace {
+
+using Json = nlohmann::json;
+namespace m = model::a2;
+
+constexpr int64_t kLeaseMs = 100;
+constexpr int64_t kPresenceTtlMs = 1000;  // one ttlMs for every presence write (model choice)
+
+// What each sequential property's client does.
+struct Mix {
+  // Weights of the calls, in the order of kOps.
+  std::vector<int> weights;
+  std::vector<std::string> sessions, reducers, namespaces;
+  bool late = true;            // complete/fail/renew also with stale claims and after pauses
+  bool adversarial = false;    // payloads, states and presence values from the adversarial cases
+  bool past_frontier = false;  // putSnapshot sometimes past the session's frontier
+  // complete, fail and caused appends also from the client's own current attempt after its
+  // lease expired (property fencing reports those, concurrently): off, the client sends them
+  // only from live claims or from attempts another claim superseded.
+  bool expired_own = false;
+};
+
+const char* const kOps[] = {"append",        "claim",       "renew",        "complete",
+                            "fail",          "read",        "readEvents",   "readState",
+                            "putSnapshot",   "presenceSet", "presenceRead", "listSessions",
+                            "listSnapshots", "markWatched"};
+constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
+
+const Mix& MixOf(const std::string& property) {
+  static const std::map<std::string, Mix> kMixes = {
+      {"model-matches-implementation",
+       {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2}, {"s1", "s2"}, {"sum", "count"}, {"room-1"}}},
+      // Claims settled promptly, within their leases: only the drain bookkeeping can differ.
+      {"drain", {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false}},
+      {"snapshots",
+       {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
+        {"s1", "s2"},
+        {"sum", "count"},
+        {},
+        true,
+        false,
+        true}},
+      // Names with the key separator and glob characters: every call must answer as it does
+      // under plain names.
+      {"isolation",
+       {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
+        {"s", "s:snap:r", "s*", ""},
+        {"q", "r:snap:q", "*"},
+        {"s", "s:presence", "*"}}},
+      {"valid-calls-never-script-error",
+       {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
+        {"s1", "s:x*"},
+        {"sum", "r:1"},
+        {"room-1", ""},
+        true,
+        true}},
+  };
+  return kMixes.at(property);
+}
+
+// One planned call.
+struct Plan {
+  std::string op;
+  std::string session, reducer, ns, holder;
+  std::vector<a2::NewEvent> events;      // append (ids may be missing: generated)
+  std::vector<a2::ChildEvent> children;  // complete
+  int64_t index = 0, attempt = 0, after = 0;
+  std::optional<int64_t> through;
+  std::vector<int64_t> exclude;
+  std::vector<a2::ClaimRef> refs;
+  Json state;
+  std::string participant;
+  std::vector<std::pair<std::string, Json>> values;
+  int64_t seen = 0, at = 0, limit = 0, ttl = 0;
+  std::optional<std::string> cursor;
+};
+
+struct Held {
+  std::string session, holder;
+  int64_t index = 0, attempt = 0;
+  int64_t claimed_at = 0;  // the client's clock
+};
+
+// What the client remembers to plan its next call.
+struct Memory {
+  std::vector<std::pair<std::string, std::vector<a2::NewEvent>>> batches;  // sent appends
+  std::vector<Held> held;
+  std::map<std::pair<std::string, int64_t>, std::vector<a2::ChildEvent>> completions;
+  std::optional<std::string> cursor;
+  int fresh = 0;
+};
+
+std::string CauseText(const std::optional<a2::Cause>& c) {
+  return c ? absl::StrCat("{index:", c->index, ",attempt:", c->attempt, "}") : "";
+}
+
+std::string Quote(const std::string& s) { return model::JsonStringify(Json(s)); }
+
+Json ValueFor(Prng& rng, const Mix& mix, int i) {
+  if (mix.adversarial && rng.chance({1, 2})) {
+    static const std::vector<Json> kValues = [] {
+      std::vector<Json> v;
+      Json deep = Json::array();
+      for (int d = 1; d < 1001; ++d) deep = Json::array({deep});
+      v.push_back(deep);  // nested 1001 deep
+      Json deep_obj = Json::object();
+      for (int d = 1; d < 1001; ++d) deep_obj = Json{{"a", deep_obj}};
+      v.push_back(deep_obj);
+      v.push_back(Json::parse("[[[]],{},[{}]]"));
+      v.push_back(Json{{"big", 9007199254740993.0}, {"z", -0.0}});
+      v.push_back(Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})"));
+      return v;
+    }();
+    return kValues[rng.below(kValues.size())];
+  }
+  return Json{{"n", i}};
+}
+
+Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i, int64_t now) {
+  Plan p;
+  int total = 0;
+  for (int w : mix.weights) total += w;
+  int roll = static_cast<int>(rng.below(static_cast<uint64_t>(total)));
+  size_t op = 0;
+  while (roll >= mix.weights[op]) roll -= mix.weights[op++];
+  p.op = kOps[op];
+  auto pick = [&rng](const std::vector<std::string>& v) { return v[rng.below(v.size())]; };
+  p.session = mix.sessions.empty() ? "s1" : pick(mix.sessions);
+  if (!mix.reducers.empty()) p.reducer = pick(mix.reducers);
+  if (!mix.namespaces.empty()) p.ns = pick(mix.namespaces);
+  p.holder = rng.chance({1, 2}) ? "w1" : "w2";
+  // Calls that need a claim fall back to a claim when the client holds none.
+  const bool needs_claim = p.op == "renew" || p.op == "complete" || p.op == "fail";
+  if (!mix.late)  // a prompt worker lets go of a claim whose lease is about to run out
+    std::erase_if(mem.held, [now](const Held& h) { return now - h.claimed_at >= kLeaseMs - 10; });
+  if (needs_claim && mem.held.empty()) p.op = "claim";
+  if (p.op == "append") {
+    if (!mem.batches.empty() && rng.chance({1, 6})) {
+      // A retry of a batch sent before (its ack lost, as the client would see it).
+      const auto& b = mem.batches[rng.below(mem.batches.size())];
+      p.session = b.first;
+      p.events = b.second;
+      if (rng.chance({1, 3}) && p.events.size() == 1) {  // stored and fresh ids mixed
+        a2::NewEvent fresh = p.events[0];
+        fresh.id = absl::StrCat("e", i, "-x");
+        p.events.push_back(fresh);
+      }
+      return p;
+    }
+    const int n = rng.chance({1, 12}) ? 0 : rng.chance({1, 3}) ? 2 : 1;
+    for (int k = 0; k < n; ++k) {
+      a2::NewEvent e;
+      if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
+      e.type = rng.chance({1, 2}) ? "task" : "note";
+      e.payload = ValueFor(rng, mix, i);
+      const uint64_t lane = rng.below(4);
+      if (lane == 1) e.lane = "L1";
+      if (lane == 2) e.lane = "L2";
+      e.settled = rng.chance({1, 6});
+      if (!mem.held.empty() && rng.chance({1, 6})) {
+        const Held& h = mem.held[rng.below(mem.held.size())];
+        if (h.session == p.session &&
+            (mix.expired_own || !model.expired(h.session, h.index, h.attempt, now)))
+          e.cause = a2::Cause{h.index, h.attempt, std::nullopt};
+      }
+      p.events.push_back(std::move(e));
+    }
+    mem.batches.emplace_back(p.session, p.events);
+  } else if (p.op == "claim") {
+    const int64_t frontier = model.frontier(p.session);
+    if (frontier > 0 && rng.chance({1, 8})) p.exclude.push_back(rng.range(1, frontier));
+  } else if (needs_claim) {
+    // The newest claim mostly; an older (perhaps stale) one when late calls are on.
+    size_t k = mem.held.size() - 1;
+    if (mix.late && rng.chance({1, 3})) k = rng.below(mem.held.size());
+    const Held h = mem.held[k];
+    if (!mix.expired_own && model.expired(h.session, h.index, h.attempt, now)) {
+      p.op = "claim";  // the worker saw its lease run out and claims again
+      return p;
+    }
+    p.session = h.session;
+    p.holder = h.holder;
+    p.index = h.index;
+    p.attempt = h.attempt;
+    if (p.op == "renew") {
+      p.refs.push_back({h.index, h.attempt});
+    } else if (p.op == "complete") {
+      auto done = mem.completions.find({h.session, h.index});
+      if (done != mem.completions.end() && rng.chance({1, 2})) {
+        p.children = done->second;  // a retry of the completion
+      } else {
+        const int n = static_cast<int>(rng.below(3));
+        for (int c = 0; c < n; ++c) {
+          a2::ChildEvent ch;
+          ch.id = absl::StrCat("c", i, "-", c);
+          ch.type = "result";
+          ch.payload = Json{{"of", h.index}};
+          if (rng.chance({1, 3})) ch.lane = "L1";
+          ch.settled = rng.chance({1, 4});
+          p.children.push_back(std::move(ch));
+        }
+      }
+      mem.completions[{h.session, h.index}] = p.children;
+    }
+    if (!mix.late && p.op != "renew") mem.held.erase(mem.held.begin() + static_cast<long>(k));
+  } else if (p.op == "read") {
+    const int64_t frontier = model.frontier(p.session);
+    p.after = rng.range(0, frontier);
+    if (rng.chance({1, 3})) p.through = rng.range(0, frontier + 1);
+  } else if (p.op == "readEvents") {
+    p.after = rng.range(0, model.frontier(p.session));
+  } else if (p.op == "putSnapshot") {
+    // Mostly an index the client has seen; sometimes one past the frontier.
+    p.index =
+        rng.range(0, model.frontier(p.session) + (mix.past_frontier && rng.chance({1, 4}) ? 2 : 0));
+    p.state = ValueFor(rng, mix, i);
+    if (!mix.adversarial) p.state = Json{{"upTo", p.index}};
+  } else if (p.op == "presenceSet") {
+    p.participant = rng.chance({1, 2}) ? "p1" : "p2";
+    const int n = rng.chance({1, 4}) ? 2 : 1;
+    for (int k = 0; k < n; ++k) {
+      const std::string field = k == 0 ? (rng.chance({1, 2}) ? "cursor" : "status") : "typing";
+      p.values.emplace_back(field, rng.chance({1, 5}) ? Json() : ValueFor(rng, mix, i));
+    }
+    p.seen = i;
+    p.at = now - rng.range(0, 50);  // the sender's clock, behind the store's
+    p.ttl = kPresenceTtlMs;
+  } else if (p.op == "listSessions") {
+    p.limit = rng.range(1, 3);
+    if (mem.cursor && rng.chance({1, 2})) p.cursor = mem.cursor;
+    p.session = rng.chance({1, 2}) ? "" : "s";  // the prefix
+  } else if (p.op == "markWatched") {
+    p.ttl = rng.range(50, 400);
+  }
+  return p;
+}
+
+std::string Describe(const Plan& p) {
+  if (p.op == "append") {
+    std::vector<std::string> evs;
+    for (const a2::NewEvent& e : p.events)
+      evs.push_back(absl::StrCat("{", e.id ? "id:" + *e.id + "," : "", e.type,
+                                 e.lane ? ",lane:" + *e.lane : "", e.settled ? ",settled" : "",
+                                 e.cause ? ",cause:" + CauseText(e.cause) : "", "}"));
+    return absl::StrCat("append(", Quote(p.session), ", [", absl::StrJoin(evs, ", "), "])");
+  }
+  if (p.op == "claim")
+    return absl::StrCat("claimAvailable(", Quote(p.session), ", holder ", p.holder, ", ttl ",
+                        kLeaseMs, p.exclude.empty() ? "" : ", exclude ",
+                        absl::StrJoin(p.exclude, ","), ")");
+  if (p.op == "renew")
+    return absl::StrCat("renewClaims(", Quote(p.session), ", holder ", p.holder, ", event ",
+                        p.index, " attempt ", p.attempt, ", ttl ", kLeaseMs, ")");
+  if (p.op == "complete") {
+    std::vector<std::string> ids;
+    for (const a2::ChildEvent& c : p.children) ids.push_back(c.id);
+    return absl::StrCat("completeAttempt(", Quote(p.session), ", event ", p.index, " attempt ",
+                        p.attempt, ", children [", absl::StrJoin(ids, ","), "])");
+  }
+  if (p.op == "fail")
+    return absl::StrCat("failAttempt(", Quote(p.session), ", event ", p.index, " attempt ",
+                        p.attempt, ")");
+  if (p.op == "read")
+    return absl::StrCat("read(", Quote(p.session), ", after ", p.after,
+                        p.through ? absl::StrCat(", through ", *p.through) : "", ")");
+  if (p.op == "readEvents")
+    return absl::StrCat("readEvents(", Quote(p.session), ", after ", p.after, ")");
+  if (p.op == "readState")
+    return absl::StrCat("readState(", Quote(p.session), ", ", Quote(p.reducer), ")");
+  if (p.op == "putSnapshot") {
+    std::string state = model::JsonStringify(p.state);
+    if (state.size() > 60)
+      state = absl::StrCat(state.substr(0, 40), "... (", state.size(), " bytes)");
+    return absl::StrCat("putSnapshot(", Quote(p.session), ", ", Quote(p.reducer), ", index ",
+                        p.index, ", ", state, ")");
+  }
+  if (p.op == "presenceSet") {
+    std::vector<std::string> vs;
+    for (const auto& [f, v] : p.values) {
+      std::string text = model::JsonStringify(v);
+      if (text.size() > 60)
+        text = absl::StrCat(text.substr(0, 40), "... (", text.size(), " bytes)");
+      vs.push_back(absl::StrCat(f, ":", text));
+    }
+    return absl::StrCat("presence.set(", Quote(p.ns), ", ", p.participant, ", {",
+                        absl::StrJoin(vs, ", "), "}, at ", p.at, ", ttl ", p.ttl, ")");
+  }
+  if (p.op == "presenceRead") return absl::StrCat("presence.read(", Quote(p.ns), ")");
+  if (p.op == "listSessions")
+    return absl::StrCat("listSessions(prefix ", Quote(p.session), ", limit ", p.limit,
+                        p.cursor ? ", cursor " + Quote(*p.cursor) : "", ")");
+  if (p.op == "listSnapshots") return absl::StrCat("listSnapshots(", Quote(p.session), ")");
+  return absl::StrCat("markWatched(", Quote(p.session), ", ", p.ttl, ")");
+}
+
+// The port's results in model/a2.h's shapes.
+Json CauseJson(const std::optional<a2::Cause>& c) {
+  if (!c) return Json();
+  Json j = {{"index", c->index}, {"attempt", c->attempt}};
+  if (c->batch_size) j["batchSize"] = *c->batch_size;
+  return j;
+}
+template <typename T>
+Json Opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json();
+}
+Json EventRow(const a2::Event& e) {
+  return Json{{"id", e.id},
+              {"type", e.type},
+              {"payload", e.payload},
+              {"index", e.index},
+              {"sessionId", e.session_id},
+              {"createdAt", e.created_at}};
+}
+Json StoredRow(const a2::StoredEvent& e) {
+  Json j = EventRow(e);
+  j["cause"] = CauseJson(e.cause);
+  j["lane"] = Opt(e.lane);
+  j["processedAt"] = Opt(e.processed_at);
+  j["processedByAttempt"] = Opt(e.processed_by_attempt);
+  j["returnedEventIds"] = Opt(e.returned_event_ids);
+  j["firstClaimedAt"] = Opt(e.first_claimed_at);
+  j["lastClaimedAt"] = Opt(e.last_claimed_at);
+  j["attemptCount"] = e.attempt_count;
+  j["claimHolder"] = Opt(e.claim_holder);
+  j["claimExpiresAt"] = Opt(e.claim_expires_at);
+  j["failureCount"] = e.failure_count;
+  j["lastFailedAt"] = Opt(e.last_failed_at);
+  j["lastFailedAttempt"] = Opt(e.last_failed_attempt);
+  j["lastError"] = Opt(e.last_error);
+  j["failedAt"] = Opt(e.failed_at);
+  return j;
+}
+Json Rows(const std::vector<a2::StoredEvent>& rows) {
+  Json out = Json::array();
+  for (const auto& r : rows) out.push_back(StoredRow(r));
+  return out;
+}
+Json Events(const std::vector<a2::Event>& rows) {
+  Json out = Json::array();
+  for (const auto& r : rows) out.push_back(EventRow(r));
+  return out;
+}
+
+struct Notified {
+  std::optional<int64_t> count;
+};
+
+// The call on the port; the answer in model/a2.h's shape.
+Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
+  notified->count.reset();
+  Json out;
+  try {
+    if (p.op == "append") {
+      const a2::AppendResult r = co_await store.append(p.session, p.events);
+      out = Json{{"events", Rows(r.events)}, {"hasPending", r.has_pending}};
+    } else if (p.op == "claim") {
+      a2::ClaimOptions o;
+      o.session_id = p.session;
+      o.holder = p.holder;
+      o.ttl_ms = kLeaseMs;
+      o.exclude_indexes = p.exclude;
+      const a2::ClaimResult r = co_await store.claim_available(o);
+      out = Json{{"outcome", r.outcome}};
+      if (r.outcome == "claimed") out["events"] = Rows(r.events);
+      if (r.outcome == "busy") out["retryAt"] = r.retry_at;
+    } else if (p.op == "renew") {
+      const a2::RenewResult r = co_await store.renew_claims(p.session, p.holder, p.refs, kLeaseMs);
+      out = Json{{"renewed", r.renewed}, {"superseded", r.superseded}};
+    } else if (p.op == "complete") {
+      const a2::CompleteResult r =
+          co_await store.complete_attempt(p.session, p.index, p.attempt, p.children);
+      out = Json{{"outcome", r.outcome}};
+      if (r.outcome == "completed") out["events"] = Rows(r.events);
+    } else if (p.op == "fail") {
+      const a2::FailResult r =
+          co_await store.fail_attempt(p.session, p.index, p.attempt, "boom", 2);
+      out = Json{{"outcome", r.outcome}, {"failureCount", r.failure_count}};
+    } else if (p.op == "read") {
+      out = Rows(co_await store.read(p.session, p.after, p.through));
+    } else if (p.op == "readEvents") {
+      out = Events(co_await store.read_events(p.session, p.after));
+    } else if (p.op == "readState") {
+      const a2::StateRead r = co_await store.read_state(p.session, p.reducer);
+      out = Json{{"snapshot", Json()}, {"events", Events(r.events)}};
+      if (r.snapshot)
+        out["snapshot"] = Json{{"index", r.snapshot->index}, {"state", r.snapshot->state}};
+    } else if (p.op == "putSnapshot") {
+      co_await store.put_snapshot(p.session, p.reducer, p.index, p.state);
+      out = Json::object();
+    } else if (p.op == "presenceSet") {
+      a2::PresenceMeta meta;
+      meta.seen = p.seen;
+      meta.at = p.at;
+      meta.ttl_ms = p.ttl;
+      const std::optional<a2::PresencePatch> r =
+          co_await store.presence_set(p.ns, p.participant, p.values, meta);
+      if (r)
+        out = Json{{"participant", r->participant},
+                   {"values", r->values},
+                   {"seen", r->seen},
+                   {"at", r->at}};
+    } else if (p.op == "presenceRead") {
+      out = Json::array();
+      for (const a2::PresenceRow& row : co_await store.presence_read(p.ns))
+        out.push_back(Json{{"participant", row.participant},
+                           {"field", row.field},
+                           {"value", row.value},
+                           {"seen", row.seen},
+                           {"at", row.at},
+                           {"expiresAt", row.expires_at}});
+    } else if (p.op == "listSessions") {
+      const a2::SessionPage page = co_await store.list_sessions(p.session, p.limit, p.cursor);
+      out = Json{{"sessions", Json::array()}, {"cursor", Opt(page.cursor)}};
+      for (const a2::SessionSummary& s : page.sessions)
+        out["sessions"].push_back(Json{{"sessionId", s.session_id},
+                                       {"eventCount", s.event_count},
+                                       {"pendingCount", s.pending_count},
+                                       {"failedCount", s.failed_count},
+                                       {"attemptCount", s.attempt_count},
+                                       {"failureCount", s.failure_count},
+                                       {"firstEventAt", s.first_event_at},
+                                       {"updatedAt", s.updated_at}});
+    } else if (p.op == "listSnapshots") {
+      out = Json::array();
+      for (const a2::SnapshotInfo& s : co_await store.list_snapshots(p.session))
+        out.push_back(Json{
+            {"reducerName", s.reducer_name}, {"index", Opt(s.index)}, {"updatedAt", s.updated_at}});
+    } else {
+      co_await store.mark_watched(p.session, p.ttl);
+      out = Json::object();
+    }
+  } catch (const a2::A2Error& e) {
+    out = Json{{"error", e.code}};
+  } catch (const a2::TypeError&) {
+    out = Json{{"error", "TypeError"}};
+  }
+  if ((p.op == "append" && !out.contains("error")) ||
+      (p.op == "complete" && out.value("outcome", "") == "completed"))
+    out["notified"] = Opt(notified->count);
+  co_return out;
+}
+
+// The model's answer to the same call; `generated`: the ids the port drew for events without
+// one, in order.
+Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>& generated,
+                 int64_t now) {
+  if (p.op == "append") {
+    std::vector<m::AppendIn> in;
+    size_t g = 0;
+    for (const a2::NewEvent& e : p.events) {
+      m::AppendIn a;
+      a.id = e.id                   ? *e.id
+             : g < generated.size() ? generated[g++]
+                                    : absl::StrCat("unresolved-", g++);
+      a.type = e.type;
+      a.payload = e.payload;
+      if (e.cause) a.cause = m::CauseIn{e.cause->index, e.cause->attempt, e.cause->batch_size};
+      a.lane = e.lane;
+      a.settled = e.settled;
+      in.push_back(std::move(a));
+    }
+    return model.append(p.session, in, now);
+  }
+  if (p.op == "claim") return model.claim(p.session, p.holder, now, now + kLeaseMs, p.exclude);
+  if (p.op == "renew") {
+    std::vector<std::pair<int64_t, int64_t>> refs;
+    for (const a2::ClaimRef& r : p.refs) refs.emplace_back(r.index, r.attempt);
+    return model.renew(p.session, p.holder, refs, now, now + kLeaseMs);
+  }
+  if (p.op == "complete") {
+    std::vector<m::ChildIn> in;
+    for (const a2::ChildEvent& c : p.children)
+      in.push_back(m::ChildIn{c.id, c.type, c.payload, c.lane, c.settled});
+    return model.complete(p.session, p.index, p.attempt, in, now);
+  }
+  if (p.op == "fail") return model.fail(p.session, p.index, p.attempt, "boom", 2, now);
+  if (p.op == "read") return model.read(p.session, p.after, p.through);
+  if (p.op == "readEvents") return model.read_events(p.session, p.after);
+  if (p.op == "readState") return model.read_state(p.session, p.reducer);
+  if (p.op == "putSnapshot") return model.put_snapshot(p.session, p.reducer, p.index, p.state, now);
+  if (p.op == "presenceSet")
+    return model.presence_set(p.ns, p.participant, p.values, p.seen, p.at, p.ttl, now);
+  if (p.op == "presenceRead") return model.presence_read(p.ns, now);
+  if (p.op == "listSessions") return model.list_sessions(p.session, p.limit, p.cursor);
+  if (p.op == "listSnapshots") return model.list_snapshots(p.session);
+  model.mark_watched(p.session, p.ttl, now);
+  return Json::object();
+}
+
+// Orders what the contract leaves unordered: a read's presence rows, a page's sessions.
+void Normalize(const std::string& op, Json& answer) {
+  if (op == "presenceRead" && answer.is_array())
+    std::sort(answer.begin(), answer.end(), [](const Json& a, const Json& b) {
+      return std::make_pair(a["participant"], a["field"]) <
+             std::make_pair(b["participant"], b["field"]);
+    });
+  if (op == "listSessions" && answer.contains("sessions"))
+    std::sort(answer["sessions"].begin(), answer["sessions"].end(),
+              [](const Json& a, const Json& b) { return a["sessionId"] < b["sessionId"]; });
+}
+
+// The client's memory learns from the store's answers (what a caller sees).
+void Learn(Memory& mem, const Plan& p, const Json& answer, int64_t now) {
+  if (p.op == "claim" && answer.value("outcome", "") == "claimed")
+    for (const Json& e : answer["events"])
+      mem.held.push_back(
+          {p.session, p.holder, e["index"].get<int64_t>(), e["attemptCount"].get<int64_t>(), now});
+  if (p.op == "listSessions" && answer.contains("cursor"))
+    mem.cursor = answer["cursor"].is_null() ? std::nullopt
+                                            : std::optional(answer["cursor"].get<std::string>());
+  if (mem.held.size() > 6) mem.held.erase(mem.held.begin());
+}
+
+// Isolation: the same calls under names free of ':', '*' and emptiness, on a second key prefix.
+std::string Plain(const std::string& name) {
+  std::string out = "n";
+  for (unsigned char c : name) absl::StrAppend(&out, absl::Hex(c));
+  return out;
+}
+Plan Renamed(Plan p) {
+  p.session = p.op == "listSessions" ? p.session : Plain(p.session);
+  p.reducer = Plain(p.reducer);
+  p.ns = Plain(p.ns);
+  return p;
+}
+// The plain-named answer with its names mapped back, to compare with the adversarial one.
+void MapBack(Json& answer, const Plan& original) {
+  if (answer.is_array()) {
+    for (Json& a : answer) MapBack(a, original);
+    return;
+  }
+  if (!answer.is_object()) return;
+  if (answer.contains("sessionId")) answer["sessionId"] = original.session;
+  if (answer.contains("reducerName")) {
+    for (const std::string& r : MixOf("isolation").reducers)
+      if (answer["reducerName"] == Plain(r)) answer["reducerName"] = r;
+  }
+  for (auto& [k, v] : answer.items())
+    if (v.is_array() || v.is_object()) MapBack(v, original);
+}
+
+}  // namespace
+
+bool IsSequential(const std::string& property) {
+  return property == "model-matches-implementation" || property == "drain" ||
+         property == "snapshots" || property == "isolation" ||
+         property == "valid-calls-never-script-error";
+}
+
+Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Scripts& scripts,
+                            SequentialLog* log) {
+  const Mix& mix = MixOf(spec.property);
+  const bool isolation = spec.property == "isolation";
+  std::vector<std::string> generated, generated_plain;
+  uint64_t next_id = 0, next_plain = 0;
+  Notified notified, notified_plain;
+  a2::Store store(
+      ctx, scripts, "a2",
+      [&generated, &next_id] {
+        generated.push_back(absl::StrCat("gen-", next_id++));
+        return generated.back();
+      },
+      [&notified](const std::string&, int64_t count) { notified.count = count; });
+  a2::Store plain(
+      ctx, scripts, "b2",
+      [&generated_plain, &next_plain] {
+        generated_plain.push_back(absl::StrCat("gen-", next_plain++));
+        return generated_plain.back();
+      },
+      [&notified_plain](const std::string&, int64_t count) { notified_plain.count = count; });
+  m::Model model;
+  Memory mem;
+  for (int i = 0; i < spec.ops; ++i) {
+    if (spec.skip.count({0, i})) continue;
+    Prng rng(OpSeed(spec.seed, 0, i));
+    // Pauses around the lease: half the calls come within a lease of the last, half later.
+    int64_t pause = rng.range(0, 2 * kLeaseMs);
+    if (!mix.late) pause = rng.range(0, kLeaseMs / 4);
+    co_await ctx.sleep(pause);
+    const int64_t now = ctx.now_ms();
+    const Plan p = MakePlan(rng, mix, mem, model, i, now);
+    SequentialStep step;
+    step.op = p.op;
+    step.call = Describe(p);
+    step.at = ctx.world().now_ms() - ctx.world().start_ms();
+    generated.clear();
+    Json answer = co_await Perform(store, p, &notified);
+    if (isolation) {
+      generated_plain.clear();
+      const Plan q = Renamed(p);
+      step.model = co_await Perform(plain, q, &notified_plain);
+      MapBack(step.model, p);
+    } else {
+      step.model = ModelAnswer(model, p, generated, now);
+    }
+    Learn(mem, p, answer, now);
+    step.store = std::move(answer);
+    Normalize(p.op, step.store);
+    Normalize(p.op, step.model);
+    log->steps.push_back(std::move(step));
+  }
+}
+
+namespace {
+
+std::string Short(const Json& j) {
+  std::string s = model::JsonStringify(j);
+  if (s.size() > 300) s = absl::StrCat(s.substr(0, 240), "... (", s.size(), " bytes)");
+  return s;
+}
+
+std::string Ms(int64_t t) { return absl::StrCat("+", t, "ms"); }
+
+// An answer in brief: each row as "#index id".
+Json Brief(const Json& j) {
+  if (j.is_object() && j.contains("index") && j.contains("id") && j.contains("createdAt"))
+    return absl::StrCat("#", j["index"].dump(), " ",
+                        j["id"].is_string() ? j["id"].get<std::string>() : "");
+  if (j.is_array() || j.is_object()) {
+    Json out = j;
+    for (auto& [k, v] : out.items()) v = Brief(v);
+    return out;
+  }
+  return j;
+}
+
+// Where two answers differ: "path: store X, model Y" (RFC 6902 paths).
+std::string Difference(const Json& store, const Json& model) {
+  std::vector<std::string> parts;
+  for (const Json& op : Json::diff(model, store)) {
+    const std::string path = op["path"].get<std::string>();
+    const Json want = op["op"] == "add" ? Json("(absent)") : model.at(Json::json_pointer(path));
+    const Json got = op["op"] == "remove" ? Json("(absent)") : op["value"];
+    parts.push_back(absl::StrCat(path.empty() ? "/" : path, ": ", Short(Brief(got)),
+                                 " (model: ", Short(Brief(want)), ")"));
+    if (parts.size() == 6) break;
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+std::string Lines(const std::vector<SequentialStep>& steps, size_t upto) {
+  // The calls up to and including the one that disagrees, the last few of them.
+  std::string out;
+  const size_t from = upto >= 6 ? upto - 6 : 0;
+  for (size_t k = from; k <= upto; ++k)
+    absl::StrAppend(&out, Ms(steps[k].at), " ", steps[k].call, " -> ", Short(Brief(steps[k].store)),
+                    "\n");
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> JudgeSequential(const std::string& property, const SequentialLog& log) {
+  std::vector<Finding> out;
+  if (property == "valid-calls-never-script-error") return out;  // System::Run judges
+  for (size_t k = 0; k < log.steps.size(); ++k) {
+    const SequentialStep& s = log.steps[k];
+    std::string cls;
+    if (property == "model-matches-implementation") {
+      if (s.store != s.model) cls = "disagrees-on-" + s.op;
+      if (s.op == "append" && s.model.value("error", "") == "SUPERSEDED_ATTEMPT" &&
+          !s.store.contains("error"))
+        cls = "caused-append-not-fenced";
+      if (s.op == "presenceSet" && s.store.is_object() && s.store.contains("values")) {
+        for (const auto& [field, v] : s.store["values"].items())
+          if (!s.model.is_object() || !s.model.contains("values") ||
+              !s.model["values"].contains(field))
+            cls = "presence-older-write-applied";
+      }
+    } else if (property == "isolation") {
+      if (s.store != s.model) cls = "names-change-" + s.op;
+    } else if (property == "drain") {
+      if (s.op == "append" && s.store.contains("hasPending") && s.model.contains("hasPending") &&
+          s.store["hasPending"] != s.model["hasPending"])
+        cls = s.store["hasPending"].get<bool>() ? "has-pending-without-pending-event"
+                                                : "pending-event-not-reported";
+      if (s.op == "claim" && s.store != s.model) {
+        const std::string got = s.store.value("outcome", ""), want = s.model.value("outcome", "");
+        std::set<int64_t> granted;
+        for (const Json& e : s.store.value("events", Json::array()))
+          granted.insert(e["index"].get<int64_t>());
+        bool withheld = false;
+        for (const Json& e : s.model.value("events", Json::array()))
+          withheld = withheld || !granted.count(e["index"].get<int64_t>());
+        cls = got == "settled" && want != "settled"   ? "settled-while-pending"
+              : want == "settled" && got != "settled" ? "claimed-after-drain"
+              : withheld                              ? "claimable-event-withheld"
+                                                      : "claim-outcome-differs";
+      }
+      if (cls.empty() && s.store != s.model) cls = "diverged";  // another difference: stop here
+    } else if (property == "snapshots") {
+      if (s.op == "readState" && s.store != s.model) {
+        const Json snap = s.store.value("snapshot", Json());
+        const Json want = s.model.value("snapshot", Json());
+        const int64_t frontier =
+            (want.is_null() ? 0 : want["index"].get<int64_t>()) +
+            static_cast<int64_t>(s.model.value("events", Json::array()).size());
+        if (!snap.is_null() && snap["index"].get<int64_t>() > frontier)
+          cls = "snapshot-past-frontier";
+        else if (snap != want)
+          cls = "snapshot-differs";
+        else
+          cls = "fold-differs";
+      } else if (s.op == "listSnapshots" && s.store != s.model) {
+        cls = "listed-snapshot-differs";
+      } else if (s.store != s.model) {
+        cls = "diverged";
+      }
+    }
+    if (cls.empty()) continue;
+    if (cls == "diverged") break;  // the model no longer describes the store
+    out.push_back({cls,
+                   absl::StrCat(Lines(log.steps, k), "the last call differs from ",
+                                property == "isolation" ? "the same call under plain names"
+                                                        : "the model (model/a2.h)",
+                                ": ", Difference(s.store, s.model)),
+                   {},
+                   {{"client0", s.at, s.at}}});
+    break;  // after the first disagreement the model no longer describes the store
+  }
+  return out;
+}
+
+}  // namespace testbed::props::a2_system

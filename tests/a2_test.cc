@@ -1,0 +1,189 @@
+// a2 (seed 003): the model's documented choices, the port against the model call for call
+// (RapidCheck), and every property failing on a deliberately broken script.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <string>
+
+#include "model/a2.h"
+#include "properties/system.h"
+#include "scenarios/baseline.h"
+#include "tests/test_catalogs.h"
+
+namespace testbed {
+namespace {
+
+using Json = nlohmann::json;
+namespace m = model::a2;
+
+m::AppendIn Ev(const std::string& id, std::optional<std::string> lane = std::nullopt) {
+  m::AppendIn e;
+  e.id = id;
+  e.type = "task";
+  e.payload = Json{{"id", id}};
+  e.lane = std::move(lane);
+  return e;
+}
+
+TEST(A2Model, ADeadLetterSettlesItsLaneSlotAndIsNotPending) {
+  m::Model model;
+  model.append("s", {Ev("a", "L"), Ev("b", "L")}, 0);
+  EXPECT_EQ(model.claimable("s", 1), std::vector<int64_t>{1}) << "b waits behind a";
+  for (int64_t attempt = 1; attempt <= 2; ++attempt) {
+    const Json c = model.claim("s", "w", 10 * attempt, 10 * attempt + 100, {});
+    ASSERT_EQ(c["outcome"], "claimed");
+    EXPECT_EQ(c["events"][0]["attemptCount"], attempt);
+    model.fail("s", 1, attempt, "boom", 2, 10 * attempt + 5);
+  }
+  EXPECT_EQ(model.claimable("s", 100), std::vector<int64_t>{2}) << "the lane moves on";
+  const Json c = model.claim("s", "w", 100, 200, {});
+  model.complete("s", 2, 1, {}, 150);
+  EXPECT_FALSE(model.has_pending("s")) << "a dead letter is not pending";
+  EXPECT_EQ(model.claim("s", "w", 160, 260, {})["outcome"], "settled");
+}
+
+TEST(A2Model, CompleteAndFailNeedALiveLease) {
+  m::Model model;
+  model.append("s", {Ev("a")}, 0);
+  model.claim("s", "w", 0, 100, {});
+  EXPECT_EQ(model.complete("s", 1, 1, {}, 100)["outcome"], "superseded") << "expired at 100";
+  EXPECT_EQ(model.fail("s", 1, 1, "boom", 3, 100)["outcome"], "superseded");
+  EXPECT_EQ(model.claim("s", "w", 100, 200, {})["events"][0]["attemptCount"], 2);
+  EXPECT_EQ(model.complete("s", 1, 1, {}, 120)["outcome"], "superseded") << "attempt 2 owns it";
+  EXPECT_EQ(model.complete("s", 1, 2, {}, 199)["outcome"], "completed");
+  m::AppendIn caused = Ev("x");
+  caused.cause = m::CauseIn{1, 2, std::nullopt};
+  EXPECT_EQ(model.append("s", {caused}, 199)["error"], "SUPERSEDED_ATTEMPT")
+      << "its attempt completed: no live claim causes it any more";
+}
+
+TEST(A2Model, AClaimWaitsForTheEarliestLiveLease) {
+  m::Model model;
+  model.append("s", {Ev("a"), Ev("b")}, 0);
+  model.claim("s", "w", 0, 100, {});
+  const Json busy = model.claim("s", "v", 50, 150, {});
+  EXPECT_EQ(busy["outcome"], "busy");
+  EXPECT_EQ(busy["retryAt"], 100);
+  EXPECT_EQ(model.claim("s", "v", 50, 150, {1, 2})["outcome"], "settled")
+      << "excluded events are the caller's own";
+}
+
+TEST(A2Model, PresenceDeletesKeepTheirStamp) {
+  m::Model model;
+  model.presence_set("ns", "p", {{"f", Json{{"v", 1}}}}, 1, 100, 1000, 0);
+  EXPECT_TRUE(model.presence_set("ns", "p", {{"f", Json{{"v", 0}}}}, 2, 99, 1000, 1).is_null())
+      << "an older stamp loses";
+  model.presence_set("ns", "p", {{"f", Json()}}, 3, 200, 1000, 2);
+  EXPECT_TRUE(model.presence_set("ns", "p", {{"f", Json{{"v", 2}}}}, 4, 150, 1000, 3).is_null())
+      << "an older write loses to a newer delete";
+  EXPECT_TRUE(model.presence_read("ns", 4).empty());
+  EXPECT_FALSE(model.presence_set("ns", "p", {{"f", Json{{"v", 3}}}}, 5, 200, 1000, 5).is_null())
+      << "ties go to the incoming write";
+  EXPECT_TRUE(model.presence_read("ns", 1005).empty()) << "expired at storage time 5 + 1000";
+}
+
+TEST(A2Model, SnapshotsNeverMoveBackwardOrPastTheFrontier) {
+  m::Model model;
+  model.append("s", {Ev("a"), Ev("b")}, 0);
+  model.put_snapshot("s", "r", 3, Json{{"n", 3}}, 1);
+  EXPECT_TRUE(model.read_state("s", "r")["snapshot"].is_null()) << "3 is past the frontier 2";
+  model.put_snapshot("s", "r", 1, Json{{"n", 1}}, 2);
+  model.put_snapshot("s", "r", 1, Json{{"n", 9}}, 3);
+  const Json st = model.read_state("s", "r");
+  EXPECT_EQ(st["snapshot"]["state"], Json({{"n", 1}})) << "a put at the same index is ignored";
+  ASSERT_EQ(st["events"].size(), 1u);
+  EXPECT_EQ(st["events"][0]["index"], 2);
+  EXPECT_EQ(model.list_snapshots("s").size(), 1u);
+  EXPECT_TRUE(model.list_snapshots("s:snap:r").empty());
+}
+
+props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,
+                        const ScriptCatalog& scripts, int clients = 3) {
+  props::RunSpec spec;
+  spec.property = property;
+  spec.version = "0.5.0";
+  spec.seed = seed;
+  spec.clients = clients;
+  spec.ops = ops;
+  return props::FindSystem("a2")->Run(spec, scripts, nullptr);
+}
+
+// The port, call for call against model/a2: appends (retries, mixed batches, generated ids,
+// caused appends, lanes, settled events), claims (exclusions), renewals, completions (children,
+// replays), failures (dead letters), reads, snapshots, presence, inspection and watch marks.
+RC_GTEST_PROP(A2Model, ASequentialRunAnswersEveryCallAsTheModelOfTheStore, ()) {
+  const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1000000);
+  const int ops = *rc::gen::inRange(1, 40);
+  const props::RunOutcome o =
+      RunA2("model-matches-implementation", seed, ops, testing_catalogs::Shipped(), 1);
+  RC_LOG() << "replay: testbed check --system a2 --properties model-matches-implementation "
+              "--clients 1 --ops "
+           << ops << " --seed " << seed << " --runs 1\n"
+           << o.description;
+  // Only what the baseline accepts (caused appends from settled attempts, a finding).
+  const scenarios::Baseline b =
+      scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/a2/0.5.0.json");
+  for (const std::string& c : o.classes) RC_ASSERT(b.find("model-matches-implementation", c));
+}
+
+struct Broken {
+  std::string property, script, dir, cls;
+};
+
+// Each property catches a script broken in its area: in some run the broken copy shows the
+// class and the shipped scripts, on the same seed, do not.
+TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
+  const std::vector<Broken> table = {
+      {"attempts-increase", "CLAIM_AVAILABLE_LUA", "a2-claim-attempt-not-incremented",
+       "attempt-repeated"},
+      {"single-holder", "CLAIM_AVAILABLE_LUA", "a2-claim-ignores-lease", "two-live-holders"},
+      {"fencing", "COMPLETE_ATTEMPT_LUA", "a2-complete-without-attempt-check",
+       "completed-by-superseded-attempt"},
+      {"lane-order", "APPEND_LUA", "a2-lanes-ignored", "lane-overtaken"},
+      {"appends-readable", "APPEND_LUA", "a2-append-type-dropped", "event-changed"},
+      {"presence-lww", "PRESENCE_SET_LUA", "a2-presence-without-stamps", "newer-write-lost"},
+      {"drain", "APPEND_LUA", "a2-has-pending-before-append", "pending-event-not-reported"},
+      {"snapshots", "PUT_SNAPSHOT_LUA", "a2-snapshot-moves-backward", "snapshot-differs"},
+      {"model-matches-implementation", "CLAIM_AVAILABLE_LUA", "a2-claim-ignores-lease",
+       "disagrees-on-claim"},
+  };
+  for (const Broken& b : table) {
+    const ScriptCatalog broken = testing_catalogs::WithBroken(
+        b.dir, "a2/0.5.0/" + b.script + ".lua", b.dir + "/" + b.script + ".lua");
+    int caught = 0;
+    for (uint64_t seed = 1; seed <= 60 && caught == 0; ++seed) {
+      const props::RunOutcome bad = RunA2(b.property, seed, 16, broken);
+      const bool shows =
+          std::find(bad.classes.begin(), bad.classes.end(), b.cls) != bad.classes.end();
+      if (!shows) continue;
+      const props::RunOutcome good = RunA2(b.property, seed, 16, testing_catalogs::Shipped());
+      if (std::find(good.classes.begin(), good.classes.end(), b.cls) == good.classes.end())
+        ++caught;
+    }
+    EXPECT_GT(caught, 0) << b.property << " does not catch " << b.dir;
+  }
+}
+
+// The shipped store's own findings, each seen by its property within a few seeds.
+TEST(A2Properties, TheShippedStoreFailsDrainSnapshotsIsolationAndScriptErrors) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"drain", "has-pending-without-pending-event"},
+      {"drain", "claimable-event-withheld"},
+      {"snapshots", "snapshot-past-frontier"},
+      {"isolation", "names-change-listSnapshots"},
+      {"valid-calls-never-script-error", "script-error"},
+      {"model-matches-implementation", "caused-append-not-fenced"},
+  };
+  for (const auto& [property, cls] : expected) {
+    bool seen = false;
+    for (uint64_t seed = 1; seed <= 300 && !seen; ++seed) {
+      const props::RunOutcome o = RunA2(property, seed, 24, testing_catalogs::Shipped(), 1);
+      seen = std::find(o.classes.begin(), o.classes.end(), cls) != o.classes.end();
+    }
+    EXPECT_TRUE(seen) << property << " never shows " << cls;
+  }
+}
+
+}  // namespace
+}  // namespace testbed
