@@ -33,10 +33,48 @@ std::string JsNumber(double d) {
 // A string with nothing to escape or validate (printable ASCII, no quote, no backslash) is
 // written as is; every other string goes through nlohmann's dump() (no indent, UTF-8 kept,
 // invalid UTF-8 an error), as every scalar but a float did before this fast path.
+// A lone surrogate (a JavaScript string may hold one) is kept in a std::string as its WTF-8
+// bytes (ED A0..BF xx); JSON.stringify writes it as a lowercase \\udxxx escape (ES2019's
+// well-formed JSON.stringify), which nlohmann's dump() would refuse as invalid UTF-8.
+bool HasLoneSurrogate(const std::string& str) {
+  for (size_t i = 0; i + 2 < str.size(); ++i)
+    if (static_cast<unsigned char>(str[i]) == 0xED &&
+        (static_cast<unsigned char>(str[i + 1]) & 0xE0) == 0xA0)
+      return true;
+  return false;
+}
+
+void WriteWithSurrogates(const std::string& str, std::string& out) {
+  out += '"';
+  std::string run;
+  auto flush = [&] {
+    if (run.empty()) return;
+    const std::string quoted = Json(run).dump();
+    out.append(quoted, 1, quoted.size() - 2);
+    run.clear();
+  };
+  for (size_t i = 0; i < str.size(); ++i) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(str[k]); };
+    if (i + 2 < str.size() && b(i) == 0xED && (b(i + 1) & 0xE0) == 0xA0) {
+      flush();
+      const unsigned unit = 0xD000u | ((b(i + 1) & 0x3Fu) << 6) | (b(i + 2) & 0x3Fu);
+      absl::StrAppend(&out, "\\u", absl::Hex(unit, absl::kZeroPad4));
+      i += 2;
+    } else {
+      run += str[i];
+    }
+  }
+  flush();
+  out += '"';
+}
+
 void WriteString(const std::string& str, std::string& out) {
   for (const char c : str)
     if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-      out += Json(str).dump();
+      if (HasLoneSurrogate(str))
+        WriteWithSurrogates(str, out);
+      else
+        out += Json(str).dump();
       return;
     }
   out += '"';

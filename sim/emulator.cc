@@ -115,6 +115,16 @@ struct Commands {
     return Reply::Integer(n);
   }
 
+  // db.c typeCommand.
+  static Reply TypeOf(Emulator& em, const Argv& a) {
+    Entry* e = em.lookup(a[1]);
+    if (!e) return Reply::Status("none");
+    if (As<HashValue>(e)) return Reply::Status("hash");
+    if (As<ZSetValue>(e)) return Reply::Status("zset");
+    if (As<StreamValue>(e)) return Reply::Status("stream");
+    return Reply::Status("string");
+  }
+
   static Reply Keys(Emulator& em, const Argv& a) {
     // Only keys that start with the pattern's literal prefix can match (the match is case
     // sensitive): visit just those, in key order, as the whole-keyspace loop would.
@@ -681,6 +691,24 @@ struct Commands {
     return Reply::Bulk(id.str());
   }
 
+  // t_stream.c xdelCommand: every ID is parsed before any is deleted; an emptied stream stays
+  // (with its last ID).
+  static Reply XDel(Emulator& em, const Argv& a) {
+    std::vector<StreamId> ids;
+    for (size_t i = 2; i < a.size(); ++i) {
+      auto id = ParseStreamId(a[i], 0, true, nullptr);
+      if (!id) return Reply::Error(kInvalidStreamId);
+      ids.push_back(*id);
+    }
+    Entry* e = em.lookup(a[1]);
+    if (!e) return Reply::Integer(0);
+    auto* s = As<StreamValue>(e);
+    if (!s) return WrongType();
+    int64_t n = 0;
+    for (const StreamId& id : ids) n += static_cast<int64_t>(s->entries.erase(id));
+    return Reply::Integer(n);
+  }
+
   static Reply XRange(Emulator& em, const Argv& a) {
     auto interval = [](const std::string& s, uint64_t missing, bool* ex) {
       *ex = s.size() > 1 && s[0] == '(';
@@ -786,6 +814,7 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
       {"DEL", {-2, false, Del}},
       {"EXISTS", {-2, false, Exists}},
       {"KEYS", {2, false, Keys}},
+      {"TYPE", {2, false, TypeOf}},
       {"SCAN", {-2, false, Scan}},
       {"PEXPIRE", {-3, false, PExpire}},
       {"PTTL", {2, false, PTtl}},
@@ -814,6 +843,7 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
         [](Emulator& em, const Argv& a) { return ZRangeGeneric(em, a, RangeKind::kLex); }}},
       {"ZREMRANGEBYSCORE", {4, false, ZRemRangeByScore}},
       {"XADD", {-5, false, XAdd}},
+      {"XDEL", {-3, false, XDel}},
       {"XRANGE", {-4, false, XRange}},
       {"EVAL", {-3, true, Eval}},
       {"EVALSHA", {-3, true, EvalSha}},

@@ -65,6 +65,27 @@ const std::vector<FaultKindInfo>& FaultKinds() {
        [](O& o) { o.failover_lag_commands = 3; }, [](O& o) { o.failover_lag_commands = -1; }},
       {Fault::kOutage, "outage", "one 500 ms window in which every call fails",
        [](O& o) { o.outage_ms = 500; }, [](O& o) { o.outage_ms = 0; }},
+      {Fault::kReorder, "reorder",
+       "1 in 20 calls is held back past the client's timeout and applied up to 500 ms later, "
+       "after the client's own later calls",
+       [](O& o) {
+         o.reordered_request = {1, 20}, o.reorder_ms_max = 500;
+       },
+       [](O& o) {
+         o.reordered_request = {0, 1}, o.reorder_ms_max = 0;
+       }},
+      {Fault::kKeyLoss, "key-loss",
+       "once, a key (eviction under maxmemory-policy allkeys-random) or one hash field, sorted-set "
+       "member or stream entry (a field TTL, an XTRIM) disappears",
+       [](O& o) { o.key_loss = true; }, [](O& o) { o.key_loss = false; }},
+      {Fault::kScanDuplicate, "scan-duplicates",
+       "half the SCAN replies return one of their keys twice, as SCAN may across pages",
+       [](O& o) {
+         o.scan_duplicate = {1, 2};
+       },
+       [](O& o) {
+         o.scan_duplicate = {0, 1};
+       }},
   };
   return kTable;
 }

@@ -32,6 +32,15 @@ struct FaultOptions {
   int64_t snapshot_every_ms = 1000;
   int64_t failover_lag_commands = -1;  // >= 0: one failover to a replica this many commands behind
   int64_t outage_ms = 0;               // > 0: one window of this length in which every call fails
+  // Held back past the client's timeout (it sees a timeout and goes on), then applied late,
+  // after the client's own later calls and other clients' (a request stuck in a proxy or a
+  // retransmit queue).
+  Ratio reordered_request{0, 1};
+  int64_t reorder_ms_max = 0;  // how far past the timeout it runs, at most
+  // Once: one key, or one hash field, sorted-set member or stream entry of a key, disappears,
+  // as eviction under maxmemory-policy allkeys-random, a field TTL or an XTRIM would do it.
+  bool key_loss = false;
+  Ratio scan_duplicate{0, 1};  // a SCAN reply returns one of its elements twice
 
   static FaultOptions Parse(const std::string& list);  // "lost-reply,pause,..." (throws)
   static std::vector<std::string> Kinds();             // every name, in table order
@@ -49,8 +58,11 @@ enum class Fault : uint8_t {
   kRestart,
   kFailover,
   kOutage,
+  kReorder,
+  kKeyLoss,
+  kScanDuplicate,
 };
-inline constexpr size_t kFaultCount = 11;
+inline constexpr size_t kFaultCount = 14;
 
 struct FaultKindInfo {
   Fault kind;
@@ -72,6 +84,11 @@ class FaultSet {
     for (Fault f : kinds) insert(f);
   }
   static FaultSet All();
+  static FaultSet AllBut(std::initializer_list<Fault> kinds) {
+    FaultSet s = All();
+    for (Fault f : kinds) s.bits_.reset(static_cast<size_t>(f));
+    return s;
+  }
   void insert(Fault f) { bits_.set(static_cast<size_t>(f)); }
   bool contains(Fault f) const { return bits_.test(static_cast<size_t>(f)); }
   bool empty() const { return bits_.none(); }

@@ -4,6 +4,7 @@
 
 #include "sim/digest.h"
 
+#include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -186,8 +187,22 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
     record(th.id, EventKind::kFault,
            absl::StrCat("fault delayed-request until +", c.ready_at - options_.start_ms, "ms"));
   }
+  if (f.reordered_request.numerator && fault_prng_.chance(f.reordered_request)) {
+    c.ready_at = now_ + f.timeout_ms + fault_prng_.range(1, std::max<int64_t>(1, f.reorder_ms_max));
+    c.lose_request = c.lose_reply = false;
+    c.orphan = true;
+    record(th.id, EventKind::kFault,
+           absl::StrCat("fault reorder: held until +", c.ready_at - options_.start_ms,
+                        "ms, past the client's timeout"));
+  }
   c.event = record(th.id, EventKind::kCall, "");
   trace_.events[c.event].argv = std::move(a->argv);  // the world's one copy of the call
+  if (c.orphan) {  // the client times out now and goes on; the request still runs later
+    a->result = TransportError{"timeout"};
+    add_wakeup(th.id, now_ + f.timeout_ms, h);
+    c.awaiter = nullptr;
+    c.handle = nullptr;
+  }
   calls_.push_back(c);
 }
 
@@ -218,7 +233,7 @@ void World::resume(ThreadId t, std::coroutine_handle<> h) {
 void World::finish_thread(Thread& th) {
   th.finished = true;
   calls_.erase(std::remove_if(calls_.begin(), calls_.end(),
-                              [&](const PendingCall& c) { return c.thread == th.id; }),
+                              [&](const PendingCall& c) { return c.thread == th.id && !c.orphan; }),
                calls_.end());
   for (auto it = wakeups_.begin(); it != wakeups_.end();) {
     if (it->second.thread == th.id) {
@@ -256,6 +271,8 @@ void World::plan_faults() {
     ev.push_back({at(), kRestart, -1, 0});
   }
   if (f.failover_lag_commands >= 0) ev.push_back({at(), kFailover, -1, f.failover_lag_commands});
+  if (f.key_loss)
+    ev.push_back({at(), kKeyLoss, -1, static_cast<int64_t>(fault_prng_.below(1u << 30))});
   if (f.outage_ms > 0) {
     const int64_t o = at();
     ev.push_back({o, kOutageStart, -1, 0});
@@ -263,8 +280,8 @@ void World::plan_faults() {
   }
   std::stable_sort(ev.begin(), ev.end(),
                    [](const Event& x, const Event& y) { return x.at < y.at; });
-  static const char* names[] = {"snapshot",   "restart",    "failover", "outage-start",
-                                "outage-end", "clock-jump", "pause",    "crash"};
+  static const char* names[] = {"snapshot",   "restart", "failover", "outage-start", "outage-end",
+                                "clock-jump", "pause",   "crash",    "key-loss"};
   for (const Event& e : ev) {
     if (e.kind == kSnapshot) continue;
     record(-1, e.kind == kClockJump ? EventKind::kClock : EventKind::kFault,
@@ -314,6 +331,9 @@ void World::apply_event(const Event& e) {
       record(-1, EventKind::kFault,
              absl::StrCat("fault pause ", actors_[e.actor]->name, " for ", e.value, "ms"));
       return;
+    case kKeyLoss:
+      lose_key(static_cast<uint64_t>(e.value));
+      return;
     case kCrash: {
       Actor& a = *actors_[e.actor];
       a.crashed = true;
@@ -326,6 +346,49 @@ void World::apply_event(const Event& e) {
       return;
     }
   }
+}
+
+// One key, or one element of it, disappears: the choice is `pick` over the sorted keys and
+// their sorted elements, so both backends lose the same thing. The deletion is logged like a
+// client's command, so a later restart or failover replays it.
+void World::lose_key(uint64_t pick) {
+  std::vector<std::string> keys;
+  for (const Reply& k : backend_.execute({"KEYS", "*"}, now_).elements) keys.push_back(k.str);
+  std::sort(keys.begin(), keys.end());
+  if (keys.empty()) {
+    record(-1, EventKind::kFault, "fault key-loss: the keyspace is empty");
+    return;
+  }
+  const std::string key = keys[pick % keys.size()];
+  pick /= keys.size();
+  const std::string type = backend_.execute({"TYPE", key}, now_).str;
+  Argv del = {"DEL", key};
+  if (pick % 3 != 0) {  // two times in three, one element of an aggregate
+    pick /= 3;
+    std::vector<std::string> elements;
+    if (type == "hash") {
+      const Reply all = backend_.execute({"HGETALL", key}, now_);
+      for (size_t i = 0; i < all.elements.size(); i += 2) elements.push_back(all.elements[i].str);
+      del = {"HDEL", key};
+    } else if (type == "zset") {
+      for (const Reply& m : backend_.execute({"ZRANGE", key, "0", "-1"}, now_).elements)
+        elements.push_back(m.str);
+      del = {"ZREM", key};
+    } else if (type == "stream") {
+      for (const Reply& entry : backend_.execute({"XRANGE", key, "-", "+"}, now_).elements)
+        elements.push_back(entry.elements.at(0).str);
+      del = {"XDEL", key};
+    }
+    std::sort(elements.begin(), elements.end());
+    if (elements.empty())
+      del = {"DEL", key};
+    else
+      del.push_back(elements[pick % elements.size()]);
+  }
+  backend_.execute(del, now_);
+  const size_t ev = record(-1, EventKind::kFault, "fault key-loss: " + render_argv(del));
+  trace_.events[ev].argv = del;
+  log_.push_back({ev, now_});
 }
 
 std::vector<LoggedCommand> World::LoggedPrefix() const {
@@ -360,6 +423,11 @@ void World::execute(PendingCall c) {
   Thread& th = *threads_[c.thread];
   th.steps++;
   const int64_t call = static_cast<int64_t>(c.event);
+  if (outage_ && c.orphan) {
+    record(th.id, EventKind::kFault,
+           absl::StrCat("fault outage: ", ShortArgv(argv_of(c)), " (reordered) is dropped"), call);
+    return;
+  }
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
     record(th.id, EventKind::kFault,
@@ -376,7 +444,21 @@ void World::execute(PendingCall c) {
   }
   Reply reply = backend_.execute(argv_of(c), now_);
   log_.push_back({c.event, now_});
+  const FaultOptions& f = options_.faults;
+  if (f.scan_duplicate.numerator && reply.elements.size() == 2 &&
+      !reply.elements[1].elements.empty() && absl::EqualsIgnoreCase(argv_of(c)[0], "SCAN") &&
+      fault_prng_.chance(f.scan_duplicate)) {
+    std::vector<Reply>& page = reply.elements[1].elements;
+    const Reply again = page[fault_prng_.below(page.size())];
+    page.push_back(again);
+    record(th.id, EventKind::kFault, "fault scan-duplicates: the reply repeats " + again.str, call);
+  }
   record(th.id, EventKind::kReply, "", call, &reply);
+  if (c.orphan) {
+    record(th.id, EventKind::kFault, "fault reorder: applied late; nobody waits for the reply",
+           call);
+    return;
+  }
   if (c.lose_reply) {
     c.awaiter->result = TransportError{"timeout"};
     record(th.id, EventKind::kFault, "fault lost-reply: applied, client times out");

@@ -76,7 +76,8 @@ enum class FaultKind {
   kOutageEnd,
   kClockJump,
   kPause,
-  kCrash
+  kCrash,
+  kKeyLoss,  // value: which (drawn from the fault stream when planned)
 };
 
 struct WorldOptions {
@@ -204,6 +205,7 @@ class World {
     int64_t ready_at;
     bool lose_request, lose_reply;
     int64_t latency;
+    bool orphan = false;  // reordered: its client already timed out; nothing waits for it
   };
   struct Wakeup {
     ThreadId thread;
@@ -224,6 +226,7 @@ class World {
   void execute(PendingCall call);
   void apply_event(const Event& e);
   void finish_thread(Thread& t);
+  void lose_key(uint64_t pick);
   bool paused(ActorId a) const;
   int64_t actor_time(ActorId a) const;
   // Appends an event; returns its index. call: the kCall event it is about (-1: none).

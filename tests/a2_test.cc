@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/a2.h"
+#include "model/json_text.h"
 #include "properties/system.h"
 #include "scenarios/baseline.h"
 #include "tests/test_catalogs.h"
@@ -96,6 +97,13 @@ TEST(A2Model, SnapshotsNeverMoveBackwardOrPastTheFrontier) {
   EXPECT_EQ(st["events"][0]["index"], 2);
   EXPECT_EQ(model.list_snapshots("s").size(), 1u);
   EXPECT_TRUE(model.list_snapshots("s:snap:r").empty());
+}
+
+TEST(A2Port, JsonStringifyWritesALoneSurrogateAsJavaScriptDoes) {
+  // JSON.stringify("x\ud83dy") === '"x\\ud83dy"'; a valid pair stays raw UTF-8.
+  EXPECT_EQ(model::JsonStringify(Json(std::string("x\xED\xA0\xBDy"))), "\"x\\ud83dy\"");
+  EXPECT_EQ(model::JsonStringify(Json(std::string("\xED\xB8\x80\n"))), "\"\\ude00\\n\"");
+  EXPECT_EQ(model::JsonStringify(Json("caf\u00e9 \U0001F600")), "\"caf\u00e9 \U0001F600\"");
 }
 
 props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,

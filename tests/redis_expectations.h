@@ -177,6 +177,18 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"XRANGE", "s", "5-0", "5-0"},
          Reply::Array({Reply::Array({bulk("5-0"), Reply::Array({bulk("f"), bulk("v")})})}));
   expect({"XRANGE", "s", "-", "+", "COUNT", "0"}, Reply::NilArray());
+  // The key-loss fault's commands: TYPE, and XDEL, which keeps an emptied stream.
+  expect({"TYPE", "s"}, Reply::Status("stream"));
+  expect({"TYPE", "h"}, Reply::Status("hash"));
+  expect({"TYPE", "nothing"}, Reply::Status("none"));
+  expect({"XDEL", "s", "5-0", "9-9", "5-1"}, num(2));
+  expect({"XDEL", "s", "abc"}, err("ERR Invalid stream ID specified as stream command argument"));
+  expect({"XRANGE", "s", "-", "+"}, Reply::Array({}));
+  expect({"TYPE", "s"}, Reply::Status("stream"));
+  expect({"XADD", "s", "5-1", "f", "v"},
+         err("ERR The ID specified in XADD is equal or smaller than the target stream top item"));
+  expect({"XDEL", "h", "1-0"},
+         err("WRONGTYPE Operation against a key holding the wrong kind of value"));
   expect({"PING", "a", "b"}, err("ERR wrong number of arguments for 'ping' command"));
   expect({"SCAN", "0", "COUNT", "0"}, err("ERR syntax error"));
   expect({"TIME"}, Reply::Array({bulk(std::to_string((t0 + 11) / 1000)),

@@ -386,6 +386,76 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_EQ(o.notes[0], "transport:connection refused (outage)");
                      EXPECT_EQ(o.notes[1], "OK");
                    }});
+  FaultOptions reorder;
+  reorder.reordered_request = {1, 2};
+  reorder.reorder_ms_max = 100;
+  cases.push_back({"reorder", reorder,
+                   [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       int timeouts = 0;
+                       for (int i = 0; i < 10; ++i) {
+                         CallResult r = co_await ctx.cmd("XADD", "s", "*", "n", std::to_string(i));
+                         timeouts += std::holds_alternative<TransportError>(r);
+                       }
+                       obs.add("timeouts " + std::to_string(timeouts));
+                       co_await ctx.sleep(2000);
+                       for (int tries = 0; tries < 20; ++tries) {
+                         CallResult r = co_await ctx.cmd("XRANGE", "s", "-", "+");
+                         if (auto* reply = std::get_if<Reply>(&r)) {
+                           std::string order;
+                           for (const Reply& e : reply->elements)
+                             order += e.elements.at(1).elements.at(1).str;
+                           obs.add(order);
+                           break;
+                         }
+                       }
+                     });
+                   },
+                   [](const Observed& o) {
+                     ASSERT_EQ(o.notes.size(), 2u);
+                     EXPECT_NE(o.notes[0], "timeouts 0");
+                     // Every call was applied, the held-back ones after the client's later ones.
+                     std::string order = o.notes[1];
+                     EXPECT_EQ(order.size(), 10u);
+                     EXPECT_FALSE(std::is_sorted(order.begin(), order.end())) << order;
+                     std::sort(order.begin(), order.end());
+                     EXPECT_EQ(order, "0123456789");
+                   }});
+  cases.push_back({"key-loss", none,
+                   [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.cmd("HSET", "h", "a", "1", "b", "2");
+                       co_await ctx.cmd("ZADD", "z", "1", "m");
+                       co_await ctx.cmd("XADD", "s", "1-0", "f", "v");
+                       co_await ctx.cmd("SET", "k", "v");
+                       co_await ctx.sleep(20);
+                       obs.add(Show(co_await ctx.cmd("HGETALL", "h")));
+                       obs.add(Show(co_await ctx.cmd("KEYS", "*")));
+                     });
+                     // 4: keys h, k, s, z -> h; then 4 / 4 = 1: an element (1 % 3 != 0), the
+                     // first of the sorted fields a, b.
+                     w.schedule(FaultKind::kKeyLoss, 10, -1, 4);
+                   },
+                   [](const Observed& o) { EXPECT_EQ(o.notes[0], "[\"b\", \"2\"]"); }});
+  FaultOptions scan_duplicate;
+  scan_duplicate.scan_duplicate = {1, 1};
+  cases.push_back({"scan-duplicates", scan_duplicate,
+                   [](World& w, Observed& obs) {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                       co_await ctx.cmd("SET", "a", "1");
+                       co_await ctx.cmd("SET", "b", "1");
+                       CallResult r = co_await ctx.cmd("SCAN", "0", "COUNT", "100");
+                       std::vector<std::string> keys;
+                       for (const Reply& k : std::get<Reply>(r).elements.at(1).elements)
+                         keys.push_back(k.str);
+                       std::sort(keys.begin(), keys.end());
+                       for (const auto& k : keys) obs.add(k);
+                     });
+                   },
+                   [](const Observed& o) {
+                     ASSERT_EQ(o.notes.size(), 3u);  // a and b, one of them twice
+                     EXPECT_TRUE(o.notes[0] == o.notes[1] || o.notes[1] == o.notes[2]);
+                   }});
   return cases;
 }
 
@@ -418,7 +488,7 @@ TEST_P(Faults, HaveTheirEffectOnTheEmulatorAndTheSameRepliesOnRedisServer) {
   EXPECT_EQ(sim.trace_hash, live.trace_hash) << "the same schedule must trace the same";
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryKind, Faults, ::testing::Range<size_t>(0, 11),
+INSTANTIATE_TEST_SUITE_P(EveryKind, Faults, ::testing::Range<size_t>(0, sim::kFaultCount),
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            std::string n = FaultCases()[info.param].name;
                            std::replace(n.begin(), n.end(), '-', '_');

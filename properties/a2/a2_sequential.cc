@@ -122,6 +122,9 @@ Json ValueFor(Prng& rng, const Mix& mix, int i) {
       v.push_back(Json::parse("[[[]],{},[{}]]"));
       v.push_back(Json{{"big", 9007199254740993.0}, {"z", -0.0}});
       v.push_back(Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})"));
+      // A JavaScript string holding a lone surrogate (kept as its WTF-8 bytes; the port's
+      // JSON.stringify writes "\ud83d"), and 2^53 + 1 as raw JSON text would carry it.
+      v.push_back(Json{{"s", std::string("x\xED\xA0\xBDy")}});
       return v;
     }();
     return kValues[rng.below(kValues.size())];

@@ -748,7 +748,7 @@ const std::vector<HandlesProperty>& Table() {
         "once a commit returned a result, every later commit returns exactly that result and "
         "the draft reads as committed while the result is live",
         always,
-        {F::kRestart, F::kFailover},  // they lose acknowledged writes by themselves
+        {F::kRestart, F::kFailover, F::kKeyLoss},  // they lose acknowledged writes by themselves
         {{"different-result", "a later commit returned another result than the first success"},
          {"result-lost", "after a successful commit the draft is missing or uncommitted"}}},
        [](const Recorder& r, const sim::Trace&) { return ResultReplayed(r); }},
@@ -756,7 +756,7 @@ const std::vector<HandlesProperty>& Table() {
         "HANDLE_BUSY is reported only while a commit of the draft is in flight, or within one "
         "lease after its committer died or gave up",
         always,
-        {F::kRestart, F::kFailover},
+        {F::kRestart, F::kFailover, F::kKeyLoss},
         {{"busy-beyond-lease", "BUSY more than one lease after the last committer died or gave up"},
          {"busy-from-concurrent-read",
           "a concurrent read (its sliding-TTL touch) made an operation report BUSY"},
@@ -774,7 +774,7 @@ const std::vector<HandlesProperty>& Table() {
       {{"data-read-back",
         "a draft's data reads back exactly as written (JSON equality)",
         always,
-        {F::kRestart, F::kFailover},
+        {F::kRestart, F::kFailover, F::kKeyLoss},
         {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
          {"number-bent", "a number reads back as a different number"},
          {"string-bent", "a string reads back with different characters"},
@@ -807,7 +807,8 @@ const std::vector<HandlesProperty>& Table() {
         "maxEntries limits the live handles of a kind: once the drafts are expired, discarded, or "
         "committed with expired results, a create is accepted",
         always,
-        {F::kRestart, F::kFailover, F::kLatency, F::kDelay, F::kPause, F::kSkew, F::kClockJump},
+        {F::kRestart, F::kFailover, F::kKeyLoss, F::kLatency, F::kDelay, F::kPause, F::kSkew,
+         F::kClockJump},
         {{"expired-drafts-hold-quota", "drafts past their deadline still count against maxEntries"},
          {"discarded-drafts-hold-quota", "discarded drafts still count against maxEntries"},
          {"expired-results-hold-quota",
@@ -816,7 +817,7 @@ const std::vector<HandlesProperty>& Table() {
       {{"bound-isolation",
         "a bound draft is not found from another connection",
         always,
-        {F::kRestart, F::kFailover},
+        {F::kRestart, F::kFailover, F::kKeyLoss},
         {{"reads-other-connections-draft", "another connection reads a bound draft"}}},
        [](const Recorder& r, const sim::Trace&) { return r.isolation; }},
   };

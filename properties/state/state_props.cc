@@ -277,9 +277,9 @@ const std::vector<StateProperty>& StatePropertyTable() {
   using R = StateRun;
   auto always = [](const std::string&, const std::string&) { return true; };
   auto old_is_v1 = [](const std::string& old) { return old == "beta3" || old == "beta23"; };
-  // Restart and failover lose acknowledged writes by themselves; the probes aim at one exact
-  // millisecond; the model answers one instant per call.
-  const sim::FaultSet loses_writes = {F::kRestart, F::kFailover};
+  // Restart, failover and key loss (eviction) lose acknowledged writes by themselves; the probes
+  // aim at one exact millisecond; the model answers one instant per call.
+  const sim::FaultSet loses_writes = {F::kRestart, F::kFailover, F::kKeyLoss};
   const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kPause, F::kSkew,
                                            F::kClockJump};
   static const std::vector<StateProperty> kTable = {
@@ -358,7 +358,7 @@ const std::vector<StateProperty>& StatePropertyTable() {
         "once an entry is deleted or expired, a namespace at its quota accepts a new key (old "
         "pods deleting, in a rolling deploy)",
         always,
-        {F::kRestart, F::kFailover, F::kSkew, F::kClockJump},
+        {F::kRestart, F::kFailover, F::kKeyLoss, F::kSkew, F::kClockJump},
         {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
          {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
          {"old-pod-delete-leaks-slot",
