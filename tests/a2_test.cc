@@ -148,6 +148,8 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
       {"single-holder", "CLAIM_AVAILABLE_LUA", "a2-claim-ignores-lease", "two-live-holders"},
       {"fencing", "COMPLETE_ATTEMPT_LUA", "a2-complete-without-attempt-check",
        "completed-by-superseded-attempt"},
+      {"fencing", "APPEND_LUA", "a2-append-without-cause-check",
+       "caused-append-by-superseded-attempt"},
       {"lane-order", "APPEND_LUA", "a2-lanes-ignored", "lane-overtaken"},
       {"appends-readable", "APPEND_LUA", "a2-append-type-dropped", "event-changed"},
       {"presence-lww", "PRESENCE_SET_LUA", "a2-presence-without-stamps", "newer-write-lost"},

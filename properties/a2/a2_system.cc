@@ -176,6 +176,45 @@ Task<void> Settle(sim::Ctx& ctx, int id, a2::Store& store, Prng& rng, a2::Stored
   rec->settles[at].ret = rec->now();
 }
 
+// An append caused by the worker's attempt, recorded like a settle (op "append"): accepted
+// means "appended".
+Task<void> CausedAppend(sim::Ctx& ctx, int id, a2::Store& store, const a2::StoredEvent& ev, int i,
+                        Recorder* rec) {
+  SettleRec s;
+  s.actor = id;
+  s.op = "append";
+  s.index = ev.index;
+  s.attempt = ev.attempt_count;
+  s.inv = rec->now();
+  s.unknown = true;
+  const size_t at = rec->settles.size();
+  rec->settles.push_back(s);
+  a2::NewEvent note;
+  note.id = absl::StrCat("n", id, "-", i, "-", ev.index);
+  note.type = "progress";
+  note.payload = Json::object();
+  note.payload["of"] = ev.index;
+  note.cause = a2::Cause{ev.index, ev.attempt_count, std::nullopt};
+  note.settled = true;
+  std::vector<a2::NewEvent> batch;
+  batch.push_back(std::move(note));
+  std::string outcome;
+  bool unknown = false;
+  try {
+    co_await store.append(kSession, std::move(batch));
+    outcome = "appended";
+  } catch (const a2::A2Error& e) {
+    outcome = e.code;
+    unknown = e.transport;
+  } catch (const a2::TypeError&) {
+    outcome = "TypeError";
+  }
+  rec->settles[at].outcome = outcome;
+  rec->settles[at].unknown = unknown;
+  rec->settles[at].ret = rec->now();
+  (void)ctx;
+}
+
 // A worker: claim, then for each claimed event work for 20 ms to 2.5 leases (renewing half
 // way, some of the time), then complete it (with a child event, some of the time) or fail it.
 Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
@@ -228,6 +267,11 @@ Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* 
       } else {
         co_await ctx.sleep(work);
       }
+      // fencing's workload: half the time the worker first appends an event caused by its
+      // attempt (a progress note), from a stream of its own so the other draws stay as they were.
+      Prng note_rng(OpSeed(seed, id, i) ^ 0x6361757365ULL);
+      if (rec->property == "fencing" && note_rng.chance({1, 2}))
+        co_await CausedAppend(ctx, id, store, ev, i, rec);
       co_await Settle(ctx, id, store, rng, ev, ev.attempt_count, i, rec);
     }
   }
@@ -338,7 +382,8 @@ std::vector<Finding> AttemptsIncrease(const Recorder& r) {
 int64_t ReleasedAt(const Recorder& r, const ClaimRec& c) {
   int64_t t = kNever;
   for (const SettleRec& s : r.settles)
-    if (s.index == c.index && s.attempt == c.attempt && s.actor == c.actor) t = std::min(t, s.inv);
+    if (s.op != "append" && s.index == c.index && s.attempt == c.attempt && s.actor == c.actor)
+      t = std::min(t, s.inv);
   return t;
 }
 
@@ -360,8 +405,8 @@ std::vector<Finding> SingleHolder(const Recorder& r) {
 std::vector<Finding> Fencing(const Recorder& r) {
   std::vector<Finding> out;
   for (const SettleRec& s : r.settles) {
-    const bool accepted =
-        s.outcome == "completed" || s.outcome == "failed" || s.outcome == "dead_lettered";
+    const bool accepted = s.outcome == "completed" || s.outcome == "failed" ||
+                          s.outcome == "dead_lettered" || s.outcome == "appended";
     if (!accepted) continue;
     const std::string what =
         absl::StrCat(Actor(s.actor), "'s ", s.op, "(event ", s.index, ", attempt ", s.attempt,
@@ -372,18 +417,20 @@ std::vector<Finding> Fencing(const Recorder& r) {
     for (const ClaimRec& c : r.claims)
       if (c.index == s.index && c.attempt > s.attempt && c.ret < s.inv) {
         out.push_back({s.op == "complete" ? "completed-by-superseded-attempt"
-                                          : "failed-by-superseded-attempt",
+                       : s.op == "fail"   ? "failed-by-superseded-attempt"
+                                          : "caused-append-by-superseded-attempt",
                        what + " after " + ClaimText(c),
                        {},
                        {Involve(c.actor, c.inv, c.ret), Involve(s.actor, s.inv, s.ret)}});
         break;
       }
     if (own && s.inv > own->lease_end)
-      out.push_back(
-          {s.op == "complete" ? "completed-after-lease-expired" : "failed-after-lease-expired",
-           what + ", after its lease had expired: " + ClaimText(*own),
-           {},
-           {Involve(own->actor, own->inv, own->ret), Involve(s.actor, s.inv, s.ret)}});
+      out.push_back({s.op == "complete" ? "completed-after-lease-expired"
+                     : s.op == "fail"   ? "failed-after-lease-expired"
+                                        : "caused-append-after-lease-expired",
+                     what + ", after its lease had expired: " + ClaimText(*own),
+                     {},
+                     {Involve(own->actor, own->inv, own->ret), Involve(s.actor, s.inv, s.ret)}});
   }
   return out;
 }
@@ -396,7 +443,7 @@ std::vector<Finding> LaneOrder(const Recorder& r) {
     // was accepted or whose outcome is unknown.
     int64_t settled_at = kNever;
     for (const SettleRec& s : r.settles)
-      if (s.index == earlier.index &&
+      if (s.op != "append" && s.index == earlier.index &&
           (s.outcome == "completed" || s.outcome == "dead_lettered" || s.unknown))
         settled_at = std::min(settled_at, s.inv);
     for (const AppendRec& later : r.appends) {
@@ -523,7 +570,8 @@ const std::vector<PropertyEntry>& Table() {
         {{"two-live-holders", "an event was claimed again while another claim's lease was live"}}},
        SingleHolder},
       {{"fencing",
-        "complete and fail are accepted only from the current attempt of a live claim",
+        "complete, fail and caused appends are accepted only from the current attempt of a live "
+        "claim",
         always,
         {F::kRestart, F::kFailover, F::kKeyLoss},
         {{"completed-by-superseded-attempt",
@@ -531,7 +579,11 @@ const std::vector<PropertyEntry>& Table() {
          {"failed-by-superseded-attempt",
           "a fail was accepted after a newer attempt had been granted"},
          {"completed-after-lease-expired", "a complete was accepted after its lease had expired"},
-         {"failed-after-lease-expired", "a fail was accepted after its lease had expired"}}},
+         {"failed-after-lease-expired", "a fail was accepted after its lease had expired"},
+         {"caused-append-by-superseded-attempt",
+          "an append caused by an attempt was accepted after a newer attempt had been granted"},
+         {"caused-append-after-lease-expired",
+          "an append caused by an attempt was accepted after its lease had expired"}}},
        Fencing},
       {{"lane-order",
         "the events of a lane are claimed in index order, one at a time: an event is not "

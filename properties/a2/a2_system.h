@@ -13,8 +13,9 @@
 //   - "single-holder": at any instant at most one live claim holds an event. A lease lives
 //     from its grant until the expiry the claimer asked for (extended by acknowledged
 //     renewals) or until its holder completes or fails it, judged in real (world) time.
-//   - "fencing": complete and fail are accepted only from the current attempt of a live
-//     claim: not after a newer attempt was granted, and not after the lease expired.
+//   - "fencing": complete, fail and appends caused by an attempt are accepted only from the
+//     current attempt of a live claim: not after a newer attempt was granted, and not after
+//     the lease expired.
 //   - "lane-order": the events of one lane are claimed in index order, one at a time: an
 //     event is not claimed before every earlier event of its lane is settled.
 //   - "appends-readable": an acknowledged append stays readable at the index it was given,
