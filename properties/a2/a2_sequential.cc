@@ -719,7 +719,12 @@ std::vector<Finding> JudgeSequential(const std::string& property, const Sequenti
         else
           cls = "fold-differs";
       } else if (s.op == "listSnapshots" && s.store != s.model) {
-        cls = "listed-snapshot-differs";
+        std::set<std::string> names;
+        bool twice = false;
+        if (s.store.is_array())
+          for (const Json& row : s.store)
+            twice = !names.insert(row.value("reducerName", "")).second || twice;
+        cls = twice ? "snapshot-listed-twice" : "listed-snapshot-differs";
       } else if (s.store != s.model) {
         cls = "diverged";
       }

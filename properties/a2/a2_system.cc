@@ -644,7 +644,8 @@ const std::vector<PropertyEntry>& Table() {
         {{"snapshot-past-frontier", "readState returned a snapshot past the session's frontier"},
          {"snapshot-differs", "readState returned another snapshot than the last accepted one"},
          {"fold-differs", "readState returned other events than those after its snapshot"},
-         {"listed-snapshot-differs", "listSnapshots listed other snapshots than were accepted"}}},
+         {"listed-snapshot-differs", "listSnapshots listed other snapshots than were accepted"},
+         {"snapshot-listed-twice", "listSnapshots listed one reducer twice"}}},
        nullptr},
       {{"isolation",
         "sessions, reducers and presence namespaces stay isolated: names with ':', '*' or "
