@@ -5,32 +5,61 @@
 // (get, set, compareAndSet, delete, list, increment, and an old pod's v1 write) so that a
 // sequential run of an implementation can be compared with it call for call.
 //
-// Choices where the seeds leave room, written down here:
+// The principle: the model states the strongest contract a caller can reasonably rely on, from
+// the code's comments, the API's names and types, and what the memory backend promises. Where
+// the implementation is weaker, that is a finding (a property that fails, accepted in a
+// baseline with its reason), not a choice. A choice stays a choice only where the contract is
+// silent, and then the properties accept every reasonable behaviour. Each rule below carries
+// its verdict: [contract] with the property that judges it, or [choice] with why the contract
+// is silent.
 //   1. Expiry: an entry with expiry E is alive at t while t <= E (Redis keeps a PXAT E key
 //      through E). list() and the quota follow the same boundary as get().
+//      [choice] Nothing says which side of E the instant E is on; the model takes the store's
+//      storage (Redis). What the contract does say is that get, list and the quota agree at one
+//      instant: expiry-boundary-get-list and quota-safety judge that, at either boundary.
+//      That an acknowledged write lives for its ttl by the server's clock (not the client's
+//      computed expiry) is judged by acknowledged-writes-visible.
 //   2. Scopes (beta.24+, `scoped`): forConnection(id) scopes a connection namespace by
 //      SHA-256(id); a missing connection is its own scope; scope "provider" namespaces are
 //      shared by every connection. Without `scoped` (beta.3, beta.23) every connection shares.
+//      [contract] forConnection's name: connection-isolation.
 //   3. Quota: a write of a key that is not live in its scope's namespace is refused when
 //      maxEntries entries are live there. Overwrites of a live key are always admitted.
+//      [contract] maxEntries counts live entries: quota-safety, quota-liveness,
+//      reads-never-quota-error.
 //   4. Versions: absent (never written, expired, deleted) is version 0; set writes current+1;
 //      compareAndSet(expected) writes expected+1 iff current == expected.
+//      [contract, weaker here] The model numbers as every shipped version does, so that
+//      model-matches-implementation compares exact numbers; the contract is stronger: a version
+//      names one write, also across a delete or an expiry, or compareAndSet(expectedVersion)
+//      cannot mean "nobody wrote since I read". versions-never-repeat judges that, and every
+//      shipped version fails it (a finding: a stale compareAndSet succeeds after a delete).
+//      Concurrent writers never share a version: cas-versions-linearizable.
 //   5. createdAt survives overwrites (set and compareAndSet) and restarts after delete or
 //      expiry; updatedAt is the write's time; expiresAt is now + ttl (ttl defaults to
 //      defaultTtl, must be <= maxTtl; values must be <= maxValueBytes as JSON).
+//      [contract] the fields' names and the options' names: model-matches-implementation.
 //   6. Values read back exactly as written (JSON equality).
+//      [contract] value-read-back, valid-calls-never-script-error (adversarial values).
 //   7. Legacy (beta.24, `legacy_claim`): an old pod's v1 write is visible to the first
 //      concrete scope (a connection or the provider scope, never the missing-connection scope)
 //      that reads, writes or deletes the key while it has no live scoped value; that scope
 //      adopts it (same value, version and expiry) and the v1 value is gone for every other
 //      scope. Reads never fail with a quota error: when the namespace is full, get() returns
 //      the v1 value without adopting it.
+//      [contract] beta.24's migration comments: legacy-readable, legacy-adopted-once,
+//      rolling-deploy-writes-visible.
 //   8. list(prefix, limit) returns the live entries whose key starts with prefix, at most
 //      limit (default maxEntries); the order is not part of the contract.
+//      [choice] list() promises no order; the model compares rows sorted by key, so every
+//      order passes. That list() sees what get() sees: expiry-boundary-get-list.
 //   9. A compareAndSet with both a stale expectedVersion and a bad ttl or value may report
 //      either (beta.23 compares first, beta.24+ check the ttl first); the model reports the
 //      policy error, and peek() lets a comparison accept the failure too. beta.3 has no maxTtl
 //      check anywhere in its code (its options type is not in the seeds): Variant.max_ttl.
+//      [choice] no precedence is documented; both errors are accepted.
+//  10. increment(key, field, delta) adds atomically. [contract] the name and the memory
+//      backend's single-threaded increment: increments-all-kept.
 #pragma once
 
 #include <cstdint>

@@ -26,6 +26,47 @@ using Op = lin::Operation<RegisterOp>;
 
 using namespace detail;
 
+// versions-never-repeat: a version names one write of a key, also across a delete or an
+// expiry in between (the API's name: compareAndSet(expectedVersion) means "nobody wrote since
+// I read this version"). Write, delete or let expire, write again; a repeated version, and a
+// compareAndSet at the first write's version that succeeds against the second write, are
+// findings.
+Task<void> VersionProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                        bool by_expiry, Recorder* rec) {
+  const int64_t since = rec->world->now_ms();
+  const std::string gap = by_expiry ? "expiry" : "delete";
+  try {
+    const state::Json first = {{"write", "first"}}, second = {{"write", "second"}},
+                      third = {{"write", "stale"}};
+    std::optional<int64_t> short_ttl;
+    if (by_expiry) short_ttl = 5;
+    const state::StateValue a = co_await ns.set(key, first, short_ttl);
+    if (by_expiry)
+      co_await ctx.sleep(30);
+    else
+      co_await ns.del(key);
+    const state::StateValue b = co_await ns.set(key, second, std::nullopt);
+    if (b.version != a.version) co_return;
+    const std::string what =
+        "set(" + key + ", " + state::Stringify(first) + (by_expiry ? ", ttl 5 ms" : "") +
+        ") was acknowledged as version " + std::to_string(a.version) + "; " +
+        (by_expiry ? "30 ms later, after it expired" : "after delete(" + key + ")") + ", set(" +
+        key + ", " + state::Stringify(second) + ") was acknowledged as version " +
+        std::to_string(b.version) + " too";
+    rec->version_violations.push_back(
+        {"version-repeated-after-" + gap, what, {}, {Since(ctx, since)}});
+    const state::CasResult r = co_await ns.compare_and_set(key, a.version, third, std::nullopt);
+    if (r.ok)
+      rec->version_violations.push_back(
+          {"stale-cas-succeeds-after-" + gap,
+           what + "; compareAndSet(" + key + ", expected " + std::to_string(a.version) +
+               ", the first write's version) then succeeded, overwriting the second write",
+           {},
+           {Since(ctx, since)}});
+  } catch (const state::StateError&) {
+  }
+}
+
 Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionScripts* scripts,
                   Recorder* rec) {
   // The workload's own choices come from a stream of the seed per client, so they do not
@@ -84,6 +125,11 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       const AdversarialCase& c = AdversarialValue(rng, /*deep=*/id == 0 && i == 0);
       co_await AdversarialProbe(ctx, ns, "adv" + std::to_string(id) + "-" + std::to_string(i), c,
                                 rec);
+      continue;
+    }
+    if (w.version_probes) {
+      co_await VersionProbe(ctx, ns, "ver" + std::to_string(id) + "-" + std::to_string(i),
+                            rng.chance({1, 2}), rec);
       continue;
     }
     if (w.counter_probes) {
@@ -419,6 +465,22 @@ const std::vector<StateProperty>& StatePropertyTable() {
          {"extra-increment", "the counter holds more than every increment that was made"}}},
        &W::counter_probes,
        &R::counter_violations},
+      {{"versions-never-repeat",
+        "a key's version names one write: a write after a delete or an expiry gets a version "
+        "no earlier write had, so a compareAndSet at a version read before the delete cannot "
+        "succeed against a later value (the strongest reading of compareAndSet(expectedVersion))",
+        always,
+        loses_writes,
+        {{"version-repeated-after-delete",
+          "a write after delete() was acknowledged with the version of a write before it"},
+         {"version-repeated-after-expiry",
+          "a write after an expiry was acknowledged with the version of the expired write"},
+         {"stale-cas-succeeds-after-delete",
+          "a compareAndSet at a version from before a delete succeeded against a later value"},
+         {"stale-cas-succeeds-after-expiry",
+          "a compareAndSet at a version from before an expiry succeeded against a later value"}}},
+       &W::version_probes,
+       &R::version_violations},
       {{"valid-calls-never-script-error",
         "valid calls never fail with a script error, and a stored value can always be "
         "compare-and-set again at its version (values a JavaScript caller may store: deep "
@@ -519,6 +581,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.rolling_violations = rec.rolling_violations;
   out.model_violations = rec.model_violations;
   out.counter_violations = rec.counter_violations;
+  out.version_violations = rec.version_violations;
   out.adversarial_violations = rec.adversarial_violations;
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())

@@ -90,6 +90,10 @@ struct StateWorkload {
   // Property "increments-all-kept": every client increments one shared counter; the last
   // client to finish reads it and compares it with the increments that were acknowledged.
   bool counter_probes = false;
+  // Property "versions-never-repeat": each client writes a key of its own, deletes it (or lets
+  // it expire), writes it again, and compares the two versions; on a repeat it
+  // compareAndSets at the first write's version.
+  bool version_probes = false;
   // Property "valid-calls-never-script-error": set a value a JSON-over-Lua store may choke on
   // (nesting deeper than cjson's 1000, -0, 1e21, long numbers, nested empties, unicode), then
   // compareAndSet it at the version set() returned, then compareAndSet the value back over it.
@@ -121,6 +125,7 @@ struct StateRun {
   std::vector<Finding> rolling_violations;      // rolling-deploy-writes-visible
   std::vector<Finding> model_violations;        // model-matches-implementation
   std::vector<Finding> counter_violations;      // increments-all-kept
+  std::vector<Finding> version_violations;      // versions-never-repeat
   std::vector<Finding> adversarial_violations;  // valid-calls-never-script-error
   // Redis calls that ran a script and got an error reply (a script that fails at run time;
   // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).

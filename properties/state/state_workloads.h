@@ -64,6 +64,7 @@ struct Recorder {
   std::vector<Finding> rolling_violations;
   std::vector<Finding> model_violations;
   std::vector<Finding> counter_violations;
+  std::vector<Finding> version_violations;
   std::vector<Finding> adversarial_violations;
   // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
   int64_t counter_acked = 0, counter_unknown = 0;
