@@ -117,7 +117,6 @@ Json Model::append(const std::string& session, const std::vector<AppendIn>& even
     if (parent.attempts != e.cause->attempt || !parent.live(now))
       return Error("SUPERSEDED_ATTEMPT");
   }
-  const int64_t base = frontier(session);
   Json rows = Json::array();
   for (const AppendIn& in : events) {
     Ev e;
@@ -131,7 +130,6 @@ Json Model::append(const std::string& session, const std::vector<AppendIn>& even
     add_event(session, std::move(e));
     rows.push_back(stored_row(session, frontier(session)));
   }
-  (void)base;
   return Json{
       {"events", rows}, {"hasPending", has_pending(session)}, {"notified", notified(session, now)}};
 }

@@ -178,8 +178,7 @@ Task<void> Settle(sim::Ctx& ctx, int id, a2::Store& store, Prng& rng, a2::Stored
 
 // An append caused by the worker's attempt, recorded like a settle (op "append"): accepted
 // means "appended".
-Task<void> CausedAppend(sim::Ctx& ctx, int id, a2::Store& store, const a2::StoredEvent& ev, int i,
-                        Recorder* rec) {
+Task<void> CausedAppend(int id, a2::Store& store, const a2::StoredEvent& ev, int i, Recorder* rec) {
   SettleRec s;
   s.actor = id;
   s.op = "append";
@@ -212,7 +211,6 @@ Task<void> CausedAppend(sim::Ctx& ctx, int id, a2::Store& store, const a2::Store
   rec->settles[at].outcome = outcome;
   rec->settles[at].unknown = unknown;
   rec->settles[at].ret = rec->now();
-  (void)ctx;
 }
 
 // A worker: claim, then for each claimed event work for 20 ms to 2.5 leases (renewing half
@@ -271,7 +269,7 @@ Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* 
       // attempt (a progress note), from a stream of its own so the other draws stay as they were.
       Prng note_rng(OpSeed(seed, id, i) ^ 0x6361757365ULL);
       if (rec->property == "fencing" && note_rng.chance({1, 2}))
-        co_await CausedAppend(ctx, id, store, ev, i, rec);
+        co_await CausedAppend(id, store, ev, i, rec);
       co_await Settle(ctx, id, store, rng, ev, ev.attempt_count, i, rec);
     }
   }

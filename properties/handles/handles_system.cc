@@ -807,8 +807,8 @@ const std::vector<HandlesProperty>& Table() {
         "maxEntries limits the live handles of a kind: once the drafts are expired, discarded, or "
         "committed with expired results, a create is accepted",
         always,
-        {F::kRestart, F::kFailover, F::kKeyLoss, F::kLatency, F::kDelay, F::kPause, F::kSkew,
-         F::kClockJump},
+        {F::kRestart, F::kFailover, F::kKeyLoss, F::kLatency, F::kDelay, F::kReorder, F::kPause,
+         F::kSkew, F::kClockJump},
         {{"expired-drafts-hold-quota", "drafts past their deadline still count against maxEntries"},
          {"discarded-drafts-hold-quota", "discarded drafts still count against maxEntries"},
          {"expired-results-hold-quota",

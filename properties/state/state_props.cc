@@ -326,8 +326,8 @@ const std::vector<StateProperty>& StatePropertyTable() {
   // Restart, failover and key loss (eviction) lose acknowledged writes by themselves; the probes
   // aim at one exact millisecond; the model answers one instant per call.
   const sim::FaultSet loses_writes = {F::kRestart, F::kFailover, F::kKeyLoss};
-  const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kPause, F::kSkew,
-                                           F::kClockJump};
+  const sim::FaultSet moves_the_instant = {F::kLatency, F::kDelay, F::kReorder,
+                                           F::kPause,   F::kSkew,  F::kClockJump};
   static const std::vector<StateProperty> kTable = {
       {{"cas-versions-linearizable",
         "get, set, compareAndSet and delete on each key, with versions, are linearizable (an "
