@@ -26,7 +26,9 @@
 //   3. Quota: a write of a key that is not live in its scope's namespace is refused when
 //      maxEntries entries are live there. Overwrites of a live key are always admitted.
 //      [contract] maxEntries counts live entries: quota-safety, quota-liveness,
-//      reads-never-quota-error.
+//      reads-never-quota-error. Live by the server's clock, the one every pod shares: both
+//      quota properties run under clock skew, and a probe across two pods' clocks judges
+//      admissions by it (classes skew-overfill and skew-expired-slot-refused).
 //   4. Versions: absent (never written, expired, deleted) is version 0; set writes current+1;
 //      compareAndSet(expected) writes expected+1 iff current == expected.
 //      [contract, weaker here] The model numbers as every shipped version does, so that

@@ -311,6 +311,78 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
                                     std::to_string(live) + " of those keys are live"});
 }
 
+// quota-safety and quota-liveness across two clients' clocks, judged by the server's clock
+// (the clock every caller shares, and the one Redis expires keys by). Client 0 writes a with
+// TTL kSkewTtlMs into a maxEntries-1 namespace; it is live by the server's clock until its
+// write's instant + kSkewTtlMs.
+//   safety:   kSkewMarginMs before that, client 1 sets b. Accepted: two live entries.
+//   liveness: kSkewMarginMs after it (a second namespace), client 1 sets c. Refused with a
+//             quota error: a slot that is free by the server's clock stays taken.
+// Without skew, both pass. A client whose clock is ahead of the writer's by more than the
+// margin admits b; one whose clock is behind refuses c.
+constexpr int64_t kSkewTtlMs = 400, kSkewMarginMs = 150;
+
+Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                          const state::VersionScripts& scripts, int id, int i, bool safety,
+                          Recorder* rec) {
+  if (w.clients < 2 || id > 1) co_return;
+  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  const std::string name = (safety ? "skew-" : "skewlive-") + std::to_string(i);
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 one, std::string("conn"));
+  const int64_t base = kDefaultEpochMs + 1000 * (i + 1) + 200;
+  state::Json value = state::Json::object();
+  value["client"] = id;
+  if (id == 0) {
+    co_await SleepUntil(ctx, rec, base);
+    const int64_t inv = rec->world->now_ms();
+    try {
+      co_await ns->set("a", value, kSkewTtlMs);
+      rec->skew_writes[name] = {inv, rec->world->now_ms()};
+    } catch (const state::StateError&) {
+    }
+    co_return;
+  }
+  // Client 1: when client 0's write has returned (or its turn has passed).
+  co_await SleepUntil(ctx, rec, base + 1);
+  auto a = rec->skew_writes.find(name);
+  if (a == rec->skew_writes.end()) co_return;
+  const auto [a_inv, a_ret] = a->second;
+  const std::string key = safety ? "b" : "c";
+  co_await SleepUntil(
+      ctx, rec, safety ? a_inv + kSkewTtlMs - kSkewMarginMs : a_ret + kSkewTtlMs + kSkewMarginMs);
+  const int64_t inv = rec->world->now_ms();
+  std::string refused;
+  try {
+    co_await ns->set(key, value, std::nullopt);
+  } catch (const state::StateError& e) {
+    if (!e.quota()) co_return;
+    refused = e.what();
+  }
+  const int64_t ret = rec->world->now_ms();
+  const std::string wrote_a =
+      "namespace " + name + " (maxEntries 1): client 0 set(a, ttl " + std::to_string(kSkewTtlMs) +
+      ") at +" + std::to_string(a_inv - kDefaultEpochMs) + "ms, so a is live until +" +
+      std::to_string(a_inv + kSkewTtlMs - kDefaultEpochMs) + "ms or later by the server's clock; ";
+  if (safety && refused.empty() && ret < a_inv + kSkewTtlMs)
+    rec->quota_violations.push_back(
+        {"skew-overfill",
+         wrote_a + "client 1 set(b) at +" + std::to_string(inv - kDefaultEpochMs) +
+             "ms and it was accepted: 2 live entries (client 1's clock runs ahead of client "
+             "0's; the store counts live entries by the caller's clock)",
+         {},
+         {Since(ctx, a_inv)}});
+  if (!safety && !refused.empty() && inv > a_ret + kSkewTtlMs)
+    rec->liveness_violations.push_back(
+        {"skew-expired-slot-refused",
+         wrote_a + "client 1 set(c) at +" + std::to_string(inv - kDefaultEpochMs) +
+             "ms, after a expired by the server's clock, failed with \"" + refused +
+             "\" (client 1's clock runs behind client 0's; the store counts live entries by "
+             "the caller's clock)",
+         {},
+         {Since(ctx, a_inv)}});
+}
+
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
 Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
                    Recorder* rec) {

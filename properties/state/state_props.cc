@@ -150,10 +150,12 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
     if (w.quota_probes) {
       co_await QuotaProbe(ctx, w, *scripts, id, i, rng.range(1, 50), rec);
       co_await QuotaRace(ctx, w, *scripts, id, i, rec);
+      co_await SkewQuotaProbe(ctx, w, *scripts, id, i, /*safety=*/true, rec);
       continue;
     }
     if (w.liveness_probes) {
       co_await LivenessProbe(ctx, w, *scripts, id, i, rng, rec);
+      co_await SkewQuotaProbe(ctx, w, *scripts, id, i, /*safety=*/false, rec);
       continue;
     }
     if (w.read_quota_probes) {
@@ -363,14 +365,17 @@ const std::vector<StateProperty>& StatePropertyTable() {
       {{"quota-safety",
         "a namespace never holds more live entries than maxEntries",
         always,
-        moves_the_instant,
+        {F::kLatency, F::kDelay, F::kReorder, F::kPause},
         {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
          {"expiry-instant-overfill",
           "at an entry's expiry millisecond a new key is accepted while get() still returns the "
           "old one"},
          {"concurrent-overfill",
           "keys set at one instant by several clients all stay live past "
-          "maxEntries"}}},
+          "maxEntries"},
+         {"skew-overfill",
+          "a client whose clock runs ahead admits a key while another is live by the server's "
+          "clock"}}},
        &W::quota_probes,
        &R::quota_violations},
       {{"memory-matches-redis",
@@ -404,11 +409,14 @@ const std::vector<StateProperty>& StatePropertyTable() {
         "once an entry is deleted or expired, a namespace at its quota accepts a new key (old "
         "pods deleting, in a rolling deploy)",
         always,
-        {F::kRestart, F::kFailover, F::kKeyLoss, F::kSkew, F::kClockJump},
+        {F::kRestart, F::kFailover, F::kKeyLoss},
         {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
          {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
          {"old-pod-delete-leaks-slot",
-          "after an old pod deletes an entry the namespace still refuses a new key"}}},
+          "after an old pod deletes an entry the namespace still refuses a new key"},
+         {"skew-expired-slot-refused",
+          "a client whose clock runs behind refuses a key after an entry expired by the "
+          "server's clock"}}},
        &W::liveness_probes,
        &R::liveness_violations},
       {{"reads-never-quota-error",

@@ -69,6 +69,8 @@ struct Recorder {
   // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
   int64_t counter_acked = 0, counter_unknown = 0;
   int counter_clients_done = 0;
+  // quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
+  std::map<std::string, std::pair<int64_t, int64_t>> skew_writes;
   std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
   std::vector<AckOp> ack_ops;
   std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
@@ -118,6 +120,10 @@ std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload
 
 Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
                      int id, int i, Recorder* rec);
+
+Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                          const state::VersionScripts& scripts, int id, int i, bool safety,
+                          Recorder* rec);
 
 Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
                    Recorder* rec);
