@@ -22,7 +22,10 @@
 //   2. Scopes (beta.24+, `scoped`): forConnection(id) scopes a connection namespace by
 //      SHA-256(id); a missing connection is its own scope; scope "provider" namespaces are
 //      shared by every connection. Without `scoped` (beta.3, beta.23) every connection shares.
-//      [contract] forConnection's name: connection-isolation.
+//      [contract] forConnection's name: connection-isolation. Names are opaque strings (the
+//      API takes any string): two different (provider, scope, namespace, key) never share data,
+//      and no name matches another, with ':', '*', '?', '[', '\\', '' or unicode in any of them:
+//      names-are-opaque (every shipped version fails it: keys are joined with ':' unescaped).
 //   3. Quota: a write of a key that is not live in its scope's namespace is refused when
 //      maxEntries entries are live there. Overwrites of a live key are always admitted.
 //      [contract] maxEntries counts live entries: quota-safety, quota-liveness,

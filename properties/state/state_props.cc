@@ -80,6 +80,10 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
     if (id == 0) co_await SequentialClient(ctx, w, *scripts, rec);
     co_return;
   }
+  if (w.names_probes) {
+    if (id == 0) co_await NamesLockstepClient(ctx, w, *scripts, rec);
+    co_return;
+  }
   if (w.legacy_read_probes || w.adoption_probes || w.rolling_probes) {
     co_await LegacyClient(ctx, id, w, *scripts, rec);
     co_return;
@@ -112,7 +116,11 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       continue;
     }
     if (w.memory_probes) {
-      const std::string key = "mm" + std::to_string(id);
+      // A key of the client's own, with the characters a key-building or glob-matching store
+      // may mistake (names-are-opaque): drawn once per client from a stream of its own.
+      static const char* kOdd[] = {"", ":*", "?[\\]", "\xC3\xA9\xF0\x9F\x99\x82"};
+      const std::string key =
+          "mm" + std::to_string(id) + kOdd[Prng(OpSeed(w.seed, id, 0) ^ 0x6b657973ULL).below(4)];
       co_await MemoryLockstep(ctx, ns, *memory, key, rng, i, w.probe_ttl_max_ms, rec);
       if (!rec->memory_violations.empty()) co_return;  // the first disagreement says it all
       co_await ctx.sleep(rng.range(0, 30));
@@ -518,6 +526,19 @@ const std::vector<StateProperty>& StatePropertyTable() {
          {"disagrees-on-legacy-write", "an old pod's write leaves a state the model does not"}}},
        &W::model_probes,
        &R::model_violations},
+      {{"names-are-opaque",
+        "provider ids, connection ids, namespaces and keys are opaque strings: the same calls "
+        "answer the same under names with ':', '*', '?', '[', '\\', the empty string or unicode "
+        "as under plain ones (no two names share data, no name matches another)",
+        always,
+        sim::FaultSet::All(),
+        {{"names-change-get", "get() answers differently under the odd names"},
+         {"names-change-set", "set() answers differently under the odd names"},
+         {"names-change-compareAndSet", "compareAndSet() answers differently under the odd names"},
+         {"names-change-list", "list() answers differently under the odd names"},
+         {"names-change-increment", "increment() answers differently under the odd names"}}},
+       &W::names_probes,
+       &R::names_violations},
   };
   return kTable;
 }
@@ -591,6 +612,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.counter_violations = rec.counter_violations;
   out.version_violations = rec.version_violations;
   out.adversarial_violations = rec.adversarial_violations;
+  out.names_violations = rec.names_violations;
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(out.trace.Render(e));

@@ -101,6 +101,10 @@ struct StateWorkload {
   // Property "model-matches-implementation": one client, fault-free, random operations
   // across connections, scopes, namespaces, TTLs and quota, each compared with model/state_store.
   bool model_probes = false;
+  // Property "names-are-opaque": one client, fault-free, runs each operation twice at one
+  // instant: under plain names, and under names with ':', '*', '?', '[', '\\', empty or unicode
+  // (provider, connections, namespaces, keys), under another provider; the answers must match.
+  bool names_probes = false;
   std::string version = "beta30";
   std::string old_version;  // the old pods' version in a rolling deploy ("": no old pods)
   // Operations shrunk away: (client, op index) pairs that the client skips entirely (no draws,
@@ -127,6 +131,7 @@ struct StateRun {
   std::vector<Finding> counter_violations;      // increments-all-kept
   std::vector<Finding> version_violations;      // versions-never-repeat
   std::vector<Finding> adversarial_violations;  // valid-calls-never-script-error
+  std::vector<Finding> names_violations;        // names-are-opaque
   // Redis calls that ran a script and got an error reply (a script that fails at run time;
   // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).
   std::vector<std::string> script_errors;

@@ -66,6 +66,7 @@ struct Recorder {
   std::vector<Finding> counter_violations;
   std::vector<Finding> version_violations;
   std::vector<Finding> adversarial_violations;
+  std::vector<Finding> names_violations;
   // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
   int64_t counter_acked = 0, counter_unknown = 0;
   int counter_clients_done = 0;
@@ -138,6 +139,9 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
 // ---- state_sequential.cc ----
 Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
                             const state::VersionScripts& scripts, Recorder* rec);
+
+Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
+                               const state::VersionScripts& scripts, Recorder* rec);
 
 // ---- state_legacy.cc ----
 Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
