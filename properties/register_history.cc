@@ -143,12 +143,12 @@ std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o) {
   return s;
 }
 
-RegisterHistory RejectedCore(RegisterHistory ops) {
+RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
-  auto rejected = [](const RegisterHistory& h) {
+  auto rejected = [max_states](const RegisterHistory& h) {
     model::StateRegisterModel model;
-    return !Checker<model::StateRegisterModel>(model, 2'000'000).check(h).ok;
+    return !Checker<model::StateRegisterModel>(model, max_states).check(h).ok;
   };
   auto is_write = [](const Op& o) { return o.op.kind == K::kSet || o.op.kind == K::kCas; };
   auto acked_write = [&](const Op& o) {
@@ -176,6 +176,21 @@ RegisterHistory RejectedCore(RegisterHistory ops) {
         std::none_of(h.begin(), h.end(), [&](const Op& w) {
           return &w != &o && is_write(w) && w.invoke < o.ret &&
                  (w.ambiguous || (acked_write(w) && w.op.out_version == o.op.out_version - 1));
+        }))
+      return false;
+    // A get that found nothing (or a compareAndSet that failed finding nothing) after a write
+    // had been acknowledged needs what may have
+    // removed it: a delete (or an ambiguous write) invoked before the get returned, or a write
+    // whose expiry may have passed by then. Dropping the delete alone would leave a miss that
+    // nothing explains, a conflict the history never had.
+    const bool misses = !o.ambiguous && !o.op.ok &&
+                        (o.op.kind == K::kGet || (o.op.kind == K::kCas && o.op.out_version == 0));
+    if (misses &&
+        std::any_of(h.begin(), h.end(),
+                    [&](const Op& w) { return acked_write(w) && w.ret < o.invoke; }) &&
+        std::none_of(h.begin(), h.end(), [&](const Op& w) {
+          return w.invoke < o.ret && (w.op.kind == K::kDelete || (w.ambiguous && is_write(w)) ||
+                                      (is_write(w) && w.op.expires_at_ms < o.ret_ms));
         }))
       return false;
     return true;

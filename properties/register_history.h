@@ -24,7 +24,9 @@ std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o);
 // of them makes the rest linearizable (a 1-minimal core, found by dropping one operation at a
 // time, as delta debugging does). A core of two or three operations names a bug's shape far
 // better than the whole history around it. A search that runs out of budget keeps the op.
-RegisterHistory RejectedCore(RegisterHistory ops);
+// max_states: the search budget of each check; a check that runs out keeps the operation
+// (the core stays rejected, only less small).
+RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states = 2'000'000);
 // A core's shape, free of seeds, actors, times, keys and values: each operation in invocation
 // order with its kind, abstracted versions (ranked: v1 < v2 < ...; 0 stays 0), which write of
 // the core a read's value came from, whether a write's TTL ends inside the core, and which

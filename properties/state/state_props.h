@@ -105,6 +105,9 @@ struct StateWorkload {
   // instant: under plain names, and under names with ':', '*', '?', '[', '\\', empty or unicode
   // (provider, connections, namespaces, keys), under another provider; the answers must match.
   bool names_probes = false;
+  // Property "hot-key-linearizable": the plain workload on one key ("hot"), each client's
+  // operations split over kHotKeyThreadsPerClient concurrent threads.
+  bool hot_key_probes = false;
   std::string version = "beta30";
   std::string old_version;  // the old pods' version in a rolling deploy ("": no old pods)
   // Operations shrunk away: (client, op index) pairs that the client skips entirely (no draws,
@@ -113,6 +116,8 @@ struct StateWorkload {
   sim::FaultOptions faults;
   state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
 };
+
+inline constexpr int kHotKeyThreadsPerClient = 3;
 
 struct StateRun {
   std::vector<Finding> lin_violations;          // cas-versions-linearizable: per rejected key
