@@ -23,6 +23,7 @@ struct RollingState {
   std::string last;                     // the acknowledged write, described
   bool last_by_old = false;             // whether an old pod made it
   std::vector<std::string> log;         // every step so far, described
+  int64_t seen_version = 0;             // the version the last read returned (0: none)
 };
 
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
@@ -40,8 +41,29 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
   value["w"] = i;
   value["by"] = use_old ? "old" : "new";
   const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  // Half of the writes are a compareAndSet at the version this client last read, by either
+  // pod (old pods compareAndSet too): a side stream of the operation's seed, so the draws
+  // above are as before.
+  const bool cas = roll < 40 && Prng(OpSeed(w.seed, id, i) ^ 0x636173ULL).chance({1, 2});
   try {
-    if (roll < 40) {
+    if (roll < 40 && cas) {
+      const int64_t expected = st->seen_version;
+      state::CasResult r = co_await pod.compare_and_set(key, expected, value, std::nullopt);
+      const std::string step = "at +" + std::to_string(t) + "ms the " + who + " compareAndSet(" +
+                               key + ", " + std::to_string(expected) + ", " +
+                               state::Stringify(value) + ") " + (r.ok ? "succeeded" : "failed");
+      st->log.push_back(step);
+      if (r.ok) {
+        st->known = true;
+        st->last_by_old = use_old;
+        st->expected = state::Stringify(value);
+        st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
+        st->last = step;
+        st->seen_version = r.value->version;
+      } else {
+        st->seen_version = r.current ? r.current->version : 0;
+      }
+    } else if (roll < 40) {
       co_await pod.set(key, value, std::nullopt);
       st->known = true;
       st->last_by_old = use_old;
@@ -60,6 +82,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       } else {
         std::optional<state::StateValue> v = co_await pod.get(key);
         if (v) got = state::Stringify(v->value);
+        st->seen_version = v ? v->version : 0;
       }
       const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
       const std::string step = "at +" + std::to_string(t) + "ms the " + who + " " +
@@ -90,7 +113,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       st->log.push_back(st->last);
     }
   } catch (const state::StateError& e) {
-    if (e.transport() && roll < 40) st->known = false;
+    if (e.transport() && roll < 40) st->known = false;  // a set or compareAndSet
     if (e.transport() && roll >= 85) st->known = false;
   }
   co_await ctx.sleep(rng.range(0, 10));
