@@ -119,11 +119,8 @@ CheckSpec Resolve(const Raw& r) {
   if (!system->version(s.version))
     throw UsageError("--version " + s.version + " is not a ported version of " + s.system + " (" +
                      absl::StrJoin(versions, ", ") + "; see testbed list)");
-  if (!s.rolling_from.empty() && !system->version(s.rolling_from))
-    throw UsageError("--rolling-from " + s.rolling_from + " is not a ported version of " +
-                     s.system + " (" + absl::StrJoin(versions, ", ") + ")");
-  if (s.rolling_from == s.version && !s.version.empty())
-    throw UsageError("--rolling-from must differ from --version");
+  if (const std::string err = system->OldVersionsError(s.version, s.rolling_from); !err.empty())
+    throw UsageError("--rolling-from " + s.rolling_from + ": " + err);
   if (!r.has_seed) s.seed = FreshSeed();
   if (!r.shard.empty()) {
     const std::vector<std::string> parts = absl::StrSplit(r.shard, '/');
@@ -327,10 +324,12 @@ int RunCheck(const CheckSpec& spec) {
   const ScriptCatalog scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
   std::optional<scenarios::Baseline> baseline;
   if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
-  for (const std::string& v : {spec.version, old_version})
-    if (!v.empty())
-      if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
-        throw SetupError("a script does not compile: " + err);
+  std::vector<std::string> compiled = {spec.version};
+  if (!old_version.empty())
+    for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
+  for (const std::string& v : compiled)
+    if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
+      throw SetupError("a script does not compile: " + err);
   std::unique_ptr<RedisServer> server;
   if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
   std::unique_ptr<RedisServer> sample_server;

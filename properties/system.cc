@@ -88,6 +88,25 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   return out;
 }
 
+std::string System::OldVersionsError(const std::string& version, const std::string& old) const {
+  if (old.empty()) return "";
+  const std::vector<std::string> parts = absl::StrSplit(old, ',');
+  std::vector<std::string> names;
+  for (const auto& v : versions()) names.push_back(v.name);
+  if (static_cast<int>(parts.size()) > max_old_versions())
+    return absl::StrCat(name(), " mixes at most ", max_old_versions(),
+                        " old version(s) with the new one, not ", parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!this->version(parts[i]))
+      return absl::StrCat("\"", parts[i], "\" is not a ported version of ", name(), " (",
+                          absl::StrJoin(names, ", "), ")");
+    if (parts[i] == version) return "the old pods' version must differ from the new one";
+    for (size_t j = 0; j < i; ++j)
+      if (parts[j] == parts[i]) return absl::StrCat("\"", parts[i], "\" is named twice");
+  }
+  return "";
+}
+
 std::string System::FirstCompileError(const ScriptCatalog& scripts,
                                       const std::string& version) const {
   sim::EmulatorBackend emulator;

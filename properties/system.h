@@ -135,6 +135,11 @@ class System {
     return name() + "/" + version;
   }
   virtual int default_ops() const { return 12; }
+  // How many old versions a rolling deploy may mix with the new one (--rolling-from A,B: old
+  // pods of A and of B at once). One unless the system's workloads take more.
+  virtual int max_old_versions() const { return 1; }
+  // Why `old` (a comma list) cannot be the old pods of `version` ("": it can).
+  std::string OldVersionsError(const std::string& version, const std::string& old) const;
 
   // One run. The harness calls Run, which applies the property's set-aside faults, runs
   // DoRun, names the findings' classes, describes them and finds the script errors in the

@@ -53,9 +53,8 @@ Scenario Load(const std::string& path) {
       throw std::invalid_argument("field \"version\": " + system + " has no ported version \"" +
                                   r.version + "\"");
     r.old_version = Optional<std::string>(j, "old_version", "", "a version name");
-    if (!r.old_version.empty() && !s.system->version(r.old_version))
-      throw std::invalid_argument("field \"old_version\": " + system + " has no ported version \"" +
-                                  r.old_version + "\"");
+    if (const std::string err = s.system->OldVersionsError(r.version, r.old_version); !err.empty())
+      throw std::invalid_argument("field \"old_version\": " + err);
     r.seed = Field<uint64_t>(j, "seed", "a non-negative integer");
     r.clients = Field<int>(j, "clients", "an integer");
     r.ops = Field<int>(j, "ops", "an integer");

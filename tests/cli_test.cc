@@ -118,6 +118,10 @@ TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
        {"check --system state --version beta99", "check --system nosuch",
         "check --system state --version beta24 --rolling-from beta99",
         "check --system state --version beta24 --rolling-from beta24",
+        "check --system state --version beta30 --rolling-from beta24,beta30",
+        "check --system state --version beta30 --rolling-from beta24,beta24",
+        "check --system state --version beta30 --rolling-from beta24,beta23,beta3",
+        "check --system handles --version beta30 --rolling-from beta24,beta23",
         "check --system state --redis 127.0.0.1:6379", "check --system state --skip 1-2",
         "check --system state --redis spawn --real-sample 2", "check",
         "check --system state --runs 2 --budget-seconds 2",
@@ -126,6 +130,23 @@ TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
   }
+}
+
+// A three-version deploy (--rolling-from A,B) runs old pods of both versions; its replay line
+// names both, and reproduces.
+TEST(CliCheck, AThreeVersionDeployRunsOldPodsOfBothVersionsAndReplays) {
+  const Result r = RunCli(
+      "check --system state --version beta30 --rolling-from beta24,beta23 --seed 1 --runs 20 "
+      "--properties rolling-deploy-writes-visible --quiet");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("old pod (beta24)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("old pod (beta23)"), std::string::npos) << r.out;
+  const size_t at = r.out.find("replay: testbed ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_NE(line.find("--rolling-from beta24,beta23"), std::string::npos) << line;
+  const Result again = RunCli(line.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << line << "\n" << again.out;
 }
 
 TEST(CliCheck, ASampleOfRunsReplaysOnRedisServerWithTheSameTraces) {

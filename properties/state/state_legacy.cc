@@ -21,20 +21,25 @@ struct RollingState {
   std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
   int64_t alive_until = 0;              // the entry's expiry (server time)
   std::string last;                     // the acknowledged write, described
-  bool last_by_old = false;             // whether an old pod made it
+  std::string last_by;                  // the version of the pod that made it
   std::vector<std::string> log;         // every step so far, described
   int64_t seen_version = 0;             // the version the last read returned (0: none)
 };
 
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
 // sequence, so the last acknowledged write is what any read must return.
+// olds: the old pods, one per old version (--rolling-from A,B: a three-version deploy).
 Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
-                       state::StateNamespace& ns, state::StateNamespace* old, Prng& rng,
-                       RollingState* st, Recorder* rec) {
-  const bool use_old = old && rng.chance({1, 2});
-  state::StateNamespace& pod = use_old ? *old : ns;
-  const std::string who =
-      use_old ? "old pod (" + w.old_version + ")" : "new pod (" + w.version + ")";
+                       state::StateNamespace& ns,
+                       const std::vector<std::pair<std::string, state::StateNamespace*>>& olds,
+                       Prng& rng, RollingState* st, Recorder* rec) {
+  const bool use_old = !olds.empty() && rng.chance({1, 2});
+  // Which old version: a side stream, so that a two-version deploy draws as before.
+  const size_t which =
+      olds.size() > 1 ? Prng(OpSeed(w.seed, id, i) ^ 0x6f6c64ULL).below(olds.size()) : 0;
+  state::StateNamespace& pod = use_old ? *olds[which].second : ns;
+  const std::string pod_version = use_old ? olds[which].first : w.version;
+  const std::string who = (use_old ? "old pod (" : "new pod (") + pod_version + ")";
   const std::string key = "r" + std::to_string(id);
   const uint64_t roll = rng.below(100);
   state::Json value = state::Json::object();
@@ -55,7 +60,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       st->log.push_back(step);
       if (r.ok) {
         st->known = true;
-        st->last_by_old = use_old;
+        st->last_by = pod_version;
         st->expected = state::Stringify(value);
         st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
         st->last = step;
@@ -66,7 +71,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
     } else if (roll < 40) {
       co_await pod.set(key, value, std::nullopt);
       st->known = true;
-      st->last_by_old = use_old;
+      st->last_by = pod_version;
       st->expected = state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
       st->last =
@@ -95,7 +100,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
         // The class: what the read got instead, and whether the other version wrote last.
         const std::string cls = absl::StrCat(
             !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write"),
-            !st->last.empty() && st->last_by_old != use_old ? "-across-versions" : "");
+            !st->last.empty() && st->last_by != pod_version ? "-across-versions" : "");
         rec->rolling_violations.push_back(
             {cls,
              "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
@@ -107,7 +112,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
     } else {
       co_await pod.del(key);
       st->known = true;
-      st->last_by_old = use_old;
+      st->last_by = pod_version;
       st->expected.reset();
       st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
       st->log.push_back(st->last);
@@ -130,6 +135,14 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
   auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
                                  w.ns, connection);
   auto old = OldPod(ctx, w, scripts, "ns", w.ns, connection);
+  std::vector<std::unique_ptr<state::StateNamespace>> more;
+  std::vector<std::pair<std::string, state::StateNamespace*>> olds;
+  if (old) olds.push_back({w.old_version, old.get()});
+  for (const std::string& v : w.more_old_versions) {
+    more.push_back(state::MakeNamespace(v, ctx, scripts, std::string("provider-under-test"), "ns",
+                                        w.ns, connection));
+    olds.push_back({v, more.back().get()});
+  }
   const int64_t start = kDefaultEpochMs;
   RollingState rolling;
   for (int i = 0; i < w.ops; ++i) {
@@ -206,7 +219,7 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
       continue;
     }
     if (w.rolling_probes) {
-      co_await RollingStep(ctx, id, i, w, *ns, old.get(), rng, &rolling, rec);
+      co_await RollingStep(ctx, id, i, w, *ns, olds, rng, &rolling, rec);
       continue;
     }
   }

@@ -627,6 +627,9 @@ std::string DescribeViolation(const StateRun& r, const std::string& property) {
 
 StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, RedisServer* server,
                           sim::Strategy* strategy) {
+  for (const std::string& v : w.more_old_versions)
+    if (!state::IsPorted(v))
+      throw std::invalid_argument("state version '" + v + "' has no client port");
   if (!state::IsPorted(w.version) || (!w.old_version.empty() && !state::IsPorted(w.old_version)))
     throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
                                 "' has no client port (ported: beta3, beta23, beta24, beta30)");

@@ -110,6 +110,9 @@ struct StateWorkload {
   bool hot_key_probes = false;
   std::string version = "beta30";
   std::string old_version;  // the old pods' version in a rolling deploy ("": no old pods)
+  // rolling-deploy-writes-visible only: pods of further old versions in the same deploy
+  // (--rolling-from beta24,beta23: beta.23 writes v1 data while beta.24 and the new pods run).
+  std::vector<std::string> more_old_versions;
   // Operations shrunk away: (client, op index) pairs that the client skips entirely (no draws,
   // no calls, no pause), so later operations draw differently but deterministically.
   std::set<std::pair<int, int>> skip;

@@ -1,5 +1,7 @@
 #include "properties/state/state_system.h"
 
+#include <absl/strings/str_split.h>
+
 #include "properties/state/state_props.h"
 
 namespace testbed::props::state_system {
@@ -27,6 +29,7 @@ class StateSystem : public System {
     return kVersions;
   }
   std::string default_version() const override { return "beta30"; }
+  int max_old_versions() const override { return 2; }
   const std::vector<PropertyInfo>& properties() const override { return properties_; }
   const std::vector<SystemOption>& options() const override {
     static const std::vector<SystemOption> kOptions = {
@@ -47,7 +50,11 @@ class StateSystem : public System {
     w.clients = spec.clients;
     w.ops = spec.ops;
     w.version = spec.version;
-    w.old_version = spec.old_version;
+    if (!spec.old_version.empty()) {
+      std::vector<std::string> olds = absl::StrSplit(spec.old_version, ',');
+      w.old_version = olds.front();
+      w.more_old_versions.assign(olds.begin() + 1, olds.end());
+    }
     w.skip = spec.skip;
     w.cas_only = option(spec, "ops-mix") == "cas";
     w.faults = faults;
