@@ -57,12 +57,17 @@
 //   8. list(prefix, limit) returns the live entries whose key starts with prefix, at most
 //      limit (default maxEntries); the order is not part of the contract.
 //      [choice] list() promises no order; the model compares rows sorted by key, so every
-//      order passes. That list() sees what get() sees: expiry-boundary-get-list.
+//      order passes. That list() sees what get() sees: expiry-boundary-get-list. The two
+//      backends of one release are meant to be interchangeable, so memory-matches-redis does
+//      compare their orders, and what list(limit) keeps (differs-on-list-order, -list-limit:
+//      memory lists in insertion order, Redis by expiry).
 //   9. A compareAndSet with both a stale expectedVersion and a bad ttl or value may report
 //      either (beta.23 compares first, beta.24+ check the ttl first); the model reports the
 //      policy error, and peek() lets a comparison accept the failure too. beta.3 has no maxTtl
 //      check anywhere in its code (its options type is not in the seeds): Variant.max_ttl.
-//      [choice] no precedence is documented; both errors are accepted.
+//      [choice] no precedence is documented; both errors are accepted. Between the memory
+//      and the Redis backend of one release it differs (memory-matches-redis /
+//      error-precedence: memory compares the version first).
 //  10. increment(key, field, delta) adds atomically. [contract] the name and the memory
 //      backend's single-threaded increment: increments-all-kept.
 #pragma once

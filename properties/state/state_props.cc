@@ -192,7 +192,25 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
                                      "ns", w.ns, connection);
   state::StateNamespace& ns = *ns_ptr;
   std::map<std::string, int64_t> seen_version;
-  auto memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), w.ns);
+  // memory-matches-redis: a namespace of the client's own on each backend (so that list() and
+  // the quota see only its calls), maxEntries 2 over three keys, maxTtl at the probe's TTL bound;
+  // the names carry characters a key-building or glob-matching store may mistake
+  // (names-are-opaque), drawn once per client from a stream of its own.
+  static const char* kOdd[] = {"", ":*", "?[\\]", "\xC3\xA9\xF0\x9F\x99\x82"};
+  const std::string odd = kOdd[Prng(OpSeed(w.seed, id, 0) ^ 0x6b657973ULL).below(4)];
+  const std::string lockstep_space = "mm" + std::to_string(id) + odd;
+  state::NamespaceOptions lockstep_options = w.ns;
+  lockstep_options.max_entries = 2;
+  if (w.probe_ttl_max_ms > 0) lockstep_options.max_ttl_ms = w.probe_ttl_max_ms;
+  const std::vector<std::string> lockstep_keys = {"k0" + odd, "k1" + odd, "k2" + odd};
+  std::unique_ptr<state::StateNamespace> lockstep_redis;
+  std::unique_ptr<state::memory_beta30::Namespace> memory;
+  if (w.memory_probes) {
+    lockstep_redis =
+        state::MakeNamespace(w.version, ctx, *scripts, std::string("provider-under-test"),
+                             lockstep_space, lockstep_options, connection);
+    memory = std::make_unique<state::memory_beta30::Namespace>(ctx.clock(), lockstep_options);
+  }
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({id, i})) continue;  // shrunk away
     rng = Prng(OpSeed(w.seed, id, i));
@@ -216,14 +234,9 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       continue;
     }
     if (w.memory_probes) {
-      // A key of the client's own, with the characters a key-building or glob-matching store
-      // may mistake (names-are-opaque): drawn once per client from a stream of its own.
-      static const char* kOdd[] = {"", ":*", "?[\\]", "\xC3\xA9\xF0\x9F\x99\x82"};
-      const std::string key =
-          "mm" + std::to_string(id) + kOdd[Prng(OpSeed(w.seed, id, 0) ^ 0x6b657973ULL).below(4)];
-      co_await MemoryLockstep(ctx, ns, *memory, key, rng, i, w.probe_ttl_max_ms, rec);
-      if (!rec->memory_violations.empty()) co_return;  // the first disagreement says it all
-      co_await ctx.sleep(rng.range(0, 30));
+      co_await MemoryLockstep(ctx, *lockstep_redis, *memory, lockstep_keys, lockstep_options, rng,
+                              i, w.probe_ttl_max_ms, lockstep_space, rec);
+      co_await ctx.sleep(rng.range(0, 10));
       continue;
     }
     if (w.adversarial_probes) {
@@ -442,7 +455,19 @@ const std::vector<StateProperty>& StatePropertyTable() {
         {{"differs-on-get", "get() answers differently on the two backends"},
          {"differs-on-set", "set() answers differently on the two backends"},
          {"differs-on-compareAndSet", "compareAndSet() answers differently on the two backends"},
-         {"differs-on-delete", "delete() answers differently on the two backends"}}},
+         {"differs-on-delete", "delete() answers differently on the two backends"},
+         {"differs-on-list", "list() returns other rows on the two backends"},
+         {"differs-on-list-order",
+          "list() returns the same rows in another order (memory: insertion order, Redis: by "
+          "expiry)"},
+         {"differs-on-list-limit",
+          "list(limit) keeps other rows of the same matches on the two backends"},
+         {"value-differs",
+          "a row comes back with another value (the same version and times) on the two "
+          "backends"},
+         {"error-precedence",
+          "a compareAndSet with a stale version and a ttl or value the policy refuses fails on "
+          "one backend and throws on the other"}}},
        &W::memory_probes,
        &R::memory_violations},
       {{"connection-isolation",

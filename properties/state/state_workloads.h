@@ -72,7 +72,7 @@ struct Recorder {
   int counter_clients_done = 0;
   // quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
   std::map<std::string, std::pair<int64_t, int64_t>> skew_writes;
-  std::set<std::string> memory_desynced;  // memory-matches-redis: keys an unknown outcome hit
+  std::set<std::string> memory_desynced;  // memory-matches-redis: namespaces an unknown outcome hit
   std::vector<AckOp> ack_ops;
   std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
   std::map<std::string, std::set<std::string>>
@@ -82,9 +82,14 @@ struct Recorder {
 // ---- state_probes.cc: the probes, and what every workload shares ----
 std::string Show(const std::optional<state::StateValue>& v);
 
+// memory-matches-redis: one call drawn over `keys` (get, set, compareAndSet, delete, list; TTLs
+// past maxTtl, values past maxValueBytes, stale versions, adversarial values) on both backends
+// of namespace `space` (options `o`).
 Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
-                          state::memory_beta30::Namespace& memory, const std::string& key,
-                          Prng& rng, int i, int64_t ttl_max, Recorder* rec);
+                          state::memory_beta30::Namespace& memory,
+                          const std::vector<std::string>& keys, const state::NamespaceOptions& o,
+                          Prng& rng, int i, int64_t ttl_max, const std::string& space,
+                          Recorder* rec);
 
 state::Json TrickyValue(Prng& rng);
 

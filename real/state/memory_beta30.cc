@@ -33,8 +33,9 @@ void Namespace::prune_expired() {
   const int64_t now = clock_.now_ms();
   for (auto it = expiry_ms_.begin(); it != expiry_ms_.end();) {
     if (it->second <= now) {
-      values_.erase(it->first);
-      it = expiry_ms_.erase(it);
+      const std::string key = it->first;
+      ++it;
+      erase(key);
     } else {
       ++it;
     }
@@ -50,8 +51,11 @@ std::vector<StateValue> Namespace::list(std::optional<int64_t> limit,
                                         std::optional<std::string> prefix) {
   prune_expired();
   std::vector<StateValue> rows;
-  for (const auto& [key, v] : values_)
-    if (!prefix || v.key.rfind(*prefix, 0) == 0) rows.push_back(v);
+  for (const std::string& key : order_) {
+    const StateValue& v = values_.at(key);
+    // `_options?.prefix ? ... : true`: an empty prefix filters nothing.
+    if (!prefix || prefix->empty() || v.key.rfind(*prefix, 0) == 0) rows.push_back(v);
+  }
   const int64_t requested = std::max<int64_t>(0, limit.value_or(options_.max_entries));
   if (static_cast<int64_t>(rows.size()) > requested) rows.resize(requested);
   return rows;
@@ -78,8 +82,7 @@ StateValue Namespace::set(const std::string& key, const Json& value, std::option
                  IsoTime(expires),
                  current != values_.end() ? current->second.created_at : now,
                  now};
-  values_[key] = row;
-  expiry_ms_[key] = expires;
+  store(key, row, expires);
   return row;
 }
 
@@ -101,14 +104,21 @@ CasResult Namespace::compare_and_set(const std::string& key, int64_t expected, c
                     IsoTime(expires),
                     current != values_.end() ? current->second.created_at : now,
                     now};
-  values_[key] = stored;
-  expiry_ms_[key] = expires;
+  store(key, stored, expires);
   return {true, stored, std::nullopt};
 }
 
 // delete (710-723).
-void Namespace::del(const std::string& key) {
-  values_.erase(key);
+void Namespace::del(const std::string& key) { erase(key); }
+
+void Namespace::store(const std::string& key, StateValue row, int64_t expires_ms) {
+  auto [it, inserted] = values_.insert_or_assign(key, std::move(row));
+  if (inserted) order_.push_back(key);
+  expiry_ms_[key] = expires_ms;
+}
+
+void Namespace::erase(const std::string& key) {
+  if (values_.erase(key)) order_.erase(std::find(order_.begin(), order_.end(), key));
   expiry_ms_.erase(key);
 }
 

@@ -2,7 +2,9 @@
 // lines 602-724), ported line by line. Synchronous, as the original: no Redis, time from a Clock.
 //
 // Port notes (lines the diff hides): pruneExpired deletes the rows it finds expired (637-638);
-// list returns the filtered rows up to the limit (646-651); get prunes and returns the row
+// list returns the filtered rows up to the limit (646-651), in `this.values` (a JavaScript Map)
+// order, which is insertion order: an overwrite keeps a key's place, a delete or an expiry
+// frees it and the next write appends it; get prunes and returns the row
 // (before 652); set stores {key, value, version: current + 1, expiresAt, createdAt:
 // current?.createdAt ?? now, updatedAt: now} (664-680, as compareAndSet's 696-705 shows);
 // delete removes the row (711-722); resolveMemoryStateExpiresAt is now + ttl.
@@ -36,9 +38,14 @@ class Namespace {
   void prune_expired();
   int64_t expires_at_ms(std::optional<int64_t> ttl) const;
 
+  // Sets `key` to `row`, appending a new key to the insertion order (Map.prototype.set).
+  void store(const std::string& key, StateValue row, int64_t expires_ms);
+  void erase(const std::string& key);
+
   const Clock& clock_;
   NamespaceOptions options_;
-  std::map<std::string, StateValue> values_;  // insertion order is not kept: see list()
+  std::map<std::string, StateValue> values_;
+  std::vector<std::string> order_;  // values_'s keys in the Map's insertion order
   std::map<std::string, int64_t> expiry_ms_;
 };
 
