@@ -70,6 +70,11 @@
 //      error-precedence: memory compares the version first).
 //  10. increment(key, field, delta) adds atomically. [contract] the name and the memory
 //      backend's single-threaded increment: increments-all-kept.
+//  11. A key holding text this SDK did not write (an older writer's or an operator's: not JSON,
+//      not an envelope, a version that is not a number) reads as absent, and absent is version
+//      0 (rule 4), so compareAndSet(0) creates the key. [contract] the API's own reading of
+//      the key: foreign-values-consistent (beta.23+ fail it: the CAS script refuses the value
+//      as corrupt while get() calls it absent). The model itself never holds such a value.
 #pragma once
 
 #include <cstdint>

@@ -160,6 +160,30 @@ TEST(StateBeta30, AValueNested1000DeepCannotBeCompareAndSetAndCrashesTheScript) 
   EXPECT_FALSE(state.Run(spec, Shipped(), nullptr).violated);
 }
 
+TEST(StateBeta30, AKeyAnotherWriterLeftUnreadableCanNeverBeCompareAndSet) {
+  // get() reads a value that is not an envelope as null (version 0), and the CAS script refuses
+  // it as corrupt: compareAndSet(0) fails, reporting current = null, for as long as it lives.
+  StateWorkload w = ForProperty(StateWorkload{}, "foreign-values-consistent");
+  w.clients = 2;
+  w.ops = 8;
+  std::map<std::string, int> seen;
+  for (const std::string version : {"beta23", "beta24", "beta30", "beta3"}) {
+    w.version = version;
+    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
+    for (const Finding& f : r.foreign_violations) {
+      ++seen[version];
+      EXPECT_EQ(f.cls, "absent-but-cas-refused") << f.text;
+      EXPECT_NE(f.text.find("current = null"), std::string::npos) << f.text;
+    }
+  }
+  EXPECT_GT(seen["beta23"], 0);
+  EXPECT_GT(seen["beta24"], 0);
+  EXPECT_GT(seen["beta30"], 0);
+  // beta.3 compares versions in the client, where the foreign value reads as version 0 too:
+  // the same workload passes, so the property is not one that fails whatever happens.
+  EXPECT_EQ(seen["beta3"], 0);
+}
+
 TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
   StateWorkload w = ForProperty(StateWorkload{}, "quota-safety");
   w.clients = 2;

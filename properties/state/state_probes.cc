@@ -280,6 +280,89 @@ const AdversarialCase& AdversarialValue(Prng& rng, bool deep) {
   return kCases[rng.below(deep ? kCases.size() : kShallowAdversarialCases)];
 }
 
+namespace {
+
+// What another writer of the same Redis key may have left there: an older SDK, a migration
+// script or an operator's SET. Raw text, so that what JSON.parse and cjson make of duplicate
+// keys and key order is exercised too (a JavaScript caller cannot pass raw text to set()).
+struct ForeignCase {
+  std::string label;
+  std::string text;
+};
+
+std::vector<ForeignCase> ForeignCases(int64_t now_ms, int64_t ttl_ms) {
+  const std::string created = state::IsoTime(now_ms), expires = state::IsoTime(now_ms + ttl_ms);
+  const std::string times = "\"expiresAt\":\"" + expires + "\",\"createdAt\":\"" + created +
+                            "\",\"updatedAt\":\"" + created + "\"";
+  return {
+      {"text that is not JSON", "hello"},
+      {"a JSON number", "42"},
+      {"an envelope without a version", "{\"value\":{\"n\":1}," + times + "}"},
+      {"an envelope whose version is a string",
+       "{\"value\":{\"n\":1},\"version\":\"3\"," + times + "}"},
+      {"an envelope with the version twice (JSON.parse keeps the last)",
+       "{\"value\":{\"n\":1},\"version\":2,\"version\":3," + times + "}"},
+      {"an envelope in another key order",
+       "{\"updatedAt\":\"" + created +
+           "\",\"version\":4,\"value\":{\"b\":1,\"a\":2},\"createdAt\":\"" + created +
+           "\",\"expiresAt\":\"" + expires + "\"}"},
+      {"an envelope whose value has a key twice",
+       "{\"value\":{\"a\":1,\"a\":2},\"version\":5," + times + "}"},
+      {"a tombstone whose flag is a string", "{\"deleted\":\"true\"}"},
+  };
+}
+
+}  // namespace
+
+// foreign-values-consistent: another writer leaves `c` in the key; then get, and compareAndSet
+// at the version get() returned (and get again) must agree about it. list() is not judged: the
+// other writer did not index the key, so a store that lists from an index cannot see it.
+Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                             Prng& rng, Recorder* rec) {
+  constexpr int64_t kTtlMs = 60000;
+  const std::vector<ForeignCase> cases = ForeignCases(ctx.now_ms(), kTtlMs);
+  const ForeignCase& c = cases[rng.below(cases.size())];
+  const int64_t since = rec->world->now_ms();
+  const std::string quoted = "\"" + key + "\"";
+  const std::string lead =
+      "another writer SET " + quoted + " to " + c.label + " (" + c.text + "); ";
+  Argv set_raw = {"SET", ns.redis_key(key), c.text, "PX", std::to_string(kTtlMs)};
+  const CallResult r = co_await ctx.call(std::move(set_raw));
+  const Reply* ok = std::get_if<Reply>(&r);
+  if (!ok || ok->type != Reply::Type::kStatus) co_return;  // the write itself failed (a fault)
+  try {
+    const std::optional<state::StateValue> got = co_await ns.get(key);
+    const std::string read =
+        got ? "get() returned version " + std::to_string(got->version) : "get() returned null";
+    const int64_t expected = got ? got->version : 0;
+    state::Json mine = state::Json::object();
+    mine["mine"] = 1;
+    const state::CasResult cas = co_await ns.compare_and_set(key, expected, mine, std::nullopt);
+    const std::string cas_text =
+        "compareAndSet(" + quoted + ", " + std::to_string(expected) + ", {\"mine\":1})";
+    if (!cas.ok) {
+      const std::string current = cas.current ? "version " + std::to_string(cas.current->version)
+                                              : std::string("current = null");
+      rec->foreign_violations.push_back(
+          {got ? "read-but-cas-refused" : "absent-but-cas-refused",
+           lead + read + ", and " + cas_text + " fails, reporting " + current +
+               ": a read-then-compareAndSet loop never gets past this key",
+           {},
+           {Since(ctx, since)}});
+      co_return;
+    }
+    const std::optional<state::StateValue> after = co_await ns.get(key);
+    if (!after || after->value != mine)
+      rec->foreign_violations.push_back(
+          {"cas-not-visible",
+           lead + read + ", " + cas_text + " succeeded, and get() then returned " + Show(after),
+           {},
+           {Since(ctx, since)}});
+  } catch (const state::StateError&) {
+    // A transport error leaves the outcome unknown; a quota error is the namespace's to give.
+  }
+}
+
 // valid-calls-never-script-error: a stored value can always be compare-and-set again at the
 // version set() returned (script errors themselves become findings in System::Run).
 Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,

@@ -248,6 +248,11 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
                                 rec);
       continue;
     }
+    if (w.foreign_probes) {
+      co_await ForeignValueProbe(ctx, ns, "fv" + std::to_string(id) + "-" + std::to_string(i), rng,
+                                 rec);
+      continue;
+    }
     if (w.version_probes) {
       co_await VersionProbe(ctx, ns, "ver" + std::to_string(id) + "-" + std::to_string(i),
                             rng.chance({1, 2}), rec);
@@ -588,6 +593,21 @@ const std::vector<StateProperty>& StatePropertyTable() {
         true},
        &W::adversarial_probes,
        &R::adversarial_violations},
+      {{"foreign-values-consistent",
+        "a key holding a value this SDK did not write (an older writer's or an operator's: not "
+        "JSON, not an envelope, a version that is not a number, keys twice, another key order) "
+        "reads the same through every operation: when get() returns null, compareAndSet(0) "
+        "creates the key; when it returns version n, compareAndSet(n) replaces it, and get() "
+        "then returns the new value",
+        always,
+        loses_writes,
+        {{"absent-but-cas-refused",
+          "get() returns null, and compareAndSet(0) fails reporting current = null"},
+         {"read-but-cas-refused", "get() returns version n, and compareAndSet(n) fails"},
+         {"cas-not-visible", "compareAndSet succeeds and get() then returns something else"}},
+        true},
+       &W::foreign_probes,
+       &R::foreign_violations},
       {{"model-matches-implementation",
         "a sequential, fault-free run answers every call as the pure model of the whole contract "
         "(model/state_store.h) does at that instant",
@@ -691,6 +711,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.counter_violations = rec.counter_violations;
   out.version_violations = rec.version_violations;
   out.adversarial_violations = rec.adversarial_violations;
+  out.foreign_violations = rec.foreign_violations;
   out.names_violations = rec.names_violations;
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())

@@ -98,6 +98,10 @@ struct StateWorkload {
   // (nesting deeper than cjson's 1000, -0, 1e21, long numbers, nested empties, unicode), then
   // compareAndSet it at the version set() returned, then compareAndSet the value back over it.
   bool adversarial_probes = false;
+  // Property "foreign-values-consistent": another writer (an older SDK, a migration script, an
+  // operator) SETs a key to raw text this SDK did not write; get and compareAndSet at the
+  // version get() returned must agree about it.
+  bool foreign_probes = false;
   // Property "model-matches-implementation": one client, fault-free, random operations
   // across connections, scopes, namespaces, TTLs and quota, each compared with model/state_store.
   bool model_probes = false;
@@ -139,6 +143,7 @@ struct StateRun {
   std::vector<Finding> counter_violations;      // increments-all-kept
   std::vector<Finding> version_violations;      // versions-never-repeat
   std::vector<Finding> adversarial_violations;  // valid-calls-never-script-error
+  std::vector<Finding> foreign_violations;      // foreign-values-consistent
   std::vector<Finding> names_violations;        // names-are-opaque
   // Redis calls that ran a script and got an error reply (a script that fails at run time;
   // the SDK reports it as "Redis is unavailable", so the workload cannot tell it apart).

@@ -67,6 +67,7 @@ struct Recorder {
   std::vector<Finding> version_violations;
   std::vector<Finding> adversarial_violations;
   std::vector<Finding> names_violations;
+  std::vector<Finding> foreign_violations;
   // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
   int64_t counter_acked = 0, counter_unknown = 0;
   int counter_clients_done = 0;
@@ -107,6 +108,11 @@ const AdversarialCase& AdversarialValue(Prng& rng, bool deep);
 
 Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                             const AdversarialCase& c, Recorder* rec);
+
+// foreign-values-consistent: another writer leaves a value this SDK did not write in `key`;
+// get and compareAndSet at the version get() returned must agree about it.
+Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+                             Prng& rng, Recorder* rec);
 
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                          state::Json value, Recorder* rec);
