@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -132,13 +133,223 @@ std::string JsonStringify(const Json& v) {
   return out;
 }
 
+namespace {
+
+// JSON.parse for text nlohmann refuses only because a \u escape names a lone surrogate, which
+// JavaScript accepts (a string may hold one). A recursive descent over RFC 8259 that keeps a
+// lone surrogate as its WTF-8 bytes (ED A0..BF xx, as JsonStringify expects), lets a later
+// duplicate key win (as JSON.parse does, and nlohmann), and leaves numbers to nlohmann so they
+// get the same types. Returns a discarded value on any other error.
+class SurrogateTolerantParser {
+ public:
+  explicit SurrogateTolerantParser(const std::string& text) : s_(text) {}
+
+  Json parse() {
+    Json v;
+    if (!value(v, 0)) return Json(Json::value_t::discarded);
+    ws();
+    return i_ == s_.size() ? v : Json(Json::value_t::discarded);
+  }
+
+ private:
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+  bool literal(const char* word, Json v, Json& out) {
+    const size_t n = std::char_traits<char>::length(word);
+    if (s_.compare(i_, n, word) != 0) return false;
+    i_ += n;
+    out = std::move(v);
+    return true;
+  }
+  bool hex4(unsigned& unit) {
+    if (i_ + 4 > s_.size()) return false;
+    unit = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const char c = s_[i_ + k];
+      unit <<= 4;
+      if (c >= '0' && c <= '9')
+        unit |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        unit |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        unit |= c - 'A' + 10;
+      else
+        return false;
+    }
+    i_ += 4;
+    return true;
+  }
+  static void utf8(unsigned cp, std::string& out) {  // also WTF-8 for a lone surrogate
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  bool string(std::string& out) {
+    if (i_ >= s_.size() || s_[i_] != '"') return false;
+    ++i_;
+    size_t run = i_;  // raw bytes are checked as UTF-8 by nlohmann, a run at a time
+    auto flush = [&](size_t end) {
+      if (end == run) return true;
+      const Json checked = Json::parse("\"" + s_.substr(run, end - run) + "\"", nullptr, false);
+      if (checked.is_discarded()) return false;
+      out += checked.get_ref<const std::string&>();
+      return true;
+    };
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '"') {
+        if (!flush(i_)) return false;
+        ++i_;
+        return true;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        ++i_;
+        continue;
+      }
+      if (!flush(i_) || ++i_ >= s_.size()) return false;
+      const char e = s_[i_++];
+      switch (e) {
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'u': {
+          unsigned unit = 0;
+          if (!hex4(unit)) return false;
+          if (unit >= 0xD800 && unit <= 0xDBFF && s_.compare(i_, 2, "\\u") == 0) {
+            const size_t back = i_;
+            i_ += 2;
+            unsigned low = 0;
+            if (hex4(low) && low >= 0xDC00 && low <= 0xDFFF) {
+              utf8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), out);
+              break;
+            }
+            i_ = back;  // not a pair: the high surrogate stands alone
+          }
+          utf8(unit, out);
+          break;
+        }
+        default:
+          return false;
+      }
+      run = i_;
+    }
+    return false;
+  }
+  bool value(Json& out, int depth) {
+    if (depth > 10000) return false;
+    ws();
+    if (i_ >= s_.size()) return false;
+    const char c = s_[i_];
+    if (c == '{') {
+      ++i_;
+      out = Json::object();
+      ws();
+      if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+      while (true) {
+        ws();
+        std::string key;
+        if (!string(key)) return false;
+        ws();
+        if (i_ >= s_.size() || s_[i_++] != ':') return false;
+        Json member;
+        if (!value(member, depth + 1)) return false;
+        out[key] = std::move(member);
+        ws();
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        return i_ < s_.size() && s_[i_++] == '}';
+      }
+    }
+    if (c == '[') {
+      ++i_;
+      out = Json::array();
+      ws();
+      if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
+      while (true) {
+        Json element;
+        if (!value(element, depth + 1)) return false;
+        out.push_back(std::move(element));
+        ws();
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        return i_ < s_.size() && s_[i_++] == ']';
+      }
+    }
+    if (c == '"') {
+      std::string str;
+      if (!string(str)) return false;
+      out = std::move(str);
+      return true;
+    }
+    if (literal("true", true, out) || literal("false", false, out) || literal("null", nullptr, out))
+      return true;
+    const size_t start = i_;
+    while (i_ < s_.size() && std::strchr("+-0123456789.eE", s_[i_]) != nullptr) ++i_;
+    if (i_ == start) return false;
+    out = Json::parse(s_.substr(start, i_ - start), nullptr, false);
+    return !out.is_discarded();
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
+
+}  // namespace
+
+Json JsonParse(const std::string& text) {
+  Json v = Json::parse(text, nullptr, false);
+  if (v.is_discarded() && text.find("\\u") != std::string::npos)
+    return SurrogateTolerantParser(text).parse();
+  return v;
+}
+
 const Json& ParseJsonMemo(const std::string& text) {
   constexpr size_t kMaxEntries = 4096;
   thread_local absl::flat_hash_map<std::string, Json> memo;
   auto it = memo.find(text);
   if (it != memo.end()) return it->second;
   if (memo.size() >= kMaxEntries) memo.clear();
-  return memo.emplace(text, Json::parse(text, nullptr, false)).first->second;
+  return memo.emplace(text, JsonParse(text)).first->second;
 }
 
 }  // namespace testbed::model

@@ -10,7 +10,12 @@ namespace testbed::model {
 
 std::string JsonStringify(const nlohmann::json& v);
 
-// nlohmann::json::parse(text, nullptr, false): a discarded value when `text` is not JSON.
+// JSON.parse: nlohmann::json::parse(text, nullptr, false), and where nlohmann refuses a \u
+// escape of a lone surrogate (JavaScript accepts one), a parse that keeps it as its WTF-8
+// bytes, as JsonStringify writes them back. A discarded value when `text` is not JSON.
+nlohmann::json JsonParse(const std::string& text);
+
+// JsonParse, memoized.
 // Memoized per thread: the clients parse the same envelope text many times (a set reads the
 // value the last set wrote; a tombstone check and the envelope parse read one text). Parsing is
 // pure, so the memo cannot change a result; it is bounded and cleared when full. The reference

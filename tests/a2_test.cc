@@ -106,6 +106,28 @@ TEST(A2Port, JsonStringifyWritesALoneSurrogateAsJavaScriptDoes) {
   EXPECT_EQ(model::JsonStringify(Json("caf\u00e9 \U0001F600")), "\"caf\u00e9 \U0001F600\"");
 }
 
+TEST(A2Port, JsonParseKeepsALoneSurrogateAsJavaScriptDoes) {
+  // JSON.parse('"x\\ud83dy"') holds a lone surrogate; it writes back as it came.
+  const Json lone = model::JsonParse(R"({"s":"x\ud83dy","t":"\ude00\n","pair":"\ud83d\ude00"})");
+  ASSERT_FALSE(lone.is_discarded());
+  EXPECT_EQ(lone["s"].get<std::string>(), "x\xED\xA0\xBDy");
+  EXPECT_EQ(lone["t"].get<std::string>(), "\xED\xB8\x80\n");
+  EXPECT_EQ(lone["pair"].get<std::string>(), "\U0001F600");
+  EXPECT_EQ(model::JsonStringify(lone), R"({"pair":"😀","s":"x\ud83dy","t":"\ude00\n"})");
+  // A high surrogate followed by an escape that is not a low one stands alone.
+  EXPECT_EQ(model::JsonStringify(model::JsonParse(R"(["\ud83d\u0041", "\ud83d\\"])")),
+            R"(["\ud83dA","\ud83d\\"])");
+  // Everything else is as strict as before: numbers keep nlohmann's types, duplicate keys keep
+  // the last value, and what is not JSON stays refused.
+  const Json mixed = model::JsonParse(R"({"a":1,"a":[2.5,-0,1e21,true,null],"s":"\ud800"})");
+  ASSERT_FALSE(mixed.is_discarded());
+  EXPECT_TRUE(mixed["a"][0].is_number_float());
+  EXPECT_EQ(mixed["a"].size(), 5u);
+  for (const char* bad : {R"({"s":"\ud800")", R"(["\ud800",])", R"("\ud800\x")", "\"\\ud800\x01\"",
+                          R"({"s":"\ud800"} x)", R"({"s":"\uZZZZ"})", R"([01, "\ud800"])"})
+    EXPECT_TRUE(model::JsonParse(bad).is_discarded()) << bad;
+}
+
 props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,
                         const ScriptCatalog& scripts, int clients = 3) {
   props::RunSpec spec;

@@ -472,7 +472,14 @@ const std::vector<StateProperty>& StatePropertyTable() {
           "backends"},
          {"error-precedence",
           "a compareAndSet with a stale version and a ttl or value the policy refuses fails on "
-          "one backend and throws on the other"}}},
+          "one backend and throws on the other"},
+         {"cas-refused-at-current-version",
+          "compareAndSet at the current version fails on Redis, reporting that version as "
+          "current, and succeeds in memory"},
+         {"script-error",
+          "a valid call fails with a script error on Redis (the SDK reports Redis as "
+          "unavailable) where the memory backend answers"}},
+        true},
        &W::memory_probes,
        &R::memory_violations},
       {{"connection-isolation",

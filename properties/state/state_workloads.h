@@ -101,7 +101,7 @@ struct AdversarialCase {
   state::Json value;
 };
 // The first kShallowAdversarialCases cases are small; the rest are nested 1000 and 1001 deep.
-inline constexpr uint64_t kShallowAdversarialCases = 5;
+inline constexpr uint64_t kShallowAdversarialCases = 6;
 // A case drawn from all of them, or (deep == false) from the small ones only. The cases live
 // for the whole program.
 const AdversarialCase& AdversarialValue(Prng& rng, bool deep);

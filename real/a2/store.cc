@@ -22,7 +22,7 @@ A2Error Unavailable(const std::string& message) { return A2Error("STORE_UNAVAILA
 
 // JSON.parse inside wrap(): a SyntaxError becomes STORE_UNAVAILABLE (ts 675-684).
 Json Parse(const std::string& text) {
-  Json v = Json::parse(text, nullptr, false);
+  Json v = model::JsonParse(text);
   if (v.is_discarded()) throw Unavailable("redis store operation failed");
   return v;
 }

@@ -15,9 +15,8 @@
 //   internal.ts          nullProtoRecord: an ordered JSON object.
 //   store.ts, contract.ts  the types below (Event, StoredEvent, results, PresenceRow).
 // JSON.stringify is model::JsonStringify (lone surrogates written as \udxxx escapes, as
-// JavaScript does). JSON.parse is nlohmann's parser, which refuses an escaped lone surrogate that
-// JavaScript accepts: reading such a stored value answers STORE_UNAVAILABLE here (a known limit
-// of the port; no property judges reads of those values).
+// JavaScript does); JSON.parse is model::JsonParse, which reads such an escape back into the
+// same string, as JavaScript does.
 // clock.now() is the actor's clock (sim::Ctx::now_ms, skew and jumps included); the id source
 // is the caller's (a per-actor PRNG stream in the properties). Dates are epoch milliseconds.
 #pragma once
