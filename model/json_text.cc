@@ -276,43 +276,32 @@ class SurrogateTolerantParser {
     ws();
     if (i_ >= s_.size()) return false;
     const char c = s_[i_];
-    if (c == '{') {
+    if (c == '{' || c == '[') {
+      const bool object = c == '{';
       ++i_;
-      out = Json::object();
+      out = object ? Json::object() : Json::array();
       ws();
-      if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+      if (i_ < s_.size() && s_[i_] == (object ? '}' : ']')) return ++i_, true;
       while (true) {
-        ws();
         std::string key;
-        if (!string(key)) return false;
-        ws();
-        if (i_ >= s_.size() || s_[i_++] != ':') return false;
-        Json member;
-        if (!value(member, depth + 1)) return false;
-        out[key] = std::move(member);
-        ws();
-        if (i_ < s_.size() && s_[i_] == ',') {
-          ++i_;
-          continue;
+        if (object) {
+          ws();
+          if (!string(key)) return false;
+          ws();
+          if (i_ >= s_.size() || s_[i_++] != ':') return false;
         }
-        return i_ < s_.size() && s_[i_++] == '}';
-      }
-    }
-    if (c == '[') {
-      ++i_;
-      out = Json::array();
-      ws();
-      if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
-      while (true) {
         Json element;
         if (!value(element, depth + 1)) return false;
-        out.push_back(std::move(element));
+        if (object)
+          out[key] = std::move(element);  // a later duplicate key wins
+        else
+          out.push_back(std::move(element));
         ws();
         if (i_ < s_.size() && s_[i_] == ',') {
           ++i_;
           continue;
         }
-        return i_ < s_.size() && s_[i_++] == ']';
+        return i_ < s_.size() && s_[i_++] == (object ? '}' : ']');
       }
     }
     if (c == '"') {
