@@ -518,6 +518,52 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
   }
 }
 
+// expiry-boundary-get-list, across a deploy: an old pod, configured with a longer maxTtl than
+// the new pods (a deploy may change the options), writes a key with a TTL past the new pods'
+// maxTtl; a new pod reads it (beta.24 adopts it into its scope and index, refreshing the index's
+// TTL to its own maxTtl); once that maxTtl has passed, with the entry still alive, get() and
+// list() at one instant must agree.
+Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
+                             const state::VersionScripts& scripts, int id, int i, Recorder* rec) {
+  constexpr int64_t kNewMaxTtl = 100, kOldTtl = 400, kReadAt = 250;
+  const std::string name = "lt" + std::to_string(id) + "-" + std::to_string(i);
+  state::NamespaceOptions young{.default_ttl_ms = 50, .max_ttl_ms = kNewMaxTtl, .max_entries = 10};
+  state::NamespaceOptions old_options = young;
+  old_options.default_ttl_ms = 500;
+  old_options.max_ttl_ms = 1000;
+  auto old = OldPod(ctx, w, scripts, name, old_options, "conn");
+  if (!old) co_return;
+  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
+                                 young, std::string("conn"));
+  const std::string key = "long";
+  try {
+    const int64_t start = rec->world->now_ms();
+    state::Json value = state::Json::object();
+    value["old"] = i;
+    co_await old->set(key, value, kOldTtl);
+    if (!(co_await ns->get(key))) co_return;  // this version cannot read v1 values at all
+    co_await SleepUntil(ctx, rec, start + kReadAt);
+    const int64_t t_get = rec->world->now_ms();
+    const std::optional<state::StateValue> got = co_await ns->get(key);
+    const std::vector<state::StateValue> listed = co_await ns->list(std::nullopt, key);
+    const int64_t t_list = rec->world->now_ms();
+    bool in_list = false;
+    for (const auto& v : listed) in_list |= v.key == key;
+    if (got && t_get == t_list && !in_list)
+      rec->boundary_violations.push_back(
+          {"list-misses-adopted-entry",
+           "an old pod (" + w.old_version + ", maxTtl 1000) set(\"" + key + "\", ttl " +
+               std::to_string(kOldTtl) + ") in namespace " + name + "; a new pod (maxTtl " +
+               std::to_string(kNewMaxTtl) + ") read it at once; at +" +
+               std::to_string(t_get - start) + "ms get(\"" + key + "\") returns version " +
+               std::to_string(got->version) + " but list() does not include it",
+           {},
+           {Since(ctx, start)}});
+  } catch (const state::StateError&) {
+    // Faults may fail the probe; it then says nothing.
+  }
+}
+
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
   const int64_t now = rec->world->now_ms();
   if (t > now) co_await ctx.sleep(t - now);

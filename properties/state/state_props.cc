@@ -296,6 +296,9 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       // Keys of their own, so that other clients' writes do not blur the boundary.
       const std::string probe_key = "probe" + std::to_string(id) + "-" + std::to_string(i);
       co_await ExpiryProbe(ctx, ns, probe_key, rng.range(1, 50), rec);
+      // After the last probe (so that the ones before keep their instants): an entry adopted
+      // from an old pod, read past the new pods' maxTtl.
+      if (i == w.ops - 1) co_await AdoptedEntryProbe(ctx, w, *scripts, id, i, rec);
       continue;
     }
     const std::string key = "k" + std::to_string(rng.below(w.keys));
@@ -424,7 +427,10 @@ const std::vector<StateProperty>& StatePropertyTable() {
         always,
         moves_the_instant,
         {{"list-drops-at-expiry-instant",
-          "at an entry's expiry millisecond get() returns it and list() leaves it out"}}},
+          "at an entry's expiry millisecond get() returns it and list() leaves it out"},
+         {"list-misses-adopted-entry",
+          "an entry adopted from an old pod, with a TTL past the new pods' maxTtl, outlives the "
+          "index its claim refreshed: get() returns it and list() leaves it out"}}},
        &W::expiry_probes,
        &R::boundary_violations},
       {{"value-read-back",

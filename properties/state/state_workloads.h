@@ -123,6 +123,9 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
 Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                        int64_t ttl, Recorder* rec);
 
+Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
+                             const state::VersionScripts& scripts, int id, int i, Recorder* rec);
+
 Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
 
 std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
