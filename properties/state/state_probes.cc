@@ -492,6 +492,27 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
 }
 
 // set(key, ttl); sleep(ttl); then get() and list() in the same millisecond of virtual time.
+namespace {
+
+// get(key) and then list(prefix key): what get() returned when list() left the key out in the
+// same millisecond (nullopt otherwise), and that millisecond.
+struct ListedMiss {
+  std::optional<state::StateValue> got;
+  int64_t at = 0;
+};
+Task<ListedMiss> GetButNotListed(state::StateNamespace& ns, const std::string& key, Recorder* rec) {
+  ListedMiss miss;
+  miss.at = rec->world->now_ms();
+  std::optional<state::StateValue> got = co_await ns.get(key);
+  std::vector<state::StateValue> listed = co_await ns.list(std::nullopt, key);
+  bool in_list = false;
+  for (const auto& v : listed) in_list |= v.key == key;
+  if (got && rec->world->now_ms() == miss.at && !in_list) miss.got = std::move(got);
+  co_return miss;
+}
+
+}  // namespace
+
 Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                        int64_t ttl, Recorder* rec) {
   try {
@@ -499,18 +520,14 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
     value["probe"] = ttl;
     co_await ns.set(key, value, ttl);
     co_await ctx.sleep(ttl);
-    const int64_t t_get = rec->world->now_ms();
-    std::optional<state::StateValue> got = co_await ns.get(key);
-    std::vector<state::StateValue> listed = co_await ns.list(std::nullopt, key);
-    const int64_t t_list = rec->world->now_ms();
-    bool in_list = false;
-    for (const auto& v : listed) in_list |= v.key == key;
-    if (got && t_get == t_list && !in_list)
+    const ListedMiss miss = co_await GetButNotListed(ns, key, rec);
+    const int64_t t_get = miss.at;
+    if (miss.got)
       rec->boundary_violations.push_back(
           {"list-drops-at-expiry-instant",
            "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
                std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
-               std::to_string(got->version) + " but list() did not include it",
+               std::to_string(miss.got->version) + " but list() did not include it",
            {},
            {Since(ctx, t_get)}});
   } catch (const state::StateError&) {
@@ -543,20 +560,15 @@ Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
     co_await old->set(key, value, kOldTtl);
     if (!(co_await ns->get(key))) co_return;  // this version cannot read v1 values at all
     co_await SleepUntil(ctx, rec, start + kReadAt);
-    const int64_t t_get = rec->world->now_ms();
-    const std::optional<state::StateValue> got = co_await ns->get(key);
-    const std::vector<state::StateValue> listed = co_await ns->list(std::nullopt, key);
-    const int64_t t_list = rec->world->now_ms();
-    bool in_list = false;
-    for (const auto& v : listed) in_list |= v.key == key;
-    if (got && t_get == t_list && !in_list)
+    const ListedMiss miss = co_await GetButNotListed(*ns, key, rec);
+    if (miss.got)
       rec->boundary_violations.push_back(
           {"list-misses-adopted-entry",
            "an old pod (" + w.old_version + ", maxTtl 1000) set(\"" + key + "\", ttl " +
                std::to_string(kOldTtl) + ") in namespace " + name + "; a new pod (maxTtl " +
                std::to_string(kNewMaxTtl) + ") read it at once; at +" +
-               std::to_string(t_get - start) + "ms get(\"" + key + "\") returns version " +
-               std::to_string(got->version) + " but list() does not include it",
+               std::to_string(miss.at - start) + "ms get(\"" + key + "\") returns version " +
+               std::to_string(miss.got->version) + " but list() does not include it",
            {},
            {Since(ctx, start)}});
   } catch (const state::StateError&) {
