@@ -298,6 +298,28 @@ std::string RegisterClass(const RegisterHistory& core) {
         if (acked_write(w) && before(w, c) && w.op.out_version > c.op.expected &&
             w.op.expires_at_ms > c.ret_ms)
           return "stale-cas-succeeds";
+  // A write that does not end before a delete starts, numbered past 1, is seen after the delete
+  // ends, while every other write of a lower version ended before the delete: the write landed
+  // after the delete (whoever sees it after the delete does) but counted from the deleted value.
+  // With no ambiguous operation in the core, no order explains it.
+  const bool clear =
+      std::none_of(core.begin(), core.end(), [](const Op& o) { return o.ambiguous; });
+  for (const Op& d : core)
+    for (const Op& w : core)
+      if (clear && d.op.kind == K::kDelete && acked_write(w) && w.op.out_version > 1 &&
+          !before(w, d) &&
+          std::all_of(core.begin(), core.end(),
+                      [&](const Op& o) {
+                        return &o == &w || !acked_write(o) ||
+                               o.op.out_version >= w.op.out_version || before(o, d);
+                      }) &&
+          std::any_of(core.begin(), core.end(), [&](const Op& r) {
+            return before(d, r) && &r != &w &&
+                   ((r.op.kind == K::kGet && r.op.ok) || r.op.kind == K::kCas) &&
+                   (r.op.kind == K::kCas && r.op.ok ? r.op.expected : r.op.out_version) ==
+                       w.op.out_version;
+          }))
+        return "version-continues-after-delete";
   for (const Op& r : core)
     if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok)
       for (const Op& w : core)

@@ -83,6 +83,28 @@ TEST(AnomalyClasses, ARejectedHistoryIsNamedByTheOperationsThatCannotBeOrdered) 
       "2 4 5 4 5 cas expected=1 value=c exp=100000 -> ok version=2\n");
   EXPECT_EQ(lin::RegisterClass(lin::RejectedCore(stale)), "version-reused");
   EXPECT_EQ(lin::RejectedCore(stale).size(), 3u) << "the cas needs the write it expected";
+  // A set concurrent with a delete lands after it (a compareAndSet after the delete sees it)
+  // but is numbered from the deleted value: version 3 where a write after a delete is 1.
+  const lin::RegisterHistory past_delete = lin::ParseRegisterHistory(
+      "2 0 1 0 1 set value=a exp=100000 -> version=1\n"
+      "2 2 3 2 3 set value=b exp=100000 -> version=2\n"
+      "2 4 6 4 6 delete -> ok\n"
+      "0 5 7 5 7 set value=c exp=100000 -> version=3\n"
+      "0 8 9 8 9 cas expected=3 value=d exp=100000 -> ok version=4\n");
+  EXPECT_EQ(lin::RegisterClass(lin::RejectedCore(past_delete)), "version-continues-after-delete");
+  // The same with a write of version 1 after the delete is linearizable: no core, no class.
+  const lin::RegisterHistory legit = lin::ParseRegisterHistory(
+      "2 0 1 0 1 set value=a exp=100000 -> version=1\n"
+      "2 4 6 4 6 delete -> ok\n"
+      "1 7 8 7 8 set value=e exp=100000 -> version=1\n"
+      "0 9 10 9 10 set value=c exp=100000 -> version=2\n"
+      "0 11 12 11 12 cas expected=2 value=d exp=100000 -> ok version=3\n");
+  EXPECT_FALSE(lin::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
+                   .check(past_delete)
+                   .rejected.empty());
+  EXPECT_TRUE(lin::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
+                  .check(legit)
+                  .rejected.empty());
 }
 
 TEST(Baselines, EveryShippedVersionOfEverySystemPassesAgainstItsCommittedBaseline) {
