@@ -325,16 +325,22 @@ std::vector<ForeignCase> ForeignCases(int64_t now_ms, int64_t ttl_ms) {
 // foreign-values-consistent: another writer leaves `c` in the key; then get, and compareAndSet
 // at the version get() returned (and get again) must agree about it. list() is not judged: the
 // other writer did not index the key, so a store that lists from an index cannot see it.
-Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
+                             const state::StateNamespace* old_pod, const std::string& key,
                              Prng& rng, Recorder* rec) {
   constexpr int64_t kTtlMs = 60000;
   const std::vector<ForeignCase> cases = ForeignCases(ctx.now_ms(), kTtlMs);
   const ForeignCase& c = cases[rng.below(cases.size())];
+  // Half the time, where the deploy has old pods, the value is in the key an old pod reads and
+  // writes (the v1 key, which beta.24 claims): an old pod of another SDK wrote it.
+  const bool old_key = old_pod && rng.chance({1, 2});
   const int64_t since = rec->world->now_ms();
   const std::string quoted = "\"" + key + "\"";
-  const std::string lead =
-      "another writer SET " + quoted + " to " + c.label + " (" + c.text + "); ";
-  Argv set_raw = {"SET", ns.redis_key(key), c.text, "PX", std::to_string(kTtlMs)};
+  const std::string lead = (old_key ? "the key an old pod keeps " + quoted + " in holds "
+                                    : "another writer SET " + quoted + " to ") +
+                           c.label + " (" + c.text + "); ";
+  Argv set_raw = {"SET", old_key ? old_pod->redis_key(key) : ns.redis_key(key), c.text, "PX",
+                  std::to_string(kTtlMs)};
   const CallResult r = co_await ctx.call(std::move(set_raw));
   const Reply* ok = std::get_if<Reply>(&r);
   if (!ok || ok->type != Reply::Type::kStatus) co_return;  // the write itself failed (a fault)

@@ -203,6 +203,9 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
   lockstep_options.max_entries = 2;
   if (w.probe_ttl_max_ms > 0) lockstep_options.max_ttl_ms = w.probe_ttl_max_ms;
   const std::vector<std::string> lockstep_keys = {"k0" + odd, "k1" + odd, "k2" + odd};
+  // foreign-values-consistent: the same namespace as an old pod of the deploy sees it.
+  std::unique_ptr<state::StateNamespace> foreign_old;
+  if (w.foreign_probes) foreign_old = OldPod(ctx, w, *scripts, "ns", w.ns, connection);
   std::unique_ptr<state::StateNamespace> lockstep_redis;
   std::unique_ptr<state::memory_beta30::Namespace> memory;
   if (w.memory_probes) {
@@ -249,8 +252,8 @@ Task<void> Client(sim::Ctx& ctx, int id, StateWorkload w, const state::VersionSc
       continue;
     }
     if (w.foreign_probes) {
-      co_await ForeignValueProbe(ctx, ns, "fv" + std::to_string(id) + "-" + std::to_string(i), rng,
-                                 rec);
+      co_await ForeignValueProbe(ctx, ns, foreign_old.get(),
+                                 "fv" + std::to_string(id) + "-" + std::to_string(i), rng, rec);
       continue;
     }
     if (w.version_probes) {

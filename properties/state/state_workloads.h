@@ -109,9 +109,11 @@ const AdversarialCase& AdversarialValue(Prng& rng, bool deep);
 Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
                             const AdversarialCase& c, Recorder* rec);
 
-// foreign-values-consistent: another writer leaves a value this SDK did not write in `key`;
+// foreign-values-consistent: another writer (or, with `old_pod`, an old pod's key) leaves a
+// value this SDK did not write in `key`;
 // get and compareAndSet at the version get() returned must agree about it.
-Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
+Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
+                             const state::StateNamespace* old_pod, const std::string& key,
                              Prng& rng, Recorder* rec);
 
 Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
