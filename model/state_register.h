@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,10 +58,14 @@ class StateRegisterModel {
   explicit StateRegisterModel(bool broken_versions = false) : broken_(broken_versions) {}
 
   State init() const { return {}; }
+  // The memo key: the numbers' bytes, then the value (no state is printed from it).
   std::string key(const State& s) const {
-    return s.exists ? std::to_string(s.version) + ":" + std::to_string(s.expires_at) + ":" +
-                          std::to_string(s.expires_hi) + ":" + s.value
-                    : "-";
+    if (!s.exists) return "-";
+    std::string k(3 * sizeof(int64_t), '\0');
+    const int64_t fields[3] = {s.version, s.expires_at, s.expires_hi};
+    std::memcpy(k.data(), fields, sizeof fields);
+    k += s.value;
+    return k;
   }
 
   bool read_only(const Op& op) const { return op.kind == RegisterOp::Kind::kGet; }

@@ -109,12 +109,20 @@ class Checker {
     // starts its window at max(t_lo, invoke_ms). Below all of them it is the same as -inf,
     // and keying it as such lets paths that differ only there share one memo entry.
     int64_t min_invoke_ms = kNever;
+    int64_t min_ret = kNever;  // see below
     for (size_t i = 0; i < ops_.size(); ++i)
-      if (!test(done, i)) min_invoke_ms = std::min(min_invoke_ms, ops_[i]->invoke_ms);
+      if (!test(done, i)) {
+        min_invoke_ms = std::min(min_invoke_ms, ops_[i]->invoke_ms);
+        min_ret = std::min(min_ret, ops_[i]->ret);
+      }
     const int64_t t_key = t_lo <= min_invoke_ms ? INT64_MIN : t_lo;
-    std::string memo_key(reinterpret_cast<const char*>(done.data()), done.size() * 8);
-    memo_key += '|' + model_.key(state) + '|' + std::to_string(t_key);
-    if (gave_up_) return true;                                  // unwinding
+    const std::string here = model_.key(state);
+    std::string memo_key;
+    memo_key.reserve(done.size() * 8 + sizeof t_key + here.size());
+    memo_key.append(reinterpret_cast<const char*>(done.data()), done.size() * 8);
+    memo_key.append(reinterpret_cast<const char*>(&t_key), sizeof t_key);
+    memo_key += here;           // last: the only part whose length varies
+    if (gave_up_) return true;  // unwinding
     memo_bytes_ += static_cast<int64_t>(memo_key.size()) + 64;  // the key and the node around it
     if (!memo_.insert(std::move(memo_key)).second) return false;
     if (++*explored > max_states_ ||
@@ -122,10 +130,8 @@ class Checker {
       gave_up_ = true;
       return true;
     }
-    // An operation can go next if no other pending operation returned before it was invoked.
-    int64_t min_ret = kNever;
-    for (size_t i = 0; i < ops_.size(); ++i)
-      if (!test(done, i)) min_ret = std::min(min_ret, ops_[i]->ret);
+    // An operation can go next if no other pending operation returned before it was invoked
+    // (min_ret, above).
     // A read that can go next and holds at t_lo in this state goes first, without branching:
     // any linearization from here can move it to the front (it changes nothing, every
     // operation that must precede it is done, and t_lo keeps every other window as it was).
@@ -134,7 +140,6 @@ class Checker {
       const Operation<Op>& o = *ops_[i];
       if (o.invoke > min_ret) break;
       if (o.ambiguous || !model_.read_only(o.op) || o.invoke_ms > t_lo || t_lo > o.ret_ms) continue;
-      const std::string here = model_.key(state);
       for (auto& [next, t] : model_.step(state, o.op, t_lo, o.ret_ms, false))
         if (t == t_lo && model_.key(next) == here) {
           flip(done, i);

@@ -1,10 +1,12 @@
 #include "properties/register_history.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -279,6 +281,41 @@ std::string RegisterShape(const RegisterHistory& core) {
       if (i != j && ops[i]->ret < ops[j]->invoke) order.push_back(absl::StrCat(i, "<", j));
   return absl::StrCat(absl::StrJoin(parts, "; "),
                       " | order: ", order.empty() ? "all concurrent" : absl::StrJoin(order, ","));
+}
+
+RegisterHistory PinObservedWrites(RegisterHistory ops) {
+  using K = model::RegisterOp::Kind;
+  auto writes = [](const Operation<model::RegisterOp>& o) {
+    return o.op.kind == K::kSet || o.op.kind == K::kCas;
+  };
+  // (partition, value) -> how many operations write it.
+  absl::flat_hash_map<std::pair<std::string, std::string>, int> writers;
+  for (const auto& o : ops)
+    if (writes(o)) ++writers[{o.partition, o.op.value}];
+  for (auto& w : ops) {
+    if (!w.ambiguous || !writes(w) || writers[{w.partition, w.op.value}] != 1) continue;
+    std::optional<int64_t> version;
+    bool agree = true;
+    int64_t ret = kNever, ret_ms = kNever;
+    for (const auto& r : ops) {
+      if (r.ambiguous || r.partition != w.partition) continue;
+      const bool saw = (r.op.kind == K::kGet && r.op.ok && r.op.out_value == w.op.value) ||
+                       (r.op.kind == K::kCas && !r.op.ok && r.op.out_value == w.op.value);
+      if (!saw) continue;
+      if (version && *version != r.op.out_version) agree = false;
+      version = r.op.out_version;
+      ret = std::min(ret, r.ret);
+      ret_ms = std::min(ret_ms, r.ret_ms);
+    }
+    if (!version || !agree || ret < w.invoke || ret_ms < w.invoke_ms) continue;
+    if (w.op.kind == K::kCas && *version != w.op.expected + 1) continue;
+    w.ambiguous = false;
+    w.op.ok = true;
+    w.op.out_version = *version;
+    w.ret = std::min(w.ret, ret);
+    w.ret_ms = std::min(w.ret_ms, ret_ms);
+  }
+  return ops;
 }
 
 std::string RegisterClass(const RegisterHistory& core) {

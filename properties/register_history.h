@@ -20,6 +20,15 @@ using RegisterHistory = std::vector<Operation<model::RegisterOp>>;
 RegisterHistory ParseRegisterHistory(const std::string& text);
 std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o);
 
+// Ambiguous writes that a completed operation saw, made definite: a write whose value no other
+// write of the history has, and which a get (or a failed compareAndSet) returned with version
+// v, took effect, as version v, before that reader returned. It becomes an acknowledged write
+// of version v whose window ends at the earliest such reader's return; the checker then
+// neither tries "it never happened" nor places it after its reader, which prunes most of a
+// faulty run's search. A write read at two versions, or a compareAndSet read at a version it
+// cannot have written, stays ambiguous (the history is rejected either way). Partitions are
+// kept apart (a value is unique within its key).
+RegisterHistory PinObservedWrites(RegisterHistory ops);
 // The operations of a history the checker rejects that the rejection needs: dropping any one
 // of them makes the rest linearizable (a 1-minimal core, found by dropping one operation at a
 // time, as delta debugging does). A core of two or three operations names a bug's shape far

@@ -757,14 +757,14 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   // (reported as incomplete, never as a pass) instead of tens of seconds.
   out.verdict = (w.hot_key_probes ? lin::Checker<model::StateRegisterModel>(model, 100'000)
                                   : lin::Checker<model::StateRegisterModel>(model))
-                    .check(out.history);
+                    .check(lin::PinObservedWrites(out.history));
   // Every rejected key, each named by the 1-minimal core of its history (lin::RejectedCore).
   for (const std::string& key : out.verdict.rejected) {
     lin::RegisterHistory on_key;
     for (const auto& o : out.history)
       if (o.partition == key) on_key.push_back(o);
     const lin::RegisterHistory core =
-        lin::RejectedCore(on_key, w.hot_key_probes ? 20'000 : 2'000'000);
+        lin::RejectedCore(lin::PinObservedWrites(on_key), w.hot_key_probes ? 20'000 : 2'000'000);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
     std::string text = lin::RegisterSentence(core, key) + ".\n";
     if (w.hot_key_probes)
@@ -776,7 +776,17 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
             "operation -> result\n";
     for (const auto& o : lin::RelativeTimes(on_key, start_ms))
       text += "  " + lin::FormatRegisterOperation(o) + "\n";
-    text += "  the operations that cannot be ordered (dropping any one of them leaves an order):";
+    text += "  the operations that cannot be ordered (dropping any one of them leaves an order";
+    const bool pinned_in_core = std::any_of(core.begin(), core.end(), [&](const auto& c) {
+      return !c.ambiguous && std::any_of(on_key.begin(), on_key.end(), [&](const auto& o) {
+        return o.ambiguous && o.actor == c.actor && o.invoke == c.invoke;
+      });
+    });
+    if (pinned_in_core)
+      text +=
+          "; a write whose reply was lost shows the version a later read returned its value "
+          "at";
+    text += "):";
     std::vector<Involved> involved;
     for (const auto& o : lin::RelativeTimes(core, start_ms)) {
       text += "\n    " + lin::FormatRegisterOperation(o);
