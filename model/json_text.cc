@@ -1,5 +1,6 @@
 #include "model/json_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,26 @@ namespace {
 // Number.prototype.toString for a double that nlohmann would print as "2.0" or "1e-07".
 std::string JsNumber(double d) {
   if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 1e21) {
+    if (std::fabs(d) >= 9007199254740992.0) {
+      // Past 2^53, Number.prototype.toString writes the shortest digits that round trip and
+      // pads them with zeros (2^64 is "18446744073709552000"), where %.0f writes every digit.
+      std::string shortest = Json(d).dump();  // "1.8446744073709552e+19" or "9007199254740992.0"
+      std::string sign;
+      if (shortest[0] == '-') {
+        sign = "-";
+        shortest.erase(0, 1);
+      }
+      const size_t e = shortest.find_first_of("eE");
+      const int exponent = e == std::string::npos ? 0 : std::stoi(shortest.substr(e + 1));
+      const std::string mantissa = shortest.substr(0, e);
+      const size_t dot = mantissa.find('.');
+      const std::string whole = mantissa.substr(0, dot);
+      std::string digits = whole + (dot == std::string::npos ? "" : mantissa.substr(dot + 1));
+      const size_t point = whole.size() + static_cast<size_t>(exponent);
+      while (digits.size() > point && digits.back() == '0') digits.pop_back();
+      digits.resize(std::max(point, digits.size()), '0');
+      return sign + digits;
+    }
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f", d);
     return std::string(buf) == "-0" ? "0" : buf;
@@ -325,10 +346,39 @@ class SurrogateTolerantParser {
 
 }  // namespace
 
+namespace {
+
+// JSON.parse reads every number as a double: an integer past 2^53 is rounded (2^53 + 1 reads
+// as 2^53), where nlohmann keeps it exact. Only a text with 16 digits in a row can hold one.
+bool MayHoldLongInteger(const std::string& text) {
+  int run = 0;
+  for (const char c : text) {
+    run = c >= '0' && c <= '9' ? run + 1 : 0;
+    if (run >= 16) return true;
+  }
+  return false;
+}
+
+void RoundLongIntegers(Json& v) {
+  constexpr uint64_t kMaxSafe = uint64_t{1} << 53;
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > kMaxSafe) v = static_cast<double>(v.get<uint64_t>());
+  } else if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    if (i > static_cast<int64_t>(kMaxSafe) || i < -static_cast<int64_t>(kMaxSafe))
+      v = static_cast<double>(i);
+  } else if (v.is_structured()) {
+    for (Json& child : v) RoundLongIntegers(child);
+  }
+}
+
+}  // namespace
+
 Json JsonParse(const std::string& text) {
   Json v = Json::parse(text, nullptr, false);
   if (v.is_discarded() && text.find("\\u") != std::string::npos)
-    return SurrogateTolerantParser(text).parse();
+    v = SurrogateTolerantParser(text).parse();
+  if (!v.is_discarded() && MayHoldLongInteger(text)) RoundLongIntegers(v);
   return v;
 }
 

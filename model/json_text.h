@@ -12,7 +12,8 @@ std::string JsonStringify(const nlohmann::json& v);
 
 // JSON.parse: nlohmann::json::parse(text, nullptr, false), and where nlohmann refuses a \u
 // escape of a lone surrogate (JavaScript accepts one), a parse that keeps it as its WTF-8
-// bytes, as JsonStringify writes them back. A discarded value when `text` is not JSON.
+// bytes, as JsonStringify writes them back. An integer past 2^53 is rounded to a double, as
+// JavaScript reads every number. A discarded value when `text` is not JSON.
 nlohmann::json JsonParse(const std::string& text);
 
 // JsonParse, memoized.

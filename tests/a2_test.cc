@@ -123,6 +123,13 @@ TEST(A2Port, JsonParseKeepsALoneSurrogateAsJavaScriptDoes) {
   ASSERT_FALSE(mixed.is_discarded());
   EXPECT_TRUE(mixed["a"][0].is_number_float());
   EXPECT_EQ(mixed["a"].size(), 5u);
+  // Numbers are doubles in JavaScript: 2^53 + 1 reads as 2^53, and writes back so; 2^53 - 1
+  // and shorter integers stay exact.
+  EXPECT_EQ(model::JsonStringify(model::JsonParse(
+                R"([9007199254740993,-9007199254740993,9007199254740991,12345678901234567890])")),
+            "[9007199254740992,-9007199254740992,9007199254740991,12345678901234567000]");
+  EXPECT_EQ(model::JsonStringify(Json{18446744073709551616.0, 1e20, -4611686018427387904.0}),
+            "[18446744073709552000,100000000000000000000,-4611686018427388000]");
   for (const char* bad : {R"({"s":"\ud800")", R"(["\ud800",])", R"("\ud800\x")", "\"\\ud800\x01\"",
                           R"({"s":"\ud800"} x)", R"({"s":"\uZZZZ"})", R"([01, "\ud800"])"})
     EXPECT_TRUE(model::JsonParse(bad).is_discarded()) << bad;
