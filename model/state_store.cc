@@ -170,16 +170,27 @@ StoreResult StateStoreModel::increment(const std::optional<std::string>& connect
   return set(connection, ns, o, key, value, ttl, now);
 }
 
-void StateStoreModel::legacy_write(const std::string& ns, const std::string& key, const Json& value,
-                                   int64_t ttl, int64_t now) {
+StoreResult StateStoreModel::legacy_write(const std::string& ns, const StoreNamespaceOptions& o,
+                                          const std::string& key, const Json& value, int64_t ttl,
+                                          int64_t now) {
   Space& old = legacy_[ns];
   const StoreEntry* cur = live(old, key, now);
+  // The old pod's own quota (beta.23 counts its live v1 entries), rule 3 in its namespace.
+  if (!cur && live_count(old, now) >= o.max_entries) {
+    StoreResult refused;
+    refused.error = "quota";
+    refused.ok = false;
+    return refused;
+  }
   old[key] = StoreEntry{key,
                         value,
                         (cur ? cur->version : 0) + 1,
                         now + std::max<int64_t>(1, ttl),
                         cur ? cur->created_at : now,
                         now};
+  StoreResult written;
+  written.entry = old[key];
+  return written;
 }
 
 }  // namespace testbed::model

@@ -53,7 +53,8 @@
 //      scope. Reads never fail with a quota error: when the namespace is full, get() returns
 //      the v1 value without adopting it.
 //      [contract] beta.24's migration comments: legacy-readable, legacy-adopted-once,
-//      rolling-deploy-writes-visible.
+//      rolling-deploy-writes-visible. An old pod's write keeps rule 3 in its own namespace:
+//      refused when maxEntries v1 entries are live and the key is not (model-matches).
 //   8. list(prefix, limit) returns the live entries whose key starts with prefix, at most
 //      limit (default maxEntries); the order is not part of the contract.
 //      [choice] list() promises no order; the model compares rows sorted by key, so every
@@ -147,9 +148,10 @@ class StateStoreModel {
                         const StoreNamespaceOptions& o, const std::string& key,
                         const std::string& field, double delta, std::optional<int64_t> ttl,
                         int64_t now);
-  // An old pod (v1 SDK) writes key in namespace ns: version = live v1 version + 1.
-  void legacy_write(const std::string& ns, const std::string& key, const Json& value, int64_t ttl,
-                    int64_t now);
+  // An old pod (v1 SDK) writes key in namespace ns: version = live v1 version + 1; refused
+  // ("quota") when the key is not live and maxEntries v1 entries are (the old pod's quota).
+  StoreResult legacy_write(const std::string& ns, const StoreNamespaceOptions& o,
+                           const std::string& key, const Json& value, int64_t ttl, int64_t now);
 
  private:
   using Space = std::map<std::string, StoreEntry>;  // key -> entry

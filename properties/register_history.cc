@@ -185,14 +185,24 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
     // removed it: a delete (or an ambiguous write) invoked before the get returned, or a write
     // whose expiry may have passed by then. Dropping the delete alone would leave a miss that
     // nothing explains, a conflict the history never had.
+    // An explanation that a later write surely undid (one invoked after it returned, returned
+    // before the get began, and alive when the get returned) explains nothing.
     const bool misses = !o.ambiguous && !o.op.ok &&
                         (o.op.kind == K::kGet || (o.op.kind == K::kCas && o.op.out_version == 0));
+    auto undone = [&](const Op& e) {
+      return std::any_of(h.begin(), h.end(), [&](const Op& w) {
+        return acked_write(w) && e.ret < w.invoke && w.ret < o.invoke &&
+               w.op.expires_at_ms >= o.ret_ms;
+      });
+    };
     if (misses &&
         std::any_of(h.begin(), h.end(),
                     [&](const Op& w) { return acked_write(w) && w.ret < o.invoke; }) &&
         std::none_of(h.begin(), h.end(), [&](const Op& w) {
-          return w.invoke < o.ret && (w.op.kind == K::kDelete || (w.ambiguous && is_write(w)) ||
-                                      (is_write(w) && w.op.expires_at_ms < o.ret_ms));
+          return w.invoke < o.ret &&
+                 (w.op.kind == K::kDelete || (w.ambiguous && is_write(w)) ||
+                  (is_write(w) && w.op.expires_at_ms < o.ret_ms)) &&
+                 !undone(w);
         }))
       return false;
     return true;

@@ -85,25 +85,33 @@ TEST(ModelStateStore, TtlAboveMaxTtlAndValuesAboveMaxValueBytesArePolicyErrors) 
 TEST(ModelStateStore,
      TheFirstConcreteScopeAdoptsAV1ValueOnceAndTheMissingConnectionNever) {  // rule 7
   StateStoreModel m({.scoped = true, .legacy_claim = true});
-  m.legacy_write("ns", "k", V(1), 1000, 0);
+  m.legacy_write("ns", Options(), "k", V(1), 1000, 0);
   EXPECT_FALSE(m.get(kMissing, "ns", Options(), "k", 1).entry.has_value());
   EXPECT_EQ(m.get(kA, "ns", Options(), "k", 2).entry->value, V(1));
   EXPECT_FALSE(m.get(kB, "ns", Options(), "k", 3).entry.has_value());
   EXPECT_EQ(m.get(kA, "ns", Options(), "k", 4).entry->value, V(1));
   // A compareAndSet from the missing connection sees no value and may create one.
-  m.legacy_write("ns", "j", V(2), 1000, 5);
+  m.legacy_write("ns", Options(), "j", V(2), 1000, 5);
   EXPECT_TRUE(m.compare_and_set(kMissing, "ns", Options(), "j", 0, V(3), std::nullopt, 6).ok);
 }
 
 TEST(ModelStateStore,
      AReadOfAV1ValueNeverFailsOnTheQuotaItReturnsTheValueWithoutAdopting) {  // rule 7
   StateStoreModel m({.scoped = true, .legacy_claim = true});
-  m.legacy_write("ns", "old", V(1), 1000, 0);
+  m.legacy_write("ns", Options(1), "old", V(1), 1000, 0);
   m.set(kA, "ns", Options(1), "new", V(2), std::nullopt, 1);
   StoreResult r = m.get(kA, "ns", Options(1), "old", 2);
   EXPECT_TRUE(r.error.empty());
   EXPECT_EQ(r.entry->value, V(1));
   EXPECT_EQ(m.get(kB, "ns", Options(1), "old", 3).entry->value, V(1));  // still unclaimed
+}
+
+TEST(ModelStateStore, AnOldPodsWriteKeepsItsOwnQuota) {  // rules 3 and 7
+  StateStoreModel m({.scoped = true, .legacy_claim = true});
+  EXPECT_TRUE(m.legacy_write("ns", Options(1), "a", V(1), 1000, 0).error.empty());
+  EXPECT_EQ(m.legacy_write("ns", Options(1), "b", V(2), 1000, 1).error, "quota");
+  EXPECT_EQ(m.legacy_write("ns", Options(1), "a", V(3), 1000, 2).entry->version, 2);   // live
+  EXPECT_TRUE(m.legacy_write("ns", Options(1), "b", V(4), 1000, 1003).error.empty());  // a expired
 }
 
 TEST(ModelStateStore, ListFiltersByPrefixAndLimitsButKeepsTheMatchingCount) {  // rule 8

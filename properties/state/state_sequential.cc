@@ -156,9 +156,12 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       } else {
         what = "an old pod (beta23) sets " + key + " in " + ns_name + " to " + value.dump();
         auto old = state::MakeNamespace("beta23", ctx, scripts, provider, ns_name, so, connection);
+        const model::StoreResult r =
+            m.legacy_write(ns_name, mo, key, value, so.default_ttl_ms, now);
+        want = r.error.empty() ? "done" : r.error + " error";
         co_await old->set(key, value, std::nullopt);
-        m.legacy_write(ns_name, key, value, so.default_ttl_ms, now);
-        got = want = "done";
+        got = "done";
+        same = r.error.empty();
       }
     } catch (const state::StateError& e) {
       got = ErrorKind(e) + " error (" + e.what() + ")";
