@@ -319,6 +319,8 @@ std::vector<ForeignCase> ForeignCases(int64_t now_ms, int64_t ttl_ms) {
       {"an envelope whose value has a key twice",
        "{\"value\":{\"a\":1,\"a\":2},\"version\":5," + times + "}"},
       {"a tombstone whose flag is a string", "{\"deleted\":\"true\"}"},
+      {"an envelope whose value holds 2^53 + 1 (JSON.parse reads 2^53)",
+       "{\"value\":{\"big\":9007199254740993},\"version\":6," + times + "}"},
   };
 }
 

@@ -618,7 +618,8 @@ const std::vector<StateProperty>& StatePropertyTable() {
        &R::adversarial_violations},
       {{"foreign-values-consistent",
         "a key holding a value this SDK did not write (an older writer's or an operator's: not "
-        "JSON, not an envelope, a version that is not a number, keys twice, another key order) "
+        "JSON, not an envelope, a version that is not a number, keys twice, another key order, "
+        "2^53 + 1) "
         "reads the same through every operation: when get() returns null, compareAndSet(0) "
         "creates the key; when it returns version n, compareAndSet(n) replaces it, and get() "
         "then returns the new value",
