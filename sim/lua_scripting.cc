@@ -148,15 +148,15 @@ struct LuaGlue {
       PushError(L, "Please specify at least one argument for this redis lib call");
       return raise ? kRaise : 1;
     }
-    Argv argv;
-    argv.reserve(argc);
+    Argv& argv = self->call_argv_;
+    argv.resize(static_cast<size_t>(argc));
     for (int j = 1; j <= argc; ++j) {
       if (lua_type(L, j) == LUA_TNUMBER) {
-        argv.push_back(redis_text::FormatLuaArgNumber(lua_tonumber(L, j)));
+        argv[j - 1] = redis_text::FormatLuaArgNumber(lua_tonumber(L, j));
       } else if (lua_type(L, j) == LUA_TSTRING) {
         size_t len;
         const char* s = lua_tolstring(L, j, &len);
-        argv.emplace_back(s, len);
+        argv[j - 1].assign(s, len);
       } else {
         PushError(L, "Lua redis lib command arguments must be strings or integers");
         return raise ? kRaise : 1;

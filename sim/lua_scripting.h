@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "sim/reply.h"
 
@@ -54,6 +55,10 @@ class LuaScripting {
   std::set<std::string> loaded_;  // the scripts this emulator's server has loaded
   int64_t instructions_left_ = 0;
   bool budget_exceeded_ = false;
+  // redis.call's arguments, reused from call to call: its strings keep their capacity, so a
+  // call allocates only for an argument longer than any before (a script cannot call a script,
+  // so one call at a time uses it).
+  std::vector<std::string> call_argv_;
   friend struct LuaGlue;
 };
 
