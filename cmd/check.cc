@@ -412,11 +412,12 @@ int RunCheck(const CheckSpec& spec) {
       auto again = make_strategy(o.run);
       props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
       ++sampled;
-      if (real.trace_hash != r.trace_hash || real.classes != r.classes)
+      const std::string real_hash = real.trace_hash(), hash = r.trace_hash();
+      if (real_hash != hash || real.classes != r.classes)
         if (!diverged++)
           first_divergence =
-              absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", r.trace_hash.substr(0, 16),
-                           ", redis-server trace ", real.trace_hash.substr(0, 16));
+              absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", hash.substr(0, 16),
+                           ", redis-server trace ", real_hash.substr(0, 16));
     }
     return o;
   };

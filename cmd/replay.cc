@@ -93,7 +93,7 @@ int RunReplay(const ReplaySpec& spec) {
                   absl::StrJoin(out.classes, ", ").c_str(), out.description.c_str());
     else
       std::printf("no violation of %s\n", r.property.c_str());
-    std::printf("trace-hash: %s\n", out.trace_hash.c_str());
+    std::printf("trace-hash: %s\n", out.trace_hash().c_str());
     const bool shows =
         out.violated && (sc.cls.empty() || std::find(out.classes.begin(), out.classes.end(),
                                                      sc.cls) != out.classes.end());

@@ -25,7 +25,6 @@ RunOutcome RunWorld(sim::World& world) {
   out.run = world.run();
   out.trace = world.take_trace();
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
-  out.trace_hash = out.run.trace_hash;
   return out;
 }
 

@@ -113,8 +113,8 @@ struct RunOutcome {
   std::vector<std::string> classes;  // Run(): ClassOf each finding, first seen first, unique
   std::string description;           // Run(): the findings, one "  "-indented line each
   sim::Trace trace;
-  std::string trace_hash;
-  sim::RunResult run;  // the schedule's choices among them
+  std::string trace_hash() const { return trace.Hash(); }  // computed on each call
+  sim::RunResult run;                                      // the schedule's choices among them
   // Redis calls that ran a script and got an error reply (a script failing at run time).
   std::vector<size_t> script_errors;  // indices into trace.events
 };

@@ -5,6 +5,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
 
 #include <algorithm>
 #include <climits>
@@ -28,7 +29,7 @@ Reply Unsupported(const std::string& what) {
   return Reply::Error("ERR unsupported by the emulator: " + what);
 }
 
-bool Is(const std::string& arg, const char* upper) { return ToUpper(arg) == upper; }
+bool Is(const std::string& arg, const char* upper) { return absl::EqualsIgnoreCase(arg, upper); }
 
 template <typename T>
 T* As(Entry* e) {
@@ -61,14 +62,14 @@ struct Commands {
     bool absolute = false;
     std::string expire_arg;
     for (size_t j = 3; j < a.size(); ++j) {
-      const std::string opt = ToUpper(a[j]);
+      const std::string& opt = a[j];
       const bool next = j + 1 < a.size();
-      if ((opt == "PX" || opt == "PXAT") && next && !have_expire) {
+      if ((Is(opt, "PX") || Is(opt, "PXAT")) && next && !have_expire) {
         have_expire = true;
-        absolute = opt == "PXAT";
+        absolute = Is(opt, "PXAT");
         expire_arg = a[++j];
-      } else if (opt == "NX" || opt == "XX" || opt == "GET" || opt == "KEEPTTL" ||
-                 ((opt == "EX" || opt == "EXAT") && next)) {
+      } else if (Is(opt, "NX") || Is(opt, "XX") || Is(opt, "GET") || Is(opt, "KEEPTTL") ||
+                 ((Is(opt, "EX") || Is(opt, "EXAT")) && next)) {
         return Unsupported("SET option '" + a[j] + "'");
       } else {
         return Reply::Error(kSyntax);
@@ -399,10 +400,11 @@ struct Commands {
     size_t idx = 2;
     bool nx = false;
     for (; idx < a.size(); ++idx) {
-      const std::string opt = ToUpper(a[idx]);
-      if (opt == "NX") {
+      const std::string& opt = a[idx];
+      if (Is(opt, "NX")) {
         nx = true;
-      } else if (opt == "XX" || opt == "GT" || opt == "LT" || opt == "CH" || opt == "INCR") {
+      } else if (Is(opt, "XX") || Is(opt, "GT") || Is(opt, "LT") || Is(opt, "CH") ||
+                 Is(opt, "INCR")) {
         return Unsupported("ZADD option '" + a[idx] + "'");
       } else {
         break;

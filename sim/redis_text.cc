@@ -98,16 +98,10 @@ std::optional<ScoreBound> ParseScoreBound(const std::string& s) {
   return b;
 }
 
-std::string FormatDouble(double d) {
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  return buf;
-}
-
-std::string FormatLuaArgNumber(double d) {
-  // Fast path, same bytes: an integral double below 1e17 in magnitude is what %.17g prints as
-  // plain decimal digits (a ZADD score, a PXAT time). -0 keeps its sign through %.17g.
+// printf("%.17g", d), with a fast path of the same bytes: an integral double below 1e17 in
+// magnitude is what %.17g prints as plain decimal digits (a ZADD score, a PXAT time). -0
+// keeps its sign through %.17g. snprintf took 3 600 instructions a call.
+static std::string PercentG17(double d) {
   if (d > -1e17 && d < 1e17 && d == static_cast<double>(static_cast<int64_t>(d)) &&
       !(d == 0 && std::signbit(d)))
     return std::to_string(static_cast<int64_t>(d));
@@ -115,6 +109,13 @@ std::string FormatLuaArgNumber(double d) {
   std::snprintf(buf, sizeof buf, "%.17g", d);
   return buf;
 }
+
+std::string FormatDouble(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  return PercentG17(d);
+}
+
+std::string FormatLuaArgNumber(double d) { return PercentG17(d); }
 
 // util.c stringmatchlen, ported as is (including its treatment of a trailing '\' and '[').
 static bool MatchImpl(const char* pattern, int patternLen, const char* string, int stringLen,

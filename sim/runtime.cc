@@ -543,18 +543,11 @@ RunResult World::run() {
   result.elapsed_ms = now_ - options_.start_ms;
   record(-1, EventKind::kNote,
          absl::StrCat("end: ", result.stop_reason, " after ", result.steps, " steps"));
-  TraceHasher hasher;
-  for (const TraceEvent& e : trace_.events) hasher.add(e);
   for (const auto& t : threads_) {
     trace_.thread_names.push_back(who(t->id));
     trace_.thread_actor.push_back(actors_[t->actor]->name);
   }
-  for (const auto& name : trace_.thread_names) {
-    TraceEvent e;
-    e.text = name;
-    hasher.add(e);
-  }
-  result.trace_hash = hasher.hex();
+  if (options_.hash_trace) result.trace_hash = trace_.Hash();
   return result;
 }
 

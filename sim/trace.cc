@@ -71,23 +71,30 @@ void TraceHasher::str(const std::string& s) {
 }
 
 void TraceHasher::reply(const Reply& r) {
+  // type (1), then the string (length 8, bytes), then integer (8) and element count (8).
   const uint8_t type = static_cast<uint8_t>(r.type);
   bytes(&type, 1);
   str(r.str);
-  bytes(&r.integer, sizeof r.integer);
+  char tail[16];
   const uint64_t n = r.elements.size();
-  bytes(&n, sizeof n);
+  std::memcpy(tail, &r.integer, 8);
+  std::memcpy(tail + 8, &n, 8);
+  bytes(tail, sizeof tail);
   for (const Reply& e : r.elements) reply(e);
 }
 
 void TraceHasher::add(const TraceEvent& e) {
+  // The fixed fields in one copy, laid out byte for byte as they were hashed one by one:
+  // kind (1), at_ms (8), thread (4), argc (8).
+  char head[21];
   const uint8_t kind = static_cast<uint8_t>(e.kind);
-  bytes(&kind, 1);
-  bytes(&e.at_ms, sizeof e.at_ms);
   const int32_t thread = e.thread;
-  bytes(&thread, sizeof thread);
   const uint64_t n = e.argv.size();
-  bytes(&n, sizeof n);
+  std::memcpy(head, &kind, 1);
+  std::memcpy(head + 1, &e.at_ms, 8);
+  std::memcpy(head + 9, &thread, 4);
+  std::memcpy(head + 13, &n, 8);
+  bytes(head, sizeof head);
   for (const std::string& arg : e.argv) str(arg);  // script bodies too: XXH3 reads them fast
   bytes(&e.call, sizeof e.call);
   if (e.kind == EventKind::kReply) reply(e.reply);
@@ -99,6 +106,17 @@ std::string TraceHasher::hex() {
   XXH128_canonical_t c;
   XXH128_canonicalFromHash(&c, XXH3_128bits_digest(static_cast<XXH3_state_t*>(ctx_)));
   return HexOf(c.digest, sizeof c.digest);
+}
+
+std::string Trace::Hash() const {
+  TraceHasher hasher;
+  for (const TraceEvent& e : events) hasher.add(e);
+  for (const std::string& name : thread_names) {
+    TraceEvent e;
+    e.text = name;
+    hasher.add(e);
+  }
+  return hasher.hex();
 }
 
 }  // namespace testbed::sim

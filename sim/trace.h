@@ -48,6 +48,8 @@ struct Trace {
   // "+12ms client0/main#0 exec "GET" "k" -> (nil)": the line a person reads.
   std::string Render(const TraceEvent& e) const;
   std::vector<std::string> Lines() const;
+  // The trace hash: every event, then every thread's name.
+  std::string Hash() const;
 };
 
 // A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so

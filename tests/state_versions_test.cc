@@ -86,7 +86,7 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
       const StateRun sim = RunStateWorkload(w, Shipped(), nullptr);
       const StateRun real = RunStateWorkload(w, Shipped(), &server);
       EXPECT_EQ(Violates(sim, p), Violates(real, p)) << version << " " << p;
-      EXPECT_EQ(sim.run.trace_hash, real.run.trace_hash) << version << " " << p;
+      EXPECT_EQ(sim.trace.Hash(), real.trace.Hash()) << version << " " << p;
       ++compared;
     }
   }
@@ -169,8 +169,8 @@ TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
         ForProperty(Deploy(version, RollingFrom(version)), "cas-versions-linearizable");
     w.seed = 17;
     w.faults = sim::FaultOptions::Parse("all");
-    EXPECT_EQ(RunStateWorkload(w, Shipped(), nullptr).run.trace_hash,
-              RunStateWorkload(w, Shipped(), nullptr).run.trace_hash)
+    EXPECT_EQ(RunStateWorkload(w, Shipped(), nullptr).trace.Hash(),
+              RunStateWorkload(w, Shipped(), nullptr).trace.Hash())
         << version;
   }
 }

@@ -688,6 +688,7 @@ class A2System : public System {
     a2::Scripts bodies(scripts, spec.version);
     std::unique_ptr<sim::Backend> backend = MakeBackend(server);
     sim::WorldOptions o;
+    o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
     o.seed = spec.seed;
     o.horizon_ms = kHorizonMs;
     o.faults = faults;

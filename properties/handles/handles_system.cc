@@ -857,6 +857,7 @@ class HandlesSystem : public System {
     state::VersionScripts bodies(scripts);
     std::unique_ptr<sim::Backend> backend = MakeBackend(server);
     sim::WorldOptions o;
+    o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
     o.seed = spec.seed;
     // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
     // drafts are live and commits run; operations the horizon cuts off never return.

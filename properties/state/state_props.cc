@@ -708,6 +708,7 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   std::unique_ptr<sim::Backend> backend = MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;
+  o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
   o.seed = w.seed;
   o.horizon_ms = 600000;
   o.faults = w.faults;

@@ -64,7 +64,6 @@ class StateSystem : public System {
     out.findings = FindingsOf(r, spec.property);
     out.incomplete = !r.verdict.complete;
     out.trace = std::move(r.trace);
-    out.trace_hash = r.run.trace_hash;
     out.run = std::move(r.run);
     return out;
   }

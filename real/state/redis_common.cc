@@ -19,12 +19,14 @@ Task<Reply> RedisNamespaceBase::required(Argv argv) {
   co_return reply;
 }
 
-void RedisNamespaceBase::enforce_value_size(const Json& value) const {
-  const int64_t bytes = static_cast<int64_t>(Stringify(value).size());
+std::string RedisNamespaceBase::enforce_value_size(const Json& value) const {
+  std::string text = Stringify(value);
+  const int64_t bytes = static_cast<int64_t>(text.size());
   if (bytes > options_.max_value_bytes)
     throw StateError("Provider runtime state value exceeds maxValueBytes (" +
                      std::to_string(bytes) + " > " + std::to_string(options_.max_value_bytes) +
                      ")");
+  return text;
 }
 
 StateError RedisNamespaceBase::quota_exceeded(int64_t count) const {
@@ -44,14 +46,14 @@ RedisNamespaceBase::Timing RedisNamespaceBase::write_timing(std::optional<int64_
 }
 
 RedisNamespaceBase::SetPlan RedisNamespaceBase::plan_set(const std::optional<StateValue>& current,
-                                                         const Json& value,
+                                                         const std::string& value_text,
                                                          std::optional<int64_t> ttl) const {
   SetPlan p;
   p.created_at = current ? current->created_at : IsoTime(ctx_->now_ms());
   p.version = (current ? current->version : 0) + 1;
   p.timing = write_timing(ttl);
   p.updated_at = IsoTime(ctx_->now_ms());
-  p.envelope = EnvelopeJson(value, p.version, p.created_at, p.timing.expires_at, p.updated_at);
+  p.envelope = EnvelopeJson(value_text, p.version, p.created_at, p.timing.expires_at, p.updated_at);
   return p;
 }
 
@@ -103,11 +105,12 @@ std::string Base64Url(const std::string& s) {
   return absl::WebSafeBase64Escape(s);
 }
 
-std::string EnvelopeJson(const Json& value, int64_t version, const std::string& created_at,
-                         const std::string& expires_at, const std::string& updated_at) {
+std::string EnvelopeJson(const std::string& value_text, int64_t version,
+                         const std::string& created_at, const std::string& expires_at,
+                         const std::string& updated_at) {
   // JSON.stringify keeps insertion order; nlohmann sorts keys. Write the fields in the
   // envelope type's order by hand.
-  return "{\"value\":" + Stringify(value) + ",\"version\":" + Stringify(Json(version)) +
+  return "{\"value\":" + value_text + ",\"version\":" + Stringify(Json(version)) +
          ",\"expiresAt\":" + Stringify(Json(expires_at)) +
          ",\"createdAt\":" + Stringify(Json(created_at)) +
          ",\"updatedAt\":" + Stringify(Json(updated_at)) + "}";

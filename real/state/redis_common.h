@@ -38,7 +38,9 @@ class RedisNamespaceBase : public StateNamespace {
   Task<Reply> req(Args&&... args) {
     return required(Argv{std::string(std::forward<Args>(args))...});
   }
-  void enforce_value_size(const Json& value) const;
+  // enforceValueSize: throws past maxValueBytes. Returns the JSON.stringify text it measured,
+  // which the envelope then embeds (the seed stringifies the value twice; once is the same).
+  std::string enforce_value_size(const Json& value) const;
   StateError quota_exceeded(int64_t count) const;
   // writeTiming (350-368): ttl defaults to defaultTtl and must not exceed maxTtl.
   Timing write_timing(std::optional<int64_t> ttl_ms) const;
@@ -52,7 +54,7 @@ class RedisNamespaceBase : public StateNamespace {
     std::string updated_at;
     std::string envelope;
   };
-  SetPlan plan_set(const std::optional<StateValue>& current, const Json& value,
+  SetPlan plan_set(const std::optional<StateValue>& current, const std::string& value_text,
                    std::optional<int64_t> ttl) const;
   // indexedKeys (s001:314-328; unchanged since beta.23): drop expired index entries, then
   // up to `limit` keys that expire after now.
@@ -79,8 +81,10 @@ class RedisNamespaceBase : public StateNamespace {
 std::string Base64Url(const std::string& s);
 // redisEnvelope (263-275, body hidden): {value, version, expiresAt, createdAt, updatedAt},
 // serialized as JSON.stringify would, in the RedisStateEnvelope type's field order.
-std::string EnvelopeJson(const Json& value, int64_t version, const std::string& created_at,
-                         const std::string& expires_at, const std::string& updated_at);
+// `value_text` is JSON.stringify(value).
+std::string EnvelopeJson(const std::string& value_text, int64_t version,
+                         const std::string& created_at, const std::string& expires_at,
+                         const std::string& updated_at);
 // envelopeFromJson (208-246) and isStateTombstone (248-261).
 std::optional<StateValue> EnvelopeFromJson(const std::string& key,
                                            const std::optional<std::string>& raw);

@@ -25,22 +25,29 @@ bool StateError::quota() const {
 
 std::string IsoTime(int64_t ms) {
   // Date.prototype.toISOString for years 0000-9999: "2026-01-01T00:00:01.234Z". The civil
-  // time comes from Abseil; the digits are written here (FormatTime parses its format string
-  // on every call, and this runs for every envelope a port writes).
-  const absl::Time t = absl::FromUnixMillis(ms);
-  const absl::CivilSecond c = absl::ToCivilSecond(t, absl::UTCTimeZone());
-  const int64_t milli = ((ms % 1000) + 1000) % 1000;
-  char buf[25] = "0000-00-00T00:00:00.000Z";
-  auto put = [&buf](int at, int64_t v, int width) {
+  // date comes from Abseil, once per day a thread meets (a run spans a few virtual days at
+  // most); the time of day is arithmetic, and the digits are written here (FormatTime parses
+  // its format string on every call, and this runs for every envelope a port writes).
+  constexpr int64_t kDayMs = 86'400'000;
+  const int64_t day = ms / kDayMs - (ms % kDayMs < 0 ? 1 : 0);
+  thread_local int64_t cached_day = INT64_MIN;
+  thread_local char buf[25] = "0000-00-00T00:00:00.000Z";
+  auto put = [](int at, int64_t v, int width) {
     for (int i = width - 1; i >= 0; --i, v /= 10) buf[at + i] = static_cast<char>('0' + v % 10);
   };
-  put(0, c.year(), 4);
-  put(5, c.month(), 2);
-  put(8, c.day(), 2);
-  put(11, c.hour(), 2);
-  put(14, c.minute(), 2);
-  put(17, c.second(), 2);
-  put(20, milli, 3);
+  if (day != cached_day) {
+    const absl::CivilDay c =
+        absl::ToCivilDay(absl::FromUnixMillis(day * kDayMs), absl::UTCTimeZone());
+    put(0, c.year(), 4);
+    put(5, c.month(), 2);
+    put(8, c.day(), 2);
+    cached_day = day;
+  }
+  const int64_t in_day = ms - day * kDayMs;
+  put(11, in_day / 3'600'000, 2);
+  put(14, in_day / 60'000 % 60, 2);
+  put(17, in_day / 1000 % 60, 2);
+  put(20, in_day % 1000, 3);
   return std::string(buf, 24);
 }
 

@@ -86,7 +86,7 @@ Task<std::optional<StateValue>> Beta3::get(std::string key) {
 
 // set (s001:388-421): quota by KEYS, then GET, then SET ... PX: three separate round trips.
 Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> ttl) {
-  enforce_value_size(value);
+  const std::string value_text = enforce_value_size(value);
   co_await enforce_max_entries(key);
   std::optional<StateValue> current = co_await get(key);
   const std::string created_at = current ? current->created_at : IsoTime(ctx_->now_ms());
@@ -97,7 +97,8 @@ Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> 
   last_ttl_ms_ = ttl_ms;
   const std::string expires_at = IsoTime(expires_at_ms);
   const std::string updated_at = IsoTime(ctx_->now_ms());
-  const std::string envelope = EnvelopeJson(value, version, created_at, expires_at, updated_at);
+  const std::string envelope =
+      EnvelopeJson(value_text, version, created_at, expires_at, updated_at);
   co_await req("SET", redis_key(key), envelope, "PX", std::to_string(ttl_ms));
   co_return StateValue{key, value, version, expires_at, created_at, updated_at};
 }
@@ -192,10 +193,10 @@ Task<std::optional<StateValue>> Beta23::get(std::string key) {
 
 // set (s000:411-437, old side).
 Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t> ttl) {
-  enforce_value_size(value);
+  const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
-  const SetPlan plan = plan_set(current, value, ttl);
+  const SetPlan plan = plan_set(current, value_text, ttl);
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
   const std::string now = std::to_string(ctx_->now_ms());
@@ -214,7 +215,7 @@ Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t>
 // again.
 Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json value,
                                         std::optional<int64_t> ttl) {
-  enforce_value_size(value);
+  const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
   if ((current ? current->version : 0) != expected)
@@ -223,7 +224,7 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
   const Timing timing = write_timing(ttl);
   const std::string updated_at = IsoTime(ctx_->now_ms());
   const std::string envelope =
-      EnvelopeJson(value, expected + 1, created_at, timing.expires_at, updated_at);
+      EnvelopeJson(value_text, expected + 1, created_at, timing.expires_at, updated_at);
   const std::string now = std::to_string(ctx_->now_ms());
   Reply result = co_await req(
       "EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key), index_key(),

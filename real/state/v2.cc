@@ -97,9 +97,9 @@ Task<std::optional<StateValue>> Namespace::get(std::string key) {
 
 // set (395-427; s000:526-553): the version is computed here, from a separate read.
 Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64_t> ttl) {
-  enforce_value_size(value);
+  const std::string value_text = enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
-  const SetPlan plan = plan_set(current, value, ttl);
+  const SetPlan plan = plan_set(current, value_text, ttl);
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
   const std::string now = std::to_string(ctx_->now_ms());
@@ -125,11 +125,11 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
 // compareAndSet (441-485; s000:575-621).
 Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Json value,
                                            std::optional<int64_t> ttl) {
-  enforce_value_size(value);
+  const std::string value_text = enforce_value_size(value);
   const std::string created_at = IsoTime(ctx_->now_ms());
   const Timing timing = write_timing(ttl);
   const std::string envelope =
-      EnvelopeJson(value, expected + 1, created_at, timing.expires_at, created_at);
+      EnvelopeJson(value_text, expected + 1, created_at, timing.expires_at, created_at);
   const std::string now = std::to_string(ctx_->now_ms());
   const std::string expected_s = std::to_string(expected);
   const std::string max_entries = std::to_string(options_.max_entries);

@@ -105,7 +105,6 @@ class CounterSystem : public props::System {
           {"lost-increment", absl::StrCat("the counter ends at ", final_value, " though ",
                                           tally.acknowledged, " was acknowledged")});
     out.trace = world.take_trace();
-    out.trace_hash = run.trace_hash;
     out.run = run;
     return out;
   }
