@@ -154,6 +154,8 @@ std::string JsonStringify(const Json& v) {
   return out;
 }
 
+void JsonAppendString(const std::string& s, std::string& out) { WriteString(s, out); }
+
 namespace {
 
 // JSON.parse for text nlohmann refuses only because a \u escape names a lone surrogate, which

@@ -9,6 +9,8 @@
 namespace testbed::model {
 
 std::string JsonStringify(const nlohmann::json& v);
+// JSON.stringify(s) for a string, appended to `out`.
+void JsonAppendString(const std::string& s, std::string& out);
 
 // JSON.parse: nlohmann::json::parse(text, nullptr, false), and where nlohmann refuses a \u
 // escape of a lone surrogate (JavaScript accepts one), a parse that keeps it as its WTF-8

@@ -10,12 +10,10 @@ RegisterState Written(const RegisterOp& op, int64_t version) {
 }
 }  // namespace
 
-std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const RegisterState& s,
-                                                                        const RegisterOp& op,
-                                                                        int64_t lo, int64_t hi,
-                                                                        bool ambiguous) const {
+StateRegisterModel::Steps StateRegisterModel::step(const RegisterState& s, const RegisterOp& op,
+                                                   int64_t lo, int64_t hi, bool ambiguous) const {
   // Where the window straddles the expiry, the outcome depends on t: try both sides.
-  std::vector<std::pair<bool, int64_t>> sides;  // (alive, earliest t)
+  absl::InlinedVector<std::pair<bool, int64_t>, 2> sides;  // (alive, earliest t)
   if (!s.exists || s.expires_hi < lo) {
     sides.push_back({false, lo});
   } else if (s.expires_at >= hi) {
@@ -24,7 +22,7 @@ std::vector<std::pair<RegisterState, int64_t>> StateRegisterModel::step(const Re
     sides.push_back({true, lo});
     sides.push_back({false, std::max(lo, s.expires_at + 1)});
   }
-  std::vector<std::pair<RegisterState, int64_t>> out;
+  Steps out;
   for (auto [alive, t] : sides) {
     const int64_t current = alive ? s.version : 0;
     RegisterState dead;  // what an expired key looks like

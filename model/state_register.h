@@ -19,6 +19,8 @@
 //      written" and createdAt properties are checked separately.
 #pragma once
 
+#include <absl/container/inlined_vector.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -58,20 +60,23 @@ class StateRegisterModel {
   explicit StateRegisterModel(bool broken_versions = false) : broken_(broken_versions) {}
 
   State init() const { return {}; }
-  // The memo key: the numbers' bytes, then the value (no state is printed from it).
-  std::string key(const State& s) const {
-    if (!s.exists) return "-";
-    std::string k(3 * sizeof(int64_t), '\0');
+  // The memo key, appended to `out`: the numbers' bytes, then the value (no state is printed
+  // from it).
+  void append_key(const State& s, std::string& out) const {
+    if (!s.exists) {
+      out += '-';
+      return;
+    }
     const int64_t fields[3] = {s.version, s.expires_at, s.expires_hi};
-    std::memcpy(k.data(), fields, sizeof fields);
-    k += s.value;
-    return k;
+    out.append(reinterpret_cast<const char*>(fields), sizeof fields);
+    out += s.value;
   }
 
   bool read_only(const Op& op) const { return op.kind == RegisterOp::Kind::kGet; }
 
-  std::vector<std::pair<State, int64_t>> step(const State& s, const Op& op, int64_t lo, int64_t hi,
-                                              bool ambiguous = false) const;
+  // At most two outcomes (before and after an expiry): kept inline, no allocation.
+  using Steps = absl::InlinedVector<std::pair<State, int64_t>, 2>;
+  Steps step(const State& s, const Op& op, int64_t lo, int64_t hi, bool ambiguous = false) const;
 
  private:
   bool broken_;

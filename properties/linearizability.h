@@ -7,14 +7,13 @@
 // invocation, or never, and its output says nothing (Knossos's :info).
 //
 // The model decides what an operation may do at a linearization point t in a time window:
-//   std::vector<std::pair<State, int64_t>> M::step(const State&, const Op&, int64_t t_lo,
-//                                                   int64_t t_hi, bool ambiguous)
-// returns every legal next state with the earliest t at which that outcome is possible
-// (t_lo <= t <= t_hi). Expiry makes an outcome depend on t: a model returns one branch for
-// "before the expiry" and one for "after", so the checker neither cries wolf at an expiry
-// instant inside an operation's interval nor goes blind there. Linearization points are
-// non-decreasing, so the chosen t becomes the next operation's t_lo.
-//   std::string M::key(const State&) gives the memoization key of a state.
+//   Steps M::step(const State&, const Op&, int64_t t_lo, int64_t t_hi, bool ambiguous)
+// returns every legal next state (a range of std::pair<State, int64_t>) with the earliest t at
+// which that outcome is possible (t_lo <= t <= t_hi). Expiry makes an outcome depend on t: a model
+// returns one branch for "before the expiry" and one for "after", so the checker neither cries wolf
+// at an expiry instant inside an operation's interval nor goes blind there. Linearization points
+// are non-decreasing, so the chosen t becomes the next operation's t_lo.
+//   void M::append_key(const State&, std::string& out) appends the memoization key of a state.
 //   bool M::read_only(const Op&) says an operation never changes the state.
 //   Ambiguous operations: step is called with ambiguous = true and ignores the outputs; it
 //   returns the "took effect" branches, and the checker adds "never took effect" itself.
@@ -116,15 +115,19 @@ class Checker {
         min_ret = std::min(min_ret, ops_[i]->ret);
       }
     const int64_t t_key = t_lo <= min_invoke_ms ? INT64_MIN : t_lo;
-    const std::string here = model_.key(state);
-    std::string memo_key;
-    memo_key.reserve(done.size() * 8 + sizeof t_key + here.size());
+    // The memo key is built in a buffer kept across calls: a state seen before (most of them,
+    // deep in a search) costs no allocation.
+    std::string& memo_key = scratch_;
+    memo_key.clear();
     memo_key.append(reinterpret_cast<const char*>(done.data()), done.size() * 8);
     memo_key.append(reinterpret_cast<const char*>(&t_key), sizeof t_key);
-    memo_key += here;           // last: the only part whose length varies
-    if (gave_up_) return true;  // unwinding
+    const size_t here_at = memo_key.size();
+    model_.append_key(state, memo_key);  // last: the only part whose length varies
+    if (gave_up_) return true;           // unwinding
     memo_bytes_ += static_cast<int64_t>(memo_key.size()) + 64;  // the key and the node around it
-    if (!memo_.insert(std::move(memo_key)).second) return false;
+    if (memo_.contains(memo_key)) return false;
+    const std::string here = memo_key.substr(here_at);
+    memo_.insert(memo_key);
     if (++*explored > max_states_ ||
         memo_bytes_ > max_memo_bytes_) {  // out of budget: unwind, no verdict
       gave_up_ = true;
@@ -141,7 +144,7 @@ class Checker {
       if (o.invoke > min_ret) break;
       if (o.ambiguous || !model_.read_only(o.op) || o.invoke_ms > t_lo || t_lo > o.ret_ms) continue;
       for (auto& [next, t] : model_.step(state, o.op, t_lo, o.ret_ms, false))
-        if (t == t_lo && model_.key(next) == here) {
+        if (t == t_lo && SameKey(next, here)) {
           flip(done, i);
           const bool ok = search(done, count + 1, state, t_lo, explored);
           flip(done, i);
@@ -164,7 +167,14 @@ class Checker {
     return false;
   }
 
+  bool SameKey(const State& s, const std::string& key) {
+    key_scratch_.clear();
+    model_.append_key(s, key_scratch_);
+    return key_scratch_ == key;
+  }
+
   const Model& model_;
+  std::string scratch_, key_scratch_;
   int64_t max_states_;
   int64_t max_memo_bytes_;
   int64_t memo_bytes_ = 0;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -45,6 +46,16 @@ struct TransportError {
 
 using CallResult = std::variant<Reply, TransportError>;
 using Argv = std::vector<std::string>;
+
+// Argv{a, b, c} copies every string out of its initializer list (a script body, an envelope):
+// this builds the vector once, moving what it is given.
+template <typename... Args>
+Argv MakeArgv(Args&&... args) {
+  Argv argv;
+  argv.reserve(sizeof...(Args));
+  (argv.emplace_back(std::forward<Args>(args)), ...);
+  return argv;
+}
 
 // The only way client logic reaches Redis. Implemented by the emulator (sim/) and by hiredis
 // (real/).

@@ -491,13 +491,15 @@ RunResult World::run() {
   record(-1, EventKind::kNote, absl::StrCat("seed ", options_.seed));
   plan_faults();
   result.stop_reason = "all actors finished";
+  std::vector<size_t> enabled;  // per step, kept across steps (no allocation per step)
+  std::vector<Choice> choices;
   while (true) {
     process_due();
     if (!error_.empty()) {
       result.stop_reason = "client logic threw";
       break;
     }
-    std::vector<size_t> enabled;
+    enabled.clear();
     for (size_t i = 0; i < calls_.size(); ++i)
       if (calls_[i].ready_at <= now_ && !paused(threads_[calls_[i].thread]->actor))
         enabled.push_back(i);
@@ -526,7 +528,7 @@ RunResult World::run() {
       return std::make_pair(calls_[x].thread, calls_[x].seq) <
              std::make_pair(calls_[y].thread, calls_[y].seq);
     });
-    std::vector<Choice> choices;
+    choices.clear();
     for (size_t i : enabled)
       choices.push_back({calls_[i].thread, threads_[calls_[i].thread]->actor, &argv_of(calls_[i])});
     const size_t pick = strategy_.choose(choices, prng_);

@@ -146,7 +146,7 @@ class Ctx {
   // inside the awaited full-expression is destroyed twice.)
   template <typename... Args>
   CallAwaiter cmd(Args&&... args) {
-    return call(Argv{std::string(std::forward<Args>(args))...});
+    return call(MakeArgv(std::forward<Args>(args)...));
   }
   SleepAwaiter sleep(int64_t ms) { return SleepAwaiter{this, ms}; }
   JoinAwaiter join(ThreadId t) { return JoinAwaiter{this, t}; }

@@ -1,6 +1,7 @@
 #include "real/state/redis_common.h"
 
 #include <absl/strings/escaping.h>
+#include <absl/strings/str_cat.h>
 
 #include <algorithm>
 
@@ -14,9 +15,9 @@ Task<Reply> RedisNamespaceBase::required(Argv argv) {
     if (t->what == "timeout") throw StateError("Provider runtime state Redis timed out");
     throw StateError("Provider runtime state Redis is unavailable");
   }
-  Reply reply = std::get<Reply>(r);
+  Reply& reply = std::get<Reply>(r);
   if (reply.is_error()) throw StateError("Provider runtime state Redis is unavailable");
-  co_return reply;
+  co_return std::move(reply);
 }
 
 std::string RedisNamespaceBase::enforce_value_size(const Json& value) const {
@@ -110,10 +111,16 @@ std::string EnvelopeJson(const std::string& value_text, int64_t version,
                          const std::string& updated_at) {
   // JSON.stringify keeps insertion order; nlohmann sorts keys. Write the fields in the
   // envelope type's order by hand.
-  return "{\"value\":" + value_text + ",\"version\":" + Stringify(Json(version)) +
-         ",\"expiresAt\":" + Stringify(Json(expires_at)) +
-         ",\"createdAt\":" + Stringify(Json(created_at)) +
-         ",\"updatedAt\":" + Stringify(Json(updated_at)) + "}";
+  std::string out;
+  out.reserve(value_text.size() + 128);
+  absl::StrAppend(&out, "{\"value\":", value_text, ",\"version\":", version, ",\"expiresAt\":");
+  model::JsonAppendString(expires_at, out);
+  out += ",\"createdAt\":";
+  model::JsonAppendString(created_at, out);
+  out += ",\"updatedAt\":";
+  model::JsonAppendString(updated_at, out);
+  out += '}';
+  return out;
 }
 
 std::optional<StateValue> EnvelopeFromJson(const std::string& key,

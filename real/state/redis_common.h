@@ -36,7 +36,7 @@ class RedisNamespaceBase : public StateNamespace {
   // required("GET", key): builds the Argv outside the coroutine (see Ctx::cmd on g++ 12).
   template <typename... Args>
   Task<Reply> req(Args&&... args) {
-    return required(Argv{std::string(std::forward<Args>(args))...});
+    return required(MakeArgv(std::forward<Args>(args)...));
   }
   // enforceValueSize: throws past maxValueBytes. Returns the JSON.stringify text it measured,
   // which the envelope then embeds (the seed stringifies the value twice; once is the same).
