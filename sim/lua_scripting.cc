@@ -105,11 +105,11 @@ struct LuaGlue {
         lua_pushboolean(L, 0);
         return;
       case Reply::Type::kArray:
-        lua_newtable(L);
+        // redisProtocolToLuaType: t[i] = element i, in order; sized once, as the same table.
+        lua_createtable(L, static_cast<int>(r.elements.size()), 0);
         for (size_t i = 0; i < r.elements.size(); ++i) {
-          lua_pushnumber(L, static_cast<lua_Number>(i + 1));
           Push(L, r.elements[i]);
-          lua_settable(L, -3);
+          lua_rawseti(L, -2, static_cast<int>(i + 1));
         }
         return;
     }
@@ -499,8 +499,11 @@ Reply LuaScripting::Load(const std::string& body) {
 }
 
 Reply LuaScripting::Eval(const std::string& body, Args keys, Args args) {
+  for (const auto& [seen, seen_sha] : evaluated_)
+    if (seen.size() == body.size() && seen == body) return Run(seen_sha, keys, args);
   std::string sha;
   if (Reply r = Compile(body, &sha); r.is_error()) return r;
+  if (evaluated_.size() < 16) evaluated_.emplace_back(body, sha);
   return Run(sha, keys, args);
 }
 

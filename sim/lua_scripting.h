@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/reply.h"
@@ -53,6 +54,10 @@ class LuaScripting {
   bool poolable_ = false;
   lua_State* L_ = nullptr;
   std::set<std::string> loaded_;  // the scripts this emulator's server has loaded
+  // The bodies EVAL ran here, with their SHA1 (all of them in loaded_, which only grows): a
+  // run sends the same few bodies over and over, and comparing one, sizes first, costs less
+  // than hashing it to find its SHA1.
+  std::vector<std::pair<std::string, std::string>> evaluated_;
   int64_t instructions_left_ = 0;
   bool budget_exceeded_ = false;
   // redis.call's arguments, reused from call to call: its strings keep their capacity, so a
