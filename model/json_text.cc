@@ -91,17 +91,21 @@ void WriteWithSurrogates(const std::string& str, std::string& out) {
 }
 
 void WriteString(const std::string& str, std::string& out) {
-  for (const char c : str)
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
-      if (HasLoneSurrogate(str))
-        WriteWithSurrogates(str, out);
-      else
-        out += Json(str).dump();
-      return;
-    }
-  out += '"';
-  out += str;
-  out += '"';
+  const bool plain = std::all_of(str.begin(), str.end(), [](char c) {
+    return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    if (HasLoneSurrogate(str))
+      WriteWithSurrogates(str, out);
+    else
+      out += Json(str).dump();
+    return;
+  }
+  const size_t at = out.size();
+  out.resize(at + str.size() + 2);  // one growth, then the bytes in place
+  out[at] = '"';
+  std::memcpy(out.data() + at + 1, str.data(), str.size());
+  out[at + str.size() + 1] = '"';
 }
 
 void Write(const Json& v, std::string& out) {

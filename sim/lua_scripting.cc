@@ -38,9 +38,10 @@ std::string Sha1Hex(const std::string& data) {
 
 namespace {
 
-// The registry key of the LuaScripting that owns the state: a light userdata (the address of
-// this tag), so a lookup hashes a pointer instead of interning a string.
-const char kSelfTag = 0;
+// The LuaScripting whose script this thread is running: redis.call, the pcall guards and the
+// budget hook run only inside Run's lua_pcall, and a script cannot run a script (Run saves and
+// restores it all the same).
+thread_local LuaScripting* running = nullptr;
 constexpr const char* kGlobalsKey = "testbed.real_globals";
 constexpr int kHookEvery = 1000;
 
@@ -67,13 +68,7 @@ constexpr const char* kErrorHandler =
 }  // namespace
 
 struct LuaGlue {
-  static LuaScripting* Self(lua_State* L) {
-    lua_pushlightuserdata(L, const_cast<char*>(&kSelfTag));
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    auto* self = static_cast<LuaScripting*>(lua_touserdata(L, -1));
-    lua_pop(L, 1);
-    return self;
-  }
+  static LuaScripting* Self(lua_State*) { return running; }
 
   // Reply -> Lua, as redisProtocolToLuaType does.
   static void Push(lua_State* L, const Reply& r) {
@@ -432,6 +427,9 @@ struct LuaScripting::PooledState {
   lua_State* L = nullptr;
   std::map<std::string, int> compiled;  // sha -> registry reference of the function
   int gc_count = 0;                     // scripts since the last GC step
+  // Registry references to what every EVAL pushes: the error handler and the interned names
+  // "KEYS" and "ARGV" (pushing a C string interns it again each time).
+  int handler = LUA_NOREF, keys_name = LUA_NOREF, argv_name = LUA_NOREF;
   ~PooledState() {
     if (L) lua_close(L);
   }
@@ -454,12 +452,16 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator) {
   } else {
     state_ = std::make_unique<PooledState>();
     state_->L = NewState(!poolable);
+    lua_State* L = state_->L;
+    lua_getglobal(L, "__redis__err__handler");
+    state_->handler = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "KEYS");
+    state_->keys_name = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "ARGV");
+    state_->argv_name = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   poolable_ = poolable;
   L_ = state_->L;
-  lua_pushlightuserdata(L_, const_cast<char*>(&kSelfTag));
-  lua_pushlightuserdata(L_, this);
-  lua_rawset(L_, LUA_REGISTRYINDEX);
 }
 
 LuaScripting::~LuaScripting() {
@@ -515,24 +517,29 @@ Reply LuaScripting::EvalSha(const std::string& sha, Args keys, Args args) {
 
 Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
   lua_State* L = L_;
-  auto set_array = [L](const char* name, Args items) {
+  // KEYS and ARGV are set as globals with rawset: the globals' metatable has no __newindex.
+  auto set_array = [L](int name_ref, Args items) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, name_ref);
     lua_createtable(L, static_cast<int>(items.size()), 0);  // sized once: no rehash per item
     for (size_t i = 0; i < items.size(); ++i) {
       lua_pushlstring(L, items[i].data(), items[i].size());
       lua_rawseti(L, -2, static_cast<int>(i + 1));
     }
-    lua_setglobal(L, name);
+    lua_rawset(L, LUA_GLOBALSINDEX);
   };
-  set_array("KEYS", keys);
-  set_array("ARGV", args);
+  set_array(state_->keys_name, keys);
+  set_array(state_->argv_name, args);
 
-  lua_getglobal(L, "__redis__err__handler");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, state_->handler);
   const int handler = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, state_->compiled.at(sha));
   instructions_left_ = emulator_.options().script_instruction_budget;
   budget_exceeded_ = false;
   lua_sethook(L, LuaGlue::Hook, LUA_MASKCOUNT, kHookEvery);
+  LuaScripting* const outer = running;
+  running = this;
   const int status = lua_pcall(L, 0, 1, handler);
+  running = outer;
   lua_sethook(L, nullptr, 0, 0);
 
   Reply reply;
