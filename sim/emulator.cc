@@ -379,9 +379,13 @@ struct Commands {
     if (score == 0) score = 0.0;
     auto it = z.scores.find(m);
     if (it != z.scores.end()) {
-      z.ordered.erase({it->second, m});
-      it->second = score;
-      z.ordered.insert({score, m});
+      if (it->second != score) {  // move the member's node to its new place, no copies
+        auto node =
+            z.ordered.extract(z.ordered.find(std::pair<double, std::string_view>(it->second, m)));
+        node.value().first = score;
+        z.ordered.insert(std::move(node));
+        it->second = score;
+      }
       return false;
     }
     z.scores[m] = score;
@@ -392,7 +396,7 @@ struct Commands {
   static void ZErase(ZSetValue& z, const std::string& m) {
     auto it = z.scores.find(m);
     if (it == z.scores.end()) return;
-    z.ordered.erase({it->second, m});
+    z.ordered.erase(z.ordered.find(std::pair<double, std::string_view>(it->second, m)));
     z.scores.erase(it);
   }
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -57,9 +58,20 @@ struct HashValue {
   bool listpack = true;  // false once Redis would have converted it to a hash table
 };
 
+// (score, member) in Redis's order: by score, then by member bytes. Transparent, so that a
+// member is found by a (score, view) pair without copying its name.
+struct ZSetOrder {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    if (a.first != b.first) return a.first < b.first;
+    return std::string_view(a.second) < std::string_view(b.second);
+  }
+};
+
 struct ZSetValue {
   std::map<std::string, double> scores;
-  std::set<std::pair<double, std::string>> ordered;
+  std::set<std::pair<double, std::string>, ZSetOrder> ordered;
 };
 
 struct StreamValue {
