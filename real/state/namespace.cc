@@ -21,7 +21,11 @@ bool HasConnectionScopes(const std::string& version) {
 
 const std::string& VersionScripts::body(const std::string& version,
                                         const std::string& constant) const {
-  return catalog_.get("state/" + version + "/" + constant).body;
+  for (const Found& f : found_)
+    if (f.constant == constant && f.version == version) return *f.body;
+  const std::string& b = catalog_.get("state/" + version + "/" + constant).body;
+  found_.push_back({version, constant, &b});
+  return b;
 }
 
 std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,

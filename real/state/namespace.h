@@ -57,6 +57,13 @@ class VersionScripts {
 
  private:
   const ScriptCatalog& catalog_;
+  // The bodies asked for so far: probes open a namespace per operation, and each asks for the
+  // same three or four bodies (a short scan costs less than building the id and a map lookup).
+  struct Found {
+    std::string version, constant;
+    const std::string* body;
+  };
+  mutable std::vector<Found> found_;
 };
 
 // RedisProviderRuntimeState(...).forConnection(connection).namespace(name, options) of the
