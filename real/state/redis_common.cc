@@ -12,11 +12,11 @@ namespace testbed::state {
 Task<Reply> RedisNamespaceBase::required(Argv argv) {
   CallResult r = co_await ctx_->call(std::move(argv));
   if (auto* t = std::get_if<TransportError>(&r)) {
-    if (t->what == "timeout") throw StateError("Provider runtime state Redis timed out");
-    throw StateError("Provider runtime state Redis is unavailable");
+    if (t->what == "timeout") co_return Fail(StateError("Provider runtime state Redis timed out"));
+    co_return Fail(StateError("Provider runtime state Redis is unavailable"));
   }
   Reply& reply = std::get<Reply>(r);
-  if (reply.is_error()) throw StateError("Provider runtime state Redis is unavailable");
+  if (reply.is_error()) co_return Fail(StateError("Provider runtime state Redis is unavailable"));
   co_return std::move(reply);
 }
 

@@ -206,7 +206,7 @@ Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t>
                    std::to_string(timing.index_ttl_ms), envelope);
   if (result.type != Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
-    throw quota_exceeded(options_.max_entries + 1);
+    co_return Fail(quota_exceeded(options_.max_entries + 1));
   co_return StateValue{
       key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
 }
@@ -231,7 +231,8 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
       std::to_string(expected), now, std::to_string(options_.max_entries),
       std::to_string(timing.expires_at_ms), std::to_string(timing.index_ttl_ms), envelope);
   const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
-  if (is_array && result.elements[0].integer == 0) throw quota_exceeded(options_.max_entries + 1);
+  if (is_array && result.elements[0].integer == 0)
+    co_return Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
     if (is_array && result.elements.size() > 1) raw_current = BulkOrNull(result.elements[1]);

@@ -71,7 +71,8 @@ Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
   Reply result = co_await req("EVAL", scripts_.claim_legacy, "3", redis_key(key), index_key(),
                               legacy_redis_key(key), now, max_entries, max_ttl, kTombstone);
   const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
-  if (is_array && result.elements[0].integer == 0) throw quota_exceeded(options_.max_entries + 1);
+  if (is_array && result.elements[0].integer == 0)
+    co_return Fail(quota_exceeded(options_.max_entries + 1));
   if (is_array && result.elements.size() > 1) co_return BulkOrNull(result.elements[1]);
   co_return std::nullopt;
 }
@@ -117,7 +118,7 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
   }
   if (result.type != Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
-    throw quota_exceeded(options_.max_entries + 1);
+    co_return Fail(quota_exceeded(options_.max_entries + 1));
   co_return StateValue{
       key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
 }
@@ -145,7 +146,8 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
                           index_ttl, envelope, can_claim_legacy() ? "1" : "0", kTombstone);
   }
   const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
-  if (is_array && result.elements[0].integer == 0) throw quota_exceeded(options_.max_entries + 1);
+  if (is_array && result.elements[0].integer == 0)
+    co_return Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
     if (is_array && result.elements.size() > 1) raw_current = BulkOrNull(result.elements[1]);
