@@ -103,7 +103,7 @@ struct Commands {
     int64_t n = 0;
     for (size_t i = 1; i < a.size(); ++i) {
       if (em.lookup(a[i])) {
-        em.keys_.erase(a[i]);
+        em.erase_key(a[i]);
         ++n;
       }
     }
@@ -190,7 +190,7 @@ struct Commands {
       if (GlobMatch(pattern, it->first)) found.push_back(Reply::Bulk(it->first));
     }
     const bool done = it == em.keys_.end();
-    for (const std::string& k : expired) em.keys_.erase(k);
+    for (const std::string& k : expired) em.erase_key(k);
     std::string next = "0";
     if (!done) {
       const uint64_t id = em.next_cursor_++;
@@ -209,7 +209,7 @@ struct Commands {
     Entry* e = em.lookup(a[1]);
     if (!e) return Reply::Integer(0);
     if (*when <= em.now_) {
-      em.keys_.erase(a[1]);
+      em.erase_key(a[1]);
     } else {
       e->expire_at = *when;
     }
@@ -259,7 +259,7 @@ struct Commands {
   }
 
   static void DropIfEmpty(Emulator& em, const std::string& key, size_t size) {
-    if (size == 0) em.keys_.erase(key);
+    if (size == 0) em.erase_key(key);
   }
 
   static Reply HGet(Emulator& em, const Argv& a) {
@@ -868,13 +868,21 @@ bool Emulator::alive(const Entry& e) const {
 }
 
 Entry* Emulator::lookup(const std::string& key) {
-  auto it = keys_.find(key);
+  auto it = last_ != keys_.end() && last_->first == key ? last_ : keys_.find(key);
   if (it == keys_.end()) return nullptr;
   if (!alive(it->second)) {
-    keys_.erase(it);
+    erase_key(key);
     return nullptr;
   }
+  last_ = it;
   return &it->second;
+}
+
+void Emulator::erase_key(const std::string& key) {
+  auto it = last_ != keys_.end() && last_->first == key ? last_ : keys_.find(key);
+  if (it == keys_.end()) return;
+  if (it == last_) last_ = keys_.end();
+  keys_.erase(it);
 }
 
 Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* arity_ok) {

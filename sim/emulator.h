@@ -92,6 +92,8 @@ class Emulator : public RedisConnection {
  public:
   Emulator(const Clock& clock, EmulatorOptions options = {});
   ~Emulator() override;
+  Emulator(const Emulator&) = delete;  // last_ points into keys_
+  Emulator& operator=(const Emulator&) = delete;
 
   CallResult call(const Argv& argv) override { return execute(argv); }
   Reply execute(const Argv& argv);
@@ -110,19 +112,30 @@ class Emulator : public RedisConnection {
 
   // Whole-state copy and restore (snapshots for restarts and replicas in the runtime).
   std::map<std::string, Entry> snapshot() const { return keys_; }
-  void restore(std::map<std::string, Entry> keys) { keys_ = std::move(keys); }
+  void restore(std::map<std::string, Entry> keys) {
+    last_ = keys_.end();
+    keys_ = std::move(keys);
+    last_ = keys_.end();
+  }
 
  private:
   friend struct Commands;
   Reply dispatch(const Argv& argv, bool from_script, bool* known, bool* arity_ok);
   Entry* lookup(const std::string& key);  // nullptr if missing or expired (deletes expired)
   bool alive(const Entry& e) const;
+  // Every erase goes through here: it forgets lookup()'s last hit when that is the key.
+  void erase_key(const std::string& key);
 
   const Clock& clock_;
   EmulatorOptions options_;
   int64_t now_ = 0;  // time of the command (or of the script) being executed
   bool in_script_ = false;
   std::map<std::string, Entry> keys_;
+  // lookup()'s last hit (keys_.end(): none). A script touches one key several times in a row
+  // (the quota index: ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE), and one comparison of the whole
+  // key costs less than the walk down the tree, which compares the keys' long shared prefixes
+  // at every level. Inserts keep a map's iterators valid; erase_key and restore forget it.
+  std::map<std::string, Entry>::iterator last_ = keys_.end();
   std::map<uint64_t, std::string> scan_cursors_;  // cursor -> last key returned
   uint64_t next_cursor_ = 1;
   std::unique_ptr<LuaScripting> lua_;

@@ -276,8 +276,12 @@ struct LuaGlue {
     }
   }
 
-  // Lua -> Reply, as luaReplyToRedisReply does.
-  static Reply ToReply(lua_State* L, int depth = 0) {
+  // Lua -> Reply, as luaReplyToRedisReply does. `names`: registry references to the interned
+  // strings "err" and "ok" (pushing a C string hashes and interns it again each time).
+  struct ReplyNames {
+    int err, ok;
+  };
+  static Reply ToReply(lua_State* L, ReplyNames names, int depth = 0) {
     lua_checkstack(L, 4);
     switch (lua_type(L, -1)) {
       case LUA_TSTRING: {
@@ -290,7 +294,7 @@ struct LuaGlue {
       case LUA_TNUMBER:
         return Reply::Integer(static_cast<long long>(lua_tonumber(L, -1)));
       case LUA_TTABLE: {
-        lua_pushstring(L, "err");
+        lua_rawgeti(L, LUA_REGISTRYINDEX, names.err);
         lua_rawget(L, -2);
         if (lua_type(L, -1) == LUA_TSTRING) {
           std::string msg = lua_tostring(L, -1);
@@ -298,7 +302,7 @@ struct LuaGlue {
           return Reply::Error(Sanitize(msg));
         }
         lua_pop(L, 1);
-        lua_pushstring(L, "ok");
+        lua_rawgeti(L, LUA_REGISTRYINDEX, names.ok);
         lua_rawget(L, -2);
         if (lua_type(L, -1) == LUA_TSTRING) {
           std::string msg = lua_tostring(L, -1);
@@ -308,13 +312,12 @@ struct LuaGlue {
         lua_pop(L, 1);
         std::vector<Reply> elements;
         for (int j = 1;; ++j) {
-          lua_pushnumber(L, j);
-          lua_rawget(L, -2);
+          lua_rawgeti(L, -1, j);  // lua_pushnumber(j) + lua_rawget, in one call
           if (lua_isnil(L, -1)) {
             lua_pop(L, 1);
             break;
           }
-          elements.push_back(ToReply(L, depth + 1));
+          elements.push_back(ToReply(L, names, depth + 1));
           lua_pop(L, 1);
         }
         return Reply::Array(std::move(elements));
@@ -428,8 +431,9 @@ struct LuaScripting::PooledState {
   std::map<std::string, int> compiled;  // sha -> registry reference of the function
   int gc_count = 0;                     // scripts since the last GC step
   // Registry references to what every EVAL pushes: the error handler and the interned names
-  // "KEYS" and "ARGV" (pushing a C string interns it again each time).
+  // "KEYS", "ARGV", "err" and "ok" (pushing a C string interns it again each time).
   int handler = LUA_NOREF, keys_name = LUA_NOREF, argv_name = LUA_NOREF;
+  int err_name = LUA_NOREF, ok_name = LUA_NOREF;
   ~PooledState() {
     if (L) lua_close(L);
   }
@@ -459,6 +463,10 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator) {
     state_->keys_name = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushliteral(L, "ARGV");
     state_->argv_name = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "err");
+    state_->err_name = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "ok");
+    state_->ok_name = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   poolable_ = poolable;
   L_ = state_->L;
@@ -568,7 +576,7 @@ Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
       full += " script: " + sha + ", on " + source + ":" + line + ".";
     reply = Reply::Error(LuaGlue::Sanitize(full));
   } else {
-    reply = LuaGlue::ToReply(L);
+    reply = LuaGlue::ToReply(L, {state_->err_name, state_->ok_name});
   }
   lua_settop(L, 0);
   // evalGenericCommand: a GC step of LUA_GC_CYCLE_PERIOD (50) every 50 scripts, not one per

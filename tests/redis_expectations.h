@@ -193,6 +193,32 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"SCAN", "0", "COUNT", "0"}, err("ERR syntax error"));
   expect({"TIME"}, Reply::Array({bulk(std::to_string((t0 + 11) / 1000)),
                                  bulk(std::to_string(((t0 + 11) % 1000) * 1000))}));
+
+  // 6. One key read, erased and written again in a row, by every way a key goes away (the
+  // emulator remembers the last key it looked up): DEL, PEXPIRE in the past, expiry, an
+  // emptied sorted set; then a write of another type under the same name.
+  expect({"SET", "r", "1"}, Reply::Ok());
+  expect({"GET", "r"}, bulk("1"));
+  expect({"DEL", "r"}, num(1));
+  expect({"GET", "r"}, Reply::Nil());
+  expect({"SET", "r", "2"}, Reply::Ok());
+  expect({"GET", "r"}, bulk("2"));
+  expect({"PEXPIRE", "r", "-1"}, num(1));
+  expect({"EXISTS", "r"}, num(0));
+  expect({"SET", "r", "3", "PX", "5"}, Reply::Ok());
+  expect({"GET", "r"}, bulk("3"));
+  set_time(t0 + 17);
+  expect({"GET", "r"}, Reply::Nil());
+  expect({"ZADD", "r", "1", "m"}, num(1));
+  expect({"ZREM", "r", "m"}, num(1));
+  expect({"TYPE", "r"}, Reply::Status("none"));
+  expect({"SET", "r", "4"}, Reply::Ok());
+  expect({"EVAL",
+          "redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) "
+          "redis.call('HSET', KEYS[1], 'f', 'v') return redis.call('HGET', KEYS[1], 'f')",
+          "1", "r"},
+         bulk("v"));
+  expect({"GET", "r"}, err("WRONGTYPE Operation against a key holding the wrong kind of value"));
 }
 
 }  // namespace testbed::expectations

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 #include <set>
 
 #include "real/real_backend.h"
@@ -42,6 +44,46 @@ DfsResult ExploreToy(int actors, int calls, DfsOptions o, std::set<std::string>*
         return false;
       },
       o);
+}
+
+// FailureOf<E>: the awaiter sees what `try { co_await t; } catch (const E&)` would see, whether
+// the task ended with co_return Fail(...) (no throw) or threw; other errors still propagate.
+Task<int> Succeeds() { co_return 7; }
+Task<int> FailsByValue() { co_return Fail(std::runtime_error("by value")); }
+Task<int> Throws() {
+  throw std::runtime_error("thrown");
+  co_return 0;
+}
+// Each result is bound to a name: g++ 12 destroys a temporary that holds a co_await's result
+// twice when it lives on in the full expression.
+Task<void> Probe(std::vector<std::string>* seen) {
+  auto show = [](const auto& e) { return e ? std::string(e->what()) : std::string("none"); };
+  const std::optional<std::runtime_error> none = co_await FailureOf<std::runtime_error>(Succeeds());
+  seen->push_back(show(none));
+  const std::optional<std::runtime_error> by_value =
+      co_await FailureOf<std::runtime_error>(FailsByValue());
+  seen->push_back(show(by_value));
+  const std::optional<std::exception> base = co_await FailureOf<std::exception>(FailsByValue());
+  seen->push_back(base ? "a std::exception" : "none");
+  const std::optional<std::runtime_error> thrown = co_await FailureOf<std::runtime_error>(Throws());
+  seen->push_back(show(thrown));
+  try {
+    const std::optional<std::range_error> other =
+        co_await FailureOf<std::range_error>(FailsByValue());
+    seen->push_back(other ? "caught as a range_error" : "swallowed");
+  } catch (const std::runtime_error& e) {
+    seen->push_back(std::string("propagated ") + e.what());
+  }
+}
+
+TEST(FailureOf, ReturnsTheErrorAFailedTaskEndedWithAndPropagatesOthers) {
+  std::vector<std::string> seen;
+  Task<void> t = Probe(&seen);
+  t.handle().resume();  // nothing in it suspends: it runs to its end here
+  ASSERT_TRUE(t.handle().done());
+  EXPECT_FALSE(t.handle().promise().error);
+  EXPECT_EQ(seen, (std::vector<std::string>{"none", "by value", "a std::exception", "thrown",
+                                            "propagated by value"}));
 }
 
 TEST(Dfs, TwoActorsWithTwoAtomicCallsHaveExactlySixSchedules) {

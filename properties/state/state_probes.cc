@@ -463,12 +463,9 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
     const int64_t t_a = rec->world->now_ms();
     co_await ns.set("a", value, ttl);
     // While a is live, a second key must be refused (x expires with a, if it is accepted).
-    bool x_accepted = false;
-    try {
-      co_await ns.set("x", value, ttl);
-      x_accepted = true;
-    } catch (const state::StateError&) {
-    }
+    const std::optional<state::StateError> x_refused =
+        co_await FailureOf<state::StateError>(ns.set("x", value, ttl));
+    const bool x_accepted = !x_refused;
     if (x_accepted) {
       const int64_t t1 = rec->world->now_ms();
       std::optional<state::StateValue> a = co_await ns.get("a");
@@ -613,10 +610,8 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
   co_await SleepUntil(ctx, rec, slot);
   state::Json value = state::Json::object();
   value["client"] = id;
-  try {
-    co_await ns->set("c" + std::to_string(id), value, std::nullopt);
-  } catch (const state::StateError&) {
-  }
+  [[maybe_unused]] const std::optional<state::StateError> refused =
+      co_await FailureOf<state::StateError>(ns->set("c" + std::to_string(id), value, std::nullopt));
   if (id != 0) co_return;
   co_await SleepUntil(ctx, rec, slot + 100);
   const int64_t t0 = rec->world->now_ms();
@@ -663,11 +658,9 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   if (id == 0) {
     co_await SleepUntil(ctx, rec, base);
     const int64_t inv = rec->world->now_ms();
-    try {
-      co_await ns->set("a", value, kSkewTtlMs);
-      rec->skew_writes[name] = {inv, rec->world->now_ms()};
-    } catch (const state::StateError&) {
-    }
+    const std::optional<state::StateError> refused =
+        co_await FailureOf<state::StateError>(ns->set("a", value, kSkewTtlMs));
+    if (!refused) rec->skew_writes[name] = {inv, rec->world->now_ms()};
     co_return;
   }
   // Client 1: when client 0's write has returned (or its turn has passed).
@@ -680,11 +673,11 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       ctx, rec, safety ? a_inv + kSkewTtlMs - kSkewMarginMs : a_ret + kSkewTtlMs + kSkewMarginMs);
   const int64_t inv = rec->world->now_ms();
   std::string refused;
-  try {
-    co_await ns->set(key, value, std::nullopt);
-  } catch (const state::StateError& e) {
-    if (!e.quota()) co_return;
-    refused = e.what();
+  const std::optional<state::StateError> e =
+      co_await FailureOf<state::StateError>(ns->set(key, value, std::nullopt));
+  if (e) {
+    if (!e->quota()) co_return;
+    refused = e->what();
   }
   const int64_t ret = rec->world->now_ms();
   const std::string wrote_a =
@@ -786,13 +779,10 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
     }
     const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
     std::string refused;
-    try {
-      co_await ns->set("c", value, std::nullopt);
-    } catch (const state::StateError& e) {
-      if (e.quota()) refused = e.what();
-    }
+    const std::optional<state::StateError> e =
+        co_await FailureOf<state::StateError>(ns->set("c", value, std::nullopt));
+    if (e && e->quota()) refused = e->what();
     if (!refused.empty()) {
-      // co_await is not allowed in a handler: what get(a) says now, outside it.
       std::optional<state::StateValue> a = co_await ns->get("a");
       rec->liveness_violations.push_back(
           {by_expiry ? "expired-slot-refused"

@@ -1,5 +1,7 @@
 #include "real/state/v1.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 
 #include "model/json_text.h"
@@ -34,7 +36,7 @@ std::optional<StateValue> Beta3EnvelopeFromJson(const std::string& key,
 
 std::string ProviderStatePrefix(const std::optional<std::string>& provider_id,
                                 const std::string& ns) {
-  return std::string(kRedisStatePrefix) + ":" + provider_id.value_or("default") + ":" + ns;
+  return absl::StrCat(kRedisStatePrefix, ":", provider_id.value_or("default"), ":", ns);
 }
 
 // ---------------------------------------------------------------- beta.3 (seed 001, old side)

@@ -1,6 +1,7 @@
 #include "real/state/v2.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/strings/str_cat.h>
 
 #include <algorithm>
 
@@ -18,7 +19,7 @@ constexpr const char* kTombstone = "{\"deleted\":true}";  // JSON.stringify({del
 // providerStatePrefix (163-169) and providerStateKey (171-178).
 std::string ProviderStatePrefix(const std::string& provider, const std::string& ns,
                                 const std::string& scope) {
-  return std::string(kRedisStatePrefix) + ":" + provider + ":" + ns + ":" + scope;
+  return absl::StrCat(kRedisStatePrefix, ":", provider, ":", ns, ":", scope);
 }
 
 }  // namespace
@@ -45,15 +46,15 @@ Namespace::Namespace(sim::Ctx& ctx, Scripts scripts, Release release,
       // providerStatePrefix (163-169)
       state_prefix_(ProviderStatePrefix(provider(), name_, scope_)),
       // indexKey (299-312): bookkeeping outside the caller-owned keyspace.
-      index_key_(std::string(kRedisStatePrefix) + ":index:" + Base64Url(state_prefix_)) {}
+      index_key_(absl::StrCat(kRedisStatePrefix, ":index:", Base64Url(state_prefix_))) {}
 
 std::string Namespace::redis_key(const std::string& key) const {
-  return state_prefix() + ":" + key;
+  return absl::StrCat(state_prefix(), ":", key);
 }
 
 // beta.24: legacyProviderStatePrefix / legacyProviderStateKey (s000:273-283).
 std::string Namespace::legacy_redis_key(const std::string& key) const {
-  return std::string(kLegacyRedisStatePrefix) + ":" + provider() + ":" + name_ + ":" + key;
+  return absl::StrCat(kLegacyRedisStatePrefix, ":", provider(), ":", name_, ":", key);
 }
 
 // beta.24: canClaimLegacy (s000:421-423).
@@ -100,7 +101,7 @@ Task<std::optional<StateValue>> Namespace::get(std::string key) {
 Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
-  const SetPlan plan = plan_set(current, value_text, ttl);
+  SetPlan plan = plan_set(current, value_text, ttl);
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
   const std::string now = std::to_string(ctx_->now_ms());
@@ -119,8 +120,12 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
   if (result.type != Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
     co_return Fail(quota_exceeded(options_.max_entries + 1));
-  co_return StateValue{
-      key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
+  co_return StateValue{std::move(key),
+                       std::move(value),
+                       plan.version,
+                       std::move(plan.timing.expires_at),
+                       std::move(plan.created_at),
+                       std::move(plan.updated_at)};
 }
 
 // compareAndSet (441-485; s000:575-621).
