@@ -69,16 +69,17 @@ constexpr const char* kErrorHandler =
 
 struct LuaGlue {
   static LuaScripting* Self(lua_State*) { return running; }
+  static int OkName(lua_State* L);  // the registry reference to the interned "ok"
 
   // Reply -> Lua, as redisProtocolToLuaType does.
   static void Push(lua_State* L, const Reply& r) {
     lua_checkstack(L, 5);
     switch (r.type) {
-      case Reply::Type::kStatus:
-        lua_newtable(L);
-        lua_pushstring(L, "ok");
+      case Reply::Type::kStatus:  // {ok = text}: the interned "ok" (see PooledState)
+        lua_createtable(L, 0, 1);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, OkName(L));
         lua_pushlstring(L, r.str.data(), r.str.size());
-        lua_settable(L, -3);
+        lua_rawset(L, -3);
         return;
       case Reply::Type::kError: {
         lua_newtable(L);
@@ -146,9 +147,10 @@ struct LuaGlue {
     Argv& argv = self->call_argv_;
     argv.resize(static_cast<size_t>(argc));
     for (int j = 1; j <= argc; ++j) {
-      if (lua_type(L, j) == LUA_TNUMBER) {
+      const int type = lua_type(L, j);
+      if (type == LUA_TNUMBER) {
         argv[j - 1] = redis_text::FormatLuaArgNumber(lua_tonumber(L, j));
-      } else if (lua_type(L, j) == LUA_TSTRING) {
+      } else if (type == LUA_TSTRING) {
         size_t len;
         const char* s = lua_tolstring(L, j, &len);
         argv[j - 1].assign(s, len);
@@ -337,10 +339,13 @@ struct LuaGlue {
 // A Lua state with Redis 7.0's script environment; `cjson_fault`: the negative-test encoder.
 static lua_State* NewState(bool cjson_fault) {
   lua_State* L = luaL_newstate();
-  // Collect when the heap has grown to 8x what the last collection left (Lua's default: 2x).
-  // A state holds a few hundred kilobytes, and a check runs thousands of short scripts in it:
-  // the default pause made the collector a tenth of a run's instructions. Scripts cannot
-  // observe it (the seeds keep no weak tables or finalizers; collectgarbage is theirs to call).
+  // Collect when the heap has grown to 8x what the last collection left (Lua's default: 2x),
+  // and only then: redis-server also runs a GC step every 50 scripts (evalGenericCommand,
+  // LUA_GC_CYCLE_PERIOD) to keep its latency even, and that step ran a whole cycle each time
+  // (a tenth of a check's instructions with the default pause; 1% at this one). A state holds
+  // a few hundred kilobytes, and a check runs thousands of short scripts in it. Scripts cannot
+  // observe when garbage goes (the seeds keep no weak tables or finalizers; what
+  // collectgarbage("count") says already differs with any allocation schedule).
   lua_gc(L, LUA_GCSETPAUSE, 800);
   const lua_CFunction libs[] = {luaopen_base, luaopen_table, luaopen_string, luaopen_math,
                                 luaopen_debug};
@@ -429,7 +434,6 @@ static lua_State* NewState(bool cjson_fault) {
 struct LuaScripting::PooledState {
   lua_State* L = nullptr;
   std::map<std::string, int> compiled;  // sha -> registry reference of the function
-  int gc_count = 0;                     // scripts since the last GC step
   // Registry references to what every EVAL pushes: the error handler and the interned names
   // "KEYS", "ARGV", "err" and "ok" (pushing a C string interns it again each time).
   int handler = LUA_NOREF, keys_name = LUA_NOREF, argv_name = LUA_NOREF;
@@ -438,6 +442,8 @@ struct LuaScripting::PooledState {
     if (L) lua_close(L);
   }
 };
+
+int LuaGlue::OkName(lua_State* L) { return Self(L)->state_->ok_name; }
 
 namespace {
 constexpr size_t kPoolPerThread = 4;
@@ -579,12 +585,6 @@ Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
     reply = LuaGlue::ToReply(L, {state_->err_name, state_->ok_name});
   }
   lua_settop(L, 0);
-  // evalGenericCommand: a GC step of LUA_GC_CYCLE_PERIOD (50) every 50 scripts, not one per
-  // script ("calling it for every command uses too much CPU"). Not observable by scripts.
-  if (++state_->gc_count == 50) {
-    lua_gc(L, LUA_GCSTEP, 50);
-    state_->gc_count = 0;
-  }
   return reply;
 }
 
