@@ -6,6 +6,7 @@
 //      the machine, and the ratio reported is the median of the per-iteration ratios (with
 //      their range);
 //   2. client Redis calls per second on one core with checking on (target >= 200 000);
+//   3. the pair per property (BM_PropertyPairs), to show where the ratio is won and lost;
 // for the state system's default version, every property, seeds 99.., as `testbed check
 // --system state --version beta30 --seed 99 --runs N --jobs 1` runs them.
 #include <benchmark/benchmark.h>
@@ -51,6 +52,24 @@ int64_t CheckRuns(const ScriptCatalog& scripts, RedisServer* server) {
       benchmark::DoNotOptimize(out.violated);
     }
   return calls;
+}
+
+// One property's kRuns seeds: the seconds they take.
+double PropertySeconds(const props::PropertyInfo& p, const ScriptCatalog& scripts,
+                       RedisServer* server) {
+  const props::System& state = *props::FindSystem("state");
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < kRuns; ++i) {
+    props::RunSpec spec;
+    spec.property = p.name;
+    spec.version = "beta30";
+    spec.old_version = state.version("beta30")->rolling_from;
+    spec.seed = 99 + static_cast<uint64_t>(i);
+    spec.clients = state.default_clients();
+    spec.ops = state.default_ops();
+    benchmark::DoNotOptimize(state.Run(spec, scripts, server).violated);
+  }
+  return absl::ToDoubleSeconds(absl::Now() - start);
 }
 
 const ScriptCatalog& Shipped() {
@@ -108,8 +127,39 @@ void BM_CheckPair(benchmark::State& s) {
   s.counters["emulator_calls_per_s"] = static_cast<double>(emu_calls) / emu_seconds;
 }
 
+// Where the pair's ratio is won and lost: each property's runs in both worlds, the faster of
+// two passes each (interleaved), printed as a table after the benchmarks.
+struct PropertyPair {
+  std::string name;
+  double emulator_s = 0, redis_s = 0;
+};
+std::vector<PropertyPair>& PropertyPairs() {
+  static std::vector<PropertyPair> pairs;
+  return pairs;
+}
+
+void BM_PropertyPairs(benchmark::State& s) {
+  RedisServer server(kDefaultEpochMs);
+  const props::System& state = *props::FindSystem("state");
+  const std::string old = state.version("beta30")->rolling_from;
+  for (auto _ : s) {
+    PropertyPairs().clear();
+    for (const auto& p : state.properties()) {
+      if (!p.applies("beta30", old)) continue;
+      PropertyPair pair{p.name, 1e9, 1e9};
+      for (int pass = 0; pass < 2; ++pass) {
+        PropertySeconds(p, Shipped(), nullptr);  // warm, as in BM_CheckPair
+        pair.emulator_s = std::min(pair.emulator_s, PropertySeconds(p, Shipped(), nullptr));
+        pair.redis_s = std::min(pair.redis_s, PropertySeconds(p, Shipped(), &server));
+      }
+      PropertyPairs().push_back(pair);
+    }
+  }
+}
+
 BENCHMARK(BM_CheckOnTheEmulator)->Unit(benchmark::kMillisecond)->MinTime(2)->UseRealTime();
 BENCHMARK(BM_CheckPair)->Unit(benchmark::kMillisecond)->Iterations(kPairs)->UseRealTime();
+BENCHMARK(BM_PropertyPairs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 // Prints each benchmark as usual, then the ratios of the pairs measured in this run.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -121,6 +171,12 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
+    if (!PropertyPairs().empty()) {
+      std::printf("per property, %d seeds, the faster of two passes:\n", kRuns);
+      for (const PropertyPair& p : PropertyPairs())
+        std::printf("  %-32s %7.1f ms against %7.1f ms  %5.1fx\n", p.name.c_str(),
+                    p.emulator_s * 1000, p.redis_s * 1000, p.redis_s / p.emulator_s);
+    }
     if (counters_.count("BM_CheckPair")) {
       auto& p = counters_["BM_CheckPair"];
       std::printf(
