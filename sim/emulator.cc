@@ -8,6 +8,7 @@
 #include <absl/strings/match.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <functional>
@@ -41,13 +42,16 @@ Reply WrongType() { return Reply::Error(kWrongType); }
 }  // namespace
 
 struct Commands {
-  using Handler = std::function<Reply(Emulator&, const Argv&)>;
+  using Handler = Reply (*)(Emulator&, const Argv&);
   struct Spec {
     int arity;
     bool noscript;
     Handler handler;
   };
   static const absl::flat_hash_map<std::string, Spec>& Table();
+  // The spec of an upper-case command name, or nullptr: the table's names bucketed by length
+  // (at most six share one) and compared, without hashing the name.
+  static const Spec* Find(std::string_view upper);
 
   // ---- generic / strings ----
   static Reply Get(Emulator& em, const Argv& a) {
@@ -782,14 +786,14 @@ struct Commands {
   }
 
   static Reply Eval(Emulator& em, const Argv& a) {
-    int64_t numkeys;
+    int64_t numkeys = 0;
     if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
     const auto args = absl::MakeConstSpan(a);
     return em.lua_->Eval(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
   }
 
   static Reply EvalSha(Emulator& em, const Argv& a) {
-    int64_t numkeys;
+    int64_t numkeys = 0;
     if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
     const auto args = absl::MakeConstSpan(a);
     return em.lua_->EvalSha(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
@@ -858,6 +862,20 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
   return table;
 }
 
+const Commands::Spec* Commands::Find(std::string_view upper) {
+  constexpr size_t kLongest = 24;  // the dispatcher's buffer
+  using Bucket = std::vector<std::pair<std::string_view, const Spec*>>;
+  static const std::array<Bucket, kLongest + 1> by_length = [] {
+    std::array<Bucket, kLongest + 1> b;
+    for (const auto& [name, spec] : Table()) b[name.size()].emplace_back(name, &spec);
+    return b;
+  }();
+  if (upper.size() > kLongest) return nullptr;
+  for (const auto& [name, spec] : by_length[upper.size()])
+    if (name == upper) return spec;
+  return nullptr;
+}
+
 Emulator::Emulator(const Clock& clock, EmulatorOptions options)
     : clock_(clock), options_(options), lua_(std::make_unique<LuaScripting>(*this)) {}
 
@@ -889,26 +907,25 @@ Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* 
   *known = false;
   *arity_ok = false;
   if (argv.empty()) return Reply::Error("ERR unsupported by the emulator: empty command");
-  const auto& table = Commands::Table();
   // The name in upper case, on the stack (no command name is longer than the buffer).
   char upper[24];
   const std::string& name = argv[0];
-  auto it = table.end();
+  const Commands::Spec* spec = nullptr;
   if (name.size() <= sizeof upper) {
     for (size_t i = 0; i < name.size(); ++i) upper[i] = absl::ascii_toupper(name[i]);
-    it = table.find(absl::string_view(upper, name.size()));
+    spec = Commands::Find(std::string_view(upper, name.size()));
   }
-  if (it == table.end()) return Unsupported("command '" + argv[0] + "'");
+  if (!spec) return Unsupported("command '" + argv[0] + "'");
   *known = true;
   if (observer) observer(argv, from_script);
-  const int arity = it->second.arity;
+  const int arity = spec->arity;
   const int argc = static_cast<int>(argv.size());
   if ((arity > 0 && argc != arity) || (arity < 0 && argc < -arity))
     return Reply::Error(WrongArity(ToLower(argv[0])));
   *arity_ok = true;
-  if (from_script && it->second.noscript)
+  if (from_script && spec->noscript)
     return Reply::Error("ERR This Redis command is not allowed from script");
-  return it->second.handler(*this, argv);
+  return spec->handler(*this, argv);
 }
 
 Reply Emulator::execute(const Argv& argv) {

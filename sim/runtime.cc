@@ -171,7 +171,8 @@ size_t World::record(ThreadId t, EventKind kind, std::string text, int64_t call,
 }
 
 void World::add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h) {
-  wakeups_[{at, seq_++}] = Wakeup{t, h};
+  wakeups_.push_back(Wakeup{at, seq_++, t, h});
+  std::push_heap(wakeups_.begin(), wakeups_.end());
 }
 
 void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
@@ -236,12 +237,11 @@ void World::finish_thread(Thread& th) {
   calls_.erase(std::remove_if(calls_.begin(), calls_.end(),
                               [&](const PendingCall& c) { return c.thread == th.id && !c.orphan; }),
                calls_.end());
-  for (auto it = wakeups_.begin(); it != wakeups_.end();) {
-    if (it->second.thread == th.id) {
-      it = wakeups_.erase(it);
-    } else {
-      ++it;
-    }
+  const auto gone = std::remove_if(wakeups_.begin(), wakeups_.end(),
+                                   [&](const Wakeup& w) { return w.thread == th.id; });
+  if (gone != wakeups_.end()) {
+    wakeups_.erase(gone, wakeups_.end());
+    std::make_heap(wakeups_.begin(), wakeups_.end());
   }
   for (auto& [joiner, h] : th.joiners) add_wakeup(joiner, now_, h);
   th.joiners.clear();
@@ -402,15 +402,15 @@ std::vector<LoggedCommand> World::LoggedPrefix() const {
 void World::process_due() {
   while (true) {
     const bool event_due = next_event_ < events_.size() && events_[next_event_].at <= now_;
-    auto w = wakeups_.begin();
-    const bool wake_due = w != wakeups_.end() && w->first.first <= now_;
-    if (event_due && (!wake_due || events_[next_event_].at <= w->first.first)) {
+    const bool wake_due = !wakeups_.empty() && wakeups_.front().at <= now_;
+    if (event_due && (!wake_due || events_[next_event_].at <= wakeups_.front().at)) {
       apply_event(events_[next_event_++]);
       continue;
     }
     if (!wake_due) return;
-    Wakeup wk = w->second;
-    wakeups_.erase(w);
+    std::pop_heap(wakeups_.begin(), wakeups_.end());
+    const Wakeup wk = wakeups_.back();
+    wakeups_.pop_back();
     const ActorId a = threads_[wk.thread]->actor;
     if (paused(a)) {  // delivered when the pause ends, in the original order
       add_wakeup(wk.thread, actors_[a]->paused_until, wk.handle);
@@ -505,7 +505,7 @@ RunResult World::run() {
         enabled.push_back(i);
     if (enabled.empty()) {
       int64_t next = INT64_MAX;
-      if (!wakeups_.empty()) next = std::min(next, wakeups_.begin()->first.first);
+      if (!wakeups_.empty()) next = std::min(next, wakeups_.front().at);
       if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].at);
       for (const auto& c : calls_)
         next =

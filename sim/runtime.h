@@ -211,8 +211,12 @@ class World {
     bool orphan = false;  // reordered: its client already timed out; nothing waits for it
   };
   struct Wakeup {
+    int64_t at;
+    uint64_t seq;  // ties at one time wake in the order they were added
     ThreadId thread;
     std::coroutine_handle<> handle;  // null: start the thread
+    // The heap's order: the latest (at, seq) is "less", so the front is the earliest.
+    bool operator<(const Wakeup& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
   struct Event {
     int64_t at;
@@ -251,8 +255,8 @@ class World {
   std::vector<std::unique_ptr<Actor>> actors_;
   std::vector<std::unique_ptr<Thread>> threads_;
   std::vector<PendingCall> calls_;
-  std::map<std::pair<int64_t, uint64_t>, Wakeup> wakeups_;
-  std::vector<Event> events_;  // sorted by time
+  std::vector<Wakeup> wakeups_;  // a heap (std::push_heap): front() wakes first
+  std::vector<Event> events_;    // sorted by time
   size_t next_event_ = 0;
   std::vector<std::pair<size_t, int64_t>> log_;  // executed calls: kCall event, time
   size_t snapshot_size_ = 0;

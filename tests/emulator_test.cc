@@ -4,16 +4,93 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
+#include <string>
 #include <vector>
 
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include "real/script_catalog.h"
 #include "sim/clock.h"
 #include "sim/emulator.h"
+#include "sim/lua_chunk.h"
 #include "sim/prng.h"
 #include "sim/redis_text.h"
 #include "tests/redis_expectations.h"
 
 namespace testbed {
 namespace {
+
+// The bytecode of `body` as lua_dump writes it ("" if it does not compile).
+std::string DumpOf(const std::string& body) {
+  lua_State* L = luaL_newstate();
+  std::string dump;
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") == 0)
+    lua_dump(
+        L,
+        [](lua_State*, const void* p, size_t n, void* out) {
+          static_cast<std::string*>(out)->append(static_cast<const char*>(p), n);
+          return 0;
+        },
+        &dump);
+  lua_close(L);
+  return dump;
+}
+
+TEST(LuaChunk, ReadsEveryGlobalNamedAndEveryWriteNestedFunctionsIncluded) {
+  const auto plain = GlobalsOfChunk(DumpOf(
+      "local n = tonumber(ARGV[1]) return redis.call('GET', KEYS[1]) .. string.rep('x', n)"));
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->writes);
+  EXPECT_EQ(plain->reads, (std::set<std::string>{"tonumber", "ARGV", "redis", "KEYS", "string"}));
+  EXPECT_TRUE(MayRunInGlobals(*plain));
+
+  const auto nested =
+      GlobalsOfChunk(DumpOf("local function a() local function b() counter = 1.5 end return b end "
+                            "return {a, 'k', true}"));
+  ASSERT_TRUE(nested);
+  EXPECT_TRUE(nested->writes);
+  EXPECT_FALSE(MayRunInGlobals(*nested));
+
+  for (const std::string& body :
+       {"return _G.redis", "return getfenv(1)", "local s = setmetatable return 1",
+        "return rawset({}, 'a', 1)", "return loadstring('return 1')()", "return debug"}) {
+    const auto g = GlobalsOfChunk(DumpOf(body));
+    ASSERT_TRUE(g) << body;
+    EXPECT_FALSE(g->writes) << body;
+    EXPECT_FALSE(MayRunInGlobals(*g)) << body << ": reaches the globals table";
+  }
+}
+
+TEST(LuaChunk, WhatIsNotALua51ChunkIsRefusedNotGuessed) {
+  const std::string dump = DumpOf("return redis.call('GET', KEYS[1])");
+  ASSERT_GT(dump.size(), 20u);
+  EXPECT_TRUE(GlobalsOfChunk(dump));
+  EXPECT_FALSE(GlobalsOfChunk(""));
+  EXPECT_FALSE(GlobalsOfChunk("return 1"));
+  for (size_t cut : {size_t{11}, size_t{12}, dump.size() / 2, dump.size() - 1})
+    EXPECT_FALSE(GlobalsOfChunk(dump.substr(0, cut))) << "cut at " << cut;
+  EXPECT_FALSE(GlobalsOfChunk(dump + "x")) << "trailing bytes";
+  std::string other_version = dump;
+  other_version[4] = 0x52;
+  EXPECT_FALSE(GlobalsOfChunk(other_version));
+}
+
+// The speed of the emulator's scripts rests on this: every seed script runs in the globals
+// table, not behind the proxy (LuaScripting::Compile).
+TEST(LuaChunk, EverySeedScriptMayRunInTheGlobalsTable) {
+  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  ASSERT_GE(catalog.all().size(), 20u);  // state and a2
+  for (const ScriptFile& f : catalog.all()) {
+    const auto g = GlobalsOfChunk(DumpOf(f.body));
+    ASSERT_TRUE(g) << f.file;
+    EXPECT_TRUE(MayRunInGlobals(*g)) << f.file;
+  }
+}
 
 class EmulatorTest : public ::testing::Test {
  protected:

@@ -73,6 +73,20 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
              ScriptSuffix("return x", 1)));
   expect({"EVAL", "x = 1", "0"},
          err("ERR user_script:1: Attempt to modify a readonly table" + ScriptSuffix("x = 1", 1)));
+  // Globals are read-only however a script reaches them: an existing name, a write in a nested
+  // function, a write through _G. (The emulator runs scripts that cannot write a global in the
+  // globals table itself, and the others behind its read-only proxy: both must refuse.)
+  for (const std::string body : {"redis = 1", "tonumber = nil return 1",
+                                 "local function f() redis = 2 end f() return 1", "_G.x = 1"})
+    expect({"EVAL", body, "0"},
+           err("ERR user_script:1: Attempt to modify a readonly table" + ScriptSuffix(body, 1)));
+  expect({"EVAL", "return type(_G) .. type(rawget(_G, 'redis')) .. KEYS[1]", "1", "k"},
+         bulk("tabletablek"));
+  // A script without writes reads every global it names, KEYS and ARGV of its own call.
+  expect({"EVAL", "return {KEYS[1], ARGV[1], type(cjson), tostring(tonumber('7'))}", "1", "a", "b"},
+         Reply::Array({bulk("a"), bulk("b"), bulk("table"), bulk("7")}));
+  expect({"EVAL", "return {KEYS[1], ARGV[1]}", "1", "c", "d"},
+         Reply::Array({bulk("c"), bulk("d")}));
   expect({"EVAL", "\nreturn redis.call('GET')", "0"},
          err("ERR Wrong number of args calling Redis command from script" +
              ScriptSuffix("\nreturn redis.call('GET')", 2)));

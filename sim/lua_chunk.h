@@ -1,0 +1,36 @@
+// What a compiled Lua 5.1 chunk does with globals, read off its bytecode (lua_dump's binary
+// chunk: every function prototype, nested ones included).
+//
+// The emulator runs a script straight in the globals table when the script can neither write a
+// global (no SETGLOBAL instruction) nor reach the globals table itself (no global named in
+// `kEnvReaching` is read): such a script cannot tell that table from Redis 7.0's read-only
+// one. Any other script runs behind the read-only proxy, whose every read takes one more
+// table lookup. See LuaScripting::Compile.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace testbed {
+
+struct ChunkGlobals {
+  bool writes = false;          // some function assigns a global (SETGLOBAL)
+  std::set<std::string> reads;  // every global name read (GETGLOBAL)
+};
+
+// nullopt when `dump` is not a Lua 5.1 binary chunk this parser understands (the caller then
+// takes the safe path).
+std::optional<ChunkGlobals> GlobalsOfChunk(std::string_view dump);
+
+// The globals through which a script could reach, change or replace the globals table (or its
+// metatable), or compile code that runs in it.
+inline constexpr std::string_view kEnvReaching[] = {
+    "_G",     "getfenv",  "setfenv",      "rawset",       "debug",  "loadstring", "load",
+    "dofile", "loadfile", "setmetatable", "getmetatable", "module", "require"};
+
+// True when a chunk may run directly in the globals table (see the top of this file).
+bool MayRunInGlobals(const ChunkGlobals& g);
+
+}  // namespace testbed
