@@ -402,6 +402,12 @@ static lua_State* NewState(bool cjson_fault) {
   lua_setglobal(L, "redis");
 
   luaL_dostring(L, kErrorHandler);
+  // Base-library functions redis-server 7.0.15 does not offer scripts (measured: reading any
+  // of them is "Script attempted to access nonexistent global variable").
+  for (const char* absent : {"getfenv", "setfenv", "newproxy", "print"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, absent);
+  }
 
   // Read-only globals, as Redis 7.0's readonly tables: a script whose bytecode can neither
   // write a global nor reach the globals table (sim/lua_chunk.h) runs in the real globals,

@@ -82,6 +82,24 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
            err("ERR user_script:1: Attempt to modify a readonly table" + ScriptSuffix(body, 1)));
   expect({"EVAL", "return type(_G) .. type(rawget(_G, 'redis')) .. KEYS[1]", "1", "k"},
          bulk("tabletablek"));
+  // Every global a script sees, by name and type (redis-server 7.0.15's list, less the
+  // libraries outside the subset, which the emulator does not load: bit, cmsgpack, struct).
+  const std::string list_globals =
+      "local t = {} for k, v in pairs(_G) do if k ~= 'bit' and k ~= 'cmsgpack' and k ~= 'struct' "
+      "then t[#t + 1] = k .. ':' .. type(v) end end table.sort(t) return table.concat(t, ' ')";
+  expect({"EVAL", list_globals, "0"},
+         bulk("ARGV:table KEYS:table _G:table _VERSION:string __redis__err__handler:function "
+              "assert:function cjson:table collectgarbage:function coroutine:table "
+              "error:function gcinfo:function getmetatable:function ipairs:function "
+              "load:function loadstring:function math:table next:function pairs:function "
+              "pcall:function rawequal:function rawget:function rawset:function redis:table "
+              "select:function setmetatable:function string:table table:table "
+              "tonumber:function tostring:function type:function unpack:function "
+              "xpcall:function"));
+  expect({"EVAL", "return getfenv(1)", "0"},
+         err("ERR user_script:1: Script attempted to access nonexistent global variable "
+             "'getfenv'" +
+             ScriptSuffix("return getfenv(1)", 1)));
   // A script without writes reads every global it names, KEYS and ARGV of its own call.
   expect({"EVAL", "return {KEYS[1], ARGV[1], type(cjson), tostring(tonumber('7'))}", "1", "a", "b"},
          Reply::Array({bulk("a"), bulk("b"), bulk("table"), bulk("7")}));
