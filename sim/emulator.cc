@@ -872,7 +872,7 @@ const Commands::Spec* Commands::Find(std::string_view upper) {
   }();
   if (upper.size() > kLongest) return nullptr;
   for (const auto& [name, spec] : by_length[upper.size()])
-    if (name == upper) return spec;
+    if (name[0] == upper[0] && name == upper) return spec;
   return nullptr;
 }
 

@@ -99,6 +99,30 @@ TEST(A2Model, SnapshotsNeverMoveBackwardOrPastTheFrontier) {
   EXPECT_TRUE(model.list_snapshots("s:snap:r").empty());
 }
 
+// JsonStringify copies a string that needs no escape as it is, found eight bytes at a time:
+// every byte value, at every place of a word and in the tail, must take the escaping path
+// whenever it is not printable ASCII other than '"' and '\\', and come out as JSON.stringify
+// writes it (escaped: a control character, '"', '\\'; 0x7f and UTF-8 as they are).
+TEST(A2Port, JsonStringifyEscapesEveryByteWhereverItStands) {
+  for (int b = 0; b < 256; ++b)
+    for (size_t at : {size_t{0}, size_t{3}, size_t{7}, size_t{8}, size_t{12}, size_t{17}}) {
+      std::string s(19, 'a');
+      s[at] = static_cast<char>(b);
+      const bool plain = b >= 0x20 && b <= 0x7e && b != '"' && b != '\\';
+      if (!plain && b < 0x80) {
+        const std::string want = Json(s).dump();  // nlohmann writes ASCII as JSON.stringify does
+        EXPECT_EQ(model::JsonStringify(Json(s)), want) << "byte " << b << " at " << at;
+        const bool escaped = b < 0x20 || b == '"' || b == '\\';  // 0x7f is copied as it is
+        EXPECT_EQ(want != "\"" + s + "\"", escaped) << "byte " << b;
+      } else if (plain) {
+        EXPECT_EQ(model::JsonStringify(Json(s)), "\"" + s + "\"") << "byte " << b << " at " << at;
+      }
+    }
+  // A multi-byte character split across a word boundary is copied whole.
+  const std::string e = "1234567\u00e9abcdefg\U0001F600";
+  EXPECT_EQ(model::JsonStringify(Json(e)), "\"" + e + "\"");
+}
+
 TEST(A2Port, JsonStringifyWritesALoneSurrogateAsJavaScriptDoes) {
   // JSON.stringify("x\ud83dy") === '"x\\ud83dy"'; a valid pair stays raw UTF-8.
   EXPECT_EQ(model::JsonStringify(Json(std::string("x\xED\xA0\xBDy"))), "\"x\\ud83dy\"");
