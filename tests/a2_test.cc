@@ -4,12 +4,15 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <string>
+#include <vector>
 
 #include "model/a2.h"
 #include "model/json_text.h"
 #include "properties/system.h"
 #include "scenarios/baseline.h"
+#include "sim/prng.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed {
@@ -157,6 +160,192 @@ TEST(A2Port, JsonParseKeepsALoneSurrogateAsJavaScriptDoes) {
   for (const char* bad : {R"({"s":"\ud800")", R"(["\ud800",])", R"("\ud800\x")", "\"\\ud800\x01\"",
                           R"({"s":"\ud800"} x)", R"({"s":"\uZZZZ"})", R"([01, "\ud800"])"})
     EXPECT_TRUE(model::JsonParse(bad).is_discarded()) << bad;
+}
+
+// A JSON-ish text: mostly well formed, with every kind of trouble JSON.parse must refuse or
+// treat exactly: control bytes, raw non-ASCII bytes (valid UTF-8 or not), escapes (lone
+// surrogates among them), numbers of every shape and length, literals, duplicate keys, odd
+// whitespace, a byte-order mark, trailing commas, and single-byte damage.
+class JsonishText {
+ public:
+  explicit JsonishText(uint64_t seed) : prng_(seed) {}
+  std::string text() {
+    std::string out;
+    if (pick(30) == 0) out += "\xEF\xBB\xBF";
+    value(out, 0);
+    ws(out);
+    if (pick(8) == 0 && !out.empty()) {  // damage one byte
+      const size_t at = prng_.below(out.size());
+      switch (pick(3)) {
+        case 0:
+          out.erase(at, 1);
+          break;
+        case 1:
+          out.insert(at, 1, static_cast<char>(prng_.below(256)));
+          break;
+        default:
+          out[at] = static_cast<char>(prng_.below(256));
+      }
+    }
+    return out;
+  }
+
+ private:
+  uint64_t pick(uint64_t n) { return prng_.below(n); }
+  void ws(std::string& out) {
+    static const char* const kSpace[] = {"", "", "", " ", "\n", "\t", "\r", "  ", "\f", "\v"};
+    out += kSpace[pick(pick(6) == 0 ? 10 : 8)];
+  }
+  void string(std::string& out) {
+    static const char* const kPieces[] = {"a",
+                                          "key",
+                                          "Zz09 ~",
+                                          "\x7f",
+                                          "\\\"",
+                                          "\\\\",
+                                          "\\/",
+                                          "\\b\\f",
+                                          "\\n\\r",
+                                          "\\t",
+                                          "\\u0041",
+                                          "\\u00e9",
+                                          "\\u0000",
+                                          "\\ud83d\\ude00",
+                                          "\\ud83d",
+                                          "\\ude00",
+                                          "\\uD800\\u0041",
+                                          "\\uZZ12",
+                                          "\\x",
+                                          "\xC3\xA9",
+                                          "\xF0\x9F\x98\x80",
+                                          "\xE2\x82",
+                                          "\xC0\xAF",
+                                          "\xED\xA0\x80",
+                                          "\xFF",
+                                          "\x01",
+                                          "\t",
+                                          "\"",
+                                          "\\"};
+    out += '"';
+    const uint64_t n = pick(6);
+    for (uint64_t i = 0; i < n; ++i) out += kPieces[pick(pick(2) ? 4 : std::size(kPieces))];
+    if (pick(40)) out += '"';
+  }
+  void number(std::string& out) {
+    if (pick(2)) out += '-';
+    if (pick(12) == 0) out += '+';
+    const uint64_t digits = pick(4) == 0 ? 1 + pick(25) : 1 + pick(4);
+    for (uint64_t i = 0; i < digits; ++i)
+      out += static_cast<char>('0' + (i == 0 && pick(6) ? 1 + pick(9) : pick(10)));
+    if (pick(4) == 0) {
+      out += '.';
+      for (uint64_t i = pick(4); i > 0; --i) out += static_cast<char>('0' + pick(10));
+    }
+    if (pick(5) == 0) {
+      out += "eE"[pick(2)];
+      if (pick(2)) out += "+-"[pick(2)];
+      for (uint64_t i = pick(4); i > 0; --i) out += static_cast<char>('0' + pick(10));
+    }
+  }
+  void value(std::string& out, int depth) {
+    ws(out);
+    const uint64_t kind = pick(depth > 4 ? 6 : 9);
+    switch (kind) {
+      case 0:
+      case 1:
+        string(out);
+        break;
+      case 2:
+      case 3:
+        number(out);
+        break;
+      case 4:
+        out += std::vector<const char*>{
+            "true", "false", "null", "tru", "nul", "True"}[pick(pick(5) ? 3 : 6)];
+        break;
+      case 5:
+        out += pick(2) ? "{}" : "[]";
+        break;
+      default: {
+        const bool object = kind != 8;
+        out += object ? '{' : '[';
+        const uint64_t n = pick(5);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (i > 0) out += ',';
+          if (object) {
+            ws(out);
+            if (pick(3) == 0)
+              out += "\"dup\"";
+            else
+              string(out);
+            ws(out);
+            if (pick(30)) out += ':';
+          }
+          value(out, depth + 1);
+        }
+        if (pick(15) == 0) out += ',';
+        ws(out);
+        if (pick(30)) out += object ? '}' : ']';
+      }
+    }
+    ws(out);
+  }
+  Prng prng_;
+};
+
+// Type for type, value for value (nlohmann's == calls 1, 1u and 1.0 equal).
+bool SameJson(const Json& a, const Json& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib)
+      if (ia.key() != ib.key() || !SameJson(ia.value(), ib.value())) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!SameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (a.is_number_float())
+    return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
+  return a == b;
+}
+
+// JavaScript reads every number as a double: what nlohmann keeps as an integer past 2^53
+// JSON.parse rounds.
+Json AsJavaScriptReadsIt(Json v) {
+  constexpr uint64_t kMaxSafe = uint64_t{1} << 53;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > kMaxSafe)
+    return static_cast<double>(v.get<uint64_t>());
+  if (v.is_number_integer() && !v.is_number_unsigned() &&
+      (v.get<int64_t>() > static_cast<int64_t>(kMaxSafe) ||
+       v.get<int64_t>() < -static_cast<int64_t>(kMaxSafe)))
+    return static_cast<double>(v.get<int64_t>());
+  if (v.is_structured())
+    for (Json& child : v) child = AsJavaScriptReadsIt(child);
+  return v;
+}
+
+RC_GTEST_PROP(A2Port, JsonParseGivesWhatNlohmannGivesTypeForType, ()) {
+  const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 200; ++i) {
+    const std::string text = JsonishText(seed + static_cast<uint64_t>(i)).text();
+    const Json expected = Json::parse(text, nullptr, false);
+    const Json got = model::JsonParse(text);
+    RC_LOG() << "text: " << Json(text).dump(-1, ' ', true, Json::error_handler_t::replace) << "\n";
+    if (!expected.is_discarded()) {
+      ++accepted;
+      RC_ASSERT(SameJson(got, AsJavaScriptReadsIt(expected)));
+    } else if (text.find("\\u") == std::string::npos) {
+      ++refused;
+      RC_ASSERT(got.is_discarded());  // only a lone surrogate escape reads where nlohmann refuses
+    }
+  }
+  RC_ASSERT(accepted > 0);
+  RC_ASSERT(refused > 0);
 }
 
 props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,

@@ -1,5 +1,6 @@
 #include "real/state/redis_common.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/strings/escaping.h>
 #include <absl/strings/str_cat.h>
 
@@ -103,7 +104,13 @@ Task<std::vector<StateValue>> RedisNamespaceBase::mget_envelopes(std::vector<std
 
 std::string Base64Url(const std::string& s) {
   // Node's base64url has no padding, as absl's web-safe alphabet without padding.
-  return absl::WebSafeBase64Escape(s);
+  // Memoized per thread: a probe opens a namespace per operation, each naming its index key by
+  // the base64url of its prefix; a workload has a few prefixes. Bounded.
+  thread_local absl::flat_hash_map<std::string, std::string> memo;
+  auto it = memo.find(s);
+  if (it != memo.end()) return it->second;
+  if (memo.size() >= 256) memo.clear();
+  return memo.emplace(s, absl::WebSafeBase64Escape(s)).first->second;
 }
 
 std::string EnvelopeJson(const std::string& value_text, int64_t version,
