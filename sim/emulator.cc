@@ -4,6 +4,7 @@
 #include "sim/emulator.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 
@@ -90,7 +91,14 @@ struct Commands {
       }
       when = *ms;
     }
-    em.keys_[a[1]] = Entry{a[2], when};
+    // Overwrites in place: a string value that is there keeps its buffer (no Entry built,
+    // moved in and the old one freed), whatever it held before (type, expiry) is replaced.
+    Entry& e = em.keys_[a[1]];
+    if (auto* s = std::get_if<std::string>(&e.value))
+      s->assign(a[2]);
+    else
+      e.value = a[2];
+    e.expire_at = when;
     return Reply::Ok();
   }
 
@@ -381,8 +389,8 @@ struct Commands {
     // A listpack-encoded set stores the score as text through d2string and reads "-0" back as
     // integer 0: Redis 7.0 turns -0 into 0 (measured by the fidelity check).
     if (score == 0) score = 0.0;
-    auto it = z.scores.find(m);
-    if (it != z.scores.end()) {
+    auto it = z.scores.lower_bound(m);  // one walk, for the update and for the insert
+    if (it != z.scores.end() && it->first == m) {
       if (it->second != score) {  // move the member's node to its new place, no copies
         auto node =
             z.ordered.extract(z.ordered.find(std::pair<double, std::string_view>(it->second, m)));
@@ -392,7 +400,7 @@ struct Commands {
       }
       return false;
     }
-    z.scores[m] = score;
+    z.scores.emplace_hint(it, m, score);
     z.ordered.insert({score, m});
     return true;
   }
@@ -420,7 +428,7 @@ struct Commands {
     }
     const size_t elements = a.size() - idx;
     if (elements % 2 || elements == 0) return Reply::Error(kSyntax);
-    std::vector<double> scores;
+    absl::InlinedVector<double, 4> scores;
     for (size_t i = idx; i < a.size(); i += 2) {
       auto s = ParseDouble(a[i]);
       if (!s) return Reply::Error(kNotFloat);

@@ -4,6 +4,7 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -149,12 +150,15 @@ struct LuaGlue {
     argv.resize(static_cast<size_t>(argc));
     for (int j = 1; j <= argc; ++j) {
       const int type = lua_type(L, j);
+      // Into the strings the last call left (their buffers are reused): clear + append copies
+      // straight in, where assign goes through the general replace.
       if (type == LUA_TNUMBER) {
-        argv[j - 1] = redis_text::FormatLuaArgNumber(lua_tonumber(L, j));
+        redis_text::FormatLuaArgNumberTo(lua_tonumber(L, j), argv[j - 1]);
       } else if (type == LUA_TSTRING) {
         size_t len;
         const char* s = lua_tolstring(L, j, &len);
-        argv[j - 1].assign(s, len);
+        argv[j - 1].clear();
+        argv[j - 1].append(s, len);
       } else {
         PushError(L, "Lua redis lib command arguments must be strings or integers");
         return raise ? kRaise : 1;
@@ -314,6 +318,9 @@ struct LuaGlue {
         }
         lua_pop(L, 1);
         std::vector<Reply> elements;
+        // A hint only (the loop below still stops at the first nil), and capped: a sparse table's
+        // border can be far beyond its first nil.
+        elements.reserve(std::min<size_t>(lua_objlen(L, -1), 1024));
         for (int j = 1;; ++j) {
           lua_rawgeti(L, -1, j);  // lua_pushnumber(j) + lua_rawget, in one call
           if (lua_isnil(L, -1)) {

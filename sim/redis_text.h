@@ -47,6 +47,7 @@ std::optional<ScoreBound> ParseScoreBound(const std::string& s);
 std::optional<double> PlainInteger(const char* p, size_t n);  // zslParseRange, one side
 std::string FormatDouble(double d);                           // addReplyDouble, RESP2
 std::string FormatLuaArgNumber(double d);                     // redis.call("%.17g")
+void FormatLuaArgNumberTo(double d, std::string& out);        // the same, into `out`
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = false);
 std::string ToLower(std::string_view s);
 std::string ToUpper(std::string_view s);

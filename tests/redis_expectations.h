@@ -124,6 +124,13 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
 
   // 3. Reply conversion.
   expect({"EVAL", "return {1, 2, nil, 3}", "0"}, Reply::Array({num(1), num(2)}));
+  // A table whose length (#t, a border) is 64 with a hole after its first element: the reply
+  // still stops at the first nil.
+  expect({"EVAL",
+          "local t = {} for i = 1, 64 do t[i] = 1 end for i = 2, 63 do t[i] = nil end "
+          "return {#t, t}",
+          "0"},
+         Reply::Array({num(64), Reply::Array({num(1)})}));
   expect({"EVAL", "return {1.9, -2.7, false, 'a', {ok='x'}}", "0"},
          Reply::Array({num(1), num(-2), Reply::Nil(), bulk("a"), Reply::Status("x")}));
   expect(
