@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
+#include <new>
 
 extern "C" {
 #include <lauxlib.h>
@@ -344,9 +346,33 @@ struct LuaGlue {
   }
 };
 
+// Lua's allocator, as luaL_newstate's l_alloc (realloc and free) behaves, through the C++
+// allocator's sized entry points: Lua always passes the block's size, and a sized delete finds
+// the block's size class from it instead of looking the pointer up. (realloc(NULL, n) and free
+// also took the slower general paths.) A failed allocation returns NULL, as Lua expects.
+static void* LuaAlloc(void*, void* ptr, size_t osize, size_t nsize) {
+  if (nsize == 0) {
+    if (ptr) ::operator delete(ptr, osize);
+    return nullptr;
+  }
+  void* block = ::operator new(nsize, std::nothrow);
+  if (ptr && block) {
+    std::memcpy(block, ptr, std::min(osize, nsize));
+    ::operator delete(ptr, osize);
+  }
+  return block;
+}
+
+// luaL_newstate's panic function: the error message to stderr, then Lua aborts.
+static int LuaPanic(lua_State* L) {
+  std::fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n", lua_tostring(L, -1));
+  return 0;
+}
+
 // A Lua state with Redis 7.0's script environment; `cjson_fault`: the negative-test encoder.
 static lua_State* NewState(bool cjson_fault) {
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_newstate(LuaAlloc, nullptr);
+  lua_atpanic(L, LuaPanic);
   // Collect when the heap has grown to 8x what the last collection left (Lua's default: 2x).
   // A state holds a few hundred kilobytes, and a check runs thousands of short scripts in it:
   // the default pause made the collector a tenth of a run's instructions. Scripts cannot
