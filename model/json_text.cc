@@ -173,6 +173,7 @@ void Write(const Json& v, std::string& out) {
 
 std::string JsonStringify(const Json& v) {
   std::string out;
+  out.reserve(128);  // a state value's text, most often: grown once or not at all
   Write(v, out);
   return out;
 }

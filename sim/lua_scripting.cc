@@ -149,7 +149,13 @@ struct LuaGlue {
       return raise ? kRaise : 1;
     }
     Argv& argv = self->call_argv_;
-    argv.resize(static_cast<size_t>(argc));
+    std::vector<std::string>& spare = self->spare_args_;
+    for (; argv.size() > static_cast<size_t>(argc); argv.pop_back())
+      spare.push_back(std::move(argv.back()));
+    for (; argv.size() < static_cast<size_t>(argc); spare.pop_back()) {
+      if (spare.empty()) spare.emplace_back();
+      argv.push_back(std::move(spare.back()));
+    }
     for (int j = 1; j <= argc; ++j) {
       const int type = lua_type(L, j);
       // Into the strings the last call left (their buffers are reused): clear + append copies

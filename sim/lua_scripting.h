@@ -64,6 +64,8 @@ class LuaScripting {
   // call allocates only for an argument longer than any before (a script cannot call a script,
   // so one call at a time uses it).
   std::vector<std::string> call_argv_;
+  // Strings a shorter call took off call_argv_, kept with their buffers for a longer one.
+  std::vector<std::string> spare_args_;
   friend struct LuaGlue;
 };
 

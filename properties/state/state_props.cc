@@ -686,6 +686,10 @@ const std::vector<Finding>& FindingsOf(const StateRun& r, const std::string& pro
   return r.*FindStateProperty(property).findings;
 }
 
+std::vector<Finding>& FindingsOf(StateRun& r, const std::string& property) {
+  return r.*FindStateProperty(property).findings;
+}
+
 bool Violates(const StateRun& r, const std::string& property) {
   return !FindingsOf(r, property).empty();
 }
@@ -723,21 +727,22 @@ StateRun RunStateWorkload(const StateWorkload& w, const ScriptCatalog& scripts, 
   out.run = world.run();
   out.trace = world.take_trace();
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
-  out.history = rec.history;
-  out.boundary_violations = rec.boundary_violations;
-  out.read_back_violations = rec.read_back_violations;
-  out.quota_violations = rec.quota_violations;
-  out.memory_violations = rec.memory_violations;
-  out.isolation_violations = rec.isolation_violations;
-  out.liveness_violations = rec.liveness_violations;
-  out.read_quota_violations = rec.read_quota_violations;
-  out.rolling_violations = rec.rolling_violations;
-  out.model_violations = rec.model_violations;
-  out.counter_violations = rec.counter_violations;
-  out.version_violations = rec.version_violations;
-  out.adversarial_violations = rec.adversarial_violations;
-  out.foreign_violations = rec.foreign_violations;
-  out.names_violations = rec.names_violations;
+  // rec dies with this frame: what it recorded moves into the run.
+  out.history = std::move(rec.history);
+  out.boundary_violations = std::move(rec.boundary_violations);
+  out.read_back_violations = std::move(rec.read_back_violations);
+  out.quota_violations = std::move(rec.quota_violations);
+  out.memory_violations = std::move(rec.memory_violations);
+  out.isolation_violations = std::move(rec.isolation_violations);
+  out.liveness_violations = std::move(rec.liveness_violations);
+  out.read_quota_violations = std::move(rec.read_quota_violations);
+  out.rolling_violations = std::move(rec.rolling_violations);
+  out.model_violations = std::move(rec.model_violations);
+  out.counter_violations = std::move(rec.counter_violations);
+  out.version_violations = std::move(rec.version_violations);
+  out.adversarial_violations = std::move(rec.adversarial_violations);
+  out.foreign_violations = std::move(rec.foreign_violations);
+  out.names_violations = std::move(rec.names_violations);
   for (const auto& e : out.trace.events)
     if (e.kind == sim::EventKind::kReply && out.trace.argv_of(e)[0] == "EVAL" && e.reply.is_error())
       out.script_errors.push_back(out.trace.Render(e));

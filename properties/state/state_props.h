@@ -176,6 +176,7 @@ std::vector<std::string> StateProperties();  // names, in table order
 StateWorkload ForProperty(StateWorkload w, const std::string& property);
 bool Violates(const StateRun& r, const std::string& property);
 const std::vector<Finding>& FindingsOf(const StateRun& r, const std::string& property);
+std::vector<Finding>& FindingsOf(StateRun& r, const std::string& property);
 std::string DescribeViolation(const StateRun& r, const std::string& property);
 // Whether the property means anything for this version and old version (else "n/a").
 bool Applies(const std::string& property, const std::string& version,

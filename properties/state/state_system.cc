@@ -61,7 +61,7 @@ class StateSystem : public System {
     w = ForProperty(w, spec.property);
     StateRun r = RunStateWorkload(w, scripts, server, &strategy);
     RunOutcome out;
-    out.findings = FindingsOf(r, spec.property);
+    out.findings = std::move(FindingsOf(r, spec.property));
     out.incomplete = !r.verdict.complete;
     out.trace = std::move(r.trace);
     out.run = std::move(r.run);
