@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <climits>
 #include <cmath>
 #include <functional>
@@ -915,13 +916,32 @@ Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* 
   *known = false;
   *arity_ok = false;
   if (argv.empty()) return Reply::Error("ERR unsupported by the emulator: empty command");
-  // The name in upper case, on the stack (no command name is longer than the buffer).
+  // The name in upper case, on the stack (no command name is longer than the buffer), looked
+  // up in the table; the spec is then remembered for the name as it was written ("zadd", "ZADD"),
+  // in one of 16 slots picked by its length and first letter: a script calls a few commands
+  // over and over, and comparing one short name costs less than upper-casing and finding it.
+  struct Remembered {
+    char name[24];
+    size_t size = 0;
+    const Commands::Spec* spec = nullptr;
+  };
+  thread_local std::array<Remembered, 16> remembered;
   char upper[24];
   const std::string& name = argv[0];
   const Commands::Spec* spec = nullptr;
-  if (name.size() <= sizeof upper) {
-    for (size_t i = 0; i < name.size(); ++i) upper[i] = absl::ascii_toupper(name[i]);
-    spec = Commands::Find(std::string_view(upper, name.size()));
+  if (name.size() <= sizeof upper && !name.empty()) {
+    Remembered& r = remembered[(name.size() * 7 + static_cast<unsigned char>(name[0])) & 15];
+    if (r.spec && r.size == name.size() && std::memcmp(r.name, name.data(), name.size()) == 0) {
+      spec = r.spec;
+    } else {
+      for (size_t i = 0; i < name.size(); ++i) upper[i] = absl::ascii_toupper(name[i]);
+      spec = Commands::Find(std::string_view(upper, name.size()));
+      if (spec) {
+        std::memcpy(r.name, name.data(), name.size());
+        r.size = name.size();
+        r.spec = spec;
+      }
+    }
   }
   if (!spec) return Unsupported("command '" + argv[0] + "'");
   *known = true;
