@@ -32,7 +32,11 @@ Reply Unsupported(const std::string& what) {
   return Reply::Error("ERR unsupported by the emulator: " + what);
 }
 
-bool Is(const std::string& arg, const char* upper) { return absl::EqualsIgnoreCase(arg, upper); }
+// An option name, compared as Redis does (case-insensitively); the length first, without a strlen.
+template <size_t N>
+bool Is(const std::string& arg, const char (&upper)[N]) {
+  return arg.size() == N - 1 && absl::EqualsIgnoreCase(arg, absl::string_view(upper, N - 1));
+}
 
 template <typename T>
 T* As(Entry* e) {
@@ -247,17 +251,19 @@ struct Commands {
   }
 
   // ---- hashes ----
-  static Reply HashOrError(Emulator& em, const std::string& key, HashValue** out, bool create) {
+  // The HashValue at `key` in *out (nullptr when there is none and !create); false when the key
+  // holds another type (the caller answers WrongType()).
+  static bool HashOf(Emulator& em, const std::string& key, HashValue** out, bool create) {
     Entry* e = em.lookup(key);
     if (!e) {
       if (!create) {
         *out = nullptr;
-        return Reply::Ok();
+        return true;
       }
       e = &(em.keys_[key] = Entry{HashValue{}, -1});
     }
     *out = As<HashValue>(e);
-    return *out ? Reply::Ok() : WrongType();
+    return *out != nullptr;
   }
 
   static void HashSet(HashValue& h, const std::string& f, const std::string& v) {
@@ -277,7 +283,7 @@ struct Commands {
 
   static Reply HGet(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, false); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
     if (!h) return Reply::Nil();
     auto it = h->fields.find(a[2]);
     return it == h->fields.end() ? Reply::Nil() : Reply::Bulk(it->second.second);
@@ -286,7 +292,7 @@ struct Commands {
   static Reply HSet(Emulator& em, const Argv& a) {
     if (a.size() % 2 == 1) return Reply::Error(WrongArity("hset"));
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, true); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, true)) return WrongType();
     int64_t created = 0;
     for (size_t i = 2; i < a.size(); i += 2) {
       created += h->fields.count(a[i]) ? 0 : 1;
@@ -297,7 +303,7 @@ struct Commands {
 
   static Reply HSetNx(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, true); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, true)) return WrongType();
     if (h->fields.count(a[2])) return Reply::Integer(0);
     HashSet(*h, a[2], a[3]);
     return Reply::Integer(1);
@@ -305,7 +311,7 @@ struct Commands {
 
   static Reply HDel(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, false); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
     if (!h) return Reply::Integer(0);
     int64_t n = 0;
     for (size_t i = 2; i < a.size(); ++i) n += static_cast<int64_t>(h->fields.erase(a[i]));
@@ -315,7 +321,7 @@ struct Commands {
 
   static Reply HExists(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, false); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
     return Reply::Integer(h && h->fields.count(a[2]) ? 1 : 0);
   }
 
@@ -323,7 +329,7 @@ struct Commands {
     auto incr = String2ll(a[3]);
     if (!incr) return Reply::Error(kNotInteger);
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, true); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, true)) return WrongType();
     int64_t old = 0;
     if (auto it = h->fields.find(a[2]); it != h->fields.end()) {
       auto v = String2ll(it->second.second);
@@ -351,7 +357,7 @@ struct Commands {
 
   static Reply HGetAll(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, false); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
     std::vector<Reply> out;
     if (h)
       for (auto& [f, v] : HashInOrder(*h)) {
@@ -363,7 +369,7 @@ struct Commands {
 
   static Reply HMGet(Emulator& em, const Argv& a) {
     HashValue* h;
-    if (Reply r = HashOrError(em, a[1], &h, false); r.is_error()) return r;
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
     std::vector<Reply> out;
     for (size_t i = 2; i < a.size(); ++i) {
       auto it = h ? h->fields.find(a[i]) : decltype(h->fields.end()){};
@@ -373,17 +379,19 @@ struct Commands {
   }
 
   // ---- sorted sets ----
-  static Reply ZSetOrError(Emulator& em, const std::string& key, ZSetValue** out, bool create) {
+  // The ZSetValue at `key` in *out (nullptr when there is none and !create); false when the key
+  // holds another type (the caller answers WrongType()).
+  static bool ZSetOf(Emulator& em, const std::string& key, ZSetValue** out, bool create) {
     Entry* e = em.lookup(key);
     if (!e) {
       if (!create) {
         *out = nullptr;
-        return Reply::Ok();
+        return true;
       }
       e = &(em.keys_[key] = Entry{ZSetValue{}, -1});
     }
     *out = As<ZSetValue>(e);
-    return *out ? Reply::Ok() : WrongType();
+    return *out != nullptr;
   }
 
   static bool ZInsert(ZSetValue& z, const std::string& m, double score) {
@@ -436,7 +444,7 @@ struct Commands {
       scores.push_back(*s);
     }
     ZSetValue* z;
-    if (Reply r = ZSetOrError(em, a[1], &z, true); r.is_error()) return r;
+    if (!ZSetOf(em, a[1], &z, true)) return WrongType();
     int64_t added = 0;
     for (size_t i = idx, k = 0; i < a.size(); i += 2, ++k) {
       if (nx && z->scores.count(a[i + 1])) continue;
@@ -447,7 +455,7 @@ struct Commands {
 
   static Reply ZRem(Emulator& em, const Argv& a) {
     ZSetValue* z;
-    if (Reply r = ZSetOrError(em, a[1], &z, false); r.is_error()) return r;
+    if (!ZSetOf(em, a[1], &z, false)) return WrongType();
     if (!z) return Reply::Integer(0);
     int64_t n = 0;
     for (size_t i = 2; i < a.size(); ++i) {
@@ -460,7 +468,7 @@ struct Commands {
 
   static Reply ZScore(Emulator& em, const Argv& a) {
     ZSetValue* z;
-    if (Reply r = ZSetOrError(em, a[1], &z, false); r.is_error()) return r;
+    if (!ZSetOf(em, a[1], &z, false)) return WrongType();
     if (!z) return Reply::Nil();
     auto it = z->scores.find(a[2]);
     return it == z->scores.end() ? Reply::Nil() : Reply::Bulk(FormatDouble(it->second));
@@ -468,7 +476,7 @@ struct Commands {
 
   static Reply ZCard(Emulator& em, const Argv& a) {
     ZSetValue* z;
-    if (Reply r = ZSetOrError(em, a[1], &z, false); r.is_error()) return r;
+    if (!ZSetOf(em, a[1], &z, false)) return WrongType();
     return Reply::Integer(z ? static_cast<int64_t>(z->scores.size()) : 0);
   }
 
@@ -508,7 +516,7 @@ struct Commands {
     std::vector<std::pair<double, std::string>> picked;
     ZSetValue* z = nullptr;
     auto lookup = [&]() -> std::optional<Reply> {
-      if (Reply r = ZSetOrError(em, a[1], &z, false); r.is_error()) return r;
+      if (!ZSetOf(em, a[1], &z, false)) return WrongType();
       return std::nullopt;
     };
     if (kind == RangeKind::kRank) {
@@ -615,7 +623,7 @@ struct Commands {
     auto max = min ? ParseScoreBound(a[3]) : std::nullopt;
     if (!min || !max) return Reply::Error(kMinMaxNotFloat);
     ZSetValue* z;
-    if (Reply r = ZSetOrError(em, a[1], &z, false); r.is_error()) return r;
+    if (!ZSetOf(em, a[1], &z, false)) return WrongType();
     if (!z) return Reply::Integer(0);
     std::vector<std::string> doomed;
     for (const auto& [s, m] : z->ordered) {

@@ -89,8 +89,14 @@ std::optional<ScoreBound> ParseScoreBound(const std::string& s) {
     b.exclusive = true;
     p++;
   }
-  if (auto v = PlainInteger(p, s.size() - (p - s.c_str()))) {
+  const std::string_view rest(p, s.size() - (p - s.c_str()));
+  if (auto v = PlainInteger(rest.data(), rest.size())) {
     b.value = *v;
+    return b;
+  }
+  // The unbounded ends the scripts pass, as strtod reads them.
+  if (rest == "-inf" || rest == "+inf" || rest == "inf") {
+    b.value = rest[0] == '-' ? -HUGE_VAL : HUGE_VAL;
     return b;
   }
   char* end = nullptr;

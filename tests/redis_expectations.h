@@ -186,6 +186,13 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"ZADD", "z", "0.1", "d"}, num(1));
   expect({"ZSCORE", "z", "d"}, bulk("0.10000000000000001"));
   expect({"ZRANGEBYSCORE", "z", "(0", "+inf", "LIMIT", "1", "1"}, Reply::Array({bulk("a")}));
+  // Infinite bounds as strtod reads them: signed or not, open or closed, in any case.
+  expect({"ZRANGEBYSCORE", "z", "-INF", "(inf"},
+         Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
+  expect({"ZRANGEBYSCORE", "z", "(-inf", "Infinity"},
+         Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
+  expect({"ZRANGEBYSCORE", "z", "inf", "+inf"}, Reply::Array({}));
+  expect({"ZRANGEBYSCORE", "z", "-inf", "-inf"}, Reply::Array({}));
   expect({"ZRANGEBYSCORE", "z", "x", "1"}, err("ERR min or max is not a float"));
   expect(
       {"ZRANGE", "z", "0", "-1", "LIMIT", "0", "1"},
