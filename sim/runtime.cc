@@ -75,6 +75,12 @@ struct World::Thread {
   std::vector<std::pair<ThreadId, std::coroutine_handle<>>> joiners;
 };
 
+// The events the largest run of this thread recorded (at least 768, at most 4096).
+static size_t& TraceCapacityHint() {
+  thread_local size_t hint = 768;
+  return hint;
+}
+
 World::World(WorldOptions options, Backend& backend, Strategy& strategy)
     : options_(options),
       backend_(backend),
@@ -83,7 +89,9 @@ World::World(WorldOptions options, Backend& backend, Strategy& strategy)
       fault_prng_(options.seed ^ 0x5eedfa017ULL),
       now_(options.start_ms) {
   strategy_.world = this;
-  trace_.events.reserve(768);  // a run's events (430 on average): no moves of them as they come
+  // Room for as many events as the largest run this thread has made (430 on average, up to
+  // 4096 reserved): no moves of them as they come.
+  trace_.events.reserve(TraceCapacityHint());
 }
 
 World::~World() = default;
@@ -550,6 +558,7 @@ RunResult World::run() {
     trace_.thread_actor.push_back(actors_[t->actor]->name);
   }
   if (options_.hash_trace) result.trace_hash = trace_.Hash();
+  TraceCapacityHint() = std::clamp(trace_.events.size(), TraceCapacityHint(), size_t{4096});
   return result;
 }
 

@@ -172,4 +172,9 @@ std::optional<std::string> BulkOrNull(const Reply& r) {
   return r.str;
 }
 
+std::optional<std::string> BulkOrNull(Reply&& r) {
+  if (r.type != Reply::Type::kBulk) return std::nullopt;
+  return std::move(r.str);
+}
+
 }  // namespace testbed::state

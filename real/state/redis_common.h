@@ -93,5 +93,6 @@ bool IsStateTombstone(const std::optional<std::string>& raw);
 std::string PublicStateKey(const std::string& redis_key, const std::string& prefix);
 // A bulk reply's string, or nullopt for nil.
 std::optional<std::string> BulkOrNull(const Reply& r);
+std::optional<std::string> BulkOrNull(Reply&& r);  // the same, moving the bytes out
 
 }  // namespace testbed::state

@@ -83,7 +83,7 @@ Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit,
 // get (s001:380-386).
 Task<std::optional<StateValue>> Beta3::get(std::string key) {
   Reply r = co_await req("GET", redis_key(key));
-  co_return Beta3EnvelopeFromJson(key, BulkOrNull(r));
+  co_return Beta3EnvelopeFromJson(key, BulkOrNull(std::move(r)));
 }
 
 // set (s001:388-421): quota by KEYS, then GET, then SET ... PX: three separate round trips.
@@ -190,7 +190,7 @@ Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit,
 // get (s000:406-409, old side).
 Task<std::optional<StateValue>> Beta23::get(std::string key) {
   Reply r = co_await req("GET", redis_key(key));
-  co_return EnvelopeFromJson(key, BulkOrNull(r));
+  co_return EnvelopeFromJson(key, BulkOrNull(std::move(r)));
 }
 
 // set (s000:411-437, old side).
@@ -237,7 +237,8 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
     co_return Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
-    if (is_array && result.elements.size() > 1) raw_current = BulkOrNull(result.elements[1]);
+    if (is_array && result.elements.size() > 1)
+      raw_current = BulkOrNull(std::move(result.elements[1]));
     co_return CasResult{false, std::nullopt, EnvelopeFromJson(key, raw_current)};
   }
   co_return CasResult{

@@ -64,7 +64,7 @@ bool Namespace::can_claim_legacy() const { return scope_ != kMissingConnectionSc
 Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
   if (release_ == Release::kBeta30 || !can_claim_legacy()) {
     Reply r = co_await req("GET", redis_key(key));
-    co_return BulkOrNull(r);
+    co_return BulkOrNull(std::move(r));
   }
   const std::string now = std::to_string(ctx_->now_ms());
   const std::string max_entries = std::to_string(options_.max_entries);
@@ -74,7 +74,7 @@ Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
   const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
   if (is_array && result.elements[0].integer == 0)
     co_return Fail(quota_exceeded(options_.max_entries + 1));
-  if (is_array && result.elements.size() > 1) co_return BulkOrNull(result.elements[1]);
+  if (is_array && result.elements.size() > 1) co_return BulkOrNull(std::move(result.elements[1]));
   co_return std::nullopt;
 }
 
@@ -155,14 +155,15 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
     co_return Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
-    if (is_array && result.elements.size() > 1) raw_current = BulkOrNull(result.elements[1]);
+    if (is_array && result.elements.size() > 1)
+      raw_current = BulkOrNull(std::move(result.elements[1]));
     co_return CasResult{false, std::nullopt, EnvelopeFromJson(key, raw_current)};
   }
   std::optional<std::string> raw_written;
-  if (result.elements.size() > 1) raw_written = BulkOrNull(result.elements[1]);
+  if (result.elements.size() > 1) raw_written = BulkOrNull(std::move(result.elements[1]));
   std::optional<StateValue> written = EnvelopeFromJson(key, raw_written);
   if (!written) throw StateError("Provider runtime state CAS returned an invalid value");
-  co_return CasResult{true, written, std::nullopt};
+  co_return CasResult{true, std::move(written), std::nullopt};
 }
 
 // delete (487-500; s000:623-639).
