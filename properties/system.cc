@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "properties/property.h"
+#include "real/real_backend.h"
 #include "sim/clock.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
@@ -18,14 +20,6 @@ namespace testbed::props {
 Involved Since(sim::Ctx& ctx, int64_t from_ms) {
   const sim::World& w = ctx.world();
   return {w.actor_name(ctx.actor()), from_ms - w.start_ms(), w.now_ms() - w.start_ms()};
-}
-
-RunOutcome RunWorld(sim::World& world) {
-  RunOutcome out;
-  out.run = world.run();
-  out.trace = world.take_trace();
-  if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
-  return out;
 }
 
 std::string ClassOf(const Finding& f) {
@@ -52,8 +46,29 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   if (!p) throw std::invalid_argument("unknown property '" + spec.property + "' of " + name());
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
+  std::unique_ptr<PropertyRun> run = Prepare(spec, faults, scripts);
+  return RunProperty(*run, *p, spec.seed, horizon_ms(), faults, server, strategy);
+}
+
+RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
+                       int64_t horizon_ms, const sim::FaultOptions& faults, RedisServer* server,
+                       sim::Strategy* strategy) {
+  const PropertyInfo* p = &property;
+  std::unique_ptr<sim::Backend> backend = MakeBackend(server);
   sim::RandomWalk walk;
-  RunOutcome out = DoRun(spec, faults, scripts, server, strategy ? *strategy : walk);
+  sim::WorldOptions o;
+  o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
+  o.seed = seed;
+  o.horizon_ms = horizon_ms;
+  o.faults = faults;
+  sim::World world(o, *backend, strategy ? *strategy : walk);
+  run.Start(world);
+  RunOutcome out;
+  out.run = world.run();
+  out.trace = world.take_trace();
+  // An exception that escaped client logic.
+  if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
+  run.Check(world, out);
   // A script that fails at run time: a finding of a property that judges them (its calls are
   // valid input), else a failure of the run that makes its verdicts untrustworthy.
   for (size_t i = 0; i < out.trace.events.size(); ++i) {

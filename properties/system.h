@@ -104,6 +104,8 @@ struct RunSpec {
   bool operator==(const RunSpec&) const = default;
 };
 
+class PropertyRun;  // properties/property.h
+
 struct RunOutcome {
   bool violated = false;    // Run(): exactly when there are findings
   bool incomplete = false;  // a checker gave up: no verdict (never a pass)
@@ -141,10 +143,11 @@ class System {
   // Why `old` (a comma list) cannot be the old pods of `version` ("": it can).
   std::string OldVersionsError(const std::string& version, const std::string& old) const;
 
-  // One run. The harness calls Run, which applies the property's set-aside faults, runs
-  // DoRun, names the findings' classes, describes them and finds the script errors in the
-  // trace. strategy: which pending call runs next
-  // (nullptr: a random walk from the seed).
+  // One run. The harness calls Run, which applies the property's set-aside faults, prepares
+  // the property's run, builds the world (one backend: the emulator, or `server`), lets the
+  // property start its actors, runs the world and has the property check what they saw; then
+  // it names the findings' classes, describes them and finds the script errors in the trace.
+  // strategy: which pending call runs next (nullptr: a random walk from the seed).
   RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
                  sim::Strategy* strategy = nullptr) const;
 
@@ -161,17 +164,22 @@ class System {
   std::string option(const RunSpec& spec, const std::string& flag) const;  // value or default
 
  protected:
-  // faults: the spec's faults with the property's set-aside kinds switched off.
-  // The world must take its schedule from `strategy`. Fills findings, incomplete, the trace
-  // and its hash, and the run; a violation is a finding.
-  virtual RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
-                           const ScriptCatalog& scripts, RedisServer* server,
-                           sim::Strategy& strategy) const = 0;
+  // The run of spec.property (faults: the spec's, with the property's set-aside kinds off):
+  // the system's parameters of one run, bound to the property's registered make
+  // (properties/property.h). Throws std::invalid_argument for what the spec cannot run.
+  virtual std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
+                                               const ScriptCatalog& scripts) const = 0;
+  // The virtual time after which a run stops (ms after its start).
+  virtual int64_t horizon_ms() const { return 60000; }
 };
 
-// Runs a world a system has set up: the run, its trace and hash; an exception that escaped
-// client logic is rethrown as std::runtime_error. The system adds its findings.
-RunOutcome RunWorld(sim::World& world);
+// What System::Run does once the property's run is prepared: builds the world (seed, horizon,
+// faults; the emulator, or `server`), lets the run start its actors, runs the world, has the
+// run check it, and names, describes and script-checks the findings. An exception that escaped
+// client logic is rethrown as std::runtime_error.
+RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
+                       int64_t horizon_ms, const sim::FaultOptions& faults, RedisServer* server,
+                       sim::Strategy* strategy = nullptr);
 
 // The registry: every system the CLI knows, in registration order.
 const std::vector<const System*>& Systems();

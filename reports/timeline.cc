@@ -18,18 +18,18 @@ std::string Esc(const std::string& s) {
 // Plans are not events (the faults they plan show when they happen), except a clock skew,
 // which holds for the whole run.
 std::string MarkKind(const sim::TraceEvent& e) {
-  if (e.text.rfind("plan ", 0) == 0) return e.text.rfind("plan skew", 0) == 0 ? "clock" : "";
-  if (e.kind == sim::EventKind::kClock) return "clock";
-  if (e.kind == sim::EventKind::kFault) {
-    if (e.text.find("crash") != std::string::npos) return "crash";
-    if (e.text.find("pause") != std::string::npos) return "pause";
-    if (e.text.find("clock") != std::string::npos || e.text.find("skew") != std::string::npos)
-      return "clock";
+  using sim::Fault;
+  if (e.kind == sim::EventKind::kFault || e.kind == sim::EventKind::kClock) {
+    const bool clock = e.fault == Fault::kSkew || e.fault == Fault::kClockJump;
+    if (e.planned) return e.fault == Fault::kSkew ? "clock" : "";
+    if (clock) return "clock";
+    if (e.fault == Fault::kCrash) return "crash";
+    if (e.fault == Fault::kPause) return "pause";
     return "fault";
   }
   if (e.kind == sim::EventKind::kNote) {
-    if (e.text.rfind("sleep", 0) == 0) return "sleep";
-    if (e.text.rfind("error", 0) == 0) return "error";
+    if (e.note == sim::Note::kSleep) return "sleep";
+    if (e.note == sim::Note::kError) return "error";
   }
   return "";
 }
@@ -92,23 +92,6 @@ constexpr const char* kScript = R"js(
 })();
 )js";
 
-// The lane of an event: its thread's actor, or for a world event the actor its text names as a
-// word ("fault crash client1"), else "world".
-std::string LaneOf(const sim::TraceEvent& e, const sim::Trace& trace) {
-  if (e.thread >= 0) return trace.actor_of(e);
-  for (const std::string& actor : trace.thread_actor) {
-    size_t at = e.text.find(actor);
-    while (at != std::string::npos) {
-      const size_t end = at + actor.size();
-      const bool word = (at == 0 || e.text[at - 1] == ' ') &&
-                        (end == e.text.size() || e.text[end] == ' ' || e.text[end] == ',');
-      if (word) return actor;
-      at = e.text.find(actor, at + 1);
-    }
-  }
-  return "world";
-}
-
 }  // namespace
 
 std::string PageFileName(const std::string& stem) {
@@ -138,7 +121,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
     const sim::TraceEvent& e = trace.events[i];
     if (column[i] < 0 || (e.thread >= 0 && row_of.count(e.thread))) continue;
     if (e.thread < 0) continue;  // placed below, once the actors' lanes exist
-    const std::string actor = LaneOf(e, trace);
+    const std::string actor = trace.concerns(e);
     auto it = std::find(actors.begin(), actors.end(), actor);
     size_t lane = static_cast<size_t>(it - actors.begin());
     if (it == actors.end()) {
@@ -150,7 +133,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
   // World events: on the lane of the actor they name (a crash, a pause, a skew), else "world".
   auto place = [&](const sim::TraceEvent& e) -> std::pair<size_t, int> {
     if (e.thread >= 0) return row_of.at(e.thread);
-    const std::string lane_name = LaneOf(e, trace);
+    const std::string lane_name = trace.concerns(e);
     auto it = std::find(actors.begin(), actors.end(), lane_name);
     if (it == actors.end()) {
       actors.push_back(lane_name);

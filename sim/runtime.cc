@@ -140,7 +140,9 @@ void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) {
   ctx->world_.submit_call(this, h);
 }
 void Ctx::SleepAwaiter::await_suspend(std::coroutine_handle<> h) {
-  ctx->world_.record(ctx->thread_, EventKind::kNote, absl::StrCat("sleep ", ms, "ms"));
+  const size_t ev =
+      ctx->world_.record(ctx->thread_, EventKind::kNote, absl::StrCat("sleep ", ms, "ms"));
+  ctx->world_.trace_.events[ev].note = Note::kSleep;
   ctx->world_.add_wakeup(ctx->thread_, ctx->world_.now_ + std::max<int64_t>(0, ms), h);
 }
 bool Ctx::JoinAwaiter::await_ready() const {
@@ -178,6 +180,17 @@ size_t World::record(ThreadId t, EventKind kind, std::string text, int64_t call,
   return trace_.events.size() - 1;
 }
 
+size_t World::record_fault(ThreadId t, Fault fault, ActorId actor, std::string text, int64_t call,
+                           bool planned) {
+  const bool clock = fault == Fault::kSkew || fault == Fault::kClockJump;
+  const size_t i = record(t, clock ? EventKind::kClock : EventKind::kFault, std::move(text), call);
+  TraceEvent& e = trace_.events[i];
+  e.fault = fault;
+  e.planned = planned;
+  e.actor = actor >= 0 ? actor : t >= 0 ? threads_[t]->actor : -1;
+  return i;
+}
+
 void World::add_wakeup(ThreadId t, int64_t at, std::coroutine_handle<> h) {
   wakeups_.push_back(Wakeup{at, seq_++, t, h});
   std::push_heap(wakeups_.begin(), wakeups_.end());
@@ -194,16 +207,17 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
   if (f.latency_ms_max > 0) c.latency = fault_prng_.range(f.latency_ms_min, f.latency_ms_max);
   if (f.delayed_request.numerator && fault_prng_.chance(f.delayed_request)) {
     c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.delay_ms_max));
-    record(th.id, EventKind::kFault,
-           absl::StrCat("fault delayed-request until +", c.ready_at - options_.start_ms, "ms"));
+    record_fault(
+        th.id, Fault::kDelay, -1,
+        absl::StrCat("fault delayed-request until +", c.ready_at - options_.start_ms, "ms"));
   }
   if (f.reordered_request.numerator && fault_prng_.chance(f.reordered_request)) {
     c.ready_at = now_ + f.timeout_ms + fault_prng_.range(1, std::max<int64_t>(1, f.reorder_ms_max));
     c.lose_request = c.lose_reply = false;
     c.orphan = true;
-    record(th.id, EventKind::kFault,
-           absl::StrCat("fault reorder: held until +", c.ready_at - options_.start_ms,
-                        "ms, past the client's timeout"));
+    record_fault(th.id, Fault::kReorder, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kReorder).name, ": held until +",
+                              c.ready_at - options_.start_ms, "ms, past the client's timeout"));
   }
   c.event = record(th.id, EventKind::kCall, "");
   trace_.events[c.event].argv = std::move(a->argv);  // the world's one copy of the call
@@ -233,7 +247,7 @@ void World::resume(ThreadId t, std::coroutine_handle<> h) {
       } catch (...) {
         error_ = who(t) + " threw a non-standard exception";
       }
-      record(t, EventKind::kNote, "error " + error_);
+      trace_.events[record(t, EventKind::kNote, "error " + error_)].note = Note::kError;
     }
     record(t, EventKind::kNote, "finished");
     finish_thread(th);
@@ -264,7 +278,10 @@ void World::plan_faults() {
     Actor& actor = *actors_[a];
     if (f.clock_skew_ms_max > 0) {
       actor.skew = fault_prng_.range(-f.clock_skew_ms_max, f.clock_skew_ms_max);
-      record(-1, EventKind::kClock, absl::StrCat("plan skew ", actor.name, " ", actor.skew, "ms"));
+      record_fault(
+          -1, Fault::kSkew, a,
+          absl::StrCat("plan ", InfoOf(Fault::kSkew).name, " ", actor.name, " ", actor.skew, "ms"),
+          -1, /*planned=*/true);
     }
     if (f.actor_pause.numerator && fault_prng_.chance(f.actor_pause))
       ev.push_back({at(), kPause, a, f.pause_ms});
@@ -289,14 +306,17 @@ void World::plan_faults() {
   }
   std::stable_sort(ev.begin(), ev.end(),
                    [](const Event& x, const Event& y) { return x.at < y.at; });
-  static const char* names[] = {"snapshot",   "restart", "failover", "outage-start", "outage-end",
-                                "clock-jump", "pause",   "crash",    "key-loss"};
   for (const Event& e : ev) {
     if (e.kind == kSnapshot) continue;
-    record(-1, e.kind == kClockJump ? EventKind::kClock : EventKind::kFault,
-           absl::StrCat("plan ", names[static_cast<int>(e.kind)], " at +", e.at - s, "ms",
-                        e.actor >= 0 ? " " + actors_[e.actor]->name : "",
-                        e.value ? absl::StrCat(" value ", e.value) : ""));
+    const Fault fault = FaultOf(e.kind);
+    std::string name = InfoOf(fault).name;
+    if (e.kind == kOutageStart) name += "-start";
+    if (e.kind == kOutageEnd) name += "-end";
+    record_fault(-1, fault, e.actor,
+                 absl::StrCat("plan ", name, " at +", e.at - s, "ms",
+                              e.actor >= 0 ? " " + actors_[e.actor]->name : "",
+                              e.value ? absl::StrCat(" value ", e.value) : ""),
+                 -1, /*planned=*/true);
   }
   events_ = std::move(ev);
 }
@@ -307,16 +327,17 @@ void World::apply_event(const Event& e) {
       snapshot_size_ = log_.size();
       return;
     case kRestart:
-      record(-1, EventKind::kFault,
-             absl::StrCat("fault restart: keeps ", snapshot_size_, " of ", log_.size(),
-                          " commands, loses the script cache"));
+      record_fault(-1, Fault::kRestart, -1,
+                   absl::StrCat("fault ", InfoOf(Fault::kRestart).name, ": keeps ", snapshot_size_,
+                                " of ", log_.size(), " commands, loses the script cache"));
       log_.resize(snapshot_size_);
       backend_.rebuild(LoggedPrefix(), now_);
       return;
     case kFailover: {
       const size_t keep = log_.size() > static_cast<size_t>(e.value) ? log_.size() - e.value : 0;
-      record(-1, EventKind::kFault,
-             absl::StrCat("fault failover to a replica ", log_.size() - keep, " commands behind"));
+      record_fault(-1, Fault::kFailover, -1,
+                   absl::StrCat("fault ", InfoOf(Fault::kFailover).name, " to a replica ",
+                                log_.size() - keep, " commands behind"));
       log_.resize(keep);
       snapshot_size_ = std::min(snapshot_size_, keep);
       backend_.rebuild(LoggedPrefix(), now_);
@@ -324,21 +345,25 @@ void World::apply_event(const Event& e) {
     }
     case kOutageStart:
       outage_ = true;
-      record(-1, EventKind::kFault, "fault outage begins");
+      record_fault(-1, Fault::kOutage, -1,
+                   absl::StrCat("fault ", InfoOf(Fault::kOutage).name, " begins"));
       return;
     case kOutageEnd:
       outage_ = false;
-      record(-1, EventKind::kFault, "fault outage ends");
+      record_fault(-1, Fault::kOutage, -1,
+                   absl::StrCat("fault ", InfoOf(Fault::kOutage).name, " ends"));
       return;
     case kClockJump:
       actors_[e.actor]->jumped += e.value;
-      record(-1, EventKind::kClock,
-             absl::StrCat("fault clock-jump ", actors_[e.actor]->name, " ", e.value, "ms"));
+      record_fault(-1, Fault::kClockJump, e.actor,
+                   absl::StrCat("fault ", InfoOf(Fault::kClockJump).name, " ",
+                                actors_[e.actor]->name, " ", e.value, "ms"));
       return;
     case kPause:
       actors_[e.actor]->paused_until = now_ + e.value;
-      record(-1, EventKind::kFault,
-             absl::StrCat("fault pause ", actors_[e.actor]->name, " for ", e.value, "ms"));
+      record_fault(-1, Fault::kPause, e.actor,
+                   absl::StrCat("fault ", InfoOf(Fault::kPause).name, " ", actors_[e.actor]->name,
+                                " for ", e.value, "ms"));
       return;
     case kKeyLoss:
       lose_key(static_cast<uint64_t>(e.value));
@@ -346,7 +371,8 @@ void World::apply_event(const Event& e) {
     case kCrash: {
       Actor& a = *actors_[e.actor];
       a.crashed = true;
-      record(-1, EventKind::kFault, "fault crash " + a.name);
+      record_fault(-1, Fault::kCrash, e.actor,
+                   absl::StrCat("fault ", InfoOf(Fault::kCrash).name, " ", a.name));
       for (auto& t : threads_)
         if (t->actor == e.actor && !t->finished) {
           t->cancelled = true;
@@ -365,7 +391,8 @@ void World::lose_key(uint64_t pick) {
   for (const Reply& k : backend_.execute({"KEYS", "*"}, now_).elements) keys.push_back(k.str);
   std::sort(keys.begin(), keys.end());
   if (keys.empty()) {
-    record(-1, EventKind::kFault, "fault key-loss: the keyspace is empty");
+    record_fault(-1, Fault::kKeyLoss, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kKeyLoss).name, ": the keyspace is empty"));
     return;
   }
   const std::string key = keys[pick % keys.size()];
@@ -395,7 +422,9 @@ void World::lose_key(uint64_t pick) {
       del.push_back(elements[pick % elements.size()]);
   }
   backend_.execute(del, now_);
-  const size_t ev = record(-1, EventKind::kFault, "fault key-loss: " + render_argv(del));
+  const size_t ev =
+      record_fault(-1, Fault::kKeyLoss, -1,
+                   absl::StrCat("fault ", InfoOf(Fault::kKeyLoss).name, ": ", render_argv(del)));
   trace_.events[ev].argv = del;
   log_.push_back({ev, now_});
 }
@@ -433,21 +462,27 @@ void World::execute(PendingCall c) {
   th.steps++;
   const int64_t call = static_cast<int64_t>(c.event);
   if (outage_ && c.orphan) {
-    record(th.id, EventKind::kFault,
-           absl::StrCat("fault outage: ", ShortArgv(argv_of(c)), " (reordered) is dropped"), call);
+    record_fault(th.id, Fault::kOutage, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ", ShortArgv(argv_of(c)),
+                              " (reordered) is dropped"),
+                 call);
     return;
   }
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
-    record(th.id, EventKind::kFault,
-           absl::StrCat("fault outage: ", ShortArgv(argv_of(c)), " fails"), call);
+    record_fault(
+        th.id, Fault::kOutage, -1,
+        absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ", ShortArgv(argv_of(c)), " fails"),
+        call);
     add_wakeup(th.id, now_, c.handle);
     return;
   }
   if (c.lose_request) {
     c.awaiter->result = TransportError{"timeout"};
-    record(th.id, EventKind::kFault,
-           absl::StrCat("fault lost-request: ", ShortArgv(argv_of(c)), " not applied"), call);
+    record_fault(th.id, Fault::kLostRequest, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kLostRequest).name, ": ",
+                              ShortArgv(argv_of(c)), " not applied"),
+                 call);
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
@@ -460,17 +495,24 @@ void World::execute(PendingCall c) {
     std::vector<Reply>& page = reply.elements[1].elements;
     const Reply again = page[fault_prng_.below(page.size())];
     page.push_back(again);
-    record(th.id, EventKind::kFault, "fault scan-duplicates: the reply repeats " + again.str, call);
+    record_fault(th.id, Fault::kScanDuplicate, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kScanDuplicate).name, ": the reply repeats ",
+                              again.str),
+                 call);
   }
   record(th.id, EventKind::kReply, "", call, &reply);
   if (c.orphan) {
-    record(th.id, EventKind::kFault, "fault reorder: applied late; nobody waits for the reply",
-           call);
+    record_fault(th.id, Fault::kReorder, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kReorder).name,
+                              ": applied late; nobody waits for the reply"),
+                 call);
     return;
   }
   if (c.lose_reply) {
     c.awaiter->result = TransportError{"timeout"};
-    record(th.id, EventKind::kFault, "fault lost-reply: applied, client times out");
+    record_fault(
+        th.id, Fault::kLostReply, -1,
+        absl::StrCat("fault ", InfoOf(Fault::kLostReply).name, ": applied, client times out"));
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
@@ -557,6 +599,7 @@ RunResult World::run() {
     trace_.thread_names.push_back(who(t->id));
     trace_.thread_actor.push_back(actors_[t->actor]->name);
   }
+  for (const auto& a : actors_) trace_.actor_names.push_back(a->name);
   if (options_.hash_trace) result.trace_hash = trace_.Hash();
   TraceCapacityHint() = std::clamp(trace_.events.size(), TraceCapacityHint(), size_t{4096});
   return result;

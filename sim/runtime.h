@@ -80,6 +80,29 @@ enum class FaultKind {
   kKeyLoss,  // value: which (drawn from the fault stream when planned)
 };
 
+// The fault kind (sim/faults.h) a planned event belongs to (a snapshot: to restart's).
+inline Fault FaultOf(FaultKind k) {
+  switch (k) {
+    case FaultKind::kSnapshot:
+    case FaultKind::kRestart:
+      return Fault::kRestart;
+    case FaultKind::kFailover:
+      return Fault::kFailover;
+    case FaultKind::kOutageStart:
+    case FaultKind::kOutageEnd:
+      return Fault::kOutage;
+    case FaultKind::kClockJump:
+      return Fault::kClockJump;
+    case FaultKind::kPause:
+      return Fault::kPause;
+    case FaultKind::kCrash:
+      return Fault::kCrash;
+    case FaultKind::kKeyLoss:
+      return Fault::kKeyLoss;
+  }
+  return Fault::kRestart;
+}
+
 struct WorldOptions {
   uint64_t seed = 1;
   int64_t start_ms = kDefaultEpochMs;
@@ -191,6 +214,7 @@ class World {
   const Trace& trace() const { return trace_; }
   Trace take_trace() { return std::move(trace_); }  // after run(): the trace, without a copy
   Prng& prng() { return prng_; }                    // the schedule's stream
+  Backend& backend() { return backend_; }           // where the calls run
   // Hash of everything that decides the future (keyspace, threads, pending calls): DFS pruning.
   std::string state_hash();
   void note(const std::string& line) { record(-1, EventKind::kNote, line); }
@@ -239,6 +263,9 @@ class World {
   // Appends an event; returns its index. call: the kCall event it is about (-1: none).
   size_t record(ThreadId t, EventKind kind, std::string text, int64_t call = -1,
                 const Reply* reply = nullptr);
+  // A fault or clock event of `fault`'s kind about `actor` (-1: thread t's actor, or none).
+  size_t record_fault(ThreadId t, Fault fault, ActorId actor, std::string text, int64_t call = -1,
+                      bool planned = false);
   const Argv& argv_of(const PendingCall& c) const { return trace_.events[c.event].argv; }
   std::vector<LoggedCommand> LoggedPrefix() const;  // the kept log, for a restart or failover
   std::string who(ThreadId t) const;

@@ -21,6 +21,11 @@ const std::string& Trace::actor_of(const TraceEvent& e) const {
   return e.thread < 0 ? kWorld : thread_actor.at(static_cast<size_t>(e.thread));
 }
 
+const std::string& Trace::concerns(const TraceEvent& e) const {
+  if (e.thread < 0 && e.actor >= 0) return actor_names.at(static_cast<size_t>(e.actor));
+  return actor_of(e);
+}
+
 std::string Trace::Render(const TraceEvent& e) const {
   const std::string& who =
       e.thread < 0 ? actor_of(e) : thread_names.at(static_cast<size_t>(e.thread));

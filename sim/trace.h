@@ -15,15 +15,20 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/faults.h"
 #include "sim/lua_scripting.h"
 #include "sim/reply.h"
 
 namespace testbed::sim {
 
 enum class EventKind : uint8_t { kCall, kReply, kFault, kClock, kNote };
+
+// What a kNote is about, for consumers that mark some of them (the timeline).
+enum class Note : uint8_t { kOther, kSleep, kError };
 
 struct TraceEvent {
   int64_t at_ms = 0;  // virtual time since the run's start
@@ -33,14 +38,26 @@ struct TraceEvent {
   int64_t call = -1;  // kReply, and kFault when the fault hit one call: its kCall event
   Reply reply;        // kReply
   std::string text;   // kFault, kClock, kNote: what happened, as printed ("fault crash client1")
+  // kFault, kClock: the fault kind (the sim/faults.h table), whether the event is its plan
+  // (made when the run starts, for a time or an actor) rather than the fault happening, and
+  // the actor it concerns (-1: none, or the world as a whole). Consumers read these; the text
+  // says the same for people. (Not hashed: they follow from what the text holds.)
+  std::optional<Fault> fault;
+  bool planned = false;
+  int actor = -1;
+  Note note = Note::kOther;  // kNote
 };
 
 struct Trace {
   std::vector<TraceEvent> events;
   std::vector<std::string> thread_names;  // "client0/main#0", by thread id
   std::vector<std::string> thread_actor;  // "client0", by thread id
+  std::vector<std::string> actor_names;   // "client0", by actor id (TraceEvent::actor)
 
   const std::string& actor_of(const TraceEvent& e) const;  // "world" for thread -1
+  // The actor an event concerns: its thread's, else the one a world event names (a crash, a
+  // pause, a clock's skew or jump), else "world".
+  const std::string& concerns(const TraceEvent& e) const;
   // The call an event is about: its own argv (kCall) or its kCall event's (kReply, kFault).
   const Argv& argv_of(const TraceEvent& e) const {
     return e.call >= 0 ? events[static_cast<size_t>(e.call)].argv : e.argv;

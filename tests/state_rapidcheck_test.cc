@@ -65,9 +65,9 @@ RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadA
   Generated g = GenWorkload(true);
   g.w.cas_only = true;
   LogReplay(g);
-  const StateRun r = RunStateWorkload(g.w, Shipped(), nullptr);
-  RC_ASSERT(r.verdict.complete);
-  RC_ASSERT(r.verdict.ok);
+  const RunOutcome r = RunStateProperty("cas-versions-linearizable", g.w, Shipped(), nullptr);
+  RC_ASSERT(!r.incomplete);
+  RC_ASSERT(!r.violated);
 }
 
 // The properties that hold on the v2 releases, for any shape, schedule and faults: no
@@ -85,8 +85,8 @@ RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1WritesAreAdoptedOnceAndR
                                            "legacy-readable")
           : std::string("connection-isolation");
   LogReplay(g, "", property);
-  const StateRun r = RunStateWorkload(ForProperty(g.w, property), Shipped(), nullptr);
-  RC_ASSERT(!Violates(r, property));
+  const RunOutcome r = RunStateProperty(property, g.w, Shipped(), nullptr);
+  RC_ASSERT(!r.violated);
 }
 
 // beta.3 answers every sequential call as model/state_store does (beta.3 has no index, so
@@ -95,9 +95,8 @@ RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
   Generated g = GenWorkload(false);
   g.w.version = "beta3";
   LogReplay(g, "", "model-matches-implementation");
-  const StateRun r =
-      RunStateWorkload(ForProperty(g.w, "model-matches-implementation"), Shipped(), nullptr);
-  RC_ASSERT(!Violates(r, "model-matches-implementation"));
+  const RunOutcome r = RunStateProperty("model-matches-implementation", g.w, Shipped(), nullptr);
+  RC_ASSERT(!r.violated);
 }
 
 RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
@@ -121,9 +120,10 @@ TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToAFewOperationsOfTwoOrMoreClie
     Generated g = GenWorkload(false);
     LogReplay(g);
     const StateWorkload& w = g.w;
-    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    if (!r.verdict.ok && (!smallest || Kept(w) < Kept(*smallest))) smallest = w;
-    RC_ASSERT(r.verdict.ok);
+    const RunOutcome r = RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr);
+    const bool ok = !r.violated && !r.incomplete;
+    if (!ok && (!smallest || Kept(w) < Kept(*smallest))) smallest = w;
+    RC_ASSERT(ok);
   });
   EXPECT_FALSE(held);
   ASSERT_TRUE(smallest.has_value());
@@ -144,7 +144,8 @@ TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
     Generated g = GenWorkload(false);
     g.w.cas_only = true;
     LogReplay(g, " --scripts tests/broken_scripts/cas-without-version-check");
-    RC_ASSERT(RunStateWorkload(g.w, broken, nullptr).verdict.ok);
+    const RunOutcome r = RunStateProperty("cas-versions-linearizable", g.w, broken, nullptr);
+    RC_ASSERT(!r.violated && !r.incomplete);
   });
   EXPECT_FALSE(held) << "the broken script passed the property";
 }

@@ -47,17 +47,21 @@ TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisS
 }
 
 TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {
+  const std::string property = "cas-versions-linearizable";
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     StateWorkload w;
     w.seed = seed;
     w.cas_only = true;
     w.faults = sim::FaultOptions::Parse(seed % 2 ? "all" : "none");
-    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    EXPECT_TRUE(r.verdict.ok) << "seed " << seed << ": " << FormatCounterexample(r)
-                              << "replay: ./build/testbed check --system state --seed " << seed
-                              << " --runs 1 --ops-mix cas --faults " << (seed % 2 ? "all" : "none");
-    EXPECT_TRUE(r.verdict.complete);
-    EXPECT_GT(r.history.size(), 10u);
+    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    EXPECT_FALSE(r.violated) << "seed " << seed << ": " << r.description
+                             << "replay: ./build/testbed check --system state --seed " << seed
+                             << " --runs 1 --ops-mix cas --faults " << (seed % 2 ? "all" : "none");
+    EXPECT_FALSE(r.incomplete);
+    EXPECT_GT(
+        std::count_if(r.trace.events.begin(), r.trace.events.end(),
+                      [](const sim::TraceEvent& e) { return e.kind == sim::EventKind::kReply; }),
+        10);
   }
 }
 
@@ -66,43 +70,47 @@ TEST(StateBeta30, ABrokenCompareAndSetScriptIsCaught) {
   const ScriptCatalog broken = testing_catalogs::WithBroken(
       "broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+  const std::string property = "cas-versions-linearizable";
   int caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     StateWorkload w;
     w.seed = seed;
     w.cas_only = true;
-    caught += RunStateWorkload(w, broken, nullptr).verdict.ok ? 0 : 1;
+    caught += RunStateProperty(property, w, broken, nullptr).violated ? 1 : 0;
   }
   EXPECT_GE(caught, 5) << "the broken CAS script slipped through";
 }
 
 TEST(StateBeta30, TheFullMixFindsTheConcurrentSetRace) {
+  const std::string property = "cas-versions-linearizable";
   int violated = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     StateWorkload w;
     w.seed = seed;
-    violated += RunStateWorkload(w, Shipped(), nullptr).verdict.ok ? 0 : 1;
+    violated += RunStateProperty(property, w, Shipped(), nullptr).violated ? 1 : 0;
   }
   EXPECT_GT(violated, 0);
 }
 
 TEST(StateBeta30, ListAndGetDisagreeExactlyAtTheExpiryInstant) {
-  StateWorkload w = ForProperty(StateWorkload{}, "expiry-boundary-get-list");
+  StateWorkload w;
+  const std::string property = "expiry-boundary-get-list";
   w.clients = 1;
   w.ops = 5;
-  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-  ASSERT_TRUE(Violates(r, "expiry-boundary-get-list"));
+  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  ASSERT_TRUE(r.violated);
   // Every probe lands on its expiry instant, so every probe shows it.
-  EXPECT_EQ(r.boundary_violations.size(), 5u) << DescribeViolation(r, "expiry-boundary-get-list");
-  EXPECT_THROW(ForProperty(StateWorkload{}, "no-such-property"), std::invalid_argument);
+  EXPECT_EQ(r.findings.size(), 5u) << r.description;
+  EXPECT_THROW(RunStateProperty("no-such-property", w, Shipped(), nullptr), std::invalid_argument);
 }
 
 TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
-  StateWorkload w = ForProperty(StateWorkload{}, "value-read-back");
+  StateWorkload w;
+  const std::string property = "value-read-back";
   w.clients = 1;
   w.ops = 40;
-  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-  const std::string found = DescribeViolation(r, "value-read-back");
+  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  const std::string found = r.description;
   EXPECT_NE(found.find("{\"list\":[]}) then get() read back {\"list\":{}}"), std::string::npos)
       << found;
   // Integers past 1e14 come back in %.14g (9007199254740991 as 9007199254741000), so do
@@ -116,22 +124,21 @@ TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
 }
 
 TEST(StateBeta30, ConcurrentIncrementsLoseAcknowledgedIncrementsButOneClientKeepsThemAll) {
-  StateWorkload w = ForProperty(StateWorkload{}, "increments-all-kept");
+  StateWorkload w;
+  const std::string property = "increments-all-kept";
   w.clients = 3;
   w.ops = 10;
-  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-  ASSERT_TRUE(Violates(r, "increments-all-kept"));
-  EXPECT_EQ(r.counter_violations[0].cls, "lost-increment");
-  EXPECT_NE(
-      r.counter_violations[0].text.find("30 increment(\"counter\", \"n\", 1) calls acknowledged"),
-      std::string::npos)
-      << DescribeViolation(r, "increments-all-kept");
+  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  ASSERT_TRUE(r.violated);
+  EXPECT_EQ(r.findings[0].cls, "lost-increment");
+  EXPECT_NE(r.findings[0].text.find("30 increment(\"counter\", \"n\", 1) calls acknowledged"),
+            std::string::npos)
+      << r.description;
   // The same workload with one client has nothing to race with: every increment is kept, so
   // the property is not one that fails whatever happens.
   w.clients = 1;
-  const StateRun alone = RunStateWorkload(w, Shipped(), nullptr);
-  EXPECT_FALSE(Violates(alone, "increments-all-kept"))
-      << DescribeViolation(alone, "increments-all-kept");
+  const RunOutcome alone = RunStateProperty(property, w, Shipped(), nullptr);
+  EXPECT_FALSE(alone.violated) << alone.description;
 }
 
 TEST(StateBeta30, AValueNested1000DeepCannotBeCompareAndSetAndCrashesTheScript) {
@@ -163,14 +170,15 @@ TEST(StateBeta30, AValueNested1000DeepCannotBeCompareAndSetAndCrashesTheScript) 
 TEST(StateBeta30, AKeyAnotherWriterLeftUnreadableCanNeverBeCompareAndSet) {
   // get() reads a value that is not an envelope as null (version 0), and the CAS script refuses
   // it as corrupt: compareAndSet(0) fails, reporting current = null, for as long as it lives.
-  StateWorkload w = ForProperty(StateWorkload{}, "foreign-values-consistent");
+  StateWorkload w;
+  const std::string property = "foreign-values-consistent";
   w.clients = 2;
   w.ops = 8;
   std::map<std::string, int> seen;
   for (const std::string version : {"beta23", "beta24", "beta30", "beta3"}) {
     w.version = version;
-    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    for (const Finding& f : r.foreign_violations) {
+    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    for (const Finding& f : r.findings) {
       ++seen[version];
       EXPECT_EQ(f.cls, "absent-but-cas-refused") << f.text;
       EXPECT_NE(f.text.find("current = null"), std::string::npos) << f.text;
@@ -185,11 +193,12 @@ TEST(StateBeta30, AKeyAnotherWriterLeftUnreadableCanNeverBeCompareAndSet) {
 }
 
 TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
-  StateWorkload w = ForProperty(StateWorkload{}, "quota-safety");
+  StateWorkload w;
+  const std::string property = "quota-safety";
   w.clients = 2;
   w.ops = 3;
-  const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-  EXPECT_EQ(r.quota_violations.size(), 6u) << DescribeViolation(r, "quota-safety");
+  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  EXPECT_EQ(r.findings.size(), 6u) << r.description;
 }
 
 TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
@@ -197,15 +206,16 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
   // they are known to (which error a stale compareAndSet with a refused value reports, list()
   // order and what its limit keeps, values Redis's cjson bends or refuses), and those are all
   // seen.
-  StateWorkload w = ForProperty(StateWorkload{}, "memory-matches-redis");
+  StateWorkload w;
+  const std::string property = "memory-matches-redis";
   std::map<std::string, int> classes;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     w.seed = seed;
     w.ns.default_ttl_ms = 60000;
     w.ns.max_ttl_ms = 120000;
     w.probe_ttl_max_ms = 0;
-    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    for (const Finding& f : r.memory_violations) {
+    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    for (const Finding& f : r.findings) {
       ++classes[f.cls];
       EXPECT_EQ(f.cls.rfind("differs-on-", 0) == 0 && f.cls.rfind("differs-on-list-", 0) != 0,
                 false)
@@ -242,18 +252,18 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
 }
 
 TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
-  StateWorkload w = ForProperty(StateWorkload{}, "connection-isolation");
+  StateWorkload w;
+  const std::string property = "connection-isolation";
   w.clients = 4;
   w.ops = 20;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     w.seed = seed;
-    const StateRun r = RunStateWorkload(w, Shipped(), nullptr);
-    EXPECT_FALSE(Violates(r, "connection-isolation"))
-        << DescribeViolation(r, "connection-isolation");
+    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    EXPECT_FALSE(r.violated) << r.description;
   }
   w.broken_scope_for_negative_test = true;
-  const StateRun broken = RunStateWorkload(w, Shipped(), nullptr);
-  EXPECT_TRUE(Violates(broken, "connection-isolation")) << "one shared scope went unnoticed";
+  const RunOutcome broken = RunStateProperty(property, w, Shipped(), nullptr);
+  EXPECT_TRUE(broken.violated) << "one shared scope went unnoticed";
 }
 
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {

@@ -73,19 +73,19 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
   RedisServer server(kDefaultEpochMs);
   int compared = 0;
   for (const std::string& version : StateVersions()) {
-    for (const std::string& p : StateProperties()) {
+    for (const PropertyInfo& info : FindSystem("state")->properties()) {
+      const std::string& p = info.name;
       const std::string old = RollingFrom(version);
-      if (!Applies(p, version, old)) continue;
+      if (!info.applies(version, old)) continue;
       StateWorkload w;
       w.version = version;
       w.old_version = old;
       w.seed = 3;
       w.clients = 2;
       w.ops = 6;
-      w = ForProperty(w, p);
-      const StateRun sim = RunStateWorkload(w, Shipped(), nullptr);
-      const StateRun real = RunStateWorkload(w, Shipped(), &server);
-      EXPECT_EQ(Violates(sim, p), Violates(real, p)) << version << " " << p;
+      const RunOutcome sim = RunStateProperty(p, w, Shipped(), nullptr);
+      const RunOutcome real = RunStateProperty(p, w, Shipped(), &server);
+      EXPECT_EQ(sim.violated, real.violated) << version << " " << p;
       EXPECT_EQ(sim.trace.Hash(), real.trace.Hash()) << version << " " << p;
       ++compared;
     }
@@ -95,11 +95,10 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
 
 int Violations(StateWorkload w, const std::string& property, int runs,
                const ScriptCatalog& scripts) {
-  w = ForProperty(w, property);
   int violated = 0;
   for (int s = 1; s <= runs; ++s) {
     w.seed = static_cast<uint64_t>(s);
-    violated += Violates(RunStateWorkload(w, scripts, nullptr), property) ? 1 : 0;
+    violated += RunStateProperty(property, w, scripts, nullptr).violated ? 1 : 0;
   }
   return violated;
 }
@@ -165,12 +164,11 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
 
 TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
   for (const std::string& version : StateVersions()) {
-    StateWorkload w =
-        ForProperty(Deploy(version, RollingFrom(version)), "cas-versions-linearizable");
+    StateWorkload w = Deploy(version, RollingFrom(version));
     w.seed = 17;
     w.faults = sim::FaultOptions::Parse("all");
-    EXPECT_EQ(RunStateWorkload(w, Shipped(), nullptr).trace.Hash(),
-              RunStateWorkload(w, Shipped(), nullptr).trace.Hash())
+    EXPECT_EQ(RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr).trace.Hash(),
+              RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr).trace.Hash())
         << version;
   }
 }

@@ -16,60 +16,13 @@ namespace {
 using Json = nlohmann::json;
 namespace m = model::a2;
 
-constexpr int64_t kLeaseMs = 100;
 constexpr int64_t kPresenceTtlMs = 1000;  // one ttlMs for every presence write (model choice)
-
-// What each sequential property's client does.
-struct Mix {
-  // Weights of the calls, in the order of kOps.
-  std::vector<int> weights;
-  std::vector<std::string> sessions, reducers, namespaces;
-  bool late = true;            // complete/fail/renew also with stale claims and after pauses
-  bool adversarial = false;    // payloads, states and presence values from the adversarial cases
-  bool past_frontier = false;  // putSnapshot sometimes past the session's frontier
-  // complete, fail and caused appends also from the client's own current attempt after its
-  // lease expired (property fencing reports those, concurrently): off, the client sends them
-  // only from live claims or from attempts another claim superseded.
-  bool expired_own = false;
-};
 
 const char* const kOps[] = {"append",        "claim",       "renew",        "complete",
                             "fail",          "read",        "readEvents",   "readState",
                             "putSnapshot",   "presenceSet", "presenceRead", "listSessions",
                             "listSnapshots", "markWatched"};
 constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
-
-const Mix& MixOf(const std::string& property) {
-  static const std::map<std::string, Mix> kMixes = {
-      {"model-matches-implementation",
-       {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2}, {"s1", "s2"}, {"sum", "count"}, {"room-1"}}},
-      // Claims settled promptly, within their leases: only the drain bookkeeping can differ.
-      {"drain", {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false}},
-      {"snapshots",
-       {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
-        {"s1", "s2"},
-        {"sum", "count"},
-        {},
-        true,
-        false,
-        true}},
-      // Names with the key separator and glob characters: every call must answer as it does
-      // under plain names.
-      {"isolation",
-       {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
-        {"s", "s:snap:r", "s*", ""},
-        {"q", "r:snap:q", "*"},
-        {"s", "s:presence", "*"}}},
-      {"valid-calls-never-script-error",
-       {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
-        {"s1", "s:x*"},
-        {"sum", "r:1"},
-        {"room-1", ""},
-        true,
-        true}},
-  };
-  return kMixes.at(property);
-}
 
 // One planned call.
 struct Plan {
@@ -541,33 +494,26 @@ Plan Renamed(Plan p) {
   return p;
 }
 // The plain-named answer with its names mapped back, to compare with the adversarial one.
-void MapBack(Json& answer, const Plan& original) {
+void MapBack(Json& answer, const Plan& original, const Mix& mix) {
   if (answer.is_array()) {
-    for (Json& a : answer) MapBack(a, original);
+    for (Json& a : answer) MapBack(a, original, mix);
     return;
   }
   if (!answer.is_object()) return;
   if (answer.contains("sessionId")) answer["sessionId"] = original.session;
   if (answer.contains("reducerName")) {
-    for (const std::string& r : MixOf("isolation").reducers)
+    for (const std::string& r : mix.reducers)
       if (answer["reducerName"] == Plain(r)) answer["reducerName"] = r;
   }
   for (auto& [k, v] : answer.items())
-    if (v.is_array() || v.is_object()) MapBack(v, original);
+    if (v.is_array() || v.is_object()) MapBack(v, original, mix);
 }
 
 }  // namespace
 
-bool IsSequential(const std::string& property) {
-  return property == "model-matches-implementation" || property == "drain" ||
-         property == "snapshots" || property == "isolation" ||
-         property == "valid-calls-never-script-error";
-}
-
 Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Scripts& scripts,
-                            SequentialLog* log) {
-  const Mix& mix = MixOf(spec.property);
-  const bool isolation = spec.property == "isolation";
+                            const Mix& mix, Against against, SequentialLog* log) {
+  const bool isolation = against == Against::kPlainNames;
   std::vector<std::string> generated, generated_plain;
   uint64_t next_id = 0, next_plain = 0;
   Notified notified, notified_plain;
@@ -606,7 +552,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Script
       generated_plain.clear();
       const Plan q = Renamed(p);
       step.model = co_await Perform(plain, q, &notified_plain);
-      MapBack(step.model, p);
+      MapBack(step.model, p, mix);
     } else {
       step.model = ModelAnswer(model, p, generated, now);
     }
@@ -667,80 +613,38 @@ std::string Lines(const std::vector<SequentialStep>& steps, size_t upto) {
 
 }  // namespace
 
-std::vector<Finding> JudgeSequential(const std::string& property, const SequentialLog& log) {
-  std::vector<Finding> out;
-  if (property == "valid-calls-never-script-error") return out;  // System::Run judges
-  for (size_t k = 0; k < log.steps.size(); ++k) {
-    const SequentialStep& s = log.steps[k];
-    std::string cls;
-    if (property == "model-matches-implementation") {
-      if (s.store != s.model) cls = "disagrees-on-" + s.op;
-      if (s.op == "append" && s.model.value("error", "") == "SUPERSEDED_ATTEMPT" &&
-          !s.store.contains("error"))
-        cls = "caused-append-not-fenced";
-      if (s.op == "presenceSet" && s.store.is_object() && s.store.contains("values")) {
-        for (const auto& [field, v] : s.store["values"].items())
-          if (!s.model.is_object() || !s.model.contains("values") ||
-              !s.model["values"].contains(field))
-            cls = "presence-older-write-applied";
-      }
-    } else if (property == "isolation") {
-      if (s.store != s.model) cls = "names-change-" + s.op;
-    } else if (property == "drain") {
-      if (s.op == "append" && s.store.contains("hasPending") && s.model.contains("hasPending") &&
-          s.store["hasPending"] != s.model["hasPending"])
-        cls = s.store["hasPending"].get<bool>() ? "has-pending-without-pending-event"
-                                                : "pending-event-not-reported";
-      if (s.op == "claim" && s.store != s.model) {
-        const std::string got = s.store.value("outcome", ""), want = s.model.value("outcome", "");
-        std::set<int64_t> granted;
-        for (const Json& e : s.store.value("events", Json::array()))
-          granted.insert(e["index"].get<int64_t>());
-        bool withheld = false;
-        for (const Json& e : s.model.value("events", Json::array()))
-          withheld = withheld || !granted.count(e["index"].get<int64_t>());
-        cls = got == "settled" && want != "settled"   ? "settled-while-pending"
-              : want == "settled" && got != "settled" ? "claimed-after-drain"
-              : withheld                              ? "claimable-event-withheld"
-                                                      : "claim-outcome-differs";
-      }
-      if (cls.empty() && s.store != s.model) cls = "diverged";  // another difference: stop here
-    } else if (property == "snapshots") {
-      if (s.op == "readState" && s.store != s.model) {
-        const Json snap = s.store.value("snapshot", Json());
-        const Json want = s.model.value("snapshot", Json());
-        const int64_t frontier =
-            (want.is_null() ? 0 : want["index"].get<int64_t>()) +
-            static_cast<int64_t>(s.model.value("events", Json::array()).size());
-        if (!snap.is_null() && snap["index"].get<int64_t>() > frontier)
-          cls = "snapshot-past-frontier";
-        else if (snap != want)
-          cls = "snapshot-differs";
-        else
-          cls = "fold-differs";
-      } else if (s.op == "listSnapshots" && s.store != s.model) {
-        std::set<std::string> names;
-        bool twice = false;
-        if (s.store.is_array())
-          for (const Json& row : s.store)
-            twice = !names.insert(row.value("reducerName", "")).second || twice;
-        cls = twice ? "snapshot-listed-twice" : "listed-snapshot-differs";
-      } else if (s.store != s.model) {
-        cls = "diverged";
-      }
-    }
+std::vector<AnomalyClass> Disagreements(const std::string& prefix, const std::string& what,
+                                        std::vector<AnomalyClass> out) {
+  static const char* const kCalls[] = {
+      "append",       "claim",        "renew",         "complete",    "fail",
+      "read",         "readEvents",   "readState",     "putSnapshot", "presenceSet",
+      "presenceRead", "listSessions", "listSnapshots", "markWatched"};
+  for (const char* c : kCalls) out.push_back({prefix + c, absl::StrCat(c, " ", what)});
+  return out;
+}
+
+void SequentialRun::Start(sim::World& world) {
+  world.add_actor(Actor(0), [this](sim::Ctx& ctx) {
+    return SequentialClient(ctx, env_.spec, env_.bodies, mix_, against_, &log_);
+  });
+}
+
+void SequentialRun::Check(sim::World&, RunOutcome& out) {
+  for (size_t k = 0; k < log_.steps.size(); ++k) {
+    const SequentialStep& s = log_.steps[k];
+    const std::string cls = classify_(s);
     if (cls.empty()) continue;
-    if (cls == "diverged") break;  // the model no longer describes the store
-    out.push_back({cls,
-                   absl::StrCat(Lines(log.steps, k), "the last call differs from ",
-                                property == "isolation" ? "the same call under plain names"
-                                                        : "the model (model/a2.h)",
-                                ": ", Difference(s.store, s.model)),
-                   {},
-                   {{"client0", s.at, s.at}}});
+    if (cls == kDiverged) break;  // the model no longer describes the store
+    out.findings.push_back(
+        {cls,
+         absl::StrCat(Lines(log_.steps, k), "the last call differs from ",
+                      against_ == Against::kPlainNames ? "the same call under plain names"
+                                                       : "the model (model/a2.h)",
+                      ": ", Difference(s.store, s.model)),
+         {},
+         {{"client0", s.at, s.at}}});
     break;  // after the first disagreement the model no longer describes the store
   }
-  return out;
 }
 
 }  // namespace testbed::props::a2_system

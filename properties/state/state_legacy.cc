@@ -94,20 +94,20 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
                                (by_list ? "list()" : "get(\"" + key + "\")") + " read " +
                                got.value_or("null");
       st->log.push_back(step);
-      if (st->known && !expired && got != st->expected && rec->rolling_violations.size() < 3) {
+      if (st->known && !expired && got != st->expected && rec->findings.size() < 3) {
         std::string steps;
         for (const auto& l : st->log) steps += "\n    " + l;
         // The class: what the read got instead, and whether the other version wrote last.
         const std::string cls = absl::StrCat(
             !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write"),
             !st->last.empty() && st->last_by != pod_version ? "-across-versions" : "");
-        rec->rolling_violations.push_back(
-            {cls,
-             "client " + std::to_string(id) + ", in sequence on " + key + ":" + steps +
-                 "\n    expected " + st->expected.value_or("null") + " (" +
-                 (st->last.empty() ? "nothing was written" : st->last) + ")",
-             {},
-             {Since(ctx, kDefaultEpochMs + t)}});
+        rec->findings.push_back({cls,
+                                 "client " + std::to_string(id) + ", in sequence on " + key + ":" +
+                                     steps + "\n    expected " + st->expected.value_or("null") +
+                                     " (" + (st->last.empty() ? "nothing was written" : st->last) +
+                                     ")",
+                                 {},
+                                 {Since(ctx, kDefaultEpochMs + t)}});
       }
     } else {
       co_await pod.del(key);
@@ -129,7 +129,8 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
 // legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
 // pod in the first two; every client runs both versions in the third.
 Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
-                        const state::VersionScripts& scripts, Recorder* rec) {
+                        const state::VersionScripts& scripts, Legacy probe, LegacyLog* log,
+                        Recorder* rec) {
   Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
   const std::string connection = "conn" + std::to_string(id);
   auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
@@ -148,7 +149,7 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({id, i})) continue;  // shrunk away
     rng = Prng(OpSeed(w.seed, id, i));
-    if (w.legacy_read_probes) {
+    if (probe == Legacy::kRead) {
       // At T the old pod writes L<i>; each client reads it twice, at T+50.. and T+120..
       const std::string key = "L" + std::to_string(i);
       const int64_t slot = start + 200 * i;
@@ -156,11 +157,11 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
       if (id == 0 && old) {
         state::Json value = state::Json::object();
         value["v1"] = i;
-        rec->legacy_keys[key].value = state::Stringify(value);
-        rec->legacy_keys[key].old_version = w.old_version;
+        log->keys[key].value = state::Stringify(value);
+        log->keys[key].old_version = w.old_version;
         try {
           co_await old->set(key, value, std::nullopt);
-          rec->legacy_keys[key].acked_ms = rec->world->now_ms();
+          log->keys[key].acked_ms = rec->world->now_ms();
         } catch (const state::StateError&) {
         }
       }
@@ -169,12 +170,12 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
       const int64_t times[2] = {first, second};
       for (int64_t at : times) {
         co_await SleepUntil(ctx, rec, at);
-        auto& reads = rec->legacy_keys[key].reads;
+        auto& reads = log->keys[key].reads;
         reads.push_back(LegacyKey::Read{connection, rec->world->now_ms(), 0, std::nullopt, false});
         const size_t mine = reads.size() - 1;
         try {
           std::optional<state::StateValue> got = co_await ns->get(key);
-          LegacyKey::Read& r = rec->legacy_keys[key].reads[mine];
+          LegacyKey::Read& r = log->keys[key].reads[mine];
           if (got) r.got = state::Stringify(got->value);
           r.ret_ms = rec->world->now_ms();
           r.done = true;
@@ -184,7 +185,7 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
       }
       continue;
     }
-    if (w.adoption_probes) {
+    if (probe == Legacy::kAdoption) {
       state::Json value = state::Json::object();
       try {
         if (id == 0 && old) {
@@ -211,14 +212,14 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
           }
           const std::string origin =
               seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
-          if (origin.rfind("v1-", 0) == 0) rec->adopters[origin].insert(scope);
+          if (origin.rfind("v1-", 0) == 0) log->adopters[origin].insert(scope);
         }
       } catch (const state::StateError&) {
       }
       co_await ctx.sleep(rng.range(0, 30));
       continue;
     }
-    if (w.rolling_probes) {
+    if (probe == Legacy::kRolling) {
       co_await RollingStep(ctx, id, i, w, *ns, olds, rng, &rolling, rec);
       continue;
     }

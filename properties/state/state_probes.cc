@@ -159,8 +159,8 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           state::memory_beta30::Namespace& memory,
                           const std::vector<std::string>& keys, const state::NamespaceOptions& o,
                           Prng& rng, int i, int64_t ttl_max, const std::string& space,
-                          Recorder* rec) {
-  if (rec->memory_desynced.count(space)) co_return;
+                          std::set<std::string>* desynced, Recorder* rec) {
+  if (desynced->count(space)) co_return;
   const LockstepCall c = DrawLockstepCall(rng, i, keys, o, ttl_max, memory);
   const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
   Answer from_redis, from_memory;
@@ -192,7 +192,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
     // Redis may or may not have applied it, the memory backend did not see it: from here on
     // the two backends are not comparable in this namespace.
     if (e.transport()) {
-      rec->memory_desynced.insert(space);
+      desynced->insert(space);
       co_return;
     }
     from_redis.text(std::string("error: ") + e.what());
@@ -226,19 +226,19 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
   if (from_redis.full == from_memory.full || rec->world->now_ms() - kDefaultEpochMs != t) co_return;
   const std::string cls =
       LockstepClass(c, from_redis, from_memory, redis_rows, memory_rows, memory_all);
-  for (const Finding& f : rec->memory_violations)
+  for (const Finding& f : rec->findings)
     if (f.cls == cls) co_return;  // one finding per class and run
-  rec->memory_violations.push_back({cls,
-                                    "at +" + std::to_string(t) + "ms in namespace \"" + space +
-                                        "\" " + c.text + ":\n  redis  " + from_redis.full +
-                                        "\n  memory " + from_memory.full,
-                                    {},
-                                    {Since(ctx, kDefaultEpochMs + t)}});
+  rec->findings.push_back({cls,
+                           "at +" + std::to_string(t) + "ms in namespace \"" + space + "\" " +
+                               c.text + ":\n  redis  " + from_redis.full + "\n  memory " +
+                               from_memory.full,
+                           {},
+                           {Since(ctx, kDefaultEpochMs + t)}});
   // A write one backend made and the other did not leaves them apart for good; reads, refusals
   // on both sides (error-precedence) and bent values leave the same keys and versions.
   if (c.op != LockstepCall::Op::kGet && c.op != LockstepCall::Op::kList &&
       cls != "error-precedence" && cls != "value-differs")
-    rec->memory_desynced.insert(space);
+    desynced->insert(space);
 }
 
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
@@ -361,17 +361,16 @@ Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
     if (!cas.ok) {
       const std::string current = cas.current ? "version " + std::to_string(cas.current->version)
                                               : std::string("current = null");
-      rec->foreign_violations.push_back(
-          {got ? "read-but-cas-refused" : "absent-but-cas-refused",
-           lead + read + ", and " + cas_text + " fails, reporting " + current +
-               ": a read-then-compareAndSet loop never gets past this key",
-           {},
-           {Since(ctx, since)}});
+      rec->findings.push_back({got ? "read-but-cas-refused" : "absent-but-cas-refused",
+                               lead + read + ", and " + cas_text + " fails, reporting " + current +
+                                   ": a read-then-compareAndSet loop never gets past this key",
+                               {},
+                               {Since(ctx, since)}});
       co_return;
     }
     const std::optional<state::StateValue> after = co_await ns.get(key);
     if (!after || after->value != mine)
-      rec->foreign_violations.push_back(
+      rec->findings.push_back(
           {"cas-not-visible",
            lead + read + ", " + cas_text + " succeeded, and get() then returned " + Show(after),
            {},
@@ -396,7 +395,7 @@ Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std:
     const state::CasResult r =
         co_await ns.compare_and_set(key + "s", written.version, small, std::nullopt);
     if (!r.ok && r.current && r.current->version == written.version)
-      rec->adversarial_violations.push_back(
+      rec->findings.push_back(
           {"cas-refused-at-current-version",
            "set(\"" + key + "s\", " + label + ") was acknowledged as version " +
                std::to_string(written.version) + "; compareAndSet(\"" + key + "s\", " +
@@ -417,7 +416,7 @@ Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std:
       const state::CasResult again =
           co_await ns.compare_and_set(key + "c", r.value->version, small, std::nullopt);
       if (!again.ok && again.current && again.current->version == r.value->version)
-        rec->adversarial_violations.push_back(
+        rec->findings.push_back(
             {"cas-refused-at-current-version",
              "compareAndSet(\"" + key + "c\", " + std::to_string(first.version) + ", " + label +
                  ") was acknowledged as version " + std::to_string(r.value->version) +
@@ -440,12 +439,11 @@ Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::st
     state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
     std::optional<state::StateValue> got = co_await ns.get(key);
     if (r.ok && got && got->value != value)
-      rec->read_back_violations.push_back({JsonBend(value, got->value),
-                                           "compareAndSet(\"" + key + "\", 1, " +
-                                               state::Stringify(value) + ") then get() read back " +
-                                               state::Stringify(got->value),
-                                           {},
-                                           {Since(ctx, since)}});
+      rec->findings.push_back({JsonBend(value, got->value),
+                               "compareAndSet(\"" + key + "\", 1, " + state::Stringify(value) +
+                                   ") then get() read back " + state::Stringify(got->value),
+                               {},
+                               {Since(ctx, since)}});
   } catch (const state::StateError&) {
   }
 }
@@ -471,7 +469,7 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
       std::optional<state::StateValue> a = co_await ns.get("a");
       std::optional<state::StateValue> x = co_await ns.get("x");
       if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
-        rec->quota_violations.push_back(
+        rec->findings.push_back(
             {"overfill",
              "at +" + std::to_string(t1 - kDefaultEpochMs) + "ms, with a live (TTL " +
                  std::to_string(ttl) +
@@ -486,7 +484,7 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
     std::optional<state::StateValue> a = co_await ns.get("a");
     std::optional<state::StateValue> b = co_await ns.get("b");
     if (a && b && rec->world->now_ms() == t0)
-      rec->quota_violations.push_back(
+      rec->findings.push_back(
           {"expiry-instant-overfill",
            "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
                std::to_string(ttl) +
@@ -530,7 +528,7 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
     const ListedMiss miss = co_await GetButNotListed(ns, key, rec);
     const int64_t t_get = miss.at;
     if (miss.got)
-      rec->boundary_violations.push_back(
+      rec->findings.push_back(
           {"list-drops-at-expiry-instant",
            "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
                std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
@@ -569,7 +567,7 @@ Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
     co_await SleepUntil(ctx, rec, start + kReadAt);
     const ListedMiss miss = co_await GetButNotListed(*ns, key, rec);
     if (miss.got)
-      rec->boundary_violations.push_back(
+      rec->findings.push_back(
           {"list-misses-adopted-entry",
            "an old pod (" + w.old_version + ", maxTtl 1000) set(\"" + key + "\", ttl " +
                std::to_string(kOldTtl) + ") in namespace " + name + "; a new pod (maxTtl " +
@@ -625,7 +623,7 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
     co_return;
   }
   if (live > 1 && rec->world->now_ms() == t0)
-    rec->quota_violations.push_back(
+    rec->findings.push_back(
         {"concurrent-overfill", std::to_string(w.clients) + " clients each set their own key at +" +
                                     std::to_string(slot - kDefaultEpochMs) + "ms in namespace " +
                                     name + " (maxEntries 1); at +" +
@@ -646,7 +644,7 @@ constexpr int64_t kSkewTtlMs = 400, kSkewMarginMs = 150;
 
 Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                           const state::VersionScripts& scripts, int id, int i, bool safety,
-                          Recorder* rec) {
+                          SkewWrites* writes, Recorder* rec) {
   if (w.clients < 2 || id > 1) co_return;
   state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
   const std::string name = (safety ? "skew-" : "skewlive-") + std::to_string(i);
@@ -660,13 +658,13 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     const int64_t inv = rec->world->now_ms();
     const std::optional<state::StateError> refused =
         co_await FailureOf<state::StateError>(ns->set("a", value, kSkewTtlMs));
-    if (!refused) rec->skew_writes[name] = {inv, rec->world->now_ms()};
+    if (!refused) (*writes)[name] = {inv, rec->world->now_ms()};
     co_return;
   }
   // Client 1: when client 0's write has returned (or its turn has passed).
   co_await SleepUntil(ctx, rec, base + 1);
-  auto a = rec->skew_writes.find(name);
-  if (a == rec->skew_writes.end()) co_return;
+  auto a = (*writes).find(name);
+  if (a == (*writes).end()) co_return;
   const auto [a_inv, a_ret] = a->second;
   const std::string key = safety ? "b" : "c";
   co_await SleepUntil(
@@ -685,7 +683,7 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       ") at +" + std::to_string(a_inv - kDefaultEpochMs) + "ms, so a is live until +" +
       std::to_string(a_inv + kSkewTtlMs - kDefaultEpochMs) + "ms or later by the server's clock; ";
   if (safety && refused.empty() && ret < a_inv + kSkewTtlMs)
-    rec->quota_violations.push_back(
+    rec->findings.push_back(
         {"skew-overfill",
          wrote_a + "client 1 set(b) at +" + std::to_string(inv - kDefaultEpochMs) +
              "ms and it was accepted: 2 live entries (client 1's clock runs ahead of client "
@@ -693,7 +691,7 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
          {},
          {Since(ctx, a_inv)}});
   if (!safety && !refused.empty() && inv > a_ret + kSkewTtlMs)
-    rec->liveness_violations.push_back(
+    rec->findings.push_back(
         {"skew-expired-slot-refused",
          wrote_a + "client 1 set(c) at +" + std::to_string(inv - kDefaultEpochMs) +
              "ms, after a expired by the server's clock, failed with \"" + refused +
@@ -705,7 +703,7 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
 Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
-                   Recorder* rec) {
+                   std::vector<AckOp>* ops, Recorder* rec) {
   AckOp a;
   a.key = "a" + std::to_string(rng.below(2));
   a.actor = id;
@@ -743,7 +741,7 @@ Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng
   a.ret_seq = rec->seq++;
   a.ret_ms = rec->world->now_ms();
   a.exp_lo = ns.expiry_is_relative() ? a.inv_ms + ns.last_ttl_ms() : ns.last_expires_at_ms();
-  if (!rejected) rec->ack_ops.push_back(a);
+  if (!rejected) ops->push_back(a);
   co_await ctx.sleep(rng.range(0, 20));
 }
 
@@ -784,7 +782,7 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
     if (e && e->quota()) refused = e->what();
     if (!refused.empty()) {
       std::optional<state::StateValue> a = co_await ns->get("a");
-      rec->liveness_violations.push_back(
+      rec->findings.push_back(
           {by_expiry ? "expired-slot-refused"
                      : (old_deletes ? "old-pod-delete-leaks-slot" : "deleted-slot-refused"),
            "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
@@ -826,7 +824,7 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       co_await ns->get(key);
     } catch (const state::StateError& e) {
       if (e.quota())
-        rec->read_quota_violations.push_back(
+        rec->findings.push_back(
             {"get-fails-with-quota-error",
              "namespace " + name + " (maxEntries 2)" +
                  (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2"
@@ -841,7 +839,7 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     co_await ns->list(std::nullopt, std::nullopt);
   } catch (const state::StateError& e) {
     if (e.quota())
-      rec->read_quota_violations.push_back(
+      rec->findings.push_back(
           {"list-fails-with-quota-error",
            "namespace " + name + ": list() failed with \"" + std::string(e.what()) + "\""});
   }

@@ -177,7 +177,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       out += "\n    the model answers: " + want;
       // The class: the kind of call the two disagree on.
       const std::string op = roll >= 88 ? "legacy-write" : what.substr(0, what.find('('));
-      rec->model_violations.push_back({"disagrees-on-" + op, out});
+      rec->findings.push_back({"disagrees-on-" + op, out});
       co_return;
     }
   }
@@ -377,7 +377,7 @@ Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
     std::string kind = what.substr(colon + 2);
     kind = kind.substr(0, kind.find('('));
     if (kind.rfind("an old pod", 0) == 0) kind = "legacy-write";
-    rec->names_violations.push_back({"names-change-" + kind, out});
+    rec->findings.push_back({"names-change-" + kind, out});
     co_return;
   }
 }

@@ -3,15 +3,44 @@
 #include <absl/strings/str_split.h>
 
 #include "properties/state/state_props.h"
+#include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props {
+namespace state_system {
+
+#define TESTBED_PROPERTY(name) const detail::StateProperty& name();
+#include "properties/state/properties.inc"
+#undef TESTBED_PROPERTY
+
 namespace {
+
+using detail::StateEnv;
+
+const PropertyTable<StateEnv>& Table() {
+  static const PropertyTable<StateEnv> kTable({
+#define TESTBED_PROPERTY(name) &name(),
+#include "properties/state/properties.inc"
+#undef TESTBED_PROPERTY
+  });
+  return kTable;
+}
+
+// The world's horizon for every state run.
+constexpr int64_t kHorizonMs = 600000;
+
+std::unique_ptr<PropertyRun> Prepare(const StateWorkload& w, const detail::StateProperty& p,
+                                     const ScriptCatalog& scripts) {
+  for (const std::string& v : w.more_old_versions)
+    if (!state::IsPorted(v))
+      throw std::invalid_argument("state version '" + v + "' has no client port");
+  if (!state::IsPorted(w.version) || (!w.old_version.empty() && !state::IsPorted(w.old_version)))
+    throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
+                                "' has no client port (ported: beta3, beta23, beta24, beta30)");
+  return Bind(std::make_unique<StateEnv>(w, scripts), p);
+}
 
 class StateSystem : public System {
  public:
-  StateSystem() {
-    for (const auto& p : StatePropertyTable()) properties_.push_back(p.info);
-  }
   std::string name() const override { return "state"; }
   std::string what() const override {
     return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds "
@@ -30,7 +59,7 @@ class StateSystem : public System {
   }
   std::string default_version() const override { return "beta30"; }
   int max_old_versions() const override { return 2; }
-  const std::vector<PropertyInfo>& properties() const override { return properties_; }
+  const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
   const std::vector<SystemOption>& options() const override {
     static const std::vector<SystemOption> kOptions = {
         {"ops-mix",
@@ -42,9 +71,8 @@ class StateSystem : public System {
   }
 
  protected:
-  RunOutcome DoRun(const RunSpec& spec, const sim::FaultOptions& faults,
-                   const ScriptCatalog& scripts, RedisServer* server,
-                   sim::Strategy& strategy) const override {
+  std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
+                                       const ScriptCatalog& scripts) const override {
     StateWorkload w;
     w.seed = spec.seed;
     w.clients = spec.clients;
@@ -58,22 +86,51 @@ class StateSystem : public System {
     w.skip = spec.skip;
     w.cas_only = option(spec, "ops-mix") == "cas";
     w.faults = faults;
-    w = ForProperty(w, spec.property);
-    StateRun r = RunStateWorkload(w, scripts, server, &strategy);
-    RunOutcome out;
-    out.findings = std::move(FindingsOf(r, spec.property));
-    out.incomplete = !r.verdict.complete;
-    out.trace = std::move(r.trace);
-    out.run = std::move(r.run);
-    return out;
+    return state_system::Prepare(w, Table().find(spec.property), scripts);
   }
-
- private:
-  std::vector<PropertyInfo> properties_;
+  int64_t horizon_ms() const override { return kHorizonMs; }
 };
 
 }  // namespace
 
 std::unique_ptr<System> Make() { return std::make_unique<StateSystem>(); }
 
-}  // namespace testbed::props::state_system
+}  // namespace state_system
+
+RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
+                            const ScriptCatalog& scripts, RedisServer* server,
+                            sim::Strategy* strategy) {
+  const detail::StateProperty& p = state_system::Table().find(property);
+  p.info.sets_aside.DisableIn(w.faults);
+  std::unique_ptr<PropertyRun> run = state_system::Prepare(w, p, scripts);
+  return RunProperty(*run, p.info, w.seed, state_system::kHorizonMs, w.faults, server, strategy);
+}
+
+namespace detail {
+
+void StateRun::Start(sim::World& world) {
+  rec.world = &world;
+  for (int c = 0; c < w.clients; ++c)
+    world.add_actor("client" + std::to_string(c),
+                    [this, c](sim::Ctx& ctx) { return Client(ctx, c); });
+}
+
+std::unique_ptr<state::StateNamespace> StateRun::Namespace(sim::Ctx& ctx,
+                                                           const std::string& connection) const {
+  return state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
+                              w.ns, connection);
+}
+
+Task<void> StepRun::Client(sim::Ctx& ctx, int id) {
+  auto ns = Namespace(ctx, Connection(id));
+  for (int i = 0; i < w.ops; ++i) {
+    if (w.skip.count({id, i})) continue;  // shrunk away
+    Prng rng(OpSeed(w.seed, id, i));
+    co_await Step(ctx, *ns, id, i, rng);
+  }
+  co_await Finish(ctx, *ns, id);
+}
+
+}  // namespace detail
+
+}  // namespace testbed::props

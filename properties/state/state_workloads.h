@@ -1,10 +1,12 @@
-// Internal to properties/state_*.cc: what the workloads record while they run (Recorder),
-// and the workload pieces each property runs, split by file:
-//   state_probes.cc     probes of one property each (expiry instants, read-back, quota,
-//                       memory backend, acknowledged writes), and the helpers they share
-//   state_legacy.cc     rolling deploys and the v1 -> v2 legacy properties
-//   state_sequential.cc model-matches-implementation
-//   state_props.cc      the client loop, the property table, the checks, runs and scenarios
+// Internal to properties/state/: what every state property's run is made from (StateEnv), what
+// its clients record (Recorder), the base of a run (StateRun: each client runs Client(), the
+// findings are what the clients recorded unless the property judges more), and the probes
+// several property files share, split by file:
+//   state_probes.cc        expiry instants, read-back, quota, memory backend, acknowledged
+//                          writes, adversarial and foreign values, and the helpers they share
+//   state_linearizable.cc  one plain operation into the history, and its judging
+//   state_legacy.cc        rolling deploys and the v1 -> v2 legacy workloads
+//   state_sequential.cc    the sequential client against model/state_store, and names lockstep
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include "properties/json_bend.h"
+#include "properties/property.h"
+#include "properties/register_history.h"
 #include "properties/state/state_props.h"
 #include "real/state/memory_beta30.h"
 #include "real/state/namespace.h"
@@ -49,36 +53,79 @@ struct LegacyKey {
   std::vector<Read> reads;
 };
 
+// What a run's clients record as they go: the world, the history's sequence numbers and the
+// findings of the run's one property.
 struct Recorder {
   sim::World* world = nullptr;
   int64_t seq = 0;
-  lin::RegisterHistory history;
-  std::vector<Finding> boundary_violations;
-  std::vector<Finding> read_back_violations;
-  std::vector<Finding> quota_violations;
-  std::vector<Finding> memory_violations;
-  std::vector<Finding> isolation_violations;
-  std::vector<Finding> liveness_violations;
-  std::vector<Finding> read_quota_violations;
-  std::vector<Finding> adoption_violations;
-  std::vector<Finding> rolling_violations;
-  std::vector<Finding> model_violations;
-  std::vector<Finding> counter_violations;
-  std::vector<Finding> version_violations;
-  std::vector<Finding> adversarial_violations;
-  std::vector<Finding> names_violations;
-  std::vector<Finding> foreign_violations;
-  // increments-all-kept: increments acknowledged, of unknown outcome, and clients done.
-  int64_t counter_acked = 0, counter_unknown = 0;
-  int counter_clients_done = 0;
-  // quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
-  std::map<std::string, std::pair<int64_t, int64_t>> skew_writes;
-  std::set<std::string> memory_desynced;  // memory-matches-redis: namespaces an unknown outcome hit
-  std::vector<AckOp> ack_ops;
-  std::map<std::string, LegacyKey> legacy_keys;  // legacy-readable, by key
-  std::map<std::string, std::set<std::string>>
-      adopters;  // legacy-adopted-once: v1 origin -> scopes
+  std::vector<Finding> findings;
 };
+
+// What every state property's run is made from: the workload's parameters (faults: those the
+// property keeps) and the version's scripts.
+struct StateEnv {
+  StateEnv(StateWorkload w, const ScriptCatalog& scripts) : w(std::move(w)), scripts(scripts) {}
+  StateWorkload w;
+  state::VersionScripts scripts;
+};
+using StateProperty = Property<StateEnv>;
+
+// A run of a state property: `clients` actors client0..., each running Client(ctx, id).
+class StateRun : public PropertyRun {
+ public:
+  explicit StateRun(const StateEnv& env) : w(env.w), scripts(env.scripts) {}
+  void Start(sim::World& world) override;
+  void Check(sim::World&, RunOutcome& out) override { out.findings = std::move(rec.findings); }
+
+ protected:
+  virtual Task<void> Client(sim::Ctx& ctx, int id) = 0;
+  // The namespace "ns" of the provider under test on `connection`, as most workloads use it.
+  std::unique_ptr<state::StateNamespace> Namespace(sim::Ctx& ctx,
+                                                   const std::string& connection = "conn") const;
+  const StateWorkload& w;
+  const state::VersionScripts& scripts;
+  Recorder rec;
+};
+
+// A run whose clients each open the namespace "ns" on Connection(id) and make one Step per
+// operation, each drawing from the operation's own stream (OpSeed), skipping what was shrunk
+// away; then Finish.
+class StepRun : public StateRun {
+ public:
+  using StateRun::StateRun;
+
+ protected:
+  virtual std::string Connection(int id) const { return "conn"; }
+  virtual Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) = 0;
+  virtual Task<void> Finish(sim::Ctx& ctx, state::StateNamespace& ns, int id) { co_return; }
+
+ private:
+  Task<void> Client(sim::Ctx& ctx, int id) final;
+};
+
+// Restart, failover and key loss (eviction) lose acknowledged writes by themselves.
+inline sim::FaultSet LosesWrites() {
+  return {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss};
+}
+// The probes aim at one exact millisecond; the model answers one instant per call.
+inline sim::FaultSet MovesTheInstant() {
+  using F = sim::Fault;
+  return {F::kLatency, F::kDelay, F::kReorder, F::kPause, F::kSkew, F::kClockJump};
+}
+inline bool Always(const std::string&, const std::string&) { return true; }
+// Whether a version writes v1 keys (the old pods of a v1 -> v2 upgrade).
+inline bool IsV1(const std::string& version) { return version == "beta3" || version == "beta23"; }
+
+// quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
+using SkewWrites = std::map<std::string, std::pair<int64_t, int64_t>>;
+
+// What the legacy workloads saw: every v1 key an old pod wrote and who read it
+// (legacy-readable), and which scopes read each v1 write as their own (legacy-adopted-once).
+struct LegacyLog {
+  std::map<std::string, LegacyKey> keys;
+  std::map<std::string, std::set<std::string>> adopters;  // v1 origin -> scopes
+};
+enum class Legacy { kRead, kAdoption, kRolling };
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
 std::string Show(const std::optional<state::StateValue>& v);
@@ -90,7 +137,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                           state::memory_beta30::Namespace& memory,
                           const std::vector<std::string>& keys, const state::NamespaceOptions& o,
                           Prng& rng, int i, int64_t ttl_max, const std::string& space,
-                          Recorder* rec);
+                          std::set<std::string>* desynced, Recorder* rec);
 
 state::Json TrickyValue(Prng& rng);
 
@@ -140,10 +187,10 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
 
 Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                           const state::VersionScripts& scripts, int id, int i, bool safety,
-                          Recorder* rec);
+                          SkewWrites* writes, Recorder* rec);
 
 Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
-                   Recorder* rec);
+                   std::vector<AckOp>* ops, Recorder* rec);
 
 Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
                          const state::VersionScripts& scripts, int id, int i, Prng& rng,
@@ -151,6 +198,20 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
 
 Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                           const state::VersionScripts& scripts, int id, int i, Recorder* rec);
+
+// ---- state_linearizable.cc ----
+// One random operation on `key` (get, set, compareAndSet, delete; no set with cas_only),
+// recorded in `history` as `actor`'s, then a pause. The draws after the key's come from rng.
+Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload& w, int actor,
+                   int i, std::string key, Prng& rng, std::map<std::string, int64_t>& seen_version,
+                   lin::RegisterHistory* history, Recorder* rec);
+
+// The history judged against model/state_register, key by key: a finding per rejected key,
+// named by the 1-minimal core of its history. hot_key: nine actors on one key (a smaller
+// search budget, and the sentence says who the actors are). Sets out.incomplete when the
+// search gave up.
+void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
+                  bool hot_key, RunOutcome& out);
 
 // ---- state_sequential.cc ----
 Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
@@ -161,7 +222,8 @@ Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
 
 // ---- state_legacy.cc ----
 Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
-                        const state::VersionScripts& scripts, Recorder* rec);
+                        const state::VersionScripts& scripts, Legacy probe, LegacyLog* log,
+                        Recorder* rec);
 
 std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
 

@@ -3,7 +3,7 @@
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
-#include "real/real_backend.h"
+#include "properties/property.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
 
@@ -45,6 +45,63 @@ Task<void> Client(sim::Ctx& ctx, int id, bool atomic, props::RunSpec spec, int64
   }
 }
 
+// Both properties run one workload: each client increments, and the counter's final value must
+// reach every acknowledged increment; the mixed one puts the old version on every other client.
+struct Env {
+  props::RunSpec spec;
+  int64_t step = 1;
+};
+
+struct CounterRun : props::PropertyRun {
+  CounterRun(const Env& env, bool mixed) : spec(env.spec), step(env.step), mixed(mixed) {}
+  const props::RunSpec& spec;
+  int64_t step;
+  bool mixed;
+  Tally tally;
+  void Start(sim::World& world) override {
+    for (int c = 0; c < spec.clients; ++c) {
+      const std::string& version = mixed && c % 2 ? spec.old_version : spec.version;
+      world.add_actor(absl::StrCat("client", c),
+                      [this, c, atomic = version == "v2"](sim::Ctx& ctx) {
+                        return Client(ctx, c, atomic, spec, step, &tally);
+                      });
+    }
+  }
+  void Check(sim::World& world, props::RunOutcome& out) override {
+    const int64_t final_value =
+        Number(world.backend().execute({"HGET", "counter", "n"}, world.now_ms()));
+    if (final_value < tally.acknowledged)
+      out.findings.push_back(
+          {"lost-increment", absl::StrCat("the counter ends at ", final_value, " though ",
+                                          tally.acknowledged, " was acknowledged")});
+  }
+};
+
+const props::Property<Env> kNoLostIncrement = {
+    {"no-lost-increment",
+     "the counter ends at least at the sum of acknowledged increments",
+     [](const std::string&, const std::string&) { return true; },
+     {},
+     {{"lost-increment", "the counter ends below the acknowledged sum"}}},
+    [](const Env& env) -> std::unique_ptr<props::PropertyRun> {
+      return std::make_unique<CounterRun>(env, /*mixed=*/false);
+    }};
+
+const props::Property<Env> kMixedPodsNoLostIncrement = {
+    {"mixed-pods-no-lost-increment",
+     "with old pods incrementing too, the counter ends at least at the acknowledged sum",
+     [](const std::string&, const std::string& old) { return !old.empty(); },
+     {sim::Fault::kRestart, sim::Fault::kFailover},
+     {{"lost-increment", "the counter ends below the acknowledged sum"}}},
+    [](const Env& env) -> std::unique_ptr<props::PropertyRun> {
+      return std::make_unique<CounterRun>(env, /*mixed=*/true);
+    }};
+
+const props::PropertyTable<Env>& Table() {
+  static const props::PropertyTable<Env> kTable({&kNoLostIncrement, &kMixedPodsNoLostIncrement});
+  return kTable;
+}
+
 class CounterSystem : public props::System {
  public:
   std::string name() const override { return "counter"; }
@@ -55,21 +112,7 @@ class CounterSystem : public props::System {
     return kVersions;
   }
   std::string default_version() const override { return "v2"; }
-  const std::vector<props::PropertyInfo>& properties() const override {
-    static const std::vector<props::PropertyInfo> kProperties = {
-        {"no-lost-increment",
-         "the counter ends at least at the sum of acknowledged increments",
-         [](const std::string&, const std::string&) { return true; },
-         {},
-         {{"lost-increment", "the counter ends below the acknowledged sum"}}},
-        {"mixed-pods-no-lost-increment",
-         "with old pods incrementing too, the counter ends at least at the acknowledged sum",
-         [](const std::string&, const std::string& old) { return !old.empty(); },
-         {sim::Fault::kRestart, sim::Fault::kFailover},
-         {{"lost-increment", "the counter ends below the acknowledged sum"}}},
-    };
-    return kProperties;
-  }
+  const std::vector<props::PropertyInfo>& properties() const override { return Table().infos(); }
   const std::vector<props::SystemOption>& options() const override {
     static const std::vector<props::SystemOption> kOptions = {
         {"step", "step", "1", {"1", "2"}, "how much each increment adds"}};
@@ -79,34 +122,12 @@ class CounterSystem : public props::System {
   int default_ops() const override { return 3; }
 
  protected:
-  props::RunOutcome DoRun(const props::RunSpec& spec, const sim::FaultOptions& faults,
-                          const ScriptCatalog&, RedisServer* server,
-                          sim::Strategy& strategy) const override {
-    std::unique_ptr<sim::Backend> backend = MakeBackend(server);
-    sim::WorldOptions o;
-    o.seed = spec.seed;
-    o.faults = faults;
-    sim::World world(o, *backend, strategy);
-    Tally tally;
-    int64_t step = 1;
-    absl::SimpleAtoi(option(spec, "step"), &step);
-    const bool mixed = spec.property == "mixed-pods-no-lost-increment";
-    for (int c = 0; c < spec.clients; ++c) {
-      const std::string& version = mixed && c % 2 ? spec.old_version : spec.version;
-      world.add_actor(absl::StrCat("client", c), [&, c, atomic = version == "v2"](sim::Ctx& ctx) {
-        return Client(ctx, c, atomic, spec, step, &tally);
-      });
-    }
-    const sim::RunResult run = world.run();
-    const int64_t final_value = Number(backend->execute({"HGET", "counter", "n"}, world.now_ms()));
-    props::RunOutcome out;
-    if (final_value < tally.acknowledged)
-      out.findings.push_back(
-          {"lost-increment", absl::StrCat("the counter ends at ", final_value, " though ",
-                                          tally.acknowledged, " was acknowledged")});
-    out.trace = world.take_trace();
-    out.run = run;
-    return out;
+  std::unique_ptr<props::PropertyRun> Prepare(const props::RunSpec& spec, const sim::FaultOptions&,
+                                              const ScriptCatalog&) const override {
+    auto env = std::make_unique<Env>();
+    env->spec = spec;
+    absl::SimpleAtoi(option(spec, "step"), &env->step);
+    return props::Bind(std::move(env), Table().find(spec.property));
   }
 };
 

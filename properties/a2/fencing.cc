@@ -1,0 +1,67 @@
+// Property "fencing" of the a2 event store: complete, fail and appends caused by an attempt are
+// accepted only from the current attempt of a live claim: not after a newer attempt was granted,
+// and not after the lease expired. Its workers also append progress notes caused by their attempts.
+#include <absl/strings/str_cat.h>
+
+#include "properties/a2/a2_workload.h"
+
+namespace testbed::props::a2_system {
+namespace {
+
+std::vector<Finding> Judge(const Recorder& r) {
+  std::vector<Finding> out;
+  for (const SettleRec& s : r.settles) {
+    const bool accepted = s.outcome == "completed" || s.outcome == "failed" ||
+                          s.outcome == "dead_lettered" || s.outcome == "appended";
+    if (!accepted) continue;
+    const std::string what =
+        absl::StrCat(Actor(s.actor), "'s ", s.op, "(event ", s.index, ", attempt ", s.attempt,
+                     ") at ", Ms(s.inv), " was accepted (", s.outcome, ")");
+    const ClaimRec* own = nullptr;
+    for (const ClaimRec& c : r.claims)
+      if (c.index == s.index && c.attempt == s.attempt && c.actor == s.actor) own = &c;
+    for (const ClaimRec& c : r.claims)
+      if (c.index == s.index && c.attempt > s.attempt && c.ret < s.inv) {
+        out.push_back({s.op == "complete" ? "completed-by-superseded-attempt"
+                       : s.op == "fail"   ? "failed-by-superseded-attempt"
+                                          : "caused-append-by-superseded-attempt",
+                       what + " after " + ClaimText(c),
+                       {},
+                       {Involve(c.actor, c.inv, c.ret), Involve(s.actor, s.inv, s.ret)}});
+        break;
+      }
+    if (own && s.inv > own->lease_end)
+      out.push_back({s.op == "complete" ? "completed-after-lease-expired"
+                     : s.op == "fail"   ? "failed-after-lease-expired"
+                                        : "caused-append-after-lease-expired",
+                     what + ", after its lease had expired: " + ClaimText(*own),
+                     {},
+                     {Involve(own->actor, own->inv, own->ret), Involve(s.actor, s.inv, s.ret)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+const A2Property& Fencing() {
+  static const A2Property kProperty = {
+      {"fencing",
+       "complete, fail and caused appends are accepted only from the current attempt of a live "
+       "claim",
+       Always,
+       LosesWrites(),
+       {{"completed-by-superseded-attempt",
+         "a complete was accepted after a newer attempt had been granted"},
+        {"failed-by-superseded-attempt",
+         "a fail was accepted after a newer attempt had been granted"},
+        {"completed-after-lease-expired", "a complete was accepted after its lease had expired"},
+        {"failed-after-lease-expired", "a fail was accepted after its lease had expired"},
+        {"caused-append-by-superseded-attempt",
+         "an append caused by an attempt was accepted after a newer attempt had been granted"},
+        {"caused-append-after-lease-expired",
+         "an append caused by an attempt was accepted after its lease had expired"}}},
+      Concurrent<Judge, Workload::kEventsWithCausedAppends>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::a2_system

@@ -1,0 +1,81 @@
+// Property "busy-means-committing" of handles: HANDLE_BUSY ("being committed by another
+// request") is reported only while some commit of the draft is in flight, or within one lease
+// after a committer died or gave up ("A crashed committer leaves the record BUSY for at most
+// the lease"). A crash's time comes from the trace.
+#include <absl/strings/str_cat.h>
+
+#include <map>
+
+#include "properties/handles/handles_workload.h"
+
+namespace testbed::props::handles_system {
+namespace {
+
+std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
+  std::map<int, int64_t> crashed_at;  // actor -> virtual ms
+  for (const auto& e : trace.events)
+    if (e.fault == sim::Fault::kCrash && !e.planned) crashed_at[e.actor] = e.at_ms;
+  std::vector<Finding> out;
+  for (const Op& b : rec.ops) {
+    if (b.outcome != "HANDLE_BUSY") continue;
+    bool committing = false;
+    for (const Op& c : rec.ops) {
+      if (&c == &b || c.draft != b.draft || c.op != "commit" || c.inv > b.ret) continue;
+      // A commit holds the draft until it returns; one that died or gave up, one lease more.
+      int64_t end = c.ret;
+      if (c.ret == kNever)
+        end = crashed_at.count(c.actor) ? crashed_at[c.actor] + kLeaseMs : kNever;
+      else if (c.outcome != "ok" && c.outcome != "replayed")
+        end = c.ret + kLeaseMs;
+      if (end >= b.inv) committing = true;
+    }
+    if (committing) continue;
+    std::string cls = "busy-with-no-committer", with;
+    for (const Op& c : rec.ops)
+      if (c.draft == b.draft && c.op == "commit" && c.inv < b.inv &&
+          (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
+        cls = "busy-beyond-lease";
+        with = absl::StrCat("; the last committer (", Describe(c),
+                            c.ret == kNever && crashed_at.count(c.actor)
+                                ? absl::StrCat(", crashed at +", crashed_at[c.actor], "ms")
+                                : std::string(),
+                            ") ended more than one lease (", kLeaseMs, " ms) before");
+      }
+    for (const Op& o : rec.ops)
+      if (cls == "busy-with-no-committer" && &o != &b && o.draft == b.draft && o.inv <= b.ret &&
+          o.ret >= b.inv &&
+          (o.op == "read" || o.op == "foreign-read" || o.op == "update" || o.op == "discard")) {
+        cls = "busy-from-concurrent-" + (o.op == "foreign-read" ? std::string("read") : o.op);
+        with = "; concurrently " + Describe(o);
+        break;
+      }
+    out.push_back(
+        {cls,
+         absl::StrCat("on ", b.draft, ": ", Describe(b), with, "; no commit of it was in flight"),
+         {},
+         {Involve(b)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+const HandlesProperty& BusyMeansCommitting() {
+  static const HandlesProperty kProperty = {
+      {"busy-means-committing",
+       "HANDLE_BUSY is reported only while a commit of the draft is in flight, or within one "
+       "lease after its committer died or gave up",
+       Always,
+       LosesWrites(),
+       {{"busy-beyond-lease", "BUSY more than one lease after the last committer died or gave up"},
+        {"busy-from-concurrent-read",
+         "a concurrent read (its sliding-TTL touch) made an operation report BUSY"},
+        {"busy-from-concurrent-update", "a concurrent update made an operation report BUSY"},
+        {"busy-from-concurrent-discard",
+         "a concurrent discard made a commit report BUSY instead of not found"},
+        {"busy-with-no-committer", "BUSY with no commit in flight and none died within a lease"}}},
+      Run<Judge>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::handles_system

@@ -1,0 +1,29 @@
+// Property "data-read-back" of handles: a draft's data reads back exactly as written: the
+// drafts workload reads each new draft back after its create and first update.
+#include "properties/handles/handles_workload.h"
+
+namespace testbed::props::handles_system {
+namespace {
+
+std::vector<Finding> ReadBackMismatches(const Recorder& rec, const sim::Trace&) {
+  return rec.read_back_mismatches;
+}
+
+}  // namespace
+
+const HandlesProperty& DataReadBack() {
+  static const HandlesProperty kProperty = {
+      {"data-read-back",
+       "a draft's data reads back exactly as written (JSON equality)",
+       Always,
+       LosesWrites(),
+       {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
+        {"number-bent", "a number reads back as a different number"},
+        {"string-bent", "a string reads back with different characters"},
+        {"structure-bent", "the data reads back with a different structure"},
+        {"update-not-visible", "a read after an acknowledged update returns the data before it"}}},
+      Run<ReadBackMismatches>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::handles_system

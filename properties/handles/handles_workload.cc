@@ -1,0 +1,554 @@
+#include "properties/handles/handles_workload.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+#include <absl/strings/str_split.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "model/handles.h"
+#include "properties/json_bend.h"
+#include "real/handles/handle.h"
+#include "real/real_backend.h"
+#include "sim/clock.h"
+#include "sim/prng.h"
+#include "sim/runtime.h"
+
+namespace testbed::props::handles_system {
+namespace {
+
+// The simulated upstream call of a commit: it takes `duration_ms`, and either fails before it
+// has any effect or has its one side effect and returns a result.
+Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int actor, int op,
+                    int64_t duration_ms, bool fails) {
+  co_await ctx.sleep(duration_ms);
+  if (fails) throw std::runtime_error("upstream failed");
+  Draft& d = rec->drafts[draft];
+  ++d.effects;
+  d.effect_log.push_back(absl::StrCat("client ", actor, " at +", rec->now(), "ms"));
+  Json result = Json::object();
+  result["by"] = actor;
+  result["op"] = op;
+  co_return result;
+}
+
+// How an LLM caller retries: after HANDLE_BUSY ("Retry shortly with the same handle") and after
+// a storage error that failed in transport, up to 3 attempts.
+bool Retryable(const HandleError& e) {
+  return e.code == "HANDLE_BUSY" || (e.code == "HANDLE_STORAGE_UNAVAILABLE" && e.transport);
+}
+
+struct ClientArgs {
+  Workload workload;
+  uint64_t seed;
+  int id, ops;
+  std::string version;
+  const SkipSet* skip;
+  const state::VersionScripts* scripts;
+  Recorder* rec;
+};
+
+// What a call returned, in the model's terms.
+model::HandleAnswer Answer(const std::string& code) {
+  model::HandleAnswer a;
+  a.code = code;
+  return a;
+}
+
+// One call of the sequential client, as the model and both backends see it.
+struct Step {
+  const handles::HandleKind* kind = nullptr;
+  std::string op;  // create, read, update, commit, discard, foreign-read
+  std::string handle;
+  Json data;
+  int64_t duration = 0;  // commit: the work's
+  bool fails = false;    // commit: the work fails
+  Json result;           // commit: what the work returns
+};
+
+// Runs a step on one context; `created` gets a create's handle, `work_end` the commit work's
+// end (the caller's clock), `ran` whether the work ran.
+Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
+                                  handles::HandleContext& foreign, Step step, std::string* created,
+                                  int64_t* work_end, bool* ran) {
+  const handles::HandleKind& kind = *step.kind;
+  model::HandleAnswer got;
+  const int64_t now = ctx.now_ms();
+  try {
+    if (step.op == "create") {
+      *created = co_await h.create(kind, step.data);
+      got.status = "active";
+      got.data = step.data;
+      got.expires_at_ms =
+          now +
+          (handles::IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms) : kind.ttl_ms);
+    } else if (step.op == "read" || step.op == "update") {
+      const Json data = step.data;
+      const std::function<Json(Json)> set = [data](Json) { return data; };
+      handles::HandleRecord r;
+      if (step.op == "read")  // (no co_await inside ?: with g++ 12)
+        r = co_await h.read(kind, step.handle);
+      else
+        r = co_await h.update(kind, step.handle, set);
+      got.status = r.status;
+      got.data = r.data;
+      if (r.result) got.result = *r.result;
+      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
+    } else if (step.op == "commit") {
+      const int64_t duration = step.duration;
+      const bool fails = step.fails;
+      const Json result = step.result;
+      const handles::Work work = [&ctx, ran, work_end, duration, fails,
+                                  result](Json) -> Task<Json> {
+        co_await ctx.sleep(duration);
+        *ran = true;
+        *work_end = ctx.now_ms();
+        if (fails) throw std::runtime_error("upstream failed");
+        co_return result;
+      };
+      handles::CommitOutcome c = co_await h.commit(kind, step.handle, work);
+      got.status = c.status;
+      got.result = c.result;
+    } else if (step.op == "discard") {
+      co_await h.discard(kind, step.handle);
+    } else {
+      handles::HandleRecord r = co_await foreign.read(kind, step.handle);
+      got.status = r.status;
+      got.data = r.data;
+      if (r.result) got.result = *r.result;
+      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
+    }
+  } catch (const HandleError& e) {
+    got = Answer(e.code);
+    got.deadline = e.details.value("deadline", "");
+  } catch (const std::runtime_error&) {
+    got = Answer("work-failed");
+  }
+  co_return got;
+}
+
+// model-matches-implementation (and memory-matches-redis): one client, no faults, every call
+// compared with model/handles (or with the same call on the memory backend, in lockstep).
+Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
+  const bool on_memory = against_memory && a.id == 1;
+  Recorder* rec = a.rec;
+  // Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
+  // all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
+  std::vector<handles::HandleKind> kinds(3, DraftKind());
+  kinds[1].name = "brief";
+  kinds[1].idle_ttl_ms = 100;
+  kinds[1].max_ttl_ms = 150;
+  kinds[1].result_ttl_ms = 120;
+  kinds[2].name = "page";
+  kinds[2].type = "cursor";
+  kinds[2].access = "public";
+  kinds[2].field_name = "pageToken";
+  kinds[2].ttl_ms = 300;
+  kinds[2].word_count = 4;
+  std::vector<model::HandleModel> models;
+  for (const auto& k : kinds)
+    models.emplace_back(model::HandleKindModel{k.idle_ttl_ms, k.max_ttl_ms, k.result_ttl_ms,
+                                               !handles::IsDraftKind(k), k.ttl_ms,
+                                               k.access == "public"});
+  // The model's name for a handle's scope: the connection, or the provider for public kinds.
+  auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
+  Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::MemoryState memory(ctx.clock());
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = "session-1";
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  handles::HandleOptions other_options = options;
+  other_options.connection_id = "session-2";
+  handles::HandleContext other(other_options, ctx, rng);
+  handles::HandleOptions memory_options = options;
+  memory_options.state = &memory;
+  handles::HandleContext hm(memory_options, ctx, memory_rng);
+  handles::HandleOptions memory_other_options = memory_options;
+  memory_other_options.connection_id = "session-2";
+  handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
+  std::vector<std::pair<std::string, size_t>> known;  // handle, kind
+  std::vector<std::string> log;
+  for (int i = 0; i < a.ops; ++i) {
+    if (a.skip->count({0, i})) continue;  // shrunk away
+    Prng op(OpSeed(a.seed, 0, i));
+    // A quarter of the calls land exactly on a deadline of a known handle (its idle or hard
+    // deadline, the last millisecond of its grace, or the one after), as the model has them.
+    int64_t pause = op.range(0, 300);
+    if (!known.empty() && op.chance({1, 4})) {
+      const auto& [handle, k] = known[op.below(known.size())];
+      const std::vector<int64_t> d = models[k].deadlines(scope(k), handle);
+      std::vector<int64_t> ahead;
+      for (int64_t t : d)
+        if (t >= ctx.now_ms()) ahead.push_back(t);
+      if (!ahead.empty()) pause = ahead[op.below(ahead.size())] - ctx.now_ms();
+    }
+    co_await ctx.sleep(pause);
+    const int64_t now = ctx.now_ms();
+    const uint64_t roll = op.below(100);
+    Step step;
+    step.data = Json::object();
+    step.data["n"] = i;
+    size_t k = op.below(kinds.size());
+    if (known.empty() || roll < 20) {
+      step.op = "create";
+    } else {
+      const auto& picked = known[op.below(known.size())];
+      step.handle = picked.first;
+      k = picked.second;
+      step.op = roll < 45   ? "read"
+                : roll < 65 ? "update"
+                : roll < 90 ? "commit"
+                : roll < 96 ? "discard"
+                            : "foreign-read";
+      // Update and commit are draft operations (the SDK's types offer them for drafts only).
+      if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit"))
+        step.op = "read";
+      step.duration = op.range(0, 300);
+      step.fails = op.chance({1, 8});
+      step.result = Json::object();
+      step.result["op"] = i;
+    }
+    step.kind = &kinds[k];
+    model::HandleModel& m = models[k];
+    std::string created;
+    int64_t end = now;
+    bool ran = false;
+    model::HandleAnswer got;
+    if (on_memory)
+      got = co_await Perform(ctx, hm, other_m, step, &created, &end, &ran);
+    else
+      got = co_await Perform(ctx, h, other, step, &created, &end, &ran);
+    if (!created.empty()) known.emplace_back(created, k);
+    std::string what =
+        step.op == "create" ? "create -> " + created : absl::StrCat(step.op, "(", step.handle, ")");
+    if (step.op == "commit")
+      absl::StrAppend(&what, " with work of ", step.duration, " ms",
+                      step.fails ? " that fails" : "");
+    model::HandleAnswer want;
+    bool model_ran = false;
+    if (step.op == "create") {
+      want = created.empty() ? Answer("") : m.create(scope(k), created, step.data, now);
+    } else if (step.op == "read") {
+      want = m.read(scope(k), step.handle, now);
+    } else if (step.op == "update") {
+      want = m.update(scope(k), step.handle, step.data, now);
+    } else if (step.op == "commit") {
+      want = m.commit(scope(k), step.handle, now, end,
+                      step.fails ? std::nullopt : std::optional<Json>(step.result));
+      model_ran = want.work_runs;
+    } else if (step.op == "discard") {
+      want = m.discard(scope(k), step.handle, now);
+    } else if (kinds[k].access == "public") {
+      want = m.read(scope(k), step.handle, now);  // the same handle from every connection
+    } else {
+      want = Answer("HANDLE_NOT_FOUND");
+    }
+    if (step.op != "commit") model_ran = ran;
+    if (against_memory) {  // the model only steers the deadlines here; the backends compare
+      (on_memory ? rec->on_memory : rec->on_redis)
+          .push_back({absl::StrCat("+", now - kDefaultEpochMs, "ms ", what), got, ran});
+      continue;
+    }
+    log.push_back(absl::StrCat(
+        "+", now - kDefaultEpochMs, "ms ", what, " -> ", Show(got),
+        ran != model_ran ? (ran ? " (the work ran)" : " (the work did not run)") : ""));
+    if (!Same(got, want) || ran != model_ran) {
+      std::string text = "the handle runtime and model/handles disagree; the last calls:";
+      for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
+        text += "\n    " + log[k];
+      text += "\n    the model answers: " + Show(want);
+      rec->findings.push_back(
+          {"disagrees-on-" + (step.op == "foreign-read" ? std::string("read") : step.op),
+           text,
+           {},
+           {Since(ctx, now)}});
+      co_return;
+    }
+  }
+}
+
+// quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
+// connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
+// whose result then expires); a third create must be accepted, as no handle is live.
+Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
+  handles::HandleKind kind = DraftKind();
+  kind.name = "quota";
+  kind.idle_ttl_ms = 100;
+  kind.max_ttl_ms = 300;
+  kind.result_ttl_ms = 100;
+  kind.max_entries = 2;
+  Prng rng(OpSeed(a.seed, a.id, i) + 1);
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = absl::StrCat("quota-", a.id, "-", i);
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  const uint64_t how = op.below(3);
+  std::string gone;
+  try {
+    const std::string x = co_await h.create(kind, Json::object());
+    const std::string y = co_await h.create(kind, Json::object());
+    if (how == 0) {
+      co_await ctx.sleep(kind.idle_ttl_ms);  // both idle-expire: HANDLE_EXPIRED from here on
+      gone = "both drafts expired (idle, 100 ms)";
+    } else if (how == 1) {
+      co_await h.discard(kind, x);
+      co_await h.discard(kind, y);
+      co_await ctx.sleep(2);  // the 1 ms tombstones lapse
+      gone = "both drafts were discarded";
+    } else {
+      const handles::Work work = [](Json) -> Task<Json> { co_return Json::object(); };
+      co_await h.commit(kind, x, work);
+      co_await h.commit(kind, y, work);
+      co_await ctx.sleep(kind.result_ttl_ms);  // both results expire
+      gone = "both drafts were committed and their results expired (100 ms)";
+    }
+  } catch (const HandleError&) {
+    co_return;  // the setup did not go through: nothing to judge
+  }
+  const int64_t t = a.rec->now();
+  try {
+    co_await h.create(kind, Json::object());
+  } catch (const HandleError& e) {
+    if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
+      a.rec->findings.push_back(
+          {how == 0   ? "expired-drafts-hold-quota"
+           : how == 1 ? "discarded-drafts-hold-quota"
+                      : "expired-results-hold-quota",
+           absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +", t,
+                        "ms, with no live handle, create failed: ", e.what()),
+           {},
+           {Since(ctx, kDefaultEpochMs + t)}});
+  }
+}
+
+Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+  if (a.workload == Workload::kQuota) {
+    for (int i = 0; i < a.ops; ++i) {
+      if (a.skip->count({a.id, i})) continue;  // shrunk away
+      Prng op(OpSeed(a.seed, a.id, i));
+      co_await QuotaProbe(ctx, a, i, op);
+    }
+    co_return;
+  }
+  const bool lockstep = a.workload == Workload::kMemoryLockstep;
+  if (a.workload == Workload::kSequential || lockstep) {
+    if (a.id == 0 || (a.id == 1 && lockstep)) co_await SequentialClient(ctx, a, lockstep);
+    co_return;
+  }
+  Recorder* rec = a.rec;
+  const handles::HandleKind& kind = DraftKind();
+  Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
+  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = "session-1";
+  options.commit_lease_ms = kLeaseMs;
+  handles::HandleContext h(options, ctx, rng);
+  handles::HandleOptions foreign_options = options;
+  foreign_options.connection_id = "session-2";
+  handles::HandleContext foreign(foreign_options, ctx, rng);
+  for (int i = 0; i < a.ops; ++i) {
+    if (a.skip->count({a.id, i})) continue;  // shrunk away
+    Prng op_rng(OpSeed(a.seed, a.id, i));
+    // LLM tool calls arrive in bursts: half of them at the next 50 ms boundary, where the
+    // other app servers' calls on the same drafts meet them.
+    if (op_rng.chance({1, 2}))
+      co_await ctx.sleep(50 - rec->now() % 50);
+    else
+      co_await ctx.sleep(op_rng.range(0, 40));
+    const uint64_t roll = op_rng.below(100);
+    if (rec->pool.empty() || roll < 15) {
+      // create, then (before anyone else knows the handle) update and read it back.
+      Json data = Json::object();
+      data["title"] = absl::StrCat("draft of client ", a.id);
+      data["log"] = "";  // the updates applied, "c0-1,c2-3": a string, so no store bends it
+      data["tags"] = Json::array();
+      data["amount"] = 1234567890123456;
+      const size_t c = rec->begin("", "create", a.id);
+      std::string handle;
+      try {
+        handle = co_await h.create(kind, data);
+        rec->ops[c].draft = handle;
+        rec->end(c, "ok");
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+        continue;
+      }
+      Json want = data;
+      want["note"] = "caf\u00e9";
+      bool updated = false, unknown = false;
+      try {
+        // (g++ 12 destroys a lambda temporary inside a co_await expression twice: named locals.)
+        const std::function<Json(Json)> add_note = [](Json d) {
+          d["note"] = "caf\u00e9";
+          return d;
+        };
+        co_await h.update(kind, handle, add_note);
+        updated = true;
+      } catch (const HandleError& e) {
+        unknown = e.transport;  // it may have landed: nothing to compare
+      }
+      try {
+        if (unknown) throw HandleError("", "");
+        handles::HandleRecord r = co_await h.read(kind, handle);
+        const Json& expected = updated ? want : data;
+        if (r.data != expected)
+          rec->read_back_mismatches.push_back(
+              {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
+               absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
+                            " with data ", state::Stringify(expected), "; read() returned ",
+                            state::Stringify(r.data)),
+               {},
+               {Since(ctx, kDefaultEpochMs + a.rec->now())}});
+      } catch (const HandleError&) {
+      }
+      rec->pool.push_back(handle);
+      continue;
+    }
+    const std::string draft = rec->pool[op_rng.below(rec->pool.size())];
+    if (roll < 55) {
+      const int64_t duration = op_rng.range(0, 500);
+      const bool fails = op_rng.chance({1, 10});
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const size_t c = rec->begin(draft, "commit", a.id);
+        bool retry = false;
+        try {
+          const handles::Work work = [&ctx, rec, draft, id = a.id, i, duration, fails](Json) {
+            return Upstream(ctx, rec, draft, id, i, duration, fails);
+          };
+          handles::CommitOutcome out = co_await h.commit(kind, draft, work);
+          rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
+        } catch (const HandleError& e) {
+          rec->end(c, e.code, e.transport);
+          retry = Retryable(e);
+        } catch (const std::runtime_error&) {
+          rec->end(c, "work-failed");
+        }
+        if (!retry) break;
+        co_await ctx.sleep(op_rng.range(50, 150));
+      }
+    } else if (roll < 75) {
+      const size_t c = rec->begin(draft, "read", a.id);
+      try {
+        handles::HandleRecord r = co_await h.read(kind, draft);
+        Json seen = r.data;
+        seen["status"] = r.status;
+        rec->end(c, "ok", false, seen);
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    } else if (roll < 93) {
+      const std::string token = absl::StrCat("c", a.id, "-", i);
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const size_t c = rec->begin(draft, "update", a.id);
+        bool retry = false;
+        try {
+          const std::function<Json(Json)> append = [token](Json d) {
+            d["log"] = absl::StrCat(d.value("log", ""), ",", token);
+            return d;
+          };
+          handles::HandleRecord r = co_await h.update(kind, draft, append);
+          rec->end(c, "ok", false, r.data);
+        } catch (const HandleError& e) {
+          rec->end(c, e.code, e.transport);
+          retry = Retryable(e);
+        }
+        if (!retry) break;
+        co_await ctx.sleep(op_rng.range(50, 150));
+      }
+    } else if (roll < 97) {
+      const size_t c = rec->begin(draft, "discard", a.id);
+      try {
+        co_await h.discard(kind, draft);
+        rec->end(c, "ok");
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    } else {
+      const size_t c = rec->begin(draft, "foreign-read", a.id);
+      try {
+        handles::HandleRecord r = co_await foreign.read(kind, draft);
+        rec->end(c, "ok", false, r.data);
+        rec->foreign_reads.push_back(
+            {"reads-other-connections-draft",
+             absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
+                          ", a bound draft of session-1: ", state::Stringify(r.data)),
+             {},
+             {Involve(rec->ops[c])}});
+      } catch (const HandleError& e) {
+        rec->end(c, e.code, e.transport);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const handles::HandleKind& DraftKind() {
+  static const handles::HandleKind kind = [] {
+    handles::HandleKind k;
+    k.name = "draft";
+    k.type = "draft";
+    k.access = "bound";
+    k.field_name = "draftHandle";
+    k.issued_by = "drafts.create";
+    k.idle_ttl_ms = 400;
+    k.max_ttl_ms = 1500;
+    k.result_ttl_ms = 1000;
+    k.max_entries = 50;
+    k.max_value_bytes = 4096;
+    k.word_count = 2;
+    return k;
+  }();
+  return kind;
+}
+
+Involved Involve(const Op& o) {
+  return {absl::StrCat("client", o.actor), o.inv, o.ret == kNever ? INT64_MAX : o.ret};
+}
+
+std::string Show(const model::HandleAnswer& a) {
+  if (!a.code.empty())
+    return a.code + (a.deadline.empty() ? std::string() : " (" + a.deadline + ")");
+  std::string s = a.status;
+  if (!a.data.is_null()) s += " data " + state::Stringify(a.data);
+  if (!a.result.is_null()) s += " result " + state::Stringify(a.result);
+  if (a.expires_at_ms) s += " expiresAt " + state::IsoTime(a.expires_at_ms);
+  return s;
+}
+
+bool Same(const model::HandleAnswer& got, const model::HandleAnswer& want) {
+  if (got.code != want.code) return false;
+  if (!got.code.empty()) return got.code != "HANDLE_EXPIRED" || got.deadline == want.deadline;
+  return got.status == want.status && got.data == want.data && got.result == want.result &&
+         got.expires_at_ms == want.expires_at_ms;
+}
+
+std::string Describe(const Op& o) {
+  return absl::StrCat(
+      "client ", o.actor, " ", o.op, " from +", o.inv, "ms to ",
+      o.ret == kNever ? std::string("(never returned)") : absl::StrCat("+", o.ret, "ms"), " -> ",
+      o.outcome, o.value.is_null() ? std::string() : " " + state::Stringify(o.value));
+}
+
+void HandlesRun::Start(sim::World& world) {
+  rec_.world = &world;
+  const RunSpec& spec = env_.spec;
+  // The lockstep always runs its two clients (Redis and the memory backend).
+  const int clients = workload_ == Workload::kMemoryLockstep ? 2 : spec.clients;
+  for (int c = 0; c < clients; ++c)
+    world.add_actor(absl::StrCat("client", c), [this, c](sim::Ctx& ctx) {
+      const RunSpec& spec = env_.spec;
+      return Client(ctx, ClientArgs{workload_, spec.seed, c, spec.ops, spec.version, &spec.skip,
+                                    &env_.bodies, &rec_});
+    });
+}
+
+}  // namespace testbed::props::handles_system

@@ -1,0 +1,24 @@
+// Property "model-matches-implementation" of handles: one sequential, fault-free caller
+// (three kinds: the workload's draft, a brief draft whose TTLs are all shorter than the lease,
+// a public cursor), each call compared with model/handles at the same instant.
+#include "properties/handles/handles_workload.h"
+
+namespace testbed::props::handles_system {
+
+const HandlesProperty& ModelMatchesImplementation() {
+  static const HandlesProperty kProperty = {
+      {"model-matches-implementation",
+       "a sequential, fault-free caller gets from every call what the model of the handle "
+       "lifecycle (model/handles.h) answers at that instant",
+       Always,
+       sim::FaultSet::All(),
+       {{"disagrees-on-create", "create answers other than the model"},
+        {"disagrees-on-read", "read answers other than the model"},
+        {"disagrees-on-update", "update answers other than the model"},
+        {"disagrees-on-commit", "commit answers other than the model"},
+        {"disagrees-on-discard", "discard answers other than the model"}}},
+      Run<WorkloadFindings, Workload::kSequential>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::handles_system

@@ -1,0 +1,53 @@
+// Property "connection-isolation" of the state store: each client is its own connection; all write
+// and read the same key in a connection-scoped namespace, and must only ever read their own values.
+#include <string>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state_system {
+namespace {
+
+using namespace detail;
+
+class Runner : public StepRun {
+ public:
+  using StepRun::StepRun;
+
+ private:
+  std::string Connection(int id) const override {
+    return w.broken_scope_for_negative_test ? "conn" : "conn" + std::to_string(id);
+  }
+  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+    try {
+      if (rng.chance({1, 2})) {
+        state::Json mine = state::Json::object();
+        mine["owner"] = id;
+        co_await ns.set("shared", mine, std::nullopt);
+      } else {
+        std::optional<state::StateValue> got = co_await ns.get("shared");
+        if (got && got->value.value("owner", -1) != id)
+          rec.findings.push_back({"reads-other-connection",
+                                  "client " + std::to_string(id) + " (connection " +
+                                      Connection(id) + ") read " + state::Stringify(got->value) +
+                                      ", written by another connection"});
+      }
+    } catch (const state::StateError&) {
+    }
+    co_await ctx.sleep(rng.range(0, 5));
+  }
+};
+
+}  // namespace
+
+const StateProperty& ConnectionIsolation() {
+  static const StateProperty kProperty = {
+      {"connection-isolation",
+       "a connection never reads another connection's data",
+       [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); },
+       {},
+       {{"reads-other-connection", "a connection reads a value another connection wrote"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state_system

@@ -1,0 +1,69 @@
+// Property "hot-key-linearizable" of the state store: the plain workload on one key ("hot"), each
+// client's operations split over kHotKeyThreadsPerClient concurrent threads: thread t of client c
+// runs the client's operations i with i % kHotKeyThreadsPerClient == t, as actor c + clients * t (3
+// clients of 3 threads are 9 actors on one key, with `ops` operations per client as in every
+// workload).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state_system {
+namespace {
+
+using namespace detail;
+
+class Runner : public StateRun {
+ public:
+  using StateRun::StateRun;
+  void Check(sim::World& world, RunOutcome& out) override {
+    JudgeHistory(history_, w, world.start_ms(), /*hot_key=*/true, out);
+  }
+
+ private:
+  Task<void> Client(sim::Ctx& ctx, int id) override {
+    std::vector<sim::ThreadId> threads;
+    for (int t = 1; t < kHotKeyThreadsPerClient; ++t)
+      threads.push_back(ctx.spawn("hot" + std::to_string(t),
+                                  [this, id, t](sim::Ctx& c) { return Thread(c, id, t); }));
+    co_await Thread(ctx, id, 0);
+    for (sim::ThreadId t : threads) co_await ctx.join(t);
+  }
+  Task<void> Thread(sim::Ctx& ctx, int id, int t) {
+    auto ns = Namespace(ctx);
+    std::map<std::string, int64_t> seen_version;
+    for (int i = t; i < w.ops; i += kHotKeyThreadsPerClient) {
+      if (w.skip.count({id, i})) continue;  // shrunk away
+      Prng rng(OpSeed(w.seed, id, i));
+      co_await PlainOp(ctx, *ns, w, id + w.clients * t, i, "hot", rng, seen_version, &history_,
+                       &rec);
+    }
+  }
+  lin::RegisterHistory history_;
+};
+
+}  // namespace
+
+const StateProperty& HotKeyLinearizable() {
+  static const StateProperty kProperty = {
+      {"hot-key-linearizable",
+       "the same contract as cas-versions-linearizable on one hot key: every client runs "
+       "three threads on it (3 clients: 9 actors), which share out the client's operations",
+       Always,
+       {},
+       {{"duplicate-version", "two concurrent writers were acknowledged with the same version"},
+        {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
+        {"stale-cas-succeeds",
+         "a compareAndSet succeeds against a version an acknowledged write had replaced"},
+        {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
+        {"version-continues-after-delete",
+         "a write that lands after a concurrent delete is numbered from the deleted value"},
+        {"no-single-order",
+         "the operations on the hot key cannot be put in one order that explains their results "
+         "(a core no narrower class describes; its shape is in the text)"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state_system

@@ -1,0 +1,76 @@
+// Property "increments-all-kept" of the state store: every client increments one shared counter;
+// the last client to finish reads it and compares it with the increments that were acknowledged.
+#include <string>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state_system {
+namespace {
+
+using namespace detail;
+
+class Runner : public StepRun {
+ public:
+  using StepRun::StepRun;
+
+ private:
+  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+    try {
+      co_await ns.increment("counter", "n", 1, std::nullopt);
+      ++acked_;
+    } catch (const state::StateError& e) {
+      if (e.transport()) ++unknown_;  // it may have landed
+    }
+    co_await ctx.sleep(rng.range(0, 5));
+  }
+  Task<void> Finish(sim::Ctx& ctx, state::StateNamespace& ns, int id) override {
+    // The last client to finish: every other increment has returned (or never will).
+    if (++clients_done_ != w.clients) co_return;
+    const int64_t since = rec.world->now_ms();
+    try {
+      std::optional<state::StateValue> got = co_await ns.get("counter");
+      const double n =
+          got && got->value.is_object() && got->value.value("n", state::Json()).is_number()
+              ? got->value["n"].get<double>()
+              : 0;
+      const int64_t acked = acked_, unknown = unknown_;
+      const std::string what =
+          std::to_string(w.clients) + " clients had " + std::to_string(acked) +
+          " increment(\"counter\", \"n\", 1) calls acknowledged (" + std::to_string(unknown) +
+          " more of unknown outcome); then get(\"counter\") read n = " + state::Stringify(n);
+      const double lost = static_cast<double>(acked) - n;
+      if (lost > 0)
+        rec.findings.push_back({"lost-increment",
+                                what + ": " + state::Stringify(lost) +
+                                    (lost == 1 ? " acknowledged increment is lost"
+                                               : " acknowledged increments are lost"),
+                                {},
+                                {Since(ctx, since)}});
+      else if (n > static_cast<double>(acked + unknown))
+        rec.findings.push_back(
+            {"extra-increment", what + ": more than every increment", {}, {Since(ctx, since)}});
+    } catch (const state::StateError&) {
+    }
+  }
+  // Increments acknowledged, of unknown outcome, and clients done.
+  int64_t acked_ = 0, unknown_ = 0;
+  int clients_done_ = 0;
+};
+
+}  // namespace
+
+const StateProperty& IncrementsAllKept() {
+  static const StateProperty kProperty = {
+      {"increments-all-kept",
+       "concurrent increment() calls on one key keep every acknowledged increment: the total "
+       "is their sum (an atomic counter, as the operation's name and the memory backend's "
+       "single-threaded increment promise)",
+       Always,
+       LosesWrites(),
+       {{"lost-increment", "an acknowledged increment is missing from the counter's total"},
+        {"extra-increment", "the counter holds more than every increment that was made"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state_system

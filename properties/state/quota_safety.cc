@@ -1,0 +1,49 @@
+// Property "quota-safety" of the state store: in a namespace with maxEntries 1, set a with a TTL,
+// wait until its expiry instant, set b, and read both in that same millisecond; then several
+// clients race for one slot, and a client whose clock runs ahead writes while another's entry is
+// live.
+#include <string>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state_system {
+namespace {
+
+using namespace detail;
+
+class Runner : public StepRun {
+ public:
+  using StepRun::StepRun;
+
+ private:
+  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+    co_await QuotaProbe(ctx, w, scripts, id, i, rng.range(1, 50), &rec);
+    co_await QuotaRace(ctx, w, scripts, id, i, &rec);
+    co_await SkewQuotaProbe(ctx, w, scripts, id, i, /*safety=*/true, &skew_writes_, &rec);
+  }
+  SkewWrites skew_writes_;
+};
+
+}  // namespace
+
+const StateProperty& QuotaSafety() {
+  static const StateProperty kProperty = {
+      {"quota-safety",
+       "a namespace never holds more live entries than maxEntries",
+       Always,
+       {sim::Fault::kLatency, sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause},
+       {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
+        {"expiry-instant-overfill",
+         "at an entry's expiry millisecond a new key is accepted while get() still returns the "
+         "old one"},
+        {"concurrent-overfill",
+         "keys set at one instant by several clients all stay live past "
+         "maxEntries"},
+        {"skew-overfill",
+         "a client whose clock runs ahead admits a key while another is live by the server's "
+         "clock"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state_system

@@ -1,0 +1,37 @@
+// Property "reads-never-quota-error" of the state store: an old pod fills a small namespace with v1
+// values, a new pod fills its own scope, then reads the v1 keys: no read may fail with a quota
+// error.
+#include <string>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state_system {
+namespace {
+
+using namespace detail;
+
+class Runner : public StepRun {
+ public:
+  using StepRun::StepRun;
+
+ private:
+  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+    co_await ReadQuotaProbe(ctx, w, scripts, id, i, &rec);
+  }
+};
+
+}  // namespace
+
+const StateProperty& ReadsNeverQuotaError() {
+  static const StateProperty kProperty = {
+      {"reads-never-quota-error",
+       "get() and list() never fail with a quota error",
+       Always,
+       {},
+       {{"get-fails-with-quota-error", "get() fails with a quota error"},
+        {"list-fails-with-quota-error", "list() fails with a quota error"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state_system
