@@ -175,6 +175,8 @@ size_t World::record(ThreadId t, EventKind kind, std::string text, int64_t call,
   e.thread = t;
   e.kind = kind;
   e.text = std::move(text);
+  if (EventTextRewrite rewrite = EventTextRewriteForTests(); rewrite && !e.text.empty())
+    e.text = rewrite(std::move(e.text));
   e.call = call;
   if (reply) e.reply = *reply;
   return trace_.events.size() - 1;

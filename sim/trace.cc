@@ -21,6 +21,11 @@ const std::string& Trace::actor_of(const TraceEvent& e) const {
   return e.thread < 0 ? kWorld : thread_actor.at(static_cast<size_t>(e.thread));
 }
 
+EventTextRewrite& EventTextRewriteForTests() {
+  static EventTextRewrite rewrite = nullptr;
+  return rewrite;
+}
+
 const std::string& Trace::concerns(const TraceEvent& e) const {
   if (e.thread < 0 && e.actor >= 0) return actor_names.at(static_cast<size_t>(e.actor));
   return actor_of(e);

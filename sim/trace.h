@@ -69,6 +69,12 @@ struct Trace {
   std::string Hash() const;
 };
 
+// How the world writes an event's text (tests only): nullptr, as it is; else this rewrite of
+// it. Consumers read the typed fields, so no verdict, class or timeline mark may depend on the
+// text: tests/typed_events_test.cc rewrites every text and compares.
+using EventTextRewrite = std::string (*)(std::string text);
+EventTextRewrite& EventTextRewriteForTests();
+
 // A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so
 // that the keys and arguments fit; reports map the name back to the script's file.
 std::string ShortArgv(const Argv& argv);
