@@ -167,9 +167,15 @@ int RunDiff(const DiffSpec& spec) {
   base.options = spec.options;
   const size_t jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
                                     : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  // What a pair of runs left to report: their classes and, where the replies differ, the first
+  // difference (the sides' steps are dropped as soon as they are compared, so a diff's memory
+  // does not grow with --runs).
   struct Pair {
     props::RunSpec run;
-    Side before, after;
+    std::vector<std::string> before, after;  // classes
+    bool differ = false;
+    size_t at = 0;  // the first step that differs
+    std::string call_before, call_after, reply_before, reply_after;
   };
   std::vector<Pair> pairs;
   for (int64_t i = 0; i < spec.runs; ++i)
@@ -183,8 +189,27 @@ int RunDiff(const DiffSpec& spec) {
   // Each pair is two independent worlds on one seed; threads take pairs in turn.
   scenarios::OnThreads(jobs, [&](size_t k) {
     for (size_t i = k; i < pairs.size(); i += jobs) {
-      pairs[i].before = RunSide(system, pairs[i].run, shipped, shipped_names);
-      pairs[i].after = RunSide(system, pairs[i].run, candidate, candidate_names);
+      Pair& x = pairs[i];
+      Side before = RunSide(system, x.run, shipped, shipped_names);
+      Side after = RunSide(system, x.run, candidate, candidate_names);
+      x.before = std::move(before.classes);
+      x.after = std::move(after.classes);
+      x.differ = before.steps != after.steps;
+      if (!x.differ) continue;
+      while (x.at < before.steps.size() && x.at < after.steps.size() &&
+             before.steps[x.at] == after.steps[x.at])
+        ++x.at;
+      auto what = [&](const std::vector<Step>& steps) {
+        return x.at < steps.size() ? reports::Abbreviate(steps[x.at].what).substr(0, 600)
+                                   : std::string("(no further call)");
+      };
+      auto reply = [&](const std::vector<Step>& steps) {
+        return x.at < steps.size() ? steps[x.at].reply.substr(0, 400) : std::string("-");
+      };
+      x.call_before = what(before.steps);
+      x.call_after = what(after.steps);
+      x.reply_before = reply(before.steps);
+      x.reply_after = reply(after.steps);
     }
   });
 
@@ -203,10 +228,10 @@ int RunDiff(const DiffSpec& spec) {
     const Pair& x = pairs[i];
     PerProperty& p = per[x.run.property];
     ++p.runs;
-    const bool failed_before = !x.before.classes.empty(), failed_after = !x.after.classes.empty();
+    const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
     p.to_fail += !failed_before && failed_after;
     p.to_pass += failed_before && !failed_after;
-    if (x.before.steps != x.after.steps) {
+    if (x.differ) {
       ++p.replies_differ;
       if (!p.first_reply_diff) p.first_reply_diff = i;
     }
@@ -220,8 +245,8 @@ int RunDiff(const DiffSpec& spec) {
         if (!first) first = x.run.seed;
       }
     };
-    note(x.before.classes, false);
-    note(x.after.classes, true);
+    note(x.before, false);
+    note(x.after, true);
   }
 
   std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
@@ -273,18 +298,8 @@ int RunDiff(const DiffSpec& spec) {
     const PerProperty& x = per[p];
     if (!x.first_reply_diff) continue;
     const Pair& d = pairs[*x.first_reply_diff];
-    size_t at = 0;
-    while (at < d.before.steps.size() && at < d.after.steps.size() &&
-           d.before.steps[at] == d.after.steps[at])
-      ++at;
-    auto what = [&](const std::vector<Step>& steps) {
-      return at < steps.size() ? reports::Abbreviate(steps[at].what).substr(0, 600)
-                               : std::string("(no further call)");
-    };
-    auto reply = [&](const std::vector<Step>& steps) {
-      return at < steps.size() ? steps[at].reply.substr(0, 400) : std::string("-");
-    };
-    const std::string call_before = what(d.before.steps), call_after = what(d.after.steps);
+    const size_t at = d.at;
+    const std::string &call_before = d.call_before, &call_after = d.call_after;
     DiffSpec one = spec;
     one.properties = {p};
     one.seed = d.run.seed;
@@ -298,7 +313,7 @@ int RunDiff(const DiffSpec& spec) {
       std::printf("  shipped call:      %s\n  candidate call:    %s\n", call_before.c_str(),
                   call_after.c_str());
     std::printf("  shipped reply:     %s\n  candidate reply:   %s\n  replay: %s\n",
-                reply(d.before.steps).c_str(), reply(d.after.steps).c_str(), one.Write().c_str());
+                d.reply_before.c_str(), d.reply_after.c_str(), one.Write().c_str());
   }
   std::printf("\n");
   if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
