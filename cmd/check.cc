@@ -302,52 +302,15 @@ CheckSpec ParseCheck(const std::vector<std::string>& args) {
   return internal::ParseWith<Raw, CheckSpec>("check", args, Define, Resolve);
 }
 
-int RunCheck(const CheckSpec& spec) {
-  const props::System& system = *props::FindSystem(spec.system);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
-  std::fflush(stdout);
-  const std::string old_version = spec.OldVersion();
-  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
-              spec.system.c_str(), spec.version.c_str(),
-              old_version.empty() ? "no earlier version" : old_version.c_str());
-  if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
-  if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
-  if (!spec.save_scenarios.empty()) internal::CheckWritable(spec.save_scenarios, "save-scenarios");
-  if (!spec.html.empty()) internal::CheckWritable(spec.html, "html");
-  std::vector<std::string> properties = spec.properties;
-  if (properties.empty())
-    for (const auto& p : system.properties()) properties.push_back(p.name);
-  const bool dfs = spec.strategy == "dfs";
-  // A dfs search explores every schedule of one seed's workload: one seed unless told.
-  const int64_t max_runs =
-      spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
-  const ScriptCatalog scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
-  std::optional<scenarios::Baseline> baseline;
-  if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
-  std::vector<std::string> compiled = {spec.version};
-  if (!old_version.empty())
-    for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
-  for (const std::string& v : compiled)
-    if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
-      throw SetupError("a script does not compile: " + err);
-  std::unique_ptr<RedisServer> server;
-  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  std::unique_ptr<RedisServer> sample_server;
-  if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  const reports::ScriptNames script_names = reports::NamesOf(scripts);
+namespace {
 
-  int64_t jobs =
-      spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
-  if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
-  props::RunSpec base;
-  base.version = spec.version;
-  base.old_version = old_version;
-  base.clients = static_cast<int>(spec.clients);
-  base.ops = static_cast<int>(spec.ops);
-  base.skip = spec.skip;
-  base.faults = spec.faults;
-  base.options = spec.options;
+// One check: its inputs, set up once from the spec, what its runs found, and its report.
+class CheckRun {
+ public:
+  explicit CheckRun(const CheckSpec& spec);
+  int Run();
 
+ private:
   struct ClassTally {
     int64_t runs = 0;
     props::RunSpec first;
@@ -371,14 +334,6 @@ int RunCheck(const CheckSpec& spec) {
     }
   };
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
-  auto make_strategy = [&](const props::RunSpec& r) -> std::unique_ptr<sim::Strategy> {
-    if (spec.strategy == "pct")
-      return std::make_unique<sim::Pct>(static_cast<int>(spec.pct_depth),
-                                        int64_t{r.clients} * r.ops * 8);
-    if (spec.strategy == "replay") return std::make_unique<sim::Replay>(spec.choices);
-    return nullptr;
-  };
-  std::map<std::string, Tally> tally;
   struct Outcome {
     props::RunSpec run;
     bool incomplete = false;
@@ -389,121 +344,206 @@ int RunCheck(const CheckSpec& spec) {
     props::RunSpec run;
     std::string line, error;
   };
+
+  // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
+  std::unique_ptr<sim::Strategy> MakeStrategy(const props::RunSpec& r) const;
+  // One run of one property. Runs are independent worlds, so they go to `jobs` threads; the
+  // tally merges them in run order, so the result does not depend on the thread count.
+  Outcome RunOne(int64_t i, const std::string& p);
+  void RunDfs(Progress* progress);
+  void RunRandom(Progress* progress);
+  bool OutOfTime() const {
+    return spec.budget_seconds > 0 &&
+           std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds);
+  }
+  // With a baseline, a class is "new" or "known"; only new ones fail the check.
+  std::string StatusOf(const std::string& p, const std::string& c) const {
+    if (!baseline) return "";
+    return baseline->find(p, c) ? "known" : "new";
+  }
+  void PrintTable();
+  void PrintBaseline();
+  int ReportScriptFailure() const;  // 2, after saying why
+  std::string Counterexample(const std::string& p, const std::string& c,
+                             scenarios::Baseline& written);
+  int Finish(int code, const scenarios::Baseline& written);
+
+  const CheckSpec& spec;
+  const props::System& system;
+  const std::string old_version;
+  const bool dfs;
+  std::vector<std::string> properties;
+  int64_t max_runs = 0;
+  ScriptCatalog scripts;
+  std::optional<scenarios::Baseline> baseline;
+  std::unique_ptr<RedisServer> server, sample_server;
+  reports::ScriptNames script_names;
+  int64_t jobs = 1;
+  props::RunSpec base;
+  // --shard i/n: this process runs the indices i-1, i-1+n, ... of [0, max_runs).
+  int64_t first = 0, stride = 1, shard_runs = 0;
+  std::chrono::steady_clock::time_point start;
+
+  std::map<std::string, Tally> tally;
   std::optional<ScriptFailure> script_failure;
   int64_t sampled = 0, diverged = 0, total_runs = 0, total_violations = 0;
   std::string first_divergence;
-  // One run of one property. Runs are independent worlds, so they go to `jobs` threads; the
-  // tally merges them in run order, so the result does not depend on the thread count.
-  auto run_one = [&](int64_t i, const std::string& p) {
-    Outcome o;
-    o.run = base;
-    o.run.property = p;
-    o.run.seed = spec.seed + static_cast<uint64_t>(i);
-    auto strategy = make_strategy(o.run);
-    props::RunOutcome r = system.Run(o.run, scripts, server.get(), strategy.get());
-    o.classes = r.classes;
-    o.incomplete = r.incomplete;
-    if (!r.script_errors.empty()) {
-      const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
-      o.script_error_line = r.trace.Render(e);
-      o.script_error = e.reply.str;
-    }
-    if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
-      auto again = make_strategy(o.run);
-      props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
-      ++sampled;
-      const std::string real_hash = real.trace_hash(), hash = r.trace_hash();
-      if (real_hash != hash || real.classes != r.classes)
-        if (!diverged++)
-          first_divergence =
-              absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", hash.substr(0, 16),
-                           ", redis-server trace ", real_hash.substr(0, 16));
-    }
-    return o;
-  };
-  // --shard i/n: this process runs the indices i-1, i-1+n, ... of [0, max_runs).
-  const int64_t first = spec.shard_count > 0 ? spec.shard_index - 1 : 0;
-  const int64_t stride = spec.shard_count > 0 ? spec.shard_count : 1;
-  const int64_t shard_runs = max_runs == INT64_MAX ? INT64_MAX
-                             : max_runs > first    ? (max_runs - first + stride - 1) / stride
-                                                   : 0;
-  const auto start = std::chrono::steady_clock::now();
-  {
-    Progress progress(!spec.quiet);
-    // dfs: each seed's search runs here, one after another (a search is one long walk).
-    for (int64_t j = 0; dfs && j < shard_runs; ++j) {
-      const int64_t i = first + j * stride;
-      if (spec.budget_seconds > 0 &&
-          std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
-        break;
-      for (const std::string& p : properties) {
-        if (!system.property(p)->applies(spec.version, old_version)) continue;
-        props::RunSpec r = base;
-        r.property = p;
-        r.seed = spec.seed + static_cast<uint64_t>(i);
-        Tally& t = tally[p];
-        const sim::DfsResult d = sim::ExploreDfs(
-            [&](sim::Strategy& strategy, sim::RunResult* run) {
-              const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
-              *run = o.run;
-              if (o.incomplete) ++t.incomplete;
-              if (!o.script_errors.empty() && !script_failure) {
-                const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
-                script_failure = ScriptFailure{r, o.trace.Render(e), e.reply.str};
-              }
-              std::vector<size_t> choices;
-              for (const auto& [n, k] : o.run.choices) choices.push_back(k);
-              t.hit(o.classes, r, choices);
-              return o.violated;
-            },
-            {.preemption_bound = static_cast<int>(spec.preemption_bound),
-             .prune_visited_states = false,
-             .max_schedules = spec.max_schedules});
-        t.done += d.schedules;
-        t.violated += d.violations;
-        t.exhausted = t.exhausted && d.exhausted;
-        total_runs += d.schedules;
-        total_violations += d.violations;
-        progress.update(total_runs, total_violations);
-      }
-    }
-    for (int64_t j0 = 0; !dfs && j0 < shard_runs; j0 += jobs) {
-      if (spec.budget_seconds > 0 &&
-          std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds))
-        break;
-      const int64_t n = std::min<int64_t>(jobs, shard_runs - j0);
-      std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
-      scenarios::OnThreads(static_cast<size_t>(n), [&](size_t k) {
-        for (const std::string& p : properties)
-          if (system.property(p)->applies(spec.version, old_version))
-            results[k].push_back(run_one(first + (j0 + static_cast<int64_t>(k)) * stride, p));
-      });
-      for (const auto& batch : results)
-        for (const Outcome& o : batch) {
-          if (!o.script_error.empty() && !script_failure)
-            script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
-          Tally& t = tally[o.run.property];
-          ++t.done;
-          ++total_runs;
-          if (o.incomplete) ++t.incomplete;
-          if (!o.classes.empty()) {
-            ++t.violated;
-            ++total_violations;
-            t.hit(o.classes, o.run, {});
-          }
-        }
-      progress.update(total_runs, total_violations);
-    }
-  }
-  // With a baseline, a class is "new" or "known"; only new ones fail the check.
-  auto status_of = [&](const std::string& p, const std::string& c) -> std::string {
-    if (!baseline) return "";
-    return baseline->find(p, c) ? "known" : "new";
-  };
-  std::printf("%-44s %8s %8s %8s %s\n", "property / class", "runs", "passed", "violated",
-              baseline ? "first seed, against the baseline" : "first seed");
   reports::CheckReport report;
   int64_t no_verdict = 0, new_classes = 0;
+};
+
+CheckRun::CheckRun(const CheckSpec& spec)
+    : spec(spec),
+      system(*props::FindSystem(spec.system)),
+      old_version(spec.OldVersion()),
+      dfs(spec.strategy == "dfs") {
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  std::fflush(stdout);
+  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
+              spec.system.c_str(), spec.version.c_str(),
+              old_version.empty() ? "no earlier version" : old_version.c_str());
+  if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
+  if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
+  if (!spec.save_scenarios.empty()) internal::CheckWritable(spec.save_scenarios, "save-scenarios");
+  if (!spec.html.empty()) internal::CheckWritable(spec.html, "html");
+  properties = spec.properties;
+  if (properties.empty())
+    for (const auto& p : system.properties()) properties.push_back(p.name);
+  // A dfs search explores every schedule of one seed's workload: one seed unless told.
+  max_runs = spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
+  scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
+  if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
+  std::vector<std::string> compiled = {spec.version};
+  if (!old_version.empty())
+    for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
+  for (const std::string& v : compiled)
+    if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
+      throw SetupError("a script does not compile: " + err);
+  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+  script_names = reports::NamesOf(scripts);
+
+  jobs = spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
+  base.version = spec.version;
+  base.old_version = old_version;
+  base.clients = static_cast<int>(spec.clients);
+  base.ops = static_cast<int>(spec.ops);
+  base.skip = spec.skip;
+  base.faults = spec.faults;
+  base.options = spec.options;
+  first = spec.shard_count > 0 ? spec.shard_index - 1 : 0;
+  stride = spec.shard_count > 0 ? spec.shard_count : 1;
+  shard_runs = max_runs == INT64_MAX ? INT64_MAX
+               : max_runs > first    ? (max_runs - first + stride - 1) / stride
+                                     : 0;
+}
+
+std::unique_ptr<sim::Strategy> CheckRun::MakeStrategy(const props::RunSpec& r) const {
+  if (spec.strategy == "pct")
+    return std::make_unique<sim::Pct>(static_cast<int>(spec.pct_depth),
+                                      int64_t{r.clients} * r.ops * 8);
+  if (spec.strategy == "replay") return std::make_unique<sim::Replay>(spec.choices);
+  return nullptr;
+}
+
+CheckRun::Outcome CheckRun::RunOne(int64_t i, const std::string& p) {
+  Outcome o;
+  o.run = base;
+  o.run.property = p;
+  o.run.seed = spec.seed + static_cast<uint64_t>(i);
+  auto strategy = MakeStrategy(o.run);
+  props::RunOutcome r = system.Run(o.run, scripts, server.get(), strategy.get());
+  o.classes = r.classes;
+  o.incomplete = r.incomplete;
+  if (!r.script_errors.empty()) {
+    const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
+    o.script_error_line = r.trace.Render(e);
+    o.script_error = e.reply.str;
+  }
+  if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
+    auto again = MakeStrategy(o.run);
+    props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
+    ++sampled;
+    const std::string real_hash = real.trace_hash(), hash = r.trace_hash();
+    if (real_hash != hash || real.classes != r.classes)
+      if (!diverged++)
+        first_divergence =
+            absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", hash.substr(0, 16),
+                         ", redis-server trace ", real_hash.substr(0, 16));
+  }
+  return o;
+}
+
+// dfs: each seed's search runs here, one after another (a search is one long walk).
+void CheckRun::RunDfs(Progress* progress) {
+  for (int64_t j = 0; j < shard_runs; ++j) {
+    const int64_t i = first + j * stride;
+    if (OutOfTime()) break;
+    for (const std::string& p : properties) {
+      if (!system.property(p)->applies(spec.version, old_version)) continue;
+      props::RunSpec r = base;
+      r.property = p;
+      r.seed = spec.seed + static_cast<uint64_t>(i);
+      Tally& t = tally[p];
+      const sim::DfsResult d = sim::ExploreDfs(
+          [&](sim::Strategy& strategy, sim::RunResult* run) {
+            const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
+            *run = o.run;
+            if (o.incomplete) ++t.incomplete;
+            if (!o.script_errors.empty() && !script_failure) {
+              const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
+              script_failure = ScriptFailure{r, o.trace.Render(e), e.reply.str};
+            }
+            std::vector<size_t> choices;
+            for (const auto& [n, k] : o.run.choices) choices.push_back(k);
+            t.hit(o.classes, r, choices);
+            return o.violated;
+          },
+          {.preemption_bound = static_cast<int>(spec.preemption_bound),
+           .prune_visited_states = false,
+           .max_schedules = spec.max_schedules});
+      t.done += d.schedules;
+      t.violated += d.violations;
+      t.exhausted = t.exhausted && d.exhausted;
+      total_runs += d.schedules;
+      total_violations += d.violations;
+      progress->update(total_runs, total_violations);
+    }
+  }
+}
+
+void CheckRun::RunRandom(Progress* progress) {
+  for (int64_t j0 = 0; j0 < shard_runs; j0 += jobs) {
+    if (OutOfTime()) break;
+    const int64_t n = std::min<int64_t>(jobs, shard_runs - j0);
+    std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
+    scenarios::OnThreads(static_cast<size_t>(n), [&](size_t k) {
+      for (const std::string& p : properties)
+        if (system.property(p)->applies(spec.version, old_version))
+          results[k].push_back(RunOne(first + (j0 + static_cast<int64_t>(k)) * stride, p));
+    });
+    for (const auto& batch : results)
+      for (const Outcome& o : batch) {
+        if (!o.script_error.empty() && !script_failure)
+          script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
+        Tally& t = tally[o.run.property];
+        ++t.done;
+        ++total_runs;
+        if (o.incomplete) ++t.incomplete;
+        if (!o.classes.empty()) {
+          ++t.violated;
+          ++total_violations;
+          t.hit(o.classes, o.run, {});
+        }
+      }
+    progress->update(total_runs, total_violations);
+  }
+}
+
+void CheckRun::PrintTable() {
+  std::printf("%-44s %8s %8s %8s %s\n", "property / class", "runs", "passed", "violated",
+              baseline ? "first seed, against the baseline" : "first seed");
   report.seed = spec.seed;
   report.system = spec.system;
   report.version = spec.version;
@@ -524,7 +564,7 @@ int RunCheck(const CheckSpec& spec) {
     reports::PropertyRow row{p, t.done, passed, t.violated};
     for (const std::string& c : t.order) {
       const ClassTally& ct = t.classes.at(c);
-      const std::string status = status_of(p, c);
+      const std::string status = StatusOf(p, c);
       if (status == "new") ++new_classes;
       std::printf("  %-42s %8s %8s %8lld %llu%s\n", c.c_str(), "", "",
                   static_cast<long long>(ct.runs), static_cast<unsigned long long>(ct.first.seed),
@@ -544,175 +584,154 @@ int RunCheck(const CheckSpec& spec) {
                               : "  stopped after %s (--max-schedules): not every schedule\n",
                   reports::Count(t.done, "schedule").c_str());
   }
-  if (baseline) {
-    for (const auto& a : baseline->accepted) {
-      const auto it = tally.find(a.property);
-      if (it == tally.end() || !it->second.classes.count(a.cls))
-        report.unseen.push_back({a.property, a.cls, a.reason});
-    }
-    std::printf("baseline %s: %lld new, %lld known", spec.baseline.c_str(),
-                static_cast<long long>(new_classes),
-                static_cast<long long>(baseline->accepted.size() - report.unseen.size()));
-    if (report.unseen.empty()) std::printf(", every known class seen\n");
-    std::printf(report.unseen.empty() ? "" : ", %zu known but not seen this run:\n",
-                report.unseen.size());
-    for (const auto& u : report.unseen)
-      std::printf("  known but not seen this run: %s / %s\n", u.property.c_str(), u.cls.c_str());
+}
+
+void CheckRun::PrintBaseline() {
+  for (const auto& a : baseline->accepted) {
+    const auto it = tally.find(a.property);
+    if (it == tally.end() || !it->second.classes.count(a.cls))
+      report.unseen.push_back({a.property, a.cls, a.reason});
   }
-  if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fflush(stdout);
-    std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n",
-                 static_cast<long long>(total_runs), dfs ? "schedules" : "runs", secs,
-                 secs > 0 ? total_runs / secs : 0.0);
+  std::printf("baseline %s: %lld new, %lld known", spec.baseline.c_str(),
+              static_cast<long long>(new_classes),
+              static_cast<long long>(baseline->accepted.size() - report.unseen.size()));
+  if (report.unseen.empty()) std::printf(", every known class seen\n");
+  std::printf(report.unseen.empty() ? "" : ", %zu known but not seen this run:\n",
+              report.unseen.size());
+  for (const auto& u : report.unseen)
+    std::printf("  known but not seen this run: %s / %s\n", u.property.c_str(), u.cls.c_str());
+}
+
+int CheckRun::ReportScriptFailure() const {
+  // A script that fails at run time makes the SDK report "Redis is unavailable", which the
+  // properties must treat as an unknown outcome: the verdicts above mean little.
+  CheckSpec replay = spec;
+  replay.properties = {script_failure->run.property};
+  replay.seed = script_failure->run.seed;
+  replay.runs = 1;
+  replay.budget_seconds = 0;
+  replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
+  replay.shard_index = replay.shard_count = 0;
+  replay.real_sample = 0;
+  std::fprintf(stderr,
+               "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
+               "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
+               "replay: %s\n",
+               script_failure->run.property.c_str(),
+               static_cast<unsigned long long>(script_failure->run.seed),
+               reports::Abbreviate(reports::NameScripts(script_failure->line, script_names))
+                   .substr(0, 400)
+                   .c_str(),
+               script_failure->error.c_str(), replay.Write().c_str());
+  return 2;
+}
+
+// The class `c` of property `p`: minimized (unless its schedule is fixed), printed with its
+// calls and replay line, its timeline page and scenario written, and it goes in the report and
+// the written baseline. Returns its status against the baseline.
+std::string CheckRun::Counterexample(const std::string& p, const std::string& c,
+                                     scenarios::Baseline& written) {
+  const Tally& t = tally[p];
+  const ClassTally& ct = t.classes.at(c);
+  // Each class is shrunk while it still shows, so its counterexample is its own. A
+  // schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
+  const bool fixed_schedule = dfs || spec.strategy == "replay";
+  auto shows = [&](const props::RunOutcome& o) {
+    return std::find(o.classes.begin(), o.classes.end(), c) != o.classes.end();
+  };
+  const props::RunSpec m =
+      fixed_schedule ? ct.first : scenarios::Minimize(ct.first, jobs, [&](const props::RunSpec& x) {
+        auto strategy = MakeStrategy(x);
+        return shows(system.Run(x, scripts, server.get(), strategy.get()));
+      });
+  std::unique_ptr<sim::Strategy> strategy =
+      dfs ? std::make_unique<sim::Replay>(ct.first_choices) : MakeStrategy(m);
+  const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
+  std::string counterexample;
+  for (const props::Finding& f : r.findings)
+    if (props::ClassOf(f) == c)
+      counterexample += "  " + reports::NameScripts(f.text, script_names) + "\n";
+  const props::Finding* generic = nullptr;
+  for (const props::Finding& f : r.findings)
+    if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;
+  const std::string status = StatusOf(p, c);
+  const std::string sentence = props::SentenceOf(*system.property(p), c);
+  std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %s x %s):\n", p.c_str(), c.c_str(),
+              status.empty() ? "" : (" (" + status + ")").c_str(), sentence.c_str(),
+              static_cast<unsigned long long>(m.seed), reports::Count(m.clients, "client").c_str(),
+              reports::Count(m.ops, "operation").c_str());
+  if (generic) std::printf("  shape: %s\n", generic->shape.c_str());
+  std::printf("%s", counterexample.c_str());
+  reports::ViolationRow row{p,         c,     sentence,       status, m.seed,
+                            m.clients, m.ops, counterexample, {},     ""};
+  std::printf("redis calls (and faults), in the order Redis ran them:\n");
+  row.redis_calls = reports::CallsInOrder(r.trace, script_names);
+  for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
+  std::printf("the same calls per actor, with virtual times:\n");
+  for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
+    std::printf("  %s:\n", actor.c_str());
+    for (const auto& call : calls)
+      std::printf("    %s\n", reports::Abbreviate(call).substr(0, 600).c_str());
   }
-  if (script_failure) {
-    // A script that fails at run time makes the SDK report "Redis is unavailable", which the
-    // properties must treat as an unknown outcome: the verdicts above mean little.
-    CheckSpec replay = spec;
-    replay.properties = {script_failure->run.property};
-    replay.seed = script_failure->run.seed;
-    replay.runs = 1;
-    replay.budget_seconds = 0;
-    replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
-    replay.shard_index = replay.shard_count = 0;
-    replay.real_sample = 0;
-    std::fprintf(
-        stderr,
-        "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
-        "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
-        "replay: %s\n",
-        script_failure->run.property.c_str(),
-        static_cast<unsigned long long>(script_failure->run.seed),
-        reports::Abbreviate(reports::NameScripts(script_failure->line, script_names))
-            .substr(0, 400)
-            .c_str(),
-        script_failure->error.c_str(), replay.Write().c_str());
-    return 2;
+  CheckSpec replay = spec;
+  replay.properties = {p};
+  replay.seed = m.seed;
+  replay.runs = 1;
+  replay.budget_seconds = 0;
+  replay.clients = m.clients;
+  replay.ops = m.ops;
+  replay.skip = m.skip;
+  replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
+  replay.shard_index = replay.shard_count = 0;
+  replay.real_sample = 0;
+  replay.jobs = 0;
+  replay.quiet = false;
+  if (dfs) {
+    replay.strategy = "replay";
+    replay.choices = ct.first_choices;
+    replay.preemption_bound = -1;
+    replay.max_schedules = 100000;
   }
-  int code = 0;
-  if (sample_server) {
-    std::printf(
-        "redis-server sample: %s replayed on a spawned redis-server, %lld diverged from the "
-        "emulator\n",
-        reports::Count(sampled, "run").c_str(), static_cast<long long>(diverged));
-    if (diverged) {
-      std::printf("  first divergence: %s\n", first_divergence.c_str());
-      code = 1;
-    }
+  row.replay = replay.Write();
+  std::printf("replay: %s\n", row.replay.c_str());
+  if (!spec.html.empty()) {
+    reports::TimelinePage page{absl::StrCat(system.name(), " ", spec.version, ": ", p, " / ", c),
+                               sentence,
+                               counterexample,
+                               row.replay,
+                               {}};
+    for (const props::Finding& f : r.findings)
+      if (props::ClassOf(f) == c)
+        for (const props::Involved& i : f.involved)
+          page.highlights.push_back({i.actor, i.from_ms, i.to_ms});
+    row.html = absl::StrCat(
+        spec.html, "/",
+        reports::PageFileName(absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c)));
+    reports::WriteFileAtomically(row.html, reports::TimelineHtml(page, r.trace, script_names));
+    std::printf("timeline: %s\n", row.html.c_str());
   }
-  scenarios::Baseline written;
-  if (!spec.write_baseline.empty()) {
-    written.system = spec.system;
-    written.version = spec.version;
-    if (baseline) written.accepted = baseline->accepted;
+  report.violations.push_back(row);
+  std::string saved;
+  if (!spec.save_scenarios.empty()) {
+    scenarios::Scenario sc;
+    sc.system = &system;
+    sc.spec = m;
+    sc.name = absl::StrCat(system.name(), "-", m.version, "-", p, "-", c);
+    sc.cls = c;
+    // The counterexample's first line, until someone words it better.
+    sc.trigger = counterexample.substr(0, counterexample.find('\n'));
+    sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
+    sc.why = sentence;
+    sc.severity = "unrated";
+    saved = scenarios::Save(spec.save_scenarios, sc);
+    std::printf("scenario: %s\n", saved.c_str());
   }
-  for (const std::string& p : properties) {
-    const Tally& t = tally[p];
-    for (const std::string& c : t.order) {
-      const ClassTally& ct = t.classes.at(c);
-      // Each class is shrunk while it still shows, so its counterexample is its own. A
-      // schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
-      const bool fixed_schedule = dfs || spec.strategy == "replay";
-      auto shows = [&](const props::RunOutcome& o) {
-        return std::find(o.classes.begin(), o.classes.end(), c) != o.classes.end();
-      };
-      const props::RunSpec m =
-          fixed_schedule ? ct.first
-                         : scenarios::Minimize(ct.first, jobs, [&](const props::RunSpec& x) {
-                             auto strategy = make_strategy(x);
-                             return shows(system.Run(x, scripts, server.get(), strategy.get()));
-                           });
-      std::unique_ptr<sim::Strategy> strategy =
-          dfs ? std::make_unique<sim::Replay>(ct.first_choices) : make_strategy(m);
-      const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
-      std::string counterexample;
-      for (const props::Finding& f : r.findings)
-        if (props::ClassOf(f) == c)
-          counterexample += "  " + reports::NameScripts(f.text, script_names) + "\n";
-      const props::Finding* generic = nullptr;
-      for (const props::Finding& f : r.findings)
-        if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;
-      const std::string status = status_of(p, c);
-      const std::string sentence = props::SentenceOf(*system.property(p), c);
-      std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %s x %s):\n", p.c_str(), c.c_str(),
-                  status.empty() ? "" : (" (" + status + ")").c_str(), sentence.c_str(),
-                  static_cast<unsigned long long>(m.seed),
-                  reports::Count(m.clients, "client").c_str(),
-                  reports::Count(m.ops, "operation").c_str());
-      if (generic) std::printf("  shape: %s\n", generic->shape.c_str());
-      std::printf("%s", counterexample.c_str());
-      reports::ViolationRow row{p,         c,     sentence,       status, m.seed,
-                                m.clients, m.ops, counterexample, {},     ""};
-      std::printf("redis calls (and faults), in the order Redis ran them:\n");
-      row.redis_calls = reports::CallsInOrder(r.trace, script_names);
-      for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
-      std::printf("the same calls per actor, with virtual times:\n");
-      for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
-        std::printf("  %s:\n", actor.c_str());
-        for (const auto& call : calls)
-          std::printf("    %s\n", reports::Abbreviate(call).substr(0, 600).c_str());
-      }
-      CheckSpec replay = spec;
-      replay.properties = {p};
-      replay.seed = m.seed;
-      replay.runs = 1;
-      replay.budget_seconds = 0;
-      replay.clients = m.clients;
-      replay.ops = m.ops;
-      replay.skip = m.skip;
-      replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
-      replay.shard_index = replay.shard_count = 0;
-      replay.real_sample = 0;
-      replay.jobs = 0;
-      replay.quiet = false;
-      if (dfs) {
-        replay.strategy = "replay";
-        replay.choices = ct.first_choices;
-        replay.preemption_bound = -1;
-        replay.max_schedules = 100000;
-      }
-      row.replay = replay.Write();
-      std::printf("replay: %s\n", row.replay.c_str());
-      if (!spec.html.empty()) {
-        reports::TimelinePage page{
-            absl::StrCat(system.name(), " ", spec.version, ": ", p, " / ", c),
-            sentence,
-            counterexample,
-            row.replay,
-            {}};
-        for (const props::Finding& f : r.findings)
-          if (props::ClassOf(f) == c)
-            for (const props::Involved& i : f.involved)
-              page.highlights.push_back({i.actor, i.from_ms, i.to_ms});
-        row.html = absl::StrCat(
-            spec.html, "/",
-            reports::PageFileName(absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c)));
-        reports::WriteFileAtomically(row.html, reports::TimelineHtml(page, r.trace, script_names));
-        std::printf("timeline: %s\n", row.html.c_str());
-      }
-      report.violations.push_back(row);
-      std::string saved;
-      if (!spec.save_scenarios.empty()) {
-        scenarios::Scenario sc;
-        sc.system = &system;
-        sc.spec = m;
-        sc.name = absl::StrCat(system.name(), "-", m.version, "-", p, "-", c);
-        sc.cls = c;
-        // The counterexample's first line, until someone words it better.
-        sc.trigger = counterexample.substr(0, counterexample.find('\n'));
-        sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
-        sc.why = sentence;
-        sc.severity = "unrated";
-        saved = scenarios::Save(spec.save_scenarios, sc);
-        std::printf("scenario: %s\n", saved.c_str());
-      }
-      if (!spec.write_baseline.empty() && !written.find(p, c))
-        written.accepted.push_back({p, c, "unreviewed: " + sentence, saved});
-      if (status != "known") code = 1;
-    }
-  }
+  if (!spec.write_baseline.empty() && !written.find(p, c))
+    written.accepted.push_back({p, c, "unreviewed: " + sentence, saved});
+  return status;
+}
+
+int CheckRun::Finish(int code, const scenarios::Baseline& written) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (spec.shard_count > 0) {
@@ -744,6 +763,53 @@ int RunCheck(const CheckSpec& spec) {
                                                        .c_str());
   return code;
 }
+
+int CheckRun::Run() {
+  start = std::chrono::steady_clock::now();
+  {
+    Progress progress(!spec.quiet);
+    if (dfs)
+      RunDfs(&progress);
+    else
+      RunRandom(&progress);
+  }
+  PrintTable();
+  if (baseline) PrintBaseline();
+  if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fflush(stdout);
+    std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n",
+                 static_cast<long long>(total_runs), dfs ? "schedules" : "runs", secs,
+                 secs > 0 ? total_runs / secs : 0.0);
+  }
+  if (script_failure) return ReportScriptFailure();
+  int code = 0;
+  if (sample_server) {
+    std::printf(
+        "redis-server sample: %s replayed on a spawned redis-server, %lld diverged from the "
+        "emulator\n",
+        reports::Count(sampled, "run").c_str(), static_cast<long long>(diverged));
+    if (diverged) {
+      std::printf("  first divergence: %s\n", first_divergence.c_str());
+      code = 1;
+    }
+  }
+  scenarios::Baseline written;
+  if (!spec.write_baseline.empty()) {
+    written.system = spec.system;
+    written.version = spec.version;
+    if (baseline) written.accepted = baseline->accepted;
+  }
+  for (const std::string& p : properties)
+    for (const std::string& c : tally[p].order)
+      if (Counterexample(p, c, written) != "known") code = 1;
+  return Finish(code, written);
+}
+
+}  // namespace
+
+int RunCheck(const CheckSpec& spec) { return CheckRun(spec).Run(); }
 
 namespace internal {
 Command CheckCommand() {

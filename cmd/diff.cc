@@ -110,6 +110,112 @@ Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptC
   return side;
 }
 
+// What a pair of runs left to report: their classes and, where the replies differ, the first
+// difference (the sides' steps are dropped as soon as they are compared, so a diff's memory
+// does not grow with --runs).
+// Scripts and their names, as a side of the diff runs them.
+struct Catalog {
+  const ScriptCatalog& scripts;
+  const reports::ScriptNames& names;
+};
+
+struct Pair {
+  props::RunSpec run;
+  std::vector<std::string> before, after;  // classes
+  bool differ = false;
+  size_t at = 0;  // the first step that differs
+  std::string call_before, call_after, reply_before, reply_after;
+};
+
+// What the pairs show, in run order: per property, and per class on each side.
+struct PerProperty {
+  int64_t runs = 0, to_fail = 0, to_pass = 0, replies_differ = 0;
+  std::optional<size_t> first_reply_diff;  // index into pairs
+};
+struct ClassSeen {
+  int64_t before = 0, after = 0;
+  std::optional<uint64_t> first_after, first_before;
+};
+struct DiffTally {
+  std::map<std::string, PerProperty> per;
+  std::map<std::pair<std::string, std::string>, ClassSeen> classes;  // (property, class)
+  std::vector<std::pair<std::string, std::string>> class_order;
+  void Add(size_t i, const Pair& x) {
+    PerProperty& p = per[x.run.property];
+    ++p.runs;
+    const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
+    p.to_fail += !failed_before && failed_after;
+    p.to_pass += failed_before && !failed_after;
+    if (x.differ) {
+      ++p.replies_differ;
+      if (!p.first_reply_diff) p.first_reply_diff = i;
+    }
+    auto note = [&](const std::vector<std::string>& found, bool after) {
+      for (const std::string& c : found) {
+        const auto key = std::make_pair(x.run.property, c);
+        if (!classes.count(key)) class_order.push_back(key);
+        ClassSeen& s = classes[key];
+        (after ? s.after : s.before)++;
+        auto& first = after ? s.first_after : s.first_before;
+        if (!first) first = x.run.seed;
+      }
+    };
+    note(x.before, false);
+    note(x.after, true);
+  }
+};
+
+// Runs every pair on both catalogs, on `jobs` threads.
+void RunPairs(const props::System& system, std::vector<Pair>& pairs, size_t jobs,
+              const Catalog& shipped, const Catalog& candidate) {
+  // Each pair is two independent worlds on one seed; threads take pairs in turn.
+  scenarios::OnThreads(jobs, [&](size_t k) {
+    for (size_t i = k; i < pairs.size(); i += jobs) {
+      Pair& x = pairs[i];
+      Side before = RunSide(system, x.run, shipped.scripts, shipped.names);
+      Side after = RunSide(system, x.run, candidate.scripts, candidate.names);
+      x.before = std::move(before.classes);
+      x.after = std::move(after.classes);
+      x.differ = before.steps != after.steps;
+      if (!x.differ) continue;
+      while (x.at < before.steps.size() && x.at < after.steps.size() &&
+             before.steps[x.at] == after.steps[x.at])
+        ++x.at;
+      auto what = [&](const std::vector<Step>& steps) {
+        return x.at < steps.size() ? reports::Abbreviate(steps[x.at].what).substr(0, 600)
+                                   : std::string("(no further call)");
+      };
+      auto reply = [&](const std::vector<Step>& steps) {
+        return x.at < steps.size() ? steps[x.at].reply.substr(0, 400) : std::string("-");
+      };
+      x.call_before = what(before.steps);
+      x.call_after = what(after.steps);
+      x.reply_before = reply(before.steps);
+      x.reply_after = reply(after.steps);
+    }
+  });
+}
+
+// The first call of a pair whose replies differ, with both replies and a replay line.
+void PrintFirstDifference(const DiffSpec& spec, const std::string& p, const Pair& d) {
+  const size_t at = d.at;
+  const std::string &call_before = d.call_before, &call_after = d.call_after;
+  DiffSpec one = spec;
+  one.properties = {p};
+  one.seed = d.run.seed;
+  one.runs = 1;
+  one.jobs = 0;
+  std::printf("\nfirst reply-level difference in %s (seed %llu, call %zu of the run):\n", p.c_str(),
+              static_cast<unsigned long long>(d.run.seed), at + 1);
+  if (call_before == call_after)
+    std::printf("  call:              %s\n", call_before.c_str());
+  else
+    std::printf("  shipped call:      %s\n  candidate call:    %s\n", call_before.c_str(),
+                call_after.c_str());
+  std::printf("  shipped reply:     %s\n  candidate reply:   %s\n  replay: %s\n",
+              d.reply_before.c_str(), d.reply_after.c_str(), one.Write().c_str());
+}
+
 }  // namespace
 
 std::string DiffSpec::Write() const {
@@ -167,16 +273,6 @@ int RunDiff(const DiffSpec& spec) {
   base.options = spec.options;
   const size_t jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
                                     : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  // What a pair of runs left to report: their classes and, where the replies differ, the first
-  // difference (the sides' steps are dropped as soon as they are compared, so a diff's memory
-  // does not grow with --runs).
-  struct Pair {
-    props::RunSpec run;
-    std::vector<std::string> before, after;  // classes
-    bool differ = false;
-    size_t at = 0;  // the first step that differs
-    std::string call_before, call_after, reply_before, reply_after;
-  };
   std::vector<Pair> pairs;
   for (int64_t i = 0; i < spec.runs; ++i)
     for (const std::string& p : properties) {
@@ -186,68 +282,12 @@ int RunDiff(const DiffSpec& spec) {
       x.run.seed = spec.seed + static_cast<uint64_t>(i);
       pairs.push_back(x);
     }
-  // Each pair is two independent worlds on one seed; threads take pairs in turn.
-  scenarios::OnThreads(jobs, [&](size_t k) {
-    for (size_t i = k; i < pairs.size(); i += jobs) {
-      Pair& x = pairs[i];
-      Side before = RunSide(system, x.run, shipped, shipped_names);
-      Side after = RunSide(system, x.run, candidate, candidate_names);
-      x.before = std::move(before.classes);
-      x.after = std::move(after.classes);
-      x.differ = before.steps != after.steps;
-      if (!x.differ) continue;
-      while (x.at < before.steps.size() && x.at < after.steps.size() &&
-             before.steps[x.at] == after.steps[x.at])
-        ++x.at;
-      auto what = [&](const std::vector<Step>& steps) {
-        return x.at < steps.size() ? reports::Abbreviate(steps[x.at].what).substr(0, 600)
-                                   : std::string("(no further call)");
-      };
-      auto reply = [&](const std::vector<Step>& steps) {
-        return x.at < steps.size() ? steps[x.at].reply.substr(0, 400) : std::string("-");
-      };
-      x.call_before = what(before.steps);
-      x.call_after = what(after.steps);
-      x.reply_before = reply(before.steps);
-      x.reply_after = reply(after.steps);
-    }
-  });
+  RunPairs(system, pairs, jobs, {shipped, shipped_names}, {candidate, candidate_names});
 
-  struct PerProperty {
-    int64_t runs = 0, to_fail = 0, to_pass = 0, replies_differ = 0;
-    std::optional<size_t> first_reply_diff;  // index into pairs
-  };
-  struct ClassSeen {
-    int64_t before = 0, after = 0;
-    std::optional<uint64_t> first_after, first_before;
-  };
-  std::map<std::string, PerProperty> per;
-  std::map<std::pair<std::string, std::string>, ClassSeen> classes;  // (property, class)
-  std::vector<std::pair<std::string, std::string>> class_order;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const Pair& x = pairs[i];
-    PerProperty& p = per[x.run.property];
-    ++p.runs;
-    const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
-    p.to_fail += !failed_before && failed_after;
-    p.to_pass += failed_before && !failed_after;
-    if (x.differ) {
-      ++p.replies_differ;
-      if (!p.first_reply_diff) p.first_reply_diff = i;
-    }
-    auto note = [&](const std::vector<std::string>& found, bool after) {
-      for (const std::string& c : found) {
-        const auto key = std::make_pair(x.run.property, c);
-        if (!classes.count(key)) class_order.push_back(key);
-        ClassSeen& s = classes[key];
-        (after ? s.after : s.before)++;
-        auto& first = after ? s.first_after : s.first_before;
-        if (!first) first = x.run.seed;
-      }
-    };
-    note(x.before, false);
-    note(x.after, true);
-  }
+  DiffTally tally;
+  for (size_t i = 0; i < pairs.size(); ++i) tally.Add(i, pairs[i]);
+  auto& per = tally.per;
+  auto& classes = tally.classes;
 
   std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
               "replies differ");
@@ -275,7 +315,7 @@ int RunDiff(const DiffSpec& spec) {
     return c.Write();
   };
   int64_t introduced = 0, removed = 0;
-  for (const auto& key : class_order) {
+  for (const auto& key : tally.class_order) {
     const ClassSeen& s = classes[key];
     if (s.before > 0 || s.after == 0) continue;
     if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
@@ -285,7 +325,7 @@ int RunDiff(const DiffSpec& spec) {
         reports::Count(s.after, "run").c_str(), static_cast<unsigned long long>(*s.first_after),
         check_line(key.first, *s.first_after).c_str());
   }
-  for (const auto& key : class_order) {
+  for (const auto& key : tally.class_order) {
     const ClassSeen& s = classes[key];
     if (s.after > 0 || s.before == 0) continue;
     if (removed++ == 0) std::printf("\nclasses the change removes:\n");
@@ -294,27 +334,8 @@ int RunDiff(const DiffSpec& spec) {
         key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
         reports::Count(s.before, "run").c_str(), static_cast<unsigned long long>(*s.first_before));
   }
-  for (const std::string& p : properties) {
-    const PerProperty& x = per[p];
-    if (!x.first_reply_diff) continue;
-    const Pair& d = pairs[*x.first_reply_diff];
-    const size_t at = d.at;
-    const std::string &call_before = d.call_before, &call_after = d.call_after;
-    DiffSpec one = spec;
-    one.properties = {p};
-    one.seed = d.run.seed;
-    one.runs = 1;
-    one.jobs = 0;
-    std::printf("\nfirst reply-level difference in %s (seed %llu, call %zu of the run):\n",
-                p.c_str(), static_cast<unsigned long long>(d.run.seed), at + 1);
-    if (call_before == call_after)
-      std::printf("  call:              %s\n", call_before.c_str());
-    else
-      std::printf("  shipped call:      %s\n  candidate call:    %s\n", call_before.c_str(),
-                  call_after.c_str());
-    std::printf("  shipped reply:     %s\n  candidate reply:   %s\n  replay: %s\n",
-                d.reply_before.c_str(), d.reply_after.c_str(), one.Write().c_str());
-  }
+  for (const std::string& p : properties)
+    if (per[p].first_reply_diff) PrintFirstDifference(spec, p, pairs[*per[p].first_reply_diff]);
   std::printf("\n");
   if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
     std::printf("result: no behavioural difference on %zu paired runs\n", pairs.size());
