@@ -458,7 +458,7 @@ CheckRun::Outcome CheckRun::RunOne(int64_t i, const std::string& p) {
   o.incomplete = r.incomplete;
   if (!r.script_errors.empty()) {
     const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
-    o.script_error_line = r.trace.Render(e);
+    o.script_error_line = r.trace.Render(e, &script_names);
     o.script_error = e.reply.str;
   }
   if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
@@ -493,7 +493,7 @@ void CheckRun::RunDfs(Progress* progress) {
             if (o.incomplete) ++t.incomplete;
             if (!o.script_errors.empty() && !script_failure) {
               const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
-              script_failure = ScriptFailure{r, o.trace.Render(e), e.reply.str};
+              script_failure = ScriptFailure{r, o.trace.Render(e, &script_names), e.reply.str};
             }
             std::vector<size_t> choices;
             for (const auto& [n, k] : o.run.choices) choices.push_back(k);
@@ -619,9 +619,7 @@ int CheckRun::ReportScriptFailure() const {
                "replay: %s\n",
                script_failure->run.property.c_str(),
                static_cast<unsigned long long>(script_failure->run.seed),
-               reports::Abbreviate(reports::NameScripts(script_failure->line, script_names))
-                   .substr(0, 400)
-                   .c_str(),
+               reports::Abbreviate(script_failure->line).substr(0, 400).c_str(),
                script_failure->error.c_str(), replay.Write().c_str());
   return 2;
 }
@@ -649,8 +647,7 @@ std::string CheckRun::Counterexample(const std::string& p, const std::string& c,
   const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
   std::string counterexample;
   for (const props::Finding& f : r.findings)
-    if (props::ClassOf(f) == c)
-      counterexample += "  " + reports::NameScripts(f.text, script_names) + "\n";
+    if (props::ClassOf(f) == c) counterexample += "  " + f.text + "\n";
   const props::Finding* generic = nullptr;
   for (const props::Finding& f : r.findings)
     if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;

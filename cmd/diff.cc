@@ -99,13 +99,11 @@ Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptC
   Side side{o.classes, {}};
   for (const sim::TraceEvent& e : o.trace.events) {
     if (e.kind == sim::EventKind::kReply)
-      side.steps.push_back(
-          {reports::NameScripts(absl::StrCat("+", e.at_ms, "ms ", o.trace.actor_of(e), " ",
-                                             sim::ShortArgv(o.trace.argv_of(e))),
-                                names),
-           reports::NameScripts(e.reply.debug(), names)});
+      side.steps.push_back({absl::StrCat("+", e.at_ms, "ms ", o.trace.actor_of(e), " ",
+                                         sim::ShortArgv(o.trace.argv_of(e), &names)),
+                            e.reply.debug()});
     else if (e.kind == sim::EventKind::kFault || e.kind == sim::EventKind::kClock)
-      side.steps.push_back({o.trace.Render(e), ""});
+      side.steps.push_back({o.trace.Render(e, &names), ""});
   }
   return side;
 }

@@ -47,12 +47,12 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
   std::unique_ptr<PropertyRun> run = Prepare(spec, faults, scripts);
-  return RunProperty(*run, *p, spec.seed, horizon_ms(), faults, server, strategy);
+  return RunProperty(*run, *p, spec.seed, horizon_ms(), faults, scripts, server, strategy);
 }
 
 RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
-                       int64_t horizon_ms, const sim::FaultOptions& faults, RedisServer* server,
-                       sim::Strategy* strategy) {
+                       int64_t horizon_ms, const sim::FaultOptions& faults,
+                       const ScriptCatalog& scripts, RedisServer* server, sim::Strategy* strategy) {
   const PropertyInfo* p = &property;
   std::unique_ptr<sim::Backend> backend = MakeBackend(server);
   sim::RandomWalk walk;
@@ -61,6 +61,7 @@ RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t 
   o.seed = seed;
   o.horizon_ms = horizon_ms;
   o.faults = faults;
+  o.script_names = &scripts.names();
   sim::World world(o, *backend, strategy ? *strategy : walk);
   run.Start(world);
   RunOutcome out;
@@ -85,7 +86,8 @@ RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t 
     out.findings.push_back({"script-error",
                             absl::StrCat(out.trace.actor_of(e), "'s ",
                                          sim::ShortArgv({out.trace.argv_of(e).begin(),
-                                                         out.trace.argv_of(e).begin() + 2}),
+                                                         out.trace.argv_of(e).begin() + 2},
+                                                        &scripts.names()),
                                          " at +", from, "ms failed: ", e.reply.str),
                             {},
                             {{out.trace.actor_of(e), from, e.at_ms}}});

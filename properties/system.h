@@ -177,8 +177,10 @@ class System {
 // faults; the emulator, or `server`), lets the run start its actors, runs the world, has the
 // run check it, and names, describes and script-checks the findings. An exception that escaped
 // client logic is rethrown as std::runtime_error.
+// `scripts` names the script bodies in fault texts and findings.
 RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
-                       int64_t horizon_ms, const sim::FaultOptions& faults, RedisServer* server,
+                       int64_t horizon_ms, const sim::FaultOptions& faults,
+                       const ScriptCatalog& scripts, RedisServer* server,
                        sim::Strategy* strategy = nullptr);
 
 // The registry: every system the CLI knows, in registration order.

@@ -1,5 +1,7 @@
 #include "real/script_catalog.h"
 
+#include "sim/lua_scripting.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -45,6 +47,7 @@ ScriptCatalog ScriptCatalog::Load(const std::string& dir) {
     catalog.by_id_.emplace(s.id(), catalog.scripts_.size());
     catalog.scripts_.push_back(std::move(s));
   }
+  catalog.Name();
   return catalog;
 }
 
@@ -52,9 +55,15 @@ void ScriptCatalog::replace(const std::string& file, std::string body) {
   for (auto& s : scripts_)
     if (s.file == file) {
       s.body = std::move(body);
+      Name();
       return;
     }
   throw std::runtime_error("no shipped script " + file);
+}
+
+void ScriptCatalog::Name() {
+  names_.clear();
+  for (const auto& f : scripts_) names_[CachedSha1(f.body).substr(0, 12)] = f.id();
 }
 
 const ScriptFile& ScriptCatalog::get(const std::string& id) const {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/trace.h"
+
 namespace testbed {
 
 struct ScriptFile {
@@ -29,10 +31,15 @@ class ScriptCatalog {
   const ScriptFile& get(const std::string& id) const;  // throws if unknown
   // A changed script (check --scripts): the body of `file` becomes `body` (throws if unknown).
   void replace(const std::string& file, std::string body);
+  // Every body by the first 12 digits of its SHA1, named by its id (a body two files share:
+  // the later file's).
+  const sim::ScriptNames& names() const { return names_; }
 
  private:
   std::vector<ScriptFile> scripts_;
   absl::flat_hash_map<std::string, size_t> by_id_;  // id() -> index in scripts_
+  sim::ScriptNames names_;
+  void Name();  // fills names_
 };
 
 }  // namespace testbed

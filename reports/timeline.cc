@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/lua_scripting.h"
+
 namespace testbed::reports {
 namespace {
 
@@ -163,7 +165,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
     if (e.kind == sim::EventKind::kCall) {
       const auto r = reply_of.find(i);
       const int end = r == reply_of.end() ? columns - 1 : column[r->second];
-      const std::string call = Abbreviate(NameScripts(sim::ShortArgv(e.argv), names));
+      const std::string call = Abbreviate(sim::ShortArgv(e.argv, &names));
       const std::string reply = r == reply_of.end()
                                     ? "no reply (lost, or the run ended first)"
                                     : Abbreviate(trace.events[r->second].reply.debug());
@@ -177,14 +179,10 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
       if (r != reply_of.end() && trace.events[r->second].reply.is_error()) cls += " error";
       if (hl) cls += " hl";
       std::string label = e.argv.empty() ? "" : e.argv[0];
-      if (label == "EVAL" || label == "EVALSHA") {
-        const std::string named = NameScripts(sim::ShortArgv({e.argv.begin(), e.argv.begin() + 2}),
-                                              names);  // "EVAL" "<state/v/NAME>"
-        const size_t slash = named.rfind('/');
-        const size_t close = named.rfind('>');
-        if (slash != std::string::npos && close != std::string::npos && close > slash)
-          label = named.substr(slash + 1, close - slash - 1);
-      }
+      // A script call is labelled by its script's name (the id's last part).
+      if ((label == "EVAL" || label == "EVALSHA") && e.argv.size() >= 2)
+        if (auto it = names.find(CachedSha1(e.argv[1]).substr(0, 12)); it != names.end())
+          label = it->second.substr(it->second.rfind('/') + 1);
       absl::StrAppend(&lane_html[lane], "<div class=\"", cls, "\" data-actor=\"", Esc(actor),
                       "\" style=\"left:", column[i] * kColumn,
                       "px;width:", std::max(1, end - column[i] + 1) * kColumn - 4, "px;top:", top,

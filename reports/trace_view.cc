@@ -8,20 +8,7 @@
 
 namespace testbed::reports {
 
-ScriptNames NamesOf(const ScriptCatalog& scripts) {
-  ScriptNames names;
-  for (const auto& f : scripts.all()) names[CachedSha1(f.body).substr(0, 12)] = f.id();
-  return names;
-}
-
-std::string NameScripts(std::string line, const ScriptNames& names) {
-  for (size_t at = line.find("<script "); at != std::string::npos;
-       at = line.find("<script ", at + 1)) {
-    auto it = names.find(line.substr(at + 8, 12));
-    if (it != names.end()) line.replace(at + 1, 19, it->second);
-  }
-  return line;
-}
+ScriptNames NamesOf(const ScriptCatalog& scripts) { return scripts.names(); }
 
 namespace {
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
@@ -68,7 +55,7 @@ bool IsCallOrFault(const sim::TraceEvent& e) {
 std::vector<std::string> CallsInOrder(const sim::Trace& trace, const ScriptNames& names) {
   std::vector<std::string> out;
   for (const auto& e : trace.events)
-    if (IsCallOrFault(e)) out.push_back(NameScripts(trace.Render(e), names));
+    if (IsCallOrFault(e)) out.push_back(trace.Render(e, &names));
   return out;
 }
 
@@ -77,10 +64,8 @@ std::map<std::string, std::vector<std::string>> CallsPerActor(const sim::Trace& 
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& e : trace.events)
     if (e.kind == sim::EventKind::kReply)
-      out[trace.actor_of(e)].push_back(
-          NameScripts(absl::StrCat("+", e.at_ms, "ms ", sim::ShortArgv(trace.argv_of(e)), " -> ",
-                                   e.reply.debug()),
-                      names));
+      out[trace.actor_of(e)].push_back(absl::StrCat(
+          "+", e.at_ms, "ms ", sim::ShortArgv(trace.argv_of(e), &names), " -> ", e.reply.debug()));
   return out;
 }
 

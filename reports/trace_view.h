@@ -12,9 +12,8 @@
 namespace testbed::reports {
 
 // "<script 1a2b3c4d5e6f>" (the trace's name for a body) -> the script's id.
-using ScriptNames = std::map<std::string, std::string>;
+using sim::ScriptNames;
 ScriptNames NamesOf(const ScriptCatalog& scripts);
-std::string NameScripts(std::string line, const ScriptNames& names);
 
 // Shortens the long parts of state keys for reading (scope digests, index identities).
 std::string Abbreviate(const std::string& line);

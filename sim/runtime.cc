@@ -464,18 +464,19 @@ void World::execute(PendingCall c) {
   th.steps++;
   const int64_t call = static_cast<int64_t>(c.event);
   if (outage_ && c.orphan) {
-    record_fault(th.id, Fault::kOutage, -1,
-                 absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ", ShortArgv(argv_of(c)),
-                              " (reordered) is dropped"),
-                 call);
+    record_fault(
+        th.id, Fault::kOutage, -1,
+        absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ",
+                     ShortArgv(argv_of(c), options_.script_names), " (reordered) is dropped"),
+        call);
     return;
   }
   if (outage_) {
     c.awaiter->result = TransportError{"connection refused (outage)"};
-    record_fault(
-        th.id, Fault::kOutage, -1,
-        absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ", ShortArgv(argv_of(c)), " fails"),
-        call);
+    record_fault(th.id, Fault::kOutage, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kOutage).name, ": ",
+                              ShortArgv(argv_of(c), options_.script_names), " fails"),
+                 call);
     add_wakeup(th.id, now_, c.handle);
     return;
   }
@@ -483,7 +484,7 @@ void World::execute(PendingCall c) {
     c.awaiter->result = TransportError{"timeout"};
     record_fault(th.id, Fault::kLostRequest, -1,
                  absl::StrCat("fault ", InfoOf(Fault::kLostRequest).name, ": ",
-                              ShortArgv(argv_of(c)), " not applied"),
+                              ShortArgv(argv_of(c), options_.script_names), " not applied"),
                  call);
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;

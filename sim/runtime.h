@@ -112,6 +112,8 @@ struct WorldOptions {
   // Whether run() fills RunResult::trace_hash. The systems' runs leave it to Trace::Hash(),
   // asked only by those who compare hashes: hashing every event was a twentieth of a check.
   bool hash_trace = true;
+  // How fault texts name the script bodies of the calls they hit (nullptr: by SHA1).
+  const ScriptNames* script_names = nullptr;
 };
 
 class World;

@@ -7,11 +7,17 @@
 
 namespace testbed::sim {
 
-std::string ShortArgv(const Argv& argv) {
+std::string ShortArgv(const Argv& argv, const ScriptNames* names) {
   if (argv.size() >= 2 && (argv[0] == "EVAL" || argv[0] == "eval")) {
     Argv named = argv;
-    named[1] = absl::StrCat("<script ", CachedSha1(argv[1]).substr(0, 12), ">");
-    return render_argv_short(named, 1200, 1190);
+    const std::string sha = CachedSha1(argv[1]).substr(0, 12);
+    named[1] = absl::StrCat("<script ", sha, ">");
+    // Cut to length with the SHA1 placeholder, so that a name's length moves no cut; then the
+    // placeholder (after `"EVAL" "<`) becomes the name.
+    std::string out = render_argv_short(named, 1200, 1190);
+    if (names)
+      if (auto it = names->find(sha); it != names->end()) out.replace(9, 19, it->second);
+    return out;
   }
   return render_argv_short(argv, 160, 150);
 }
@@ -31,16 +37,16 @@ const std::string& Trace::concerns(const TraceEvent& e) const {
   return actor_of(e);
 }
 
-std::string Trace::Render(const TraceEvent& e) const {
+std::string Trace::Render(const TraceEvent& e, const ScriptNames* names) const {
   const std::string& who =
       e.thread < 0 ? actor_of(e) : thread_names.at(static_cast<size_t>(e.thread));
   std::string out = absl::StrCat("+", e.at_ms, "ms ", who, " ");
   switch (e.kind) {
     case EventKind::kCall:
-      absl::StrAppend(&out, "call ", ShortArgv(e.argv));
+      absl::StrAppend(&out, "call ", ShortArgv(e.argv, names));
       break;
     case EventKind::kReply:
-      absl::StrAppend(&out, "exec ", ShortArgv(argv_of(e)), " -> ", e.reply.debug());
+      absl::StrAppend(&out, "exec ", ShortArgv(argv_of(e), names), " -> ", e.reply.debug());
       break;
     case EventKind::kFault:
     case EventKind::kClock:

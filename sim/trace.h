@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct TraceEvent {
   Note note = Note::kOther;  // kNote
 };
 
+// Script bodies by the first 12 digits of their SHA1: the catalog id each one is shown as
+// ("state/beta30/SET_WITH_QUOTA_SCRIPT").
+using ScriptNames = std::map<std::string, std::string>;
+
 struct Trace {
   std::vector<TraceEvent> events;
   std::vector<std::string> thread_names;  // "client0/main#0", by thread id
@@ -63,7 +68,7 @@ struct Trace {
     return e.call >= 0 ? events[static_cast<size_t>(e.call)].argv : e.argv;
   }
   // "+12ms client0/main#0 exec "GET" "k" -> (nil)": the line a person reads.
-  std::string Render(const TraceEvent& e) const;
+  std::string Render(const TraceEvent& e, const ScriptNames* names = nullptr) const;
   std::vector<std::string> Lines() const;
   // The trace hash: every event, then every thread's name.
   std::string Hash() const;
@@ -75,9 +80,9 @@ struct Trace {
 using EventTextRewrite = std::string (*)(std::string text);
 EventTextRewrite& EventTextRewriteForTests();
 
-// A call as the trace shows it: a script body is named by its SHA1 (the first 12 digits), so
-// that the keys and arguments fit; reports map the name back to the script's file.
-std::string ShortArgv(const Argv& argv);
+// A call as the trace shows it: a script body is named by its catalog id when `names` knows it,
+// else by its SHA1 (the first 12 digits), so that the keys and arguments fit.
+std::string ShortArgv(const Argv& argv, const ScriptNames* names = nullptr);
 
 // Incremental XXH3-128 of a run's events; hex() gives 32 hex digits.
 class TraceHasher {

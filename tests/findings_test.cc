@@ -236,6 +236,15 @@ TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNot
   EXPECT_NE(same.out.find("result: no behavioural difference on 380 paired runs"),
             std::string::npos)
       << same.out;
+  // Under faults too: a fault that hits a script call names the script by its file, not by its
+  // SHA1 (which a behaviour-free edit changes), so its line compares equal on both sides.
+  const Result same_faults =
+      Cli("diff --system state --version beta30 --seed 3 --runs 10 --faults all --candidate " +
+          kSource + "/tests/refactored_scripts/beta30-renamed-local");
+  EXPECT_EQ(same_faults.code, 0) << same_faults.out;
+  EXPECT_NE(same_faults.out.find("result: no behavioural difference on 190 paired runs"),
+            std::string::npos)
+      << same_faults.out;
 }
 
 TEST(Scripts, AFlatDirectoryChangesOnlyTheCheckedVersionAndATreeNamesEachVersion) {

@@ -103,7 +103,8 @@ RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
   const detail::StateProperty& p = state_system::Table().find(property);
   p.info.sets_aside.DisableIn(w.faults);
   std::unique_ptr<PropertyRun> run = state_system::Prepare(w, p, scripts);
-  return RunProperty(*run, p.info, w.seed, state_system::kHorizonMs, w.faults, server, strategy);
+  return RunProperty(*run, p.info, w.seed, state_system::kHorizonMs, w.faults, scripts, server,
+                     strategy);
 }
 
 namespace detail {
