@@ -43,16 +43,7 @@ const StateProperty& CasVersionsLinearizable() {
        "go either way)",
        Always,
        {},
-       {{"duplicate-version", "two concurrent writers were acknowledged with the same version"},
-        {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
-        {"stale-cas-succeeds",
-         "a compareAndSet succeeds against a version an acknowledged write had replaced"},
-        {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
-        {"version-continues-after-delete",
-         "a write that lands after a concurrent delete is numbered from the deleted value"},
-        {"no-single-order",
-         "the operations on a key cannot be put in one order that explains their results (a "
-         "core no narrower class describes; its shape is in the text)"}}},
+       HistoryClasses("a key")},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

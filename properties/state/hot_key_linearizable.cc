@@ -52,16 +52,7 @@ const StateProperty& HotKeyLinearizable() {
        "three threads on it (3 clients: 9 actors), which share out the client's operations",
        Always,
        {},
-       {{"duplicate-version", "two concurrent writers were acknowledged with the same version"},
-        {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
-        {"stale-cas-succeeds",
-         "a compareAndSet succeeds against a version an acknowledged write had replaced"},
-        {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
-        {"version-continues-after-delete",
-         "a write that lands after a concurrent delete is numbered from the deleted value"},
-        {"no-single-order",
-         "the operations on the hot key cannot be put in one order that explains their results "
-         "(a core no narrower class describes; its shape is in the text)"}}},
+       HistoryClasses("the hot key")},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

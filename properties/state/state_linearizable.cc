@@ -84,6 +84,21 @@ Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload
   co_await ctx.sleep(pause);
 }
 
+std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
+  return {
+      {"duplicate-version", "two concurrent writers were acknowledged with the same version"},
+      {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
+      {"stale-cas-succeeds",
+       "a compareAndSet succeeds against a version an acknowledged write had replaced"},
+      {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
+      {"version-continues-after-delete",
+       "a write that lands after a concurrent delete is numbered from the deleted value"},
+      {"no-single-order",
+       absl::StrCat("the operations on ", key,
+                    " cannot be put in one order that explains their results (a core no "
+                    "narrower class describes; its shape is in the text)")}};
+}
+
 void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
   model::StateRegisterModel model;

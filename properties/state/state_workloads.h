@@ -210,6 +210,9 @@ Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload
 // named by the 1-minimal core of its history. hot_key: nine actors on one key (a smaller
 // search budget, and the sentence says who the actors are). Sets out.incomplete when the
 // search gave up.
+// The classes JudgeHistory names its findings by; `key` says which keys ("a key").
+std::vector<AnomalyClass> HistoryClasses(const std::string& key);
+
 void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out);
 
