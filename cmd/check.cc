@@ -304,6 +304,26 @@ CheckSpec ParseCheck(const std::vector<std::string>& args) {
 
 namespace {
 
+// The spec as a command line that writes nothing but its stdout: no report, JUnit, timeline,
+// scenario or baseline files, and not a shard.
+CheckSpec WithoutOutputs(CheckSpec c) {
+  c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = "";
+  c.shard_index = c.shard_count = 0;
+  return c;
+}
+
+// The spec of a replay line: one run of `property` at `seed`, with no outputs and no sample of
+// runs replayed on redis-server.
+CheckSpec OneRun(const CheckSpec& spec, const std::string& property, uint64_t seed) {
+  CheckSpec c = WithoutOutputs(spec);
+  c.properties = {property};
+  c.seed = seed;
+  c.runs = 1;
+  c.budget_seconds = 0;
+  c.real_sample = 0;
+  return c;
+}
+
 // One check: its inputs, set up once from the spec, what its runs found, and its report.
 class CheckRun {
  public:
@@ -605,14 +625,7 @@ void CheckRun::PrintBaseline() {
 int CheckRun::ReportScriptFailure() const {
   // A script that fails at run time makes the SDK report "Redis is unavailable", which the
   // properties must treat as an unknown outcome: the verdicts above mean little.
-  CheckSpec replay = spec;
-  replay.properties = {script_failure->run.property};
-  replay.seed = script_failure->run.seed;
-  replay.runs = 1;
-  replay.budget_seconds = 0;
-  replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
-  replay.shard_index = replay.shard_count = 0;
-  replay.real_sample = 0;
+  CheckSpec replay = OneRun(spec, script_failure->run.property, script_failure->run.seed);
   std::fprintf(stderr,
                "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
                "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
@@ -670,17 +683,10 @@ std::string CheckRun::Counterexample(const std::string& p, const std::string& c,
     for (const auto& call : calls)
       std::printf("    %s\n", reports::Abbreviate(call).substr(0, 600).c_str());
   }
-  CheckSpec replay = spec;
-  replay.properties = {p};
-  replay.seed = m.seed;
-  replay.runs = 1;
-  replay.budget_seconds = 0;
+  CheckSpec replay = OneRun(spec, p, m.seed);
   replay.clients = m.clients;
   replay.ops = m.ops;
   replay.skip = m.skip;
-  replay.out = replay.save_scenarios = replay.write_baseline = replay.junit = replay.html = "";
-  replay.shard_index = replay.shard_count = 0;
-  replay.real_sample = 0;
   replay.jobs = 0;
   replay.quiet = false;
   if (dfs) {
@@ -732,10 +738,7 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (spec.shard_count > 0) {
-    CheckSpec command = spec;
-    command.shard_index = command.shard_count = 0;
-    command.out = command.junit = command.html = command.save_scenarios = "";
-    command.write_baseline = "";
+    CheckSpec command = WithoutOutputs(spec);
     command.quiet = false;
     report.shard = {spec.shard_index, spec.shard_count, command.Write(), seconds};
   }
