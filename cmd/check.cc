@@ -441,7 +441,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
       throw SetupError("a script does not compile: " + err);
   if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
   if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  script_names = reports::NamesOf(scripts);
+  script_names = scripts.names();
 
   jobs = spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
   if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time

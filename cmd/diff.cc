@@ -253,8 +253,7 @@ int RunDiff(const DiffSpec& spec) {
       internal::CatalogWithOverrides(spec.candidate, system, spec.version);
   if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
     throw SetupError("a candidate script does not compile: " + err);
-  const reports::ScriptNames shipped_names = reports::NamesOf(shipped),
-                             candidate_names = reports::NamesOf(candidate);
+  const reports::ScriptNames &shipped_names = shipped.names(), &candidate_names = candidate.names();
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())
     for (const auto& p : system.properties()) properties.push_back(p.name);

@@ -33,6 +33,15 @@ class PropertyRun {
   virtual void Check(sim::World& world, RunOutcome& out) = 0;
 };
 
+// PropertyInfo::applies for a property that means something for every version and deploy.
+inline bool Always(const std::string&, const std::string&) { return true; }
+
+// Restart, failover and key loss (eviction) lose acknowledged writes by themselves: the fault
+// kinds most properties set aside.
+inline sim::FaultSet LosesWrites() {
+  return {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss};
+}
+
 // A registered property of a system whose runs share the parameters Env.
 template <class Env>
 struct Property {

@@ -8,8 +8,6 @@
 
 namespace testbed::reports {
 
-ScriptNames NamesOf(const ScriptCatalog& scripts) { return scripts.names(); }
-
 namespace {
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 bool IsBase64Url(char c) {

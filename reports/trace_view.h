@@ -12,8 +12,7 @@
 namespace testbed::reports {
 
 // "<script 1a2b3c4d5e6f>" (the trace's name for a body) -> the script's id.
-using sim::ScriptNames;
-ScriptNames NamesOf(const ScriptCatalog& scripts);
+using sim::ScriptNames;  // a catalog's are ScriptCatalog::names()
 
 // Shortens the long parts of state keys for reading (scope digests, index identities).
 std::string Abbreviate(const std::string& line);

@@ -112,14 +112,8 @@ std::unique_ptr<PropertyRun> Concurrent(const A2Env& env) {
   return std::make_unique<ConcurrentRun>(env, W, J);
 }
 
-// Restart, failover and key loss lose acknowledged writes (Redis persistence and replication
-// are asynchronous); every concurrent property sets them aside, so what remains is the store's
-// own logic.
-inline sim::FaultSet LosesWrites() {
-  return {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss};
-}
-
-inline bool Always(const std::string&, const std::string&) { return true; }
+// Every concurrent property sets LosesWrites() aside (Redis persistence and replication are
+// asynchronous), so what remains is the store's own logic.
 
 std::string Actor(int id);  // "client<id>", as the trace names actors
 Involved Involve(int actor, int64_t from, int64_t to);

@@ -119,14 +119,9 @@ inline std::vector<Finding> WorkloadFindings(const Recorder& r, const sim::Trace
   return r.findings;
 }
 
-// Restart, failover and key loss lose acknowledged writes by themselves (a replica behind, a
-// store rebuilt from a prefix): the properties about replies and reads set them aside, while
-// work-at-most-once and updates-exactly-once keep them, to show what the lease design does
-// when Redis loses a claim or a finalize.
-inline sim::FaultSet LosesWrites() {
-  return {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss};
-}
-inline bool Always(const std::string&, const std::string&) { return true; }
+// The properties about replies and reads set LosesWrites() aside (a replica behind, a store
+// rebuilt from a prefix), while work-at-most-once and updates-exactly-once keep those faults, to
+// show what the lease design does when Redis loses a claim or a finalize.
 
 // "client 0 commit from +10ms to +230ms -> ok {...}"
 std::string Describe(const Op& o);

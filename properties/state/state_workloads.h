@@ -103,16 +103,11 @@ class StepRun : public StateRun {
   Task<void> Client(sim::Ctx& ctx, int id) final;
 };
 
-// Restart, failover and key loss (eviction) lose acknowledged writes by themselves.
-inline sim::FaultSet LosesWrites() {
-  return {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss};
-}
 // The probes aim at one exact millisecond; the model answers one instant per call.
 inline sim::FaultSet MovesTheInstant() {
   using F = sim::Fault;
   return {F::kLatency, F::kDelay, F::kReorder, F::kPause, F::kSkew, F::kClockJump};
 }
-inline bool Always(const std::string&, const std::string&) { return true; }
 // Whether a version writes v1 keys (the old pods of a v1 -> v2 upgrade).
 inline bool IsV1(const std::string& version) { return version == "beta3" || version == "beta23"; }
 
