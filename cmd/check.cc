@@ -21,10 +21,11 @@
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "reports/check_report.h"
+#include "reports/terminal.h"
 #include "reports/timeline.h"
 #include "reports/trace_view.h"
 #include "scenarios/baseline.h"
-#include "scenarios/minimize.h"
+#include "scenarios/campaign.h"
 #include "scenarios/scenario.h"
 #include "sim/clock.h"
 #include "sim/strategies.h"
@@ -324,36 +325,14 @@ CheckSpec OneRun(const CheckSpec& spec, const std::string& property, uint64_t se
   return c;
 }
 
-// One check: its inputs, set up once from the spec, what its runs found, and its report.
+// One check: its inputs, set up once from the spec, its campaign's tally, and its report.
 class CheckRun {
  public:
   explicit CheckRun(const CheckSpec& spec);
   int Run();
 
  private:
-  struct ClassTally {
-    int64_t runs = 0;
-    props::RunSpec first;
-    std::vector<size_t> first_choices;  // dfs: its schedule
-  };
-  struct Tally {
-    int64_t done = 0, violated = 0, incomplete = 0;
-    std::vector<std::string> order;  // classes, first seen first
-    std::map<std::string, ClassTally> classes;
-    bool exhausted = true;  // dfs: every search explored its whole space
-    void hit(const std::vector<std::string>& found, const props::RunSpec& r,
-             const std::vector<size_t>& choices) {
-      for (const std::string& c : found) {
-        ClassTally& t = classes[c];
-        if (t.runs++ == 0) {
-          order.push_back(c);
-          t.first = r;
-          t.first_choices = choices;
-        }
-      }
-    }
-  };
-  // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
+  // What one run leaves for the tally.
   struct Outcome {
     props::RunSpec run;
     bool incomplete = false;
@@ -367,9 +346,9 @@ class CheckRun {
 
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
   std::unique_ptr<sim::Strategy> MakeStrategy(const props::RunSpec& r) const;
-  // One run of one property. Runs are independent worlds, so they go to `jobs` threads; the
-  // tally merges them in run order, so the result does not depend on the thread count.
-  Outcome RunOne(int64_t i, const std::string& p);
+  // One run of one property (on a campaign thread).
+  Outcome RunOne(const props::RunSpec& r);
+  void NoteScriptError(const props::RunSpec& r, const props::RunOutcome& o);
   void RunDfs(Progress* progress);
   void RunRandom(Progress* progress);
   bool OutOfTime() const {
@@ -381,11 +360,9 @@ class CheckRun {
     if (!baseline) return "";
     return baseline->find(p, c) ? "known" : "new";
   }
-  void PrintTable();
-  void PrintBaseline();
+  void Summarize();
   int ReportScriptFailure() const;  // 2, after saying why
-  std::string Counterexample(const std::string& p, const std::string& c,
-                             scenarios::Baseline& written);
+  reports::ViolationRow Violation(const std::string& p, const std::string& c);
   int Finish(int code, const scenarios::Baseline& written);
 
   const CheckSpec& spec;
@@ -393,23 +370,16 @@ class CheckRun {
   const std::string old_version;
   const bool dfs;
   std::vector<std::string> properties;
-  int64_t max_runs = 0;
   ScriptCatalog scripts;
   std::optional<scenarios::Baseline> baseline;
   std::unique_ptr<RedisServer> server, sample_server;
   reports::ScriptNames script_names;
-  int64_t jobs = 1;
-  props::RunSpec base;
-  // --shard i/n: this process runs the indices i-1, i-1+n, ... of [0, max_runs).
-  int64_t first = 0, stride = 1, shard_runs = 0;
+  scenarios::Plan plan;  // --shard i/n: the indices i-1, i-1+n, ... of [0, --runs)
   std::chrono::steady_clock::time_point start;
 
-  std::map<std::string, Tally> tally;
+  scenarios::Tally tally;
   std::optional<ScriptFailure> script_failure;
-  int64_t sampled = 0, diverged = 0, total_runs = 0, total_violations = 0;
-  std::string first_divergence;
   reports::CheckReport report;
-  int64_t no_verdict = 0, new_classes = 0;
 };
 
 CheckRun::CheckRun(const CheckSpec& spec)
@@ -430,7 +400,8 @@ CheckRun::CheckRun(const CheckSpec& spec)
   if (properties.empty())
     for (const auto& p : system.properties()) properties.push_back(p.name);
   // A dfs search explores every schedule of one seed's workload: one seed unless told.
-  max_runs = spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
+  const int64_t max_runs =
+      spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
   if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
   std::vector<std::string> compiled = {spec.version};
@@ -443,20 +414,26 @@ CheckRun::CheckRun(const CheckSpec& spec)
   if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
   script_names = scripts.names();
 
-  jobs = spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  int64_t jobs =
+      spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
   if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
-  base.version = spec.version;
-  base.old_version = old_version;
-  base.clients = static_cast<int>(spec.clients);
-  base.ops = static_cast<int>(spec.ops);
-  base.skip = spec.skip;
-  base.faults = spec.faults;
-  base.options = spec.options;
-  first = spec.shard_count > 0 ? spec.shard_index - 1 : 0;
-  stride = spec.shard_count > 0 ? spec.shard_count : 1;
-  shard_runs = max_runs == INT64_MAX ? INT64_MAX
-               : max_runs > first    ? (max_runs - first + stride - 1) / stride
-                                     : 0;
+  plan.jobs = static_cast<size_t>(jobs);
+  plan.base.version = spec.version;
+  plan.base.old_version = old_version;
+  plan.base.clients = static_cast<int>(spec.clients);
+  plan.base.ops = static_cast<int>(spec.ops);
+  plan.base.skip = spec.skip;
+  plan.base.faults = spec.faults;
+  plan.base.options = spec.options;
+  plan.seed = spec.seed;
+  for (const std::string& p : properties)
+    if (system.property(p)->applies(spec.version, old_version)) plan.properties.push_back(p);
+  plan.first = spec.shard_count > 0 ? spec.shard_index - 1 : 0;
+  plan.stride = spec.shard_count > 0 ? spec.shard_count : 1;
+  plan.count = max_runs == INT64_MAX   ? INT64_MAX
+               : max_runs > plan.first ? (max_runs - plan.first + plan.stride - 1) / plan.stride
+                                       : 0;
+  plan.stop = [this] { return OutOfTime(); };
 }
 
 std::unique_ptr<sim::Strategy> CheckRun::MakeStrategy(const props::RunSpec& r) const {
@@ -467,13 +444,17 @@ std::unique_ptr<sim::Strategy> CheckRun::MakeStrategy(const props::RunSpec& r) c
   return nullptr;
 }
 
-CheckRun::Outcome CheckRun::RunOne(int64_t i, const std::string& p) {
+void CheckRun::NoteScriptError(const props::RunSpec& r, const props::RunOutcome& o) {
+  if (o.script_errors.empty() || script_failure) return;
+  const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
+  script_failure = ScriptFailure{r, o.trace.Render(e, &script_names), e.reply.str};
+}
+
+CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
   Outcome o;
-  o.run = base;
-  o.run.property = p;
-  o.run.seed = spec.seed + static_cast<uint64_t>(i);
-  auto strategy = MakeStrategy(o.run);
-  props::RunOutcome r = system.Run(o.run, scripts, server.get(), strategy.get());
+  o.run = run;
+  auto strategy = MakeStrategy(run);
+  props::RunOutcome r = system.Run(run, scripts, server.get(), strategy.get());
   o.classes = r.classes;
   o.incomplete = r.incomplete;
   if (!r.script_errors.empty()) {
@@ -481,15 +462,16 @@ CheckRun::Outcome CheckRun::RunOne(int64_t i, const std::string& p) {
     o.script_error_line = r.trace.Render(e, &script_names);
     o.script_error = e.reply.str;
   }
-  if (sample_server && i % spec.real_sample == 0) {  // jobs == 1 here: one spawned server
-    auto again = MakeStrategy(o.run);
-    props::RunOutcome real = system.Run(o.run, scripts, sample_server.get(), again.get());
-    ++sampled;
+  const uint64_t i = run.seed - spec.seed;
+  if (sample_server && i % static_cast<uint64_t>(spec.real_sample) == 0) {  // jobs == 1 here
+    auto again = MakeStrategy(run);
+    props::RunOutcome real = system.Run(run, scripts, sample_server.get(), again.get());
+    ++report.sample.runs;
     const std::string real_hash = real.trace_hash(), hash = r.trace_hash();
     if (real_hash != hash || real.classes != r.classes)
-      if (!diverged++)
-        first_divergence =
-            absl::StrCat(p, " seed ", o.run.seed, ": emulator trace ", hash.substr(0, 16),
+      if (!report.sample.diverged++)
+        report.sample.first_divergence =
+            absl::StrCat(run.property, " seed ", run.seed, ": emulator trace ", hash.substr(0, 16),
                          ", redis-server trace ", real_hash.substr(0, 16));
   }
   return o;
@@ -497,129 +479,60 @@ CheckRun::Outcome CheckRun::RunOne(int64_t i, const std::string& p) {
 
 // dfs: each seed's search runs here, one after another (a search is one long walk).
 void CheckRun::RunDfs(Progress* progress) {
-  for (int64_t j = 0; j < shard_runs; ++j) {
-    const int64_t i = first + j * stride;
+  for (int64_t j = 0; j < plan.count; ++j) {
     if (OutOfTime()) break;
-    for (const std::string& p : properties) {
-      if (!system.property(p)->applies(spec.version, old_version)) continue;
-      props::RunSpec r = base;
-      r.property = p;
-      r.seed = spec.seed + static_cast<uint64_t>(i);
-      Tally& t = tally[p];
+    for (const std::string& p : plan.properties) {
+      const props::RunSpec r = plan.At(j, p);
       const sim::DfsResult d = sim::ExploreDfs(
           [&](sim::Strategy& strategy, sim::RunResult* run) {
             const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
             *run = o.run;
-            if (o.incomplete) ++t.incomplete;
-            if (!o.script_errors.empty() && !script_failure) {
-              const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
-              script_failure = ScriptFailure{r, o.trace.Render(e, &script_names), e.reply.str};
-            }
+            NoteScriptError(r, o);
             std::vector<size_t> choices;
             for (const auto& [n, k] : o.run.choices) choices.push_back(k);
-            t.hit(o.classes, r, choices);
+            tally.Seen(r, o.classes, o.incomplete, choices);
             return o.violated;
           },
           {.preemption_bound = static_cast<int>(spec.preemption_bound),
            .prune_visited_states = false,
            .max_schedules = spec.max_schedules});
-      t.done += d.schedules;
-      t.violated += d.violations;
-      t.exhausted = t.exhausted && d.exhausted;
-      total_runs += d.schedules;
-      total_violations += d.violations;
-      progress->update(total_runs, total_violations);
+      tally.AddSearch(p, d.schedules, d.violations, d.exhausted);
+      progress->update(tally.runs(), tally.violations());
     }
   }
 }
 
 void CheckRun::RunRandom(Progress* progress) {
-  for (int64_t j0 = 0; j0 < shard_runs; j0 += jobs) {
-    if (OutOfTime()) break;
-    const int64_t n = std::min<int64_t>(jobs, shard_runs - j0);
-    std::vector<std::vector<Outcome>> results(static_cast<size_t>(n));
-    scenarios::OnThreads(static_cast<size_t>(n), [&](size_t k) {
-      for (const std::string& p : properties)
-        if (system.property(p)->applies(spec.version, old_version))
-          results[k].push_back(RunOne(first + (j0 + static_cast<int64_t>(k)) * stride, p));
-    });
-    for (const auto& batch : results)
-      for (const Outcome& o : batch) {
+  scenarios::RunInOrder<Outcome>(
+      plan, [&](const props::RunSpec& r) { return RunOne(r); },
+      [&](Outcome& o) {
         if (!o.script_error.empty() && !script_failure)
           script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
-        Tally& t = tally[o.run.property];
-        ++t.done;
-        ++total_runs;
-        if (o.incomplete) ++t.incomplete;
-        if (!o.classes.empty()) {
-          ++t.violated;
-          ++total_violations;
-          t.hit(o.classes, o.run, {});
-        }
-      }
-    progress->update(total_runs, total_violations);
-  }
+        tally.Add(o.run, o.classes, o.incomplete);
+        progress->update(tally.runs(), tally.violations());
+      });
 }
 
-void CheckRun::PrintTable() {
-  std::printf("%-44s %8s %8s %8s %s\n", "property / class", "runs", "passed", "violated",
-              baseline ? "first seed, against the baseline" : "first seed");
+// The report's rows from the tally, and the table (and the baseline's line) on stdout.
+void CheckRun::Summarize() {
   report.seed = spec.seed;
   report.system = spec.system;
   report.version = spec.version;
   report.old_version = old_version;
   report.baseline = spec.baseline;
   for (const std::string& p : properties) {
-    const Tally& t = tally[p];
     const props::PropertyInfo& info = *system.property(p);
-    if (!info.applies(spec.version, old_version)) {
-      std::printf("%-44s %8s\n", p.c_str(), "n/a");
-      report.properties.push_back({p, 0, 0, 0, false});
-      continue;
-    }
-    // A run without a verdict (the checker's budget ran out) is never counted as a pass.
-    const int64_t passed = t.done - t.violated - t.incomplete;
-    std::printf("%-44s %8lld %8lld %8lld\n", p.c_str(), static_cast<long long>(t.done),
-                static_cast<long long>(passed), static_cast<long long>(t.violated));
-    reports::PropertyRow row{p, t.done, passed, t.violated};
-    for (const std::string& c : t.order) {
-      const ClassTally& ct = t.classes.at(c);
-      const std::string status = StatusOf(p, c);
-      if (status == "new") ++new_classes;
-      std::printf("  %-42s %8s %8s %8lld %llu%s\n", c.c_str(), "", "",
-                  static_cast<long long>(ct.runs), static_cast<unsigned long long>(ct.first.seed),
-                  status.empty() ? "" : ("  " + status).c_str());
-      row.classes.push_back({c, props::SentenceOf(info, c), ct.runs, ct.first.seed, status});
-    }
-    report.properties.push_back(row);
-    if (t.incomplete) {
-      std::printf("  (%s hit the checker's state budget: no verdict, not a pass)\n",
-                  reports::Count(t.incomplete, "run").c_str());
-      no_verdict += t.incomplete;
-    }
-    if (!spec.faults.empty() && !info.sets_aside.empty())
-      std::printf("  (runs without these faults: %s)\n", info.sets_aside.Describe().c_str());
-    if (dfs)
-      std::printf(t.exhausted ? "  exhausted: %s\n"
-                              : "  stopped after %s (--max-schedules): not every schedule\n",
-                  reports::Count(t.done, "schedule").c_str());
+    report.properties.push_back(scenarios::Row(
+        info, tally.find(p), info.applies(spec.version, old_version), !spec.faults.empty(), dfs,
+        [&](const std::string& c) { return StatusOf(p, c); }));
   }
-}
-
-void CheckRun::PrintBaseline() {
+  std::printf("%s", reports::SummaryText(report).c_str());
+  if (!baseline) return;
   for (const auto& a : baseline->accepted) {
-    const auto it = tally.find(a.property);
-    if (it == tally.end() || !it->second.classes.count(a.cls))
-      report.unseen.push_back({a.property, a.cls, a.reason});
+    const scenarios::PropertyTally* t = tally.find(a.property);
+    if (!t || !t->classes.count(a.cls)) report.unseen.push_back({a.property, a.cls, a.reason});
   }
-  std::printf("baseline %s: %lld new, %lld known", spec.baseline.c_str(),
-              static_cast<long long>(new_classes),
-              static_cast<long long>(baseline->accepted.size() - report.unseen.size()));
-  if (report.unseen.empty()) std::printf(", every known class seen\n");
-  std::printf(report.unseen.empty() ? "" : ", %zu known but not seen this run:\n",
-              report.unseen.size());
-  for (const auto& u : report.unseen)
-    std::printf("  known but not seen this run: %s / %s\n", u.property.c_str(), u.cls.c_str());
+  std::printf("%s", reports::BaselineText(report).c_str());
 }
 
 int CheckRun::ReportScriptFailure() const {
@@ -637,52 +550,26 @@ int CheckRun::ReportScriptFailure() const {
   return 2;
 }
 
-// The class `c` of property `p`: minimized (unless its schedule is fixed), printed with its
-// calls and replay line, its timeline page and scenario written, and it goes in the report and
-// the written baseline. Returns its status against the baseline.
-std::string CheckRun::Counterexample(const std::string& p, const std::string& c,
-                                     scenarios::Baseline& written) {
-  const Tally& t = tally[p];
-  const ClassTally& ct = t.classes.at(c);
-  // Each class is shrunk while it still shows, so its counterexample is its own. A
-  // schedule found by dfs or given as choices belongs to its workload: it is not shrunk.
-  const bool fixed_schedule = dfs || spec.strategy == "replay";
-  auto shows = [&](const props::RunOutcome& o) {
-    return std::find(o.classes.begin(), o.classes.end(), c) != o.classes.end();
-  };
-  const props::RunSpec m =
-      fixed_schedule ? ct.first : scenarios::Minimize(ct.first, jobs, [&](const props::RunSpec& x) {
-        auto strategy = MakeStrategy(x);
-        return shows(system.Run(x, scripts, server.get(), strategy.get()));
+// The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed)
+// with its calls and replay line, its timeline page and its scenario written.
+reports::ViolationRow CheckRun::Violation(const std::string& p, const std::string& c) {
+  const scenarios::ClassSeen& seen = tally[p].classes.at(c);
+  const scenarios::Counterexample x = scenarios::Shrink(
+      seen, c, dfs || spec.strategy == "replay", static_cast<int64_t>(plan.jobs),
+      [&](const props::RunSpec& s, const scenarios::ClassSeen* recorded) {
+        std::unique_ptr<sim::Strategy> strategy =
+            dfs && recorded ? std::make_unique<sim::Replay>(recorded->first_choices)
+                            : MakeStrategy(s);
+        return system.Run(s, scripts, server.get(), strategy.get());
       });
-  std::unique_ptr<sim::Strategy> strategy =
-      dfs ? std::make_unique<sim::Replay>(ct.first_choices) : MakeStrategy(m);
-  const props::RunOutcome r = system.Run(m, scripts, server.get(), strategy.get());
-  std::string counterexample;
-  for (const props::Finding& f : r.findings)
-    if (props::ClassOf(f) == c) counterexample += "  " + f.text + "\n";
-  const props::Finding* generic = nullptr;
-  for (const props::Finding& f : r.findings)
-    if (props::ClassOf(f) == c && f.cls.empty()) generic = &f;
-  const std::string status = StatusOf(p, c);
+  const props::RunSpec& m = x.spec;
   const std::string sentence = props::SentenceOf(*system.property(p), c);
-  std::printf("\nviolation of %s, class %s%s: %s (seed %llu, %s x %s):\n", p.c_str(), c.c_str(),
-              status.empty() ? "" : (" (" + status + ")").c_str(), sentence.c_str(),
-              static_cast<unsigned long long>(m.seed), reports::Count(m.clients, "client").c_str(),
-              reports::Count(m.ops, "operation").c_str());
-  if (generic) std::printf("  shape: %s\n", generic->shape.c_str());
-  std::printf("%s", counterexample.c_str());
-  reports::ViolationRow row{p,         c,     sentence,       status, m.seed,
-                            m.clients, m.ops, counterexample, {},     ""};
-  std::printf("redis calls (and faults), in the order Redis ran them:\n");
-  row.redis_calls = reports::CallsInOrder(r.trace, script_names);
-  for (const auto& line : row.redis_calls) std::printf("  %s\n", line.c_str());
-  std::printf("the same calls per actor, with virtual times:\n");
-  for (const auto& [actor, calls] : reports::CallsPerActor(r.trace, script_names)) {
-    std::printf("  %s:\n", actor.c_str());
-    for (const auto& call : calls)
-      std::printf("    %s\n", reports::Abbreviate(call).substr(0, 600).c_str());
-  }
+  reports::ViolationRow row{p,      c,  sentence, StatusOf(p, c), m.seed, m.clients, m.ops,
+                            x.text, {}, ""};
+  row.shape = x.shape;
+  row.redis_calls = reports::CallsInOrder(x.outcome.trace, script_names);
+  for (auto& [actor, calls] : reports::CallsPerActor(x.outcome.trace, script_names))
+    row.calls_per_actor.emplace_back(actor, std::move(calls));
   CheckSpec replay = OneRun(spec, p, m.seed);
   replay.clients = m.clients;
   replay.ops = m.ops;
@@ -691,47 +578,30 @@ std::string CheckRun::Counterexample(const std::string& p, const std::string& c,
   replay.quiet = false;
   if (dfs) {
     replay.strategy = "replay";
-    replay.choices = ct.first_choices;
+    replay.choices = seen.first_choices;
     replay.preemption_bound = -1;
     replay.max_schedules = 100000;
   }
   row.replay = replay.Write();
-  std::printf("replay: %s\n", row.replay.c_str());
   if (!spec.html.empty()) {
     reports::TimelinePage page{absl::StrCat(system.name(), " ", spec.version, ": ", p, " / ", c),
                                sentence,
-                               counterexample,
+                               x.text,
                                row.replay,
                                {}};
-    for (const props::Finding& f : r.findings)
+    for (const props::Finding& f : x.outcome.findings)
       if (props::ClassOf(f) == c)
         for (const props::Involved& i : f.involved)
           page.highlights.push_back({i.actor, i.from_ms, i.to_ms});
     row.html = absl::StrCat(
         spec.html, "/",
         reports::PageFileName(absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c)));
-    reports::WriteFileAtomically(row.html, reports::TimelineHtml(page, r.trace, script_names));
-    std::printf("timeline: %s\n", row.html.c_str());
+    reports::WriteFileAtomically(row.html,
+                                 reports::TimelineHtml(page, x.outcome.trace, script_names));
   }
-  report.violations.push_back(row);
-  std::string saved;
-  if (!spec.save_scenarios.empty()) {
-    scenarios::Scenario sc;
-    sc.system = &system;
-    sc.spec = m;
-    sc.name = absl::StrCat(system.name(), "-", m.version, "-", p, "-", c);
-    sc.cls = c;
-    // The counterexample's first line, until someone words it better.
-    sc.trigger = counterexample.substr(0, counterexample.find('\n'));
-    sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
-    sc.why = sentence;
-    sc.severity = "unrated";
-    saved = scenarios::Save(spec.save_scenarios, sc);
-    std::printf("scenario: %s\n", saved.c_str());
-  }
-  if (!spec.write_baseline.empty() && !written.find(p, c))
-    written.accepted.push_back({p, c, "unreviewed: " + sentence, saved});
-  return status;
+  if (!spec.save_scenarios.empty())
+    row.scenario = scenarios::SaveCounterexample(spec.save_scenarios, system, x, c, sentence);
+  return row;
 }
 
 int CheckRun::Finish(int code, const scenarios::Baseline& written) {
@@ -748,6 +618,7 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
     std::printf("baseline written: %s (%s)\n", spec.write_baseline.c_str(),
                 reports::Count(static_cast<int64_t>(written.accepted.size()), "class").c_str());
   }
+  const int64_t no_verdict = reports::NoVerdict(report), new_classes = reports::NewClasses(report);
   if (no_verdict > 0 && code == 0) {
     std::printf(
         "no verdict for %s: the check is not a pass (fewer --clients or --ops keep the "
@@ -773,28 +644,18 @@ int CheckRun::Run() {
     else
       RunRandom(&progress);
   }
-  PrintTable();
-  if (baseline) PrintBaseline();
+  Summarize();
   if (!spec.quiet) {  // on stderr: the same seed prints the same stdout
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fflush(stdout);
     std::fprintf(stderr, "speed: %lld %s in %.2f s (%.0f per second)\n",
-                 static_cast<long long>(total_runs), dfs ? "schedules" : "runs", secs,
-                 secs > 0 ? total_runs / secs : 0.0);
+                 static_cast<long long>(tally.runs()), dfs ? "schedules" : "runs", secs,
+                 secs > 0 ? tally.runs() / secs : 0.0);
   }
   if (script_failure) return ReportScriptFailure();
-  int code = 0;
-  if (sample_server) {
-    std::printf(
-        "redis-server sample: %s replayed on a spawned redis-server, %lld diverged from the "
-        "emulator\n",
-        reports::Count(sampled, "run").c_str(), static_cast<long long>(diverged));
-    if (diverged) {
-      std::printf("  first divergence: %s\n", first_divergence.c_str());
-      code = 1;
-    }
-  }
+  std::printf("%s", reports::SampleText(report).c_str());
+  int code = report.sample.diverged > 0 ? 1 : 0;
   scenarios::Baseline written;
   if (!spec.write_baseline.empty()) {
     written.system = spec.system;
@@ -802,8 +663,14 @@ int CheckRun::Run() {
     if (baseline) written.accepted = baseline->accepted;
   }
   for (const std::string& p : properties)
-    for (const std::string& c : tally[p].order)
-      if (Counterexample(p, c, written) != "known") code = 1;
+    for (const std::string& c : tally[p].order) {
+      report.violations.push_back(Violation(p, c));
+      const reports::ViolationRow& v = report.violations.back();
+      std::printf("%s", reports::ViolationText(v).c_str());
+      if (v.status != "known") code = 1;
+      if (!spec.write_baseline.empty() && !written.find(p, c))
+        written.accepted.push_back({p, c, "unreviewed: " + v.sentence, v.scenario});
+    }
   return Finish(code, written);
 }
 

@@ -110,9 +110,8 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 }
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {FidelityCommand(), SimCommand(),   CheckCommand(),
-                                                 DiffCommand(),     MergeCommand(), ReplayCommand(),
-                                                 ListCommand()};
+  static const std::vector<Command> kCommands = {FidelityCommand(), CheckCommand(),  DiffCommand(),
+                                                 MergeCommand(),    ReplayCommand(), ListCommand()};
   return kCommands;
 }
 

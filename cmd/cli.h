@@ -37,23 +37,6 @@ struct FidelitySpec {
   bool operator==(const FidelitySpec&) const = default;
 };
 
-struct SimSpec {
-  uint64_t seed = 0;
-  std::string strategy = "random";  // random | pct | dfs | replay
-  int64_t pct_depth = 2;
-  int64_t preemption_bound = -1;  // -1: unbounded
-  std::vector<size_t> choices;    // --strategy replay
-  sim::FaultList faults;
-  int64_t actors = 2;
-  int64_t increments = 3;
-  int64_t horizon_ms = 60000;
-  std::string redis = "none";
-  bool check_determinism = false;
-  bool print_trace = false;
-  std::string Write() const;
-  bool operator==(const SimSpec&) const = default;
-};
-
 struct CheckSpec {
   std::string system;
   std::string version;         // resolved: the system's default when not given
@@ -130,14 +113,12 @@ struct ReplaySpec {
 // Parse a command line (the words after "testbed"); throws UsageError. Parsing resolves what
 // the run needs to be repeatable: a seed is drawn when none is given, defaults are filled in.
 FidelitySpec ParseFidelity(const std::vector<std::string>& args);
-SimSpec ParseSim(const std::vector<std::string>& args);
 CheckSpec ParseCheck(const std::vector<std::string>& args);
 ReplaySpec ParseReplay(const std::vector<std::string>& args);
 DiffSpec ParseDiff(const std::vector<std::string>& args);
 MergeSpec ParseMerge(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
-int RunSim(const SimSpec& spec);
 int RunCheck(const CheckSpec& spec);
 int RunReplay(const ReplaySpec& spec);
 int RunDiff(const DiffSpec& spec);

@@ -57,7 +57,6 @@ Command MakeCommand(const std::string& name, const std::string& help,
 
 // Each subcommand's file provides one.
 Command FidelityCommand();
-Command SimCommand();
 Command CheckCommand();
 Command ReplayCommand();
 Command DiffCommand();

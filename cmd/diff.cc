@@ -16,7 +16,7 @@
 
 #include "cmd/cli_internal.h"
 #include "reports/trace_view.h"
-#include "scenarios/minimize.h"
+#include "scenarios/campaign.h"
 
 namespace testbed::cli {
 namespace {
@@ -108,15 +108,15 @@ Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptC
   return side;
 }
 
-// What a pair of runs left to report: their classes and, where the replies differ, the first
-// difference (the sides' steps are dropped as soon as they are compared, so a diff's memory
-// does not grow with --runs).
 // Scripts and their names, as a side of the diff runs them.
 struct Catalog {
   const ScriptCatalog& scripts;
   const reports::ScriptNames& names;
 };
 
+// What a pair of runs left to report: their classes and, where the replies differ, the first
+// difference (the sides' steps are dropped as soon as they are compared, so a diff's memory
+// does not grow with --runs).
 struct Pair {
   props::RunSpec run;
   std::vector<std::string> before, after;  // classes
@@ -125,74 +125,61 @@ struct Pair {
   std::string call_before, call_after, reply_before, reply_after;
 };
 
-// What the pairs show, in run order: per property, and per class on each side.
+// One run of one property on both catalogs (on a campaign thread).
+Pair RunPair(const props::System& system, const props::RunSpec& r, const Catalog& shipped,
+             const Catalog& candidate) {
+  Pair x;
+  x.run = r;
+  Side before = RunSide(system, r, shipped.scripts, shipped.names);
+  Side after = RunSide(system, r, candidate.scripts, candidate.names);
+  x.before = std::move(before.classes);
+  x.after = std::move(after.classes);
+  x.differ = before.steps != after.steps;
+  if (!x.differ) return x;
+  while (x.at < before.steps.size() && x.at < after.steps.size() &&
+         before.steps[x.at] == after.steps[x.at])
+    ++x.at;
+  auto what = [&](const std::vector<Step>& steps) {
+    return x.at < steps.size() ? reports::Abbreviate(steps[x.at].what).substr(0, 600)
+                               : std::string("(no further call)");
+  };
+  auto reply = [&](const std::vector<Step>& steps) {
+    return x.at < steps.size() ? steps[x.at].reply.substr(0, 400) : std::string("-");
+  };
+  x.call_before = what(before.steps);
+  x.call_after = what(after.steps);
+  x.reply_before = reply(before.steps);
+  x.reply_after = reply(after.steps);
+  return x;
+}
+
+// What the pairs show, in run order: per property, and each side's campaign tally.
 struct PerProperty {
   int64_t runs = 0, to_fail = 0, to_pass = 0, replies_differ = 0;
-  std::optional<size_t> first_reply_diff;  // index into pairs
-};
-struct ClassSeen {
-  int64_t before = 0, after = 0;
-  std::optional<uint64_t> first_after, first_before;
+  std::optional<Pair> first_reply_diff;
 };
 struct DiffTally {
   std::map<std::string, PerProperty> per;
-  std::map<std::pair<std::string, std::string>, ClassSeen> classes;  // (property, class)
-  std::vector<std::pair<std::string, std::string>> class_order;
-  void Add(size_t i, const Pair& x) {
+  scenarios::Tally before, after;
+  void Add(Pair& x) {
     PerProperty& p = per[x.run.property];
     ++p.runs;
     const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
     p.to_fail += !failed_before && failed_after;
     p.to_pass += failed_before && !failed_after;
-    if (x.differ) {
-      ++p.replies_differ;
-      if (!p.first_reply_diff) p.first_reply_diff = i;
-    }
-    auto note = [&](const std::vector<std::string>& found, bool after) {
-      for (const std::string& c : found) {
-        const auto key = std::make_pair(x.run.property, c);
-        if (!classes.count(key)) class_order.push_back(key);
-        ClassSeen& s = classes[key];
-        (after ? s.after : s.before)++;
-        auto& first = after ? s.first_after : s.first_before;
-        if (!first) first = x.run.seed;
-      }
-    };
-    note(x.before, false);
-    note(x.after, true);
+    if (x.differ && p.replies_differ++ == 0) p.first_reply_diff = x;
+    before.Add(x.run, x.before, false);
+    after.Add(x.run, x.after, false);
+  }
+  // A class of one side that the other never showed, with its runs and first seed.
+  static const scenarios::ClassSeen* Only(const scenarios::Tally& in,
+                                          const scenarios::Tally& not_in,
+                                          const std::pair<std::string, std::string>& key) {
+    const scenarios::PropertyTally* other = not_in.find(key.first);
+    if (other && other->classes.count(key.second)) return nullptr;
+    return &in.find(key.first)->classes.at(key.second);
   }
 };
-
-// Runs every pair on both catalogs, on `jobs` threads.
-void RunPairs(const props::System& system, std::vector<Pair>& pairs, size_t jobs,
-              const Catalog& shipped, const Catalog& candidate) {
-  // Each pair is two independent worlds on one seed; threads take pairs in turn.
-  scenarios::OnThreads(jobs, [&](size_t k) {
-    for (size_t i = k; i < pairs.size(); i += jobs) {
-      Pair& x = pairs[i];
-      Side before = RunSide(system, x.run, shipped.scripts, shipped.names);
-      Side after = RunSide(system, x.run, candidate.scripts, candidate.names);
-      x.before = std::move(before.classes);
-      x.after = std::move(after.classes);
-      x.differ = before.steps != after.steps;
-      if (!x.differ) continue;
-      while (x.at < before.steps.size() && x.at < after.steps.size() &&
-             before.steps[x.at] == after.steps[x.at])
-        ++x.at;
-      auto what = [&](const std::vector<Step>& steps) {
-        return x.at < steps.size() ? reports::Abbreviate(steps[x.at].what).substr(0, 600)
-                                   : std::string("(no further call)");
-      };
-      auto reply = [&](const std::vector<Step>& steps) {
-        return x.at < steps.size() ? steps[x.at].reply.substr(0, 400) : std::string("-");
-      };
-      x.call_before = what(before.steps);
-      x.call_after = what(after.steps);
-      x.reply_before = reply(before.steps);
-      x.reply_after = reply(after.steps);
-    }
-  });
-}
 
 // The first call of a pair whose replies differ, with both replies and a replay line.
 void PrintFirstDifference(const DiffSpec& spec, const std::string& p, const Pair& d) {
@@ -268,23 +255,20 @@ int RunDiff(const DiffSpec& spec) {
   base.ops = static_cast<int>(spec.ops);
   base.faults = spec.faults;
   base.options = spec.options;
-  const size_t jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
-                                    : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  std::vector<Pair> pairs;
-  for (int64_t i = 0; i < spec.runs; ++i)
-    for (const std::string& p : properties) {
-      Pair x;
-      x.run = base;
-      x.run.property = p;
-      x.run.seed = spec.seed + static_cast<uint64_t>(i);
-      pairs.push_back(x);
-    }
-  RunPairs(system, pairs, jobs, {shipped, shipped_names}, {candidate, candidate_names});
-
+  scenarios::Plan plan;
+  plan.base = base;
+  plan.properties = properties;
+  plan.seed = spec.seed;
+  plan.count = spec.runs;
+  plan.jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
+                            : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  const Catalog shipped_side{shipped, shipped_names}, candidate_side{candidate, candidate_names};
   DiffTally tally;
-  for (size_t i = 0; i < pairs.size(); ++i) tally.Add(i, pairs[i]);
+  scenarios::RunInOrder<Pair>(
+      plan,
+      [&](const props::RunSpec& r) { return RunPair(system, r, shipped_side, candidate_side); },
+      [&](Pair& x) { tally.Add(x); });
   auto& per = tally.per;
-  auto& classes = tally.classes;
 
   std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
               "replies differ");
@@ -312,30 +296,31 @@ int RunDiff(const DiffSpec& spec) {
     return c.Write();
   };
   int64_t introduced = 0, removed = 0;
-  for (const auto& key : tally.class_order) {
-    const ClassSeen& s = classes[key];
-    if (s.before > 0 || s.after == 0) continue;
+  for (const auto& key : tally.after.order()) {
+    const scenarios::ClassSeen* s = DiffTally::Only(tally.after, tally.before, key);
+    if (!s) continue;
     if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
     std::printf(
         "  %s / %s: %s (%s, first seed %llu)\n    replay: %s\n", key.first.c_str(),
         key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
-        reports::Count(s.after, "run").c_str(), static_cast<unsigned long long>(*s.first_after),
-        check_line(key.first, *s.first_after).c_str());
+        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed),
+        check_line(key.first, s->first.seed).c_str());
   }
-  for (const auto& key : tally.class_order) {
-    const ClassSeen& s = classes[key];
-    if (s.after > 0 || s.before == 0) continue;
+  for (const auto& key : tally.before.order()) {
+    const scenarios::ClassSeen* s = DiffTally::Only(tally.before, tally.after, key);
+    if (!s) continue;
     if (removed++ == 0) std::printf("\nclasses the change removes:\n");
     std::printf(
         "  %s / %s: %s (%s on the shipped scripts, first seed %llu)\n", key.first.c_str(),
         key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
-        reports::Count(s.before, "run").c_str(), static_cast<unsigned long long>(*s.first_before));
+        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed));
   }
   for (const std::string& p : properties)
-    if (per[p].first_reply_diff) PrintFirstDifference(spec, p, pairs[*per[p].first_reply_diff]);
+    if (per[p].first_reply_diff) PrintFirstDifference(spec, p, *per[p].first_reply_diff);
   std::printf("\n");
   if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
-    std::printf("result: no behavioural difference on %zu paired runs\n", pairs.size());
+    std::printf("result: no behavioural difference on %lld paired runs\n",
+                static_cast<long long>(tally.before.runs()));
     return 0;
   }
   std::printf("result: %s introduced, %lld removed, %s pass->fail, %s with different replies\n",

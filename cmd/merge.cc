@@ -11,6 +11,7 @@
 
 #include "cmd/cli_internal.h"
 #include "reports/check_report.h"
+#include "reports/terminal.h"
 
 namespace testbed::cli {
 namespace {
@@ -49,21 +50,11 @@ int Run(const MergeSpec& spec) {
   double seconds = 0;
   for (const auto& s : shards) seconds += s.shard.seconds;
   std::printf("merged %zu shards of: %s\n", shards.size(), shards.front().shard.command.c_str());
-  int code = 0;
-  for (const auto& p : merged.properties) {
-    if (!p.applies) {
-      std::printf("%-44s %8s\n", p.property.c_str(), "n/a");
-      continue;
-    }
-    std::printf("%-44s %8lld %8lld %8lld\n", p.property.c_str(), static_cast<long long>(p.runs),
-                static_cast<long long>(p.passed), static_cast<long long>(p.violated));
-    for (const auto& c : p.classes) {
-      std::printf("  %-42s %8s %8s %8lld %llu%s\n", c.cls.c_str(), "", "",
-                  static_cast<long long>(c.runs), static_cast<unsigned long long>(c.first_seed),
-                  c.status.empty() ? "" : ("  " + c.status).c_str());
-      if (c.status != "known") code = 1;
-    }
-  }
+  std::printf("%s", reports::SummaryText(merged).c_str());
+  if (!merged.baseline.empty()) std::printf("%s", reports::BaselineText(merged).c_str());
+  int code = 0;  // as check's: any class that is not known fails
+  for (const auto& p : merged.properties)
+    for (const auto& c : p.classes) code |= c.status != "known";
   internal::WriteReportFiles(merged, spec.out, spec.junit, seconds);
   return code;
 }

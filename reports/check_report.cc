@@ -27,6 +27,19 @@ std::string Count(int64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (es ? "es" : "s");
 }
 
+int64_t NewClasses(const CheckReport& r) {
+  int64_t n = 0;
+  for (const auto& p : r.properties)
+    for (const auto& c : p.classes) n += c.status == "new";
+  return n;
+}
+
+int64_t NoVerdict(const CheckReport& r) {
+  int64_t n = 0;
+  for (const auto& p : r.properties) n += p.no_verdict;
+  return n;
+}
+
 std::string ToJson(const CheckReport& r) {
   nlohmann::ordered_json j;
   j["seed"] = r.seed;
@@ -48,6 +61,9 @@ std::string ToJson(const CheckReport& r) {
       if (!c.status.empty()) cj["status"] = c.status;
       row["classes"][c.cls] = cj;
     }
+    if (p.no_verdict > 0) row["no_verdict"] = p.no_verdict;
+    if (!p.sets_aside.empty()) row["sets_aside"] = p.sets_aside;
+    if (p.dfs_exhausted >= 0) row["dfs_exhausted"] = p.dfs_exhausted == 1;
     j["properties"][p.property] = row;
   }
   j["violations"] = nlohmann::ordered_json::array();
@@ -98,6 +114,10 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
         row.classes.push_back({cls, c.at("sentence").get<std::string>(),
                                c.at("runs").get<int64_t>(), c.at("first_seed").get<uint64_t>(),
                                c.value("status", "")});
+      row.no_verdict = p.value("no_verdict", int64_t{0});
+      row.sets_aside = p.value("sets_aside", "");
+      if (p.contains("dfs_exhausted"))
+        row.dfs_exhausted = p.at("dfs_exhausted").get<bool>() ? 1 : 0;
       r.properties.push_back(row);
     }
     for (const auto& v : j.at("violations"))
@@ -154,7 +174,7 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
   m.baseline = a.baseline;
   for (size_t pi = 0; pi < a.properties.size(); ++pi) {
     PropertyRow row = a.properties[pi];
-    row.runs = row.passed = row.violated = 0;
+    row.runs = row.passed = row.violated = row.no_verdict = 0;
     row.classes.clear();
     // A class's owner is the shard that ran its first seed; a run's classes keep their order.
     struct Owned {
@@ -167,6 +187,8 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
       row.runs += p.runs;
       row.passed += p.passed;
       row.violated += p.violated;
+      row.no_verdict += p.no_verdict;
+      row.dfs_exhausted = std::min(row.dfs_exhausted, p.dfs_exhausted);
       for (size_t ci = 0; ci < p.classes.size(); ++ci) {
         const ClassRow& c = p.classes[ci];
         auto it = std::find_if(classes.begin(), classes.end(),

@@ -1,10 +1,11 @@
-// Reports of a `testbed check` run: JSON for machines, Markdown for a pull-request comment.
-// Both are written next to each other, each through a temporary file and a rename, so a
-// report on disk is never half-written.
+// The report model of a `testbed check` run, and its renderings for machines: JSON and JUnit,
+// and Markdown for a pull-request comment (the terminal's is reports/terminal.h). Files are
+// written through a temporary file and a rename, so a report on disk is never half-written.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace testbed::reports {
@@ -25,6 +26,11 @@ struct PropertyRow {
   int64_t violated = 0;
   bool applies = true;  // false: the property means nothing for this version ("n/a")
   std::vector<ClassRow> classes = {};
+  int64_t no_verdict = 0;       // runs that hit the checker's budget: neither passed nor violated
+  std::string sets_aside = {};  // the faults its runs leave out, when faults were asked for
+  // dfs: 1 when every schedule of its seeds was explored, 0 when --max-schedules stopped a
+  // search; -1 for the other strategies.
+  int dfs_exhausted = -1;
 };
 
 // A baseline entry no run showed this time.
@@ -45,6 +51,17 @@ struct ViolationRow {
   std::vector<std::string> redis_calls;
   std::string replay;
   std::string html = {};  // its timeline page (check --html), "" when none
+  // For the terminal only (not in report.json): the finding's shape, the calls per actor with
+  // virtual times, and the scenario file saved for it.
+  std::string shape = {};
+  std::vector<std::pair<std::string, std::vector<std::string>>> calls_per_actor = {};
+  std::string scenario = {};
+};
+
+// A sample of runs replayed on a spawned redis-server (check --real-sample).
+struct SampleRow {
+  int64_t runs = 0, diverged = 0;  // runs 0: no sample
+  std::string first_divergence;
 };
 
 // A shard's own part of its report (check --shard i/n); a merged or unsharded report has none.
@@ -64,7 +81,12 @@ struct CheckReport {
   std::string baseline;  // the baseline file compared against ("": none)
   std::vector<UnseenRow> unseen;
   ShardInfo shard = {};
+  SampleRow sample = {};  // terminal only
 };
+
+// Classes with the status "new" (with a baseline), and runs without a verdict.
+int64_t NewClasses(const CheckReport& r);
+int64_t NoVerdict(const CheckReport& r);
 
 // "1 client", "3 clients".
 std::string Count(int64_t n, const std::string& noun);

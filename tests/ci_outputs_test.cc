@@ -50,6 +50,14 @@ void ExpectShardsMergeToTheSingleReport(const std::string& args, int n) {
   EXPECT_EQ(ReadFile(dir / "merged/report.json"), json);
   EXPECT_EQ(ReadFile(dir / "merged/report.md"), ReadFile(dir / "single/report.md"));
   EXPECT_EQ(WithoutTimes(ReadFile(dir / "merged.xml")), WithoutTimes(ReadFile(dir / "single.xml")));
+  // The terminal is rendered from the same report model: merge prints the table (and the
+  // baseline's line) that the single process printed.
+  const size_t from = merged.out.find("property / class");
+  ASSERT_NE(from, std::string::npos) << merged.out;
+  const size_t to = std::min(merged.out.find("\nreport: "), merged.out.find("\njunit: "));
+  const std::string table = merged.out.substr(from, to + 1 - from);
+  EXPECT_GT(std::count(table.begin(), table.end(), '\n'), 3) << table;
+  EXPECT_NE(single.out.find(table), std::string::npos) << table << "\n---\n" << single.out;
   // The shards really split the runs: none of them ran them all.
   const auto runs = [](const std::string& text) {
     int64_t total = 0;
@@ -59,7 +67,7 @@ void ExpectShardsMergeToTheSingleReport(const std::string& args, int n) {
     return total;
   };
   EXPECT_GT(runs(json), runs(ReadFile(dir / "shard1/report.json")));
-  for (const std::string xml : {dir / "single.xml", dir / "merged.xml"}) {
+  for (const std::string& xml : {dir / "single.xml", dir / "merged.xml"}) {
     const Result valid =
         Shell("xmllint --noout --schema " TESTBED_SOURCE_DIR "/tests/junit/junit.xsd " + xml);
     EXPECT_EQ(valid.code, 0) << valid.out;

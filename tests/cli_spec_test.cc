@@ -34,15 +34,6 @@ TEST(Specs, AWrittenFidelitySpecParsesBackToTheSameSpec) {
   EXPECT_EQ(ParseFidelity(Words(s.Write(), "fidelity")), s) << s.Write();
 }
 
-TEST(Specs, AWrittenSimSpecKeepsTheHorizonAndEveryOtherFlag) {
-  const SimSpec s = ParseSim({"--seed", "5", "--faults", "latency,lost-reply", "--actors", "3",
-                              "--horizon-ms", "200", "--strategy", "replay", "--choices", "0,1,1,0",
-                              "--increments", "4", "--pct-depth", "3", "--print-trace"});
-  EXPECT_EQ(s.horizon_ms, 200);
-  EXPECT_NE(s.Write().find("--horizon-ms 200"), std::string::npos) << s.Write();
-  EXPECT_EQ(ParseSim(Words(s.Write(), "sim")), s) << s.Write();
-}
-
 TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
   const CheckSpec s =
       ParseCheck({"--system",

@@ -63,38 +63,6 @@ namespace {
 
 using testbed::testing_cli::LineStarting;
 
-TEST(CliSim, AViolationPrintsAReplayLineThatReproducesTheSameTraceHash) {
-  Result r = RunCli("sim --seed 4 --faults latency,lost-reply --actors 3 --increments 4");
-  ASSERT_EQ(r.code, 1) << r.out;  // the toy counter loses updates
-  EXPECT_EQ(r.out.rfind("seed: 4\n", 0), 0u);
-  const std::string hash = LineStarting(r.out, "trace-hash: ");
-  std::string replay = LineStarting(r.out, "replay: testbed ");
-  ASSERT_FALSE(replay.empty()) << r.out;
-  replay = replay.substr(std::string("replay: testbed ").size());
-  Result again = RunCli(replay);
-  EXPECT_EQ(again.code, 1) << again.out;
-  EXPECT_EQ(LineStarting(again.out, "trace-hash: "), hash);
-}
-
-TEST(CliSim, CheckDeterminismRunsTheSeedTwiceAndComparesStepByStep) {
-  Result r = RunCli("sim --seed 8 --faults all --check-determinism");
-  EXPECT_NE(r.out.find("determinism: same trace twice"), std::string::npos) << r.out;
-}
-
-TEST(CliSim, DfsReportsHowManySchedulesItExplored) {
-  Result r = RunCli("sim --seed 1 --strategy dfs --actors 2 --increments 1 --preemption-bound 1");
-  EXPECT_NE(r.out.find("schedules explored"), std::string::npos) << r.out;
-  EXPECT_NE(r.code, 2) << r.out;
-}
-
-TEST(CliSim, BadFaultsAndStrategiesAreUsageErrors) {
-  for (const char* args : {"sim --faults bogus", "sim --strategy nope", "sim --strategy replay",
-                           "sim --choices 1,x --strategy replay"}) {
-    Result r = RunCli(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-  }
-}
-
 }  // namespace
 
 namespace {

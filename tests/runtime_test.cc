@@ -11,7 +11,7 @@
 #include "real/real_backend.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
-#include "sim/workloads.h"
+#include "tests/toy/toy_system.h"
 
 namespace testbed::sim {
 namespace {
@@ -153,25 +153,35 @@ TEST(Pct, FindsAPlantedDepthTwoBugAtLeastAsOftenAsItsBoundPromises) {
   EXPECT_EQ(depth_one_hits, 0);
 }
 
-RunResult RunCounter(Backend& backend, Strategy& s, uint64_t seed, const FaultOptions& f) {
-  WorldOptions o;
-  o.seed = seed;
-  o.horizon_ms = 5000;
-  o.faults = f;
-  World w(o, backend, s);
-  CounterStats stats;
-  AddCounterWorkload(w, 3, 5, &stats);
-  return w.run();
+// The toy counter (tests/toy/), through the seam as `check` runs it: v1's read-modify-write
+// race, every client renewing a lease from a child thread.
+testbed::props::RunOutcome RunToy(Strategy* s, uint64_t seed, const std::string& faults,
+                                  int clients, int ops) {
+  static const std::unique_ptr<testbed::props::System> toy = testbed::toy::MakeCounterSystem();
+  static const testbed::ScriptCatalog none;
+  testbed::props::RunSpec spec;
+  spec.property = "no-lost-increment";
+  spec.version = "v1";
+  spec.seed = seed;
+  spec.clients = clients;
+  spec.ops = ops;
+  spec.faults = FaultList::Parse(faults);
+  return toy->Run(spec, none, nullptr, s);
+}
+
+RunResult RunCounter(Strategy& s, uint64_t seed, const std::string& faults) {
+  const testbed::props::RunOutcome o = RunToy(&s, seed, faults, 3, 5);
+  RunResult r = o.run;
+  r.trace_hash = o.trace_hash();
+  return r;
 }
 
 TEST(Determinism, ThreeSeedsWithEveryFaultKindReplayToTheSameTraceHash) {
-  const FaultOptions all = FaultOptions::Parse("all");
   std::set<std::string> distinct;
   for (uint64_t seed : {1, 2, 3}) {
-    EmulatorBackend b1, b2;
     RandomWalk s1, s2;
-    const RunResult first = RunCounter(b1, s1, seed, all);
-    const RunResult second = RunCounter(b2, s2, seed, all);
+    const RunResult first = RunCounter(s1, seed, "all");
+    const RunResult second = RunCounter(s2, seed, "all");
     EXPECT_EQ(first.trace_hash, second.trace_hash) << "seed " << seed;
     EXPECT_GT(first.steps, 10);
     EXPECT_TRUE(first.error.empty()) << first.error;
@@ -181,30 +191,20 @@ TEST(Determinism, ThreeSeedsWithEveryFaultKindReplayToTheSameTraceHash) {
 }
 
 TEST(Strategies, FindTheCounterRaceAndDfsCountsTheSchedulesItExplored) {
-  // Random walk: some seed in 20 loses an update.
+  // Random walk: some seed in 20 loses an increment.
   int lost = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    EmulatorBackend b;
     RandomWalk walk;
-    WorldOptions o;
-    o.seed = seed;
-    World w(o, b, walk);
-    CounterStats stats;
-    AddCounterWorkload(w, 2, 2, &stats);
-    w.run();
-    lost += CheckCounter(b, w.now_ms(), stats).has_value() ? 1 : 0;
+    lost += RunToy(&walk, seed, "none", 2, 2).violated ? 1 : 0;
   }
   EXPECT_GT(lost, 0);
-  // DFS with no preemption runs workers one after another and finds nothing; with one it must.
+  // DFS with no preemption runs clients one after another and finds nothing; with one it must.
   auto explore = [](int bound) {
     return ExploreDfs(
         [](Strategy& s, RunResult* r) {
-          EmulatorBackend b;
-          World w(WorldOptions{}, b, s);
-          CounterStats stats;
-          AddCounterWorkload(w, 2, 1, &stats);
-          *r = w.run();
-          return CheckCounter(b, w.now_ms(), stats).has_value();
+          const testbed::props::RunOutcome o = RunToy(&s, 1, "none", 2, 1);
+          *r = o.run;
+          return o.violated;
         },
         {.preemption_bound = bound});
   };
@@ -216,19 +216,17 @@ TEST(Strategies, FindTheCounterRaceAndDfsCountsTheSchedulesItExplored) {
 }
 
 TEST(Replay, RecordedChoicesReproduceARandomWalkExactly) {
-  EmulatorBackend b1, b2;
   RandomWalk walk;
-  const FaultOptions f = FaultOptions::Parse("latency,lost-reply");
-  const RunResult original = RunCounter(b1, walk, 9, f);
+  const std::string f = "latency,lost-reply";
+  const RunResult original = RunCounter(walk, 9, f);
   std::vector<size_t> picks;
   for (auto [n, pick] : original.choices) picks.push_back(pick);
   Replay replay(picks);
-  const RunResult again = RunCounter(b2, replay, 9, f);
+  const RunResult again = RunCounter(replay, 9, f);
   EXPECT_EQ(again.choices, original.choices);
   EXPECT_EQ(again.trace_hash, original.trace_hash);
-  EmulatorBackend b3;
   Replay wrong(std::vector<size_t>(picks.size(), 7));
-  EXPECT_THROW(RunCounter(b3, wrong, 9, f), ReplayDiverged);
+  EXPECT_THROW(RunCounter(wrong, 9, f), ReplayDiverged);
 }
 
 // ---- faults, each in both worlds ----

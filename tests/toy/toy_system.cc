@@ -23,7 +23,18 @@ int64_t Number(const CallResult& r) {
   return n;
 }
 
+// A child thread renews the client's lease while it works, as a lease holder would: the
+// runtime's child threads, timers and cancellation meet every fault kind through this toy.
+Task<void> Renew(sim::Ctx& ctx, std::string lease) {
+  while (true) {
+    co_await ctx.cmd("SET", lease, absl::StrCat(ctx.now_ms()), "PX", "100");
+    co_await ctx.sleep(40);
+  }
+}
+
 Task<void> Client(sim::Ctx& ctx, int id, bool atomic, props::RunSpec spec, int64_t step, Tally* t) {
+  const sim::ThreadId renewer = ctx.spawn(
+      "renew", [lease = absl::StrCat("lease:client", id)](sim::Ctx& c) { return Renew(c, lease); });
   for (int i = 0; i < spec.ops; ++i) {
     if (spec.skip.count({id, i})) continue;
     CallResult done = Reply::Nil();
@@ -43,6 +54,7 @@ Task<void> Client(sim::Ctx& ctx, int id, bool atomic, props::RunSpec spec, int64
     }
     co_await ctx.sleep(i % 3);
   }
+  ctx.cancel(renewer);
 }
 
 // Both properties run one workload: each client increments, and the counter's final value must

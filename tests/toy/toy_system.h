@@ -3,7 +3,9 @@
 //
 // "counter": clients increment one shared counter (a Redis hash field). Version v1 reads and
 // writes it back (HGET then HSET: a read-modify-write race); v2 uses HINCRBY (atomic); a
-// rolling deploy to v2 runs v1 pods on odd clients. Option --step adds 1 (default) or 2.
+// rolling deploy to v2 runs v1 pods on odd clients. Option --step adds 1 (default) or 2. Each
+// client renews a lease from a child thread while it works. It is the one toy: the runtime's
+// own tests (tests/runtime_test.cc) run it too.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,81 @@
+#include "reports/terminal.h"
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
+
+#include "reports/trace_view.h"
+
+namespace testbed::reports {
+
+std::string SummaryText(const CheckReport& r) {
+  std::string out =
+      absl::StrFormat("%-44s %8s %8s %8s %s\n", "property / class", "runs", "passed", "violated",
+                      r.baseline.empty() ? "first seed" : "first seed, against the baseline");
+  for (const PropertyRow& p : r.properties) {
+    if (!p.applies) {
+      absl::StrAppendFormat(&out, "%-44s %8s\n", p.property, "n/a");
+      continue;
+    }
+    absl::StrAppendFormat(&out, "%-44s %8d %8d %8d\n", p.property, p.runs, p.passed, p.violated);
+    for (const ClassRow& c : p.classes)
+      absl::StrAppendFormat(&out, "  %-42s %8s %8s %8d %d%s\n", c.cls, "", "", c.runs, c.first_seed,
+                            c.status.empty() ? "" : "  " + c.status);
+    if (p.no_verdict > 0)
+      absl::StrAppend(&out, "  (", Count(p.no_verdict, "run"),
+                      " hit the checker's state budget: no verdict, not a pass)\n");
+    if (!p.sets_aside.empty())
+      absl::StrAppend(&out, "  (runs without these faults: ", p.sets_aside, ")\n");
+    if (p.dfs_exhausted == 1)
+      absl::StrAppend(&out, "  exhausted: ", Count(p.runs, "schedule"), "\n");
+    if (p.dfs_exhausted == 0)
+      absl::StrAppend(&out, "  stopped after ", Count(p.runs, "schedule"),
+                      " (--max-schedules): not every schedule\n");
+  }
+  return out;
+}
+
+std::string BaselineText(const CheckReport& r) {
+  int64_t known = 0;
+  for (const PropertyRow& p : r.properties)
+    for (const ClassRow& c : p.classes) known += c.status == "known";
+  std::string out =
+      absl::StrFormat("baseline %s: %d new, %d known", r.baseline, NewClasses(r), known);
+  if (r.unseen.empty()) return out + ", every known class seen\n";
+  absl::StrAppendFormat(&out, ", %d known but not seen this run:\n", r.unseen.size());
+  for (const UnseenRow& u : r.unseen)
+    absl::StrAppend(&out, "  known but not seen this run: ", u.property, " / ", u.cls, "\n");
+  return out;
+}
+
+std::string SampleText(const CheckReport& r) {
+  if (r.sample.runs == 0) return "";
+  std::string out = absl::StrCat("redis-server sample: ", Count(r.sample.runs, "run"),
+                                 " replayed on a spawned redis-server, ", r.sample.diverged,
+                                 " diverged from the emulator\n");
+  if (r.sample.diverged > 0)
+    absl::StrAppend(&out, "  first divergence: ", r.sample.first_divergence, "\n");
+  return out;
+}
+
+std::string ViolationText(const ViolationRow& v) {
+  std::string out = absl::StrCat("\nviolation of ", v.property, ", class ", v.cls,
+                                 v.status.empty() ? "" : " (" + v.status + ")", ": ", v.sentence,
+                                 " (seed ", v.seed, ", ", Count(v.clients, "client"), " x ",
+                                 Count(v.ops, "operation"), "):\n");
+  if (!v.shape.empty()) absl::StrAppend(&out, "  shape: ", v.shape, "\n");
+  absl::StrAppend(&out, v.counterexample,
+                  "redis calls (and faults), in the order Redis ran them:\n");
+  for (const std::string& line : v.redis_calls) absl::StrAppend(&out, "  ", line, "\n");
+  absl::StrAppend(&out, "the same calls per actor, with virtual times:\n");
+  for (const auto& [actor, calls] : v.calls_per_actor) {
+    absl::StrAppend(&out, "  ", actor, ":\n");
+    for (const std::string& call : calls)
+      absl::StrAppend(&out, "    ", Abbreviate(call).substr(0, 600), "\n");
+  }
+  absl::StrAppend(&out, "replay: ", v.replay, "\n");
+  if (!v.html.empty()) absl::StrAppend(&out, "timeline: ", v.html, "\n");
+  if (!v.scenario.empty()) absl::StrAppend(&out, "scenario: ", v.scenario, "\n");
+  return out;
+}
+
+}  // namespace testbed::reports

@@ -1,0 +1,23 @@
+// The terminal's rendering of the report model (reports/check_report.h): what `check` and
+// `merge` print on stdout is made here from the same rows that report.json, report.md and JUnit
+// are made from, so the terminal and the files cannot say different things.
+#pragma once
+
+#include <string>
+
+#include "reports/check_report.h"
+
+namespace testbed::reports {
+
+// The per-property table: runs, passes and violations, each class with its runs, first seed and
+// status, and the notes of a property (runs without a verdict, faults set aside, dfs coverage).
+std::string SummaryText(const CheckReport& r);
+// "baseline FILE: N new, M known, ...", with the known classes no run showed.
+std::string BaselineText(const CheckReport& r);
+// A run sample replayed on redis-server, "" when there was none.
+std::string SampleText(const CheckReport& r);
+// One class's counterexample: the finding, its Redis calls (in order, then per actor), its
+// replay line, and the timeline page and scenario file written for it.
+std::string ViolationText(const ViolationRow& v);
+
+}  // namespace testbed::reports

@@ -1,0 +1,111 @@
+#include "scenarios/campaign.h"
+
+#include <algorithm>
+
+#include "scenarios/scenario.h"
+
+namespace testbed::scenarios {
+
+props::RunSpec Plan::At(int64_t j, const std::string& p) const {
+  props::RunSpec r = base;
+  r.property = p;
+  r.seed = seed + static_cast<uint64_t>(first + j * stride);
+  return r;
+}
+
+void Tally::Seen(const props::RunSpec& r, const std::vector<std::string>& classes, bool incomplete,
+                 const std::vector<size_t>& choices) {
+  PropertyTally& t = per_[r.property];
+  if (incomplete) ++t.incomplete;
+  for (const std::string& c : classes) {
+    ClassSeen& seen = t.classes[c];
+    if (seen.runs++ == 0) {
+      t.order.push_back(c);
+      order_.emplace_back(r.property, c);
+      seen.first = r;
+      seen.first_choices = choices;
+    }
+  }
+}
+
+void Tally::Add(const props::RunSpec& r, const std::vector<std::string>& classes, bool incomplete,
+                const std::vector<size_t>& choices) {
+  PropertyTally& t = per_[r.property];
+  ++t.done;
+  ++runs_;
+  if (!classes.empty()) {
+    ++t.violated;
+    ++violations_;
+  }
+  Seen(r, classes, incomplete, choices);
+}
+
+void Tally::AddSearch(const std::string& property, int64_t schedules, int64_t violations,
+                      bool exhausted) {
+  PropertyTally& t = per_[property];
+  t.done += schedules;
+  t.violated += violations;
+  t.exhausted = t.exhausted && exhausted;
+  runs_ += schedules;
+  violations_ += violations;
+}
+
+const PropertyTally* Tally::find(const std::string& property) const {
+  const auto it = per_.find(property);
+  return it == per_.end() ? nullptr : &it->second;
+}
+
+reports::PropertyRow Row(const props::PropertyInfo& info, const PropertyTally* t, bool applies,
+                         bool faults_given, bool dfs,
+                         const std::function<std::string(const std::string&)>& status) {
+  if (!applies) return {info.name, 0, 0, 0, false};
+  const PropertyTally none;
+  if (!t) t = &none;
+  reports::PropertyRow row{info.name, t->done, t->done - t->violated - t->incomplete, t->violated};
+  for (const std::string& c : t->order)
+    row.classes.push_back({c, props::SentenceOf(info, c), t->classes.at(c).runs,
+                           t->classes.at(c).first.seed, status(c)});
+  row.no_verdict = t->incomplete;
+  if (faults_given && !info.sets_aside.empty()) row.sets_aside = info.sets_aside.Describe();
+  if (dfs) row.dfs_exhausted = t->exhausted ? 1 : 0;
+  return row;
+}
+
+Counterexample Shrink(
+    const ClassSeen& seen, const std::string& cls, bool fixed_schedule, int64_t jobs,
+    const std::function<props::RunOutcome(const props::RunSpec&, const ClassSeen* recorded)>& run) {
+  auto shows = [&](const props::RunOutcome& o) {
+    return std::find(o.classes.begin(), o.classes.end(), cls) != o.classes.end();
+  };
+  // Each class is shrunk while it still shows, so its counterexample is its own. A schedule
+  // found by dfs or given as choices belongs to its workload: it is not shrunk.
+  Counterexample c;
+  c.spec = fixed_schedule ? seen.first : Minimize(seen.first, jobs, [&](const props::RunSpec& x) {
+    return shows(run(x, nullptr));
+  });
+  c.outcome = run(c.spec, &seen);
+  for (const props::Finding& f : c.outcome.findings)
+    if (props::ClassOf(f) == cls) {
+      c.text += "  " + f.text + "\n";
+      if (f.cls.empty()) c.shape = f.shape;
+    }
+  return c;
+}
+
+std::string SaveCounterexample(const std::string& dir, const props::System& system,
+                               const Counterexample& c, const std::string& cls,
+                               const std::string& sentence) {
+  Scenario sc;
+  sc.system = &system;
+  sc.spec = c.spec;
+  sc.name = system.name() + "-" + c.spec.version + "-" + c.spec.property + "-" + cls;
+  sc.cls = cls;
+  // The counterexample's first line, until someone words it better.
+  sc.trigger = c.text.substr(0, c.text.find('\n'));
+  sc.trigger.erase(0, sc.trigger.find_first_not_of(' '));
+  sc.why = sentence;
+  sc.severity = "unrated";
+  return Save(dir, sc);
+}
+
+}  // namespace testbed::scenarios
