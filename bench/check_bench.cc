@@ -33,7 +33,7 @@ constexpr int kRuns = 10;
 constexpr int kPairs = 9;  // BM_CheckPair's iterations
 
 // One `check`'s worth of runs: every applicable property, kRuns seeds; returns the calls made.
-int64_t CheckRuns(const ScriptCatalog& scripts, RedisServer* server) {
+int64_t CheckRuns(const real::ScriptCatalog& scripts, real::RedisServer* server) {
   const props::System& state = *props::FindSystem("state");
   int64_t calls = 0;
   for (int i = 0; i < kRuns; ++i)
@@ -55,8 +55,8 @@ int64_t CheckRuns(const ScriptCatalog& scripts, RedisServer* server) {
 }
 
 // One property's kRuns seeds: the seconds they take.
-double PropertySeconds(const props::PropertyInfo& p, const ScriptCatalog& scripts,
-                       RedisServer* server) {
+double PropertySeconds(const props::PropertyInfo& p, const real::ScriptCatalog& scripts,
+                       real::RedisServer* server) {
   const props::System& state = *props::FindSystem("state");
   const absl::Time start = absl::Now();
   for (int i = 0; i < kRuns; ++i) {
@@ -72,8 +72,8 @@ double PropertySeconds(const props::PropertyInfo& p, const ScriptCatalog& script
   return absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-const ScriptCatalog& Shipped() {
-  static const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+const real::ScriptCatalog& Shipped() {
+  static const real::ScriptCatalog c = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   return c;
 }
 
@@ -91,14 +91,14 @@ double Median(std::vector<double> v) {
 }
 
 // Seconds one pass takes; `calls` gets the client calls it made.
-double TimedPass(RedisServer* server, int64_t* calls) {
+double TimedPass(real::RedisServer* server, int64_t* calls) {
   const absl::Time start = absl::Now();
   *calls = CheckRuns(Shipped(), server);
   return absl::ToDoubleSeconds(absl::Now() - start);
 }
 
 void BM_CheckPair(benchmark::State& s) {
-  RedisServer server(kDefaultEpochMs);
+  real::RedisServer server(sim::kDefaultEpochMs);
   int64_t calls = 0;
   TimedPass(nullptr, &calls);  // warm-up, not measured: Lua states, the server's script cache
   TimedPass(&server, &calls);
@@ -139,7 +139,7 @@ std::vector<PropertyPair>& PropertyPairs() {
 }
 
 void BM_PropertyPairs(benchmark::State& s) {
-  RedisServer server(kDefaultEpochMs);
+  real::RedisServer server(sim::kDefaultEpochMs);
   const props::System& state = *props::FindSystem("state");
   const std::string old = state.version("beta30")->rolling_from;
   for (auto _ : s) {

@@ -5,7 +5,7 @@
 
 #include "properties/history_gen.h"
 
-namespace testbed::lin {
+namespace testbed::props {
 namespace {
 
 // Makes the last successful read of the history report a version nobody wrote: the checker
@@ -62,6 +62,6 @@ BENCHMARK(BM_TenThousandOpsHundredKeysEightActors)->Unit(benchmark::kMillisecond
 BENCHMARK(BM_HardSingleKey)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace testbed::lin
+}  // namespace testbed::props
 
 BENCHMARK_MAIN();

@@ -204,9 +204,10 @@ CheckSpec Resolve(const Raw& r) {
 // --scripts DIR: DIR/NAME replaces NAME of the checked version only (its old pods keep
 // theirs); DIR/<system>/<version>/NAME replaces that version's NAME. Only *.lua files count;
 // one that replaces nothing is a usage error. Prints each replacement.
-ScriptCatalog internal::CatalogWithOverrides(const std::string& dir, const props::System& system,
-                                             const std::string& version) {
-  ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
+                                                   const props::System& system,
+                                                   const std::string& version) {
+  real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   if (dir.empty()) return catalog;
   std::vector<std::pair<std::string, std::filesystem::path>> changes;  // shipped file, candidate
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
@@ -370,9 +371,9 @@ class CheckRun {
   const std::string old_version;
   const bool dfs;
   std::vector<std::string> properties;
-  ScriptCatalog scripts;
+  real::ScriptCatalog scripts;
   std::optional<scenarios::Baseline> baseline;
-  std::unique_ptr<RedisServer> server, sample_server;
+  std::unique_ptr<real::RedisServer> server, sample_server;
   reports::ScriptNames script_names;
   scenarios::Plan plan;  // --shard i/n: the indices i-1, i-1+n, ... of [0, --runs)
   std::chrono::steady_clock::time_point start;
@@ -409,9 +410,10 @@ CheckRun::CheckRun(const CheckSpec& spec)
     for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
   for (const std::string& v : compiled)
     if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
-      throw SetupError("a script does not compile: " + err);
-  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  if (spec.real_sample > 0) sample_server = std::make_unique<RedisServer>(kDefaultEpochMs);
+      throw real::SetupError("a script does not compile: " + err);
+  if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
+  if (spec.real_sample > 0)
+    sample_server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
   script_names = scripts.names();
 
   int64_t jobs =

@@ -180,7 +180,7 @@ int Main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::fprintf(stderr, "testbed: %s\n", e.what());
     return 2;
-  } catch (const SetupError& e) {
+  } catch (const real::SetupError& e) {
     std::fprintf(stderr, "testbed: setup error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {

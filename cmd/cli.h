@@ -23,7 +23,7 @@ namespace testbed::cli {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-using testbed::SetupError;  // real/redis_server.h: a missing redis-server, unreadable scripts
+using testbed::real::SetupError;  // real/redis_server.h: a missing redis-server, unreadable scripts
 
 struct FidelitySpec {
   uint64_t seed = 0;

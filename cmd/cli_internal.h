@@ -64,8 +64,8 @@ Command MergeCommand();
 Command ListCommand();
 
 // The shipped scripts with --scripts DIR's changes (see `testbed check --help`).
-ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
-                                   const std::string& version);
+real::ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
+                                         const std::string& version);
 
 // A directory that can hold output: made (if needed) and written to, before any work; a usage
 // error naming the flag otherwise.

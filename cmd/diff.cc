@@ -93,8 +93,8 @@ struct Side {
   std::vector<Step> steps;
 };
 
-Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptCatalog& scripts,
-             const reports::ScriptNames& names) {
+Side RunSide(const props::System& system, const props::RunSpec& r,
+             const real::ScriptCatalog& scripts, const reports::ScriptNames& names) {
   props::RunOutcome o = system.Run(r, scripts, nullptr);
   Side side{o.classes, {}};
   for (const sim::TraceEvent& e : o.trace.events) {
@@ -110,7 +110,7 @@ Side RunSide(const props::System& system, const props::RunSpec& r, const ScriptC
 
 // Scripts and their names, as a side of the diff runs them.
 struct Catalog {
-  const ScriptCatalog& scripts;
+  const real::ScriptCatalog& scripts;
   const reports::ScriptNames& names;
 };
 
@@ -235,11 +235,11 @@ int RunDiff(const DiffSpec& spec) {
   std::printf("diff: %s %s, shipped scripts against %s (old pods: %s)\n", spec.system.c_str(),
               spec.version.c_str(), spec.candidate.c_str(),
               old_version.empty() ? "none" : old_version.c_str());
-  const ScriptCatalog shipped = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  const ScriptCatalog candidate =
+  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog candidate =
       internal::CatalogWithOverrides(spec.candidate, system, spec.version);
   if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
-    throw SetupError("a candidate script does not compile: " + err);
+    throw real::SetupError("a candidate script does not compile: " + err);
   const reports::ScriptNames &shipped_names = shipped.names(), &candidate_names = candidate.names();
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())

@@ -60,31 +60,31 @@ FidelitySpec ParseFidelity(const std::vector<std::string>& args) {
 int RunFidelity(const FidelitySpec& spec) {
   std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
   std::fflush(stdout);
-  EmulatorOptions options;
+  sim::EmulatorOptions options;
   if (spec.inject_fault == "expiry-shift") options.fault_expiry_shift_ms = -1;
   if (spec.inject_fault == "cjson-empty-array") options.fault_cjson_empty_table_as_array = true;
 
-  ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   const int every = static_cast<int>(spec.checkpoint_every);
   // The steps stream from the seed: a campaign of any length runs in constant memory.
-  auto stream = [&] { return fidelity::StepStream(spec.seed, spec.commands, scripts, every); };
-  std::unique_ptr<RedisServer> server;
-  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  fidelity::Runner runner(server.get(), options);
-  fidelity::Coverage coverage;
+  auto stream = [&] { return props::StepStream(spec.seed, spec.commands, scripts, every); };
+  std::unique_ptr<real::RedisServer> server;
+  if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
+  props::Runner runner(server.get(), options);
+  props::Coverage coverage;
   std::string hash;
   size_t steps_run = 0;
-  fidelity::StepStream steps = stream();
+  props::StepStream steps = stream();
   auto divergence = runner.run(steps, &steps_run, &coverage, &hash);
-  std::printf("%s", fidelity::FormatCoverage(coverage).c_str());
+  std::printf("%s", props::FormatCoverage(coverage).c_str());
   std::printf("commands: %lld, steps: %zu, compared against: %s\n",
               static_cast<long long>(spec.commands), steps_run,
               server ? "spawned redis-server" : "nothing (emulator only)");
   if (spec.check_determinism) {
     std::string once, again;
-    fidelity::StepStream first = stream(), second = stream();
-    fidelity::Runner(nullptr, options).run(first, nullptr, nullptr, &once);
-    fidelity::Runner(nullptr, options).run(second, nullptr, nullptr, &again);
+    props::StepStream first = stream(), second = stream();
+    props::Runner(nullptr, options).run(first, nullptr, nullptr, &once);
+    props::Runner(nullptr, options).run(second, nullptr, nullptr, &again);
     std::printf("determinism: %s (%s vs %s)\n", once == again ? "same trace hash" : "DIFFERENT",
                 once.c_str(), again.c_str());
     if (once != again) return 1;
@@ -94,13 +94,13 @@ int RunFidelity(const FidelitySpec& spec) {
     return 0;
   }
   // Only now is the failing prefix kept: generated again from the seed.
-  std::vector<fidelity::Step> prefix =
-      fidelity::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
+  std::vector<props::Step> prefix =
+      props::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
   std::printf("divergences: 1 (the run stops at the first)\n");
   std::printf("first divergence at step %zu: %s\n", divergence->step,
               prefix.back().render().c_str());
   if (!spec.no_shrink && server) {
-    prefix = fidelity::Shrink(prefix, runner);
+    prefix = props::Shrink(prefix, runner);
     auto again = runner.run(prefix);
     std::printf("shortest failing sequence (%zu steps, %lld runs to shrink):\n", prefix.size(),
                 static_cast<long long>(runner.runs()));

@@ -12,7 +12,7 @@
 namespace testbed::cli {
 
 int RunList() {
-  const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog c = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   std::map<std::string, int> dirs;  // "<system>/<version>" -> scripts
   for (const auto& s : c.all()) ++dirs[s.file.substr(0, s.file.rfind('/'))];
   std::set<std::string> ported;

@@ -74,9 +74,9 @@ int RunReplay(const ReplaySpec& spec) {
       throw UsageError(e.what());
     }
   }
-  std::unique_ptr<RedisServer> server;
-  if (spec.redis == "spawn") server = std::make_unique<RedisServer>(kDefaultEpochMs);
-  const ScriptCatalog scripts = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  std::unique_ptr<real::RedisServer> server;
+  if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
+  const real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   int changed = 0;
   for (const scenarios::Scenario& sc : all) {
     const props::RunSpec& r = sc.spec;

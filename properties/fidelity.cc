@@ -13,10 +13,10 @@
 #include "sim/prng.h"
 #include "sim/redis_text.h"
 
-namespace testbed::fidelity {
+namespace testbed::props {
 namespace {
 
-using redis_text::ToUpper;
+using sim::redis_text::ToUpper;
 
 // ---------------------------------------------------------------------------------------------
 // Generation. Every choice comes from one Prng, in one fixed order.
@@ -93,7 +93,7 @@ const std::vector<std::string>& Scalars() {
 
 class Gen {
  public:
-  Gen(uint64_t seed, const ScriptCatalog& scripts) : rng_(seed), scripts_(scripts) {}
+  Gen(uint64_t seed, const real::ScriptCatalog& scripts) : rng_(seed), scripts_(scripts) {}
 
   Arg Lit(std::string s) { return Arg{std::move(s)}; }
   Arg Now(int64_t offset) { return Arg{"", true, offset}; }
@@ -359,7 +359,7 @@ class Gen {
   // ---- seed scripts ----
   Step Script() {
     const auto& all = scripts_.all();
-    const ScriptFile& s = all[rng_.below(all.size())];
+    const real::ScriptFile& s = all[rng_.below(all.size())];
     std::vector<Arg> keys, args;
     ScriptArgs(s, keys, args);
     // Presence values stay well-formed (see PRESENCE_SET_LUA below): garbage only before them.
@@ -372,7 +372,7 @@ class Gen {
       step.args = {Lit("SCRIPT"), Lit("LOAD"), Lit(s.body)};
       return step;
     }
-    const std::string sha = Sha1Hex(s.body);
+    const std::string sha = sim::Sha1Hex(s.body);
     step.args = {Lit(how < 5 ? "EVAL" : "EVALSHA"),
                  Lit(how < 5 ? s.body : (how == 9 ? ToUpper(sha) : sha)),
                  Lit(std::to_string(keys.size()))};
@@ -385,7 +385,7 @@ class Gen {
     return step;
   }
 
-  void ScriptArgs(const ScriptFile& s, std::vector<Arg>& keys, std::vector<Arg>& args) {
+  void ScriptArgs(const real::ScriptFile& s, std::vector<Arg>& keys, std::vector<Arg>& args) {
     const std::string& c = s.constant;
     const bool b24 = s.version == "2.2.0-beta.24";
     const std::string vkey = Pick(kStateValueKeys), lkey = Pick(kStateLegacyKeys);
@@ -512,8 +512,8 @@ class Gen {
     }
   }
 
-  Prng rng_;
-  const ScriptCatalog& scripts_;
+  sim::Prng rng_;
+  const real::ScriptCatalog& scripts_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -532,22 +532,22 @@ std::string Resolve(const Arg& a, int64_t now) {
   return out;
 }
 
-Argv ResolveAll(const std::vector<Arg>& args, int64_t now) {
-  Argv out;
+sim::Argv ResolveAll(const std::vector<Arg>& args, int64_t now) {
+  sim::Argv out;
   for (const Arg& a : args) out.push_back(Resolve(a, now));
   return out;
 }
 
-std::string Rendered(const CallResult& r) {
-  if (auto* reply = std::get_if<Reply>(&r)) return reply->resp2();
-  return "transport error: " + std::get<TransportError>(r).what;
+std::string Rendered(const sim::CallResult& r) {
+  if (auto* reply = std::get_if<sim::Reply>(&r)) return reply->resp2();
+  return "transport error: " + std::get<sim::TransportError>(r).what;
 }
 
-Reply Normalize(Reply r, Compare mode) {
-  if (r.type != Reply::Type::kArray) return r;
+sim::Reply Normalize(sim::Reply r, Compare mode) {
+  if (r.type != sim::Reply::Type::kArray) return r;
   if (mode == Compare::kSortedArray) {
     std::sort(r.elements.begin(), r.elements.end(),
-              [](const Reply& a, const Reply& b) { return a.str < b.str; });
+              [](const sim::Reply& a, const sim::Reply& b) { return a.str < b.str; });
   } else if (mode == Compare::kUnorderedPairs) {
     std::vector<std::pair<std::string, std::string>> pairs;
     for (size_t i = 0; i + 1 < r.elements.size(); i += 2)
@@ -555,34 +555,34 @@ Reply Normalize(Reply r, Compare mode) {
     std::sort(pairs.begin(), pairs.end());
     r.elements.clear();
     for (auto& [k, v] : pairs) {
-      r.elements.push_back(Reply::Bulk(k));
-      r.elements.push_back(Reply::Bulk(v));
+      r.elements.push_back(sim::Reply::Bulk(k));
+      r.elements.push_back(sim::Reply::Bulk(v));
     }
   }
   return r;
 }
 
 // Iterates SCAN to the end and returns the sorted set of keys, or the first error reply.
-Reply ScanAll(RedisConnection& c, const Argv& options) {
+sim::Reply ScanAll(sim::RedisConnection& c, const sim::Argv& options) {
   std::set<std::string> keys;
   std::string cursor = "0";
   for (int rounds = 0; rounds < 100000; ++rounds) {
-    Argv argv = {"SCAN", cursor};
+    sim::Argv argv = {"SCAN", cursor};
     argv.insert(argv.end(), options.begin(), options.end());
-    CallResult r = c.call(argv);
-    auto* reply = std::get_if<Reply>(&r);
-    if (!reply) return Reply::Error("transport error");
-    if (reply->type != Reply::Type::kArray) return *reply;
-    for (const Reply& k : reply->elements.at(1).elements) keys.insert(k.str);
+    sim::CallResult r = c.call(argv);
+    auto* reply = std::get_if<sim::Reply>(&r);
+    if (!reply) return sim::Reply::Error("transport error");
+    if (reply->type != sim::Reply::Type::kArray) return *reply;
+    for (const sim::Reply& k : reply->elements.at(1).elements) keys.insert(k.str);
     cursor = reply->elements.at(0).str;
     if (cursor == "0") break;
   }
-  std::vector<Reply> out;
-  for (const auto& k : keys) out.push_back(Reply::Bulk(k));
-  return Reply::Array(std::move(out));
+  std::vector<sim::Reply> out;
+  for (const auto& k : keys) out.push_back(sim::Reply::Bulk(k));
+  return sim::Reply::Array(std::move(out));
 }
 
-std::string CoverageKey(const Argv& argv) {
+std::string CoverageKey(const sim::Argv& argv) {
   std::string name = ToUpper(argv[0]);
   static const std::set<std::string> options = {"PX",    "PXAT",       "NX",   "MATCH", "COUNT",
                                                 "LIMIT", "WITHSCORES", "LOAD", "EXISTS"};
@@ -602,29 +602,29 @@ std::string CoverageKey(const Argv& argv) {
 
 // A reply's shape for the coverage table: types, small integers, and the tag a reply starts
 // with ('ok', 'dup', ...), never the data itself.
-std::string Shape(const Reply& r, int depth = 0, size_t index = 0) {
+std::string Shape(const sim::Reply& r, int depth = 0, size_t index = 0) {
   switch (r.type) {
-    case Reply::Type::kStatus:
+    case sim::Reply::Type::kStatus:
       return "status";
-    case Reply::Type::kError: {
+    case sim::Reply::Type::kError: {
       std::string s = r.str.substr(0, r.str.find(" script:"));
       if (s.size() > 60) s = s.substr(0, 60) + "...";
       return "error(" + s + ")";
     }
-    case Reply::Type::kInteger:
+    case sim::Reply::Type::kInteger:
       return r.integer >= -2 && r.integer <= 2 ? std::to_string(r.integer) : "int";
-    case Reply::Type::kBulk: {
+    case sim::Reply::Type::kBulk: {
       const bool tag = !r.str.empty() && r.str.size() <= 16 &&
                        std::all_of(r.str.begin(), r.str.end(), [](char ch) {
                          return std::isalpha(static_cast<unsigned char>(ch)) || ch == '_';
                        });
       return tag && depth == 1 && index == 0 ? "'" + r.str + "'" : "bulk";
     }
-    case Reply::Type::kNil:
+    case sim::Reply::Type::kNil:
       return "nil";
-    case Reply::Type::kNilArray:
+    case sim::Reply::Type::kNilArray:
       return "nil-array";
-    case Reply::Type::kArray: {
+    case sim::Reply::Type::kArray: {
       std::string out = "[";
       for (size_t i = 0; i < r.elements.size() && i < 3; ++i) {
         if (i) out += ",";
@@ -657,7 +657,7 @@ std::string Step::render() const {
   for (const Arg& a : args) {
     std::string text = a.relative_to_now ? (a.text.empty() ? "now" : a.text) +
                                                (a.offset >= 0 ? "+" : "") + std::to_string(a.offset)
-                                         : render_argv({a.text});
+                                         : sim::render_argv({a.text});
     if (text.size() > 80)
       text = text.substr(0, 60) + "...(" + std::to_string(text.size()) + " bytes)";
     out += (out.empty() ? "" : " ") + text;
@@ -674,7 +674,7 @@ struct StepStream::Impl {
   size_t taken = 0;
 };
 
-StepStream::StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+StepStream::StepStream(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
                        int checkpoint_every)
     : impl_(new Impl{Gen(seed, scripts), commands, 0, checkpoint_every, {}, 0}) {}
 StepStream::~StepStream() = default;
@@ -691,7 +691,7 @@ bool StepStream::Next(Step* out) {
   return true;
 }
 
-std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+std::vector<Step> Generate(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
                            int checkpoint_every, size_t max_steps) {
   StepStream stream(seed, commands, scripts, checkpoint_every);
   std::vector<Step> steps;
@@ -700,13 +700,14 @@ std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog&
   return steps;
 }
 
-Runner::Runner(RedisServer* server, EmulatorOptions options) : server_(server), options_(options) {}
+Runner::Runner(real::RedisServer* server, sim::EmulatorOptions options)
+    : server_(server), options_(options) {}
 
 // One run, fed a step at a time: nothing of the sequence is kept, the trace is hashed as it
 // goes, so a campaign's memory does not grow with its length.
 class Runner::Session {
  public:
-  Session(RedisServer* server, const EmulatorOptions& options, Coverage* coverage)
+  Session(real::RedisServer* server, const sim::EmulatorOptions& options, Coverage* coverage)
       : emulator_(clock_, options), coverage_(coverage), server_(server) {
     if (server) {
       server->reset();
@@ -714,7 +715,7 @@ class Runner::Session {
       real_ = server->connect_raw();
     }
     if (coverage) {
-      emulator_.observer = [coverage](const Argv& argv, bool) {
+      emulator_.observer = [coverage](const sim::Argv& argv, bool) {
         coverage->commands[CoverageKey(argv)]++;
       };
     }
@@ -732,17 +733,17 @@ class Runner::Session {
       const std::string mine = emulator_.dump_keyspace();
       absorb(mine);
       if (real_) {
-        const std::string theirs = DumpKeyspace(*real_);
+        const std::string theirs = real::DumpKeyspace(*real_);
         if (mine != theirs) return Divergence{i, mine, theirs};
       }
       return std::nullopt;
     }
-    const Argv argv = ResolveAll(step.args, clock_.now_ms());
+    const sim::Argv argv = ResolveAll(step.args, clock_.now_ms());
     if (step.kind == Step::Kind::kScanAll) {
-      const Reply mine = ScanAll(emulator_, argv);
-      absorb("scan " + render_argv(argv) + " -> " + mine.resp2());
+      const sim::Reply mine = ScanAll(emulator_, argv);
+      absorb("scan " + sim::render_argv(argv) + " -> " + mine.resp2());
       if (real_) {
-        const Reply theirs = ScanAll(*real_, argv);
+        const sim::Reply theirs = ScanAll(*real_, argv);
         if (!(mine == theirs)) return Divergence{i, mine.resp2(), theirs.resp2()};
       }
       return std::nullopt;
@@ -751,15 +752,15 @@ class Runner::Session {
         step.compare == Compare::kUnorderedPairs && emulator_.hash_is_listpack(step.hash_key)
             ? Compare::kExact
             : step.compare;
-    const Reply mine = emulator_.execute(argv);
-    absorb(render_argv(argv) + " -> " + mine.resp2());
+    const sim::Reply mine = emulator_.execute(argv);
+    absorb(sim::render_argv(argv) + " -> " + mine.resp2());
     if (coverage_ && !step.script_id.empty() && ToUpper(argv[0]) != "SCRIPT")
       coverage_->script_shapes[step.script_id + " -> " + Shape(mine)]++;
     if (real_) {
-      const CallResult theirs = real_->call(argv);
+      const sim::CallResult theirs = real_->call(argv);
       const std::string a = Normalize(mine, mode).resp2();
-      const std::string b = std::holds_alternative<Reply>(theirs)
-                                ? Normalize(std::get<Reply>(theirs), mode).resp2()
+      const std::string b = std::holds_alternative<sim::Reply>(theirs)
+                                ? Normalize(std::get<sim::Reply>(theirs), mode).resp2()
                                 : Rendered(theirs);
       if (a != b) return Divergence{i, a, b};
     }
@@ -772,12 +773,12 @@ class Runner::Session {
   void absorb(const std::string& line) { hasher_.add(line); }
   void server_time();
 
-  VirtualClock clock_;
-  Emulator emulator_;
+  sim::VirtualClock clock_;
+  sim::Emulator emulator_;
   Coverage* coverage_;
-  RedisServer* server_;
-  std::unique_ptr<RespConnection> real_;
-  Sha256Lines hasher_;
+  real::RedisServer* server_;
+  std::unique_ptr<real::RespConnection> real_;
+  sim::Sha256Lines hasher_;
 };
 
 void Runner::Session::server_time() { server_->set_time_ms(clock_.now_ms()); }
@@ -904,4 +905,4 @@ std::string FormatCoverage(const Coverage& c) {
   return out;
 }
 
-}  // namespace testbed::fidelity
+}  // namespace testbed::props

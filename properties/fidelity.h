@@ -23,7 +23,7 @@
 #include "real/script_catalog.h"
 #include "sim/emulator.h"
 
-namespace testbed::fidelity {
+namespace testbed::props {
 
 struct Arg {
   std::string text;
@@ -48,7 +48,7 @@ struct Step {
 // constant memory, and the prefix up to a divergence is generated again for shrinking.
 class StepStream {
  public:
-  StepStream(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+  StepStream(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
              int checkpoint_every = 100);
   ~StepStream();
   bool Next(Step* out);  // false at the end
@@ -59,7 +59,7 @@ class StepStream {
 };
 
 // The first max_steps steps of the same sequence, as a vector.
-std::vector<Step> Generate(uint64_t seed, int64_t commands, const ScriptCatalog& scripts,
+std::vector<Step> Generate(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
                            int checkpoint_every = 100, size_t max_steps = SIZE_MAX);
 
 struct Divergence {
@@ -76,7 +76,7 @@ struct Coverage {
 // One or two worlds: the emulator always, the spawned server if given.
 class Runner {
  public:
-  Runner(RedisServer* server, EmulatorOptions options);
+  Runner(real::RedisServer* server, sim::EmulatorOptions options);
   // Runs from a clean state (fresh emulator, flushed server). Stops at the first divergence.
   std::optional<Divergence> run(const std::vector<Step>& steps, Coverage* coverage = nullptr,
                                 std::string* trace_hash = nullptr);
@@ -87,8 +87,8 @@ class Runner {
 
  private:
   class Session;
-  RedisServer* server_;
-  EmulatorOptions options_;
+  real::RedisServer* server_;
+  sim::EmulatorOptions options_;
   int64_t runs_ = 0;
 };
 
@@ -100,4 +100,4 @@ std::string FormatCoverage(const Coverage& c);
 // Every command/option of the subset that a campaign is expected to exercise.
 std::vector<std::string> ExpectedCoverage();
 
-}  // namespace testbed::fidelity
+}  // namespace testbed::props

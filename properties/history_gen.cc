@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 
-namespace testbed::lin {
+namespace testbed::props {
 
 RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape) {
-  Prng rng(seed);
+  sim::Prng rng(seed);
   struct Planned {
     Operation<model::RegisterOp> op;
     int64_t at;  // linearization point
@@ -87,4 +87,4 @@ RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape) {
   return out;
 }
 
-}  // namespace testbed::lin
+}  // namespace testbed::props

@@ -6,7 +6,7 @@
 #include "properties/register_history.h"
 #include "sim/prng.h"
 
-namespace testbed::lin {
+namespace testbed::props {
 
 struct HistoryShape {
   int operations = 1000;
@@ -14,9 +14,9 @@ struct HistoryShape {
   int actors = 4;
   int64_t max_duration_ms = 10;  // longer operations overlap more: harder to check
   int64_t max_gap_ms = 5;
-  Ratio ambiguous{0, 1};  // operations whose reply is lost
+  sim::Ratio ambiguous{0, 1};  // operations whose reply is lost
 };
 
 RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape);
 
-}  // namespace testbed::lin
+}  // namespace testbed::props

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-namespace testbed::lin {
+namespace testbed::props {
 
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
@@ -183,4 +183,4 @@ class Checker {
   bool gave_up_ = false;
 };
 
-}  // namespace testbed::lin
+}  // namespace testbed::props

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace testbed::lin {
+namespace testbed::props {
 namespace {
 
 int64_t Num(const std::string& s, const std::string& line) {
@@ -444,4 +444,4 @@ RegisterHistory RelativeTimes(RegisterHistory ops, int64_t start_ms) {
   return ops;
 }
 
-}  // namespace testbed::lin
+}  // namespace testbed::props

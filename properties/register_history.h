@@ -13,7 +13,7 @@
 #include "model/state_register.h"
 #include "properties/linearizability.h"
 
-namespace testbed::lin {
+namespace testbed::props {
 
 using RegisterHistory = std::vector<Operation<model::RegisterOp>>;
 
@@ -53,4 +53,4 @@ RegisterHistory RelativeTimes(RegisterHistory ops, int64_t start_ms);
 // with no delete).
 std::string RegisterClass(const RegisterHistory& core);
 
-}  // namespace testbed::lin
+}  // namespace testbed::props

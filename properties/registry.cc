@@ -12,9 +12,9 @@ namespace {
 std::vector<std::unique_ptr<System>>& Owned() {
   static auto* systems = [] {
     auto* v = new std::vector<std::unique_ptr<System>>();
-    v->push_back(state_system::Make());
-    v->push_back(handles_system::Make());
-    v->push_back(a2_system::Make());
+    v->push_back(state::Make());
+    v->push_back(handles::Make());
+    v->push_back(a2::Make());
     return v;
   }();
   return *systems;

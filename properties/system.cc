@@ -40,8 +40,8 @@ const std::vector<SystemOption>& System::options() const {
   return kNone;
 }
 
-RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
-                       sim::Strategy* strategy) const {
+RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
+                       real::RedisServer* server, sim::Strategy* strategy) const {
   const PropertyInfo* p = property(spec.property);
   if (!p) throw std::invalid_argument("unknown property '" + spec.property + "' of " + name());
   sim::FaultOptions faults = spec.faults.Options();
@@ -52,9 +52,10 @@ RunOutcome System::Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisS
 
 RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
                        int64_t horizon_ms, const sim::FaultOptions& faults,
-                       const ScriptCatalog& scripts, RedisServer* server, sim::Strategy* strategy) {
+                       const real::ScriptCatalog& scripts, real::RedisServer* server,
+                       sim::Strategy* strategy) {
   const PropertyInfo* p = &property;
-  std::unique_ptr<sim::Backend> backend = MakeBackend(server);
+  std::unique_ptr<sim::Backend> backend = real::MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;
   o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
@@ -123,13 +124,13 @@ std::string System::OldVersionsError(const std::string& version, const std::stri
   return "";
 }
 
-std::string System::FirstCompileError(const ScriptCatalog& scripts,
+std::string System::FirstCompileError(const real::ScriptCatalog& scripts,
                                       const std::string& version) const {
   sim::EmulatorBackend emulator;
   const std::string dir = scripts_dir(version) + "/";
   for (const auto& f : scripts.all()) {
     if (f.file.rfind(dir, 0) != 0) continue;
-    const Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, kDefaultEpochMs);
+    const sim::Reply r = emulator.execute({"SCRIPT", "LOAD", f.body}, sim::kDefaultEpochMs);
     if (r.is_error()) return f.file + ": " + r.str;
   }
   return "";

@@ -148,11 +148,12 @@ class System {
   // property start its actors, runs the world and has the property check what they saw; then
   // it names the findings' classes, describes them and finds the script errors in the trace.
   // strategy: which pending call runs next (nullptr: a random walk from the seed).
-  RunOutcome Run(const RunSpec& spec, const ScriptCatalog& scripts, RedisServer* server,
+  RunOutcome Run(const RunSpec& spec, const real::ScriptCatalog& scripts, real::RedisServer* server,
                  sim::Strategy* strategy = nullptr) const;
 
   // The first script of <system>/<version>/ that does not compile, as "FILE: error" ("": none).
-  std::string FirstCompileError(const ScriptCatalog& scripts, const std::string& version) const;
+  std::string FirstCompileError(const real::ScriptCatalog& scripts,
+                                const std::string& version) const;
 
   // Scenario fields beyond the common ones (by default: options() under their scenario keys).
   virtual void WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const;
@@ -168,7 +169,7 @@ class System {
   // the system's parameters of one run, bound to the property's registered make
   // (properties/property.h). Throws std::invalid_argument for what the spec cannot run.
   virtual std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
-                                               const ScriptCatalog& scripts) const = 0;
+                                               const real::ScriptCatalog& scripts) const = 0;
   // The virtual time after which a run stops (ms after its start).
   virtual int64_t horizon_ms() const { return 60000; }
 };
@@ -180,7 +181,7 @@ class System {
 // `scripts` names the script bodies in fault texts and findings.
 RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
                        int64_t horizon_ms, const sim::FaultOptions& faults,
-                       const ScriptCatalog& scripts, RedisServer* server,
+                       const real::ScriptCatalog& scripts, real::RedisServer* server,
                        sim::Strategy* strategy = nullptr);
 
 // The registry: every system the CLI knows, in registration order.

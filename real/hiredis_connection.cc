@@ -4,28 +4,28 @@
 
 #include <vector>
 
-namespace testbed {
+namespace testbed::real {
 namespace {
 
-Reply Convert(const redisReply* r) {
+sim::Reply Convert(const redisReply* r) {
   switch (r->type) {
     case REDIS_REPLY_STATUS:
-      return Reply::Status(std::string(r->str, r->len));
+      return sim::Reply::Status(std::string(r->str, r->len));
     case REDIS_REPLY_ERROR:
-      return Reply::Error(std::string(r->str, r->len));
+      return sim::Reply::Error(std::string(r->str, r->len));
     case REDIS_REPLY_INTEGER:
-      return Reply::Integer(r->integer);
+      return sim::Reply::Integer(r->integer);
     case REDIS_REPLY_STRING:
-      return Reply::Bulk(std::string(r->str, r->len));
+      return sim::Reply::Bulk(std::string(r->str, r->len));
     case REDIS_REPLY_NIL:
-      return Reply::Nil();
+      return sim::Reply::Nil();
     case REDIS_REPLY_ARRAY: {
-      std::vector<Reply> e;
+      std::vector<sim::Reply> e;
       for (size_t i = 0; i < r->elements; ++i) e.push_back(Convert(r->element[i]));
-      return Reply::Array(std::move(e));
+      return sim::Reply::Array(std::move(e));
     }
   }
-  return Reply::Error("testbed: unknown hiredis reply type");
+  return sim::Reply::Error("testbed: unknown hiredis reply type");
 }
 
 }  // namespace
@@ -53,8 +53,8 @@ bool HiredisConnection::ensure_connected() {
   return true;
 }
 
-CallResult HiredisConnection::call(const Argv& argv) {
-  if (!ensure_connected()) return TransportError{"connect: " + last_error_};
+sim::CallResult HiredisConnection::call(const sim::Argv& argv) {
+  if (!ensure_connected()) return sim::TransportError{"connect: " + last_error_};
   std::vector<const char*> ptrs;
   std::vector<size_t> lens;
   for (const auto& a : argv) {
@@ -67,11 +67,11 @@ CallResult HiredisConnection::call(const Argv& argv) {
     last_error_ = ctx_->errstr;
     redisFree(ctx_);
     ctx_ = nullptr;
-    return TransportError{last_error_};
+    return sim::TransportError{last_error_};
   }
-  Reply out = Convert(reply);
+  sim::Reply out = Convert(reply);
   freeReplyObject(reply);
   return out;
 }
 
-}  // namespace testbed
+}  // namespace testbed::real

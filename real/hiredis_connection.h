@@ -8,16 +8,16 @@
 
 struct redisContext;
 
-namespace testbed {
+namespace testbed::real {
 
-class HiredisConnection : public RedisConnection {
+class HiredisConnection : public sim::RedisConnection {
  public:
   HiredisConnection(std::string host, int port, int timeout_ms = 5000);
   ~HiredisConnection() override;
   HiredisConnection(const HiredisConnection&) = delete;
   HiredisConnection& operator=(const HiredisConnection&) = delete;
 
-  CallResult call(const Argv& argv) override;
+  sim::CallResult call(const sim::Argv& argv) override;
   bool connected() const { return ctx_ != nullptr; }
   const std::string& last_error() const { return last_error_; }
 
@@ -30,4 +30,4 @@ class HiredisConnection : public RedisConnection {
   std::string last_error_;
 };
 
-}  // namespace testbed
+}  // namespace testbed::real

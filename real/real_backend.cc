@@ -5,54 +5,54 @@
 #include <algorithm>
 #include <cctype>
 
-namespace testbed {
+namespace testbed::real {
 namespace {
 std::string Upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
-Reply Must(RedisConnection& c, const Argv& a) {
-  CallResult r = c.call(a);
-  if (auto* reply = std::get_if<Reply>(&r)) return *reply;
+sim::Reply Must(sim::RedisConnection& c, const sim::Argv& a) {
+  sim::CallResult r = c.call(a);
+  if (auto* reply = std::get_if<sim::Reply>(&r)) return *reply;
   throw SetupError("lost the connection to the spawned redis-server: " +
-                   std::get<TransportError>(r).what);
+                   std::get<sim::TransportError>(r).what);
 }
 
-std::string Pairs(const std::vector<Reply>& items, bool sort_pairs) {
+std::string Pairs(const std::vector<sim::Reply>& items, bool sort_pairs) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (size_t i = 0; i + 1 < items.size(); i += 2)
     pairs.push_back({items[i].str, items[i + 1].str});
   if (sort_pairs) std::sort(pairs.begin(), pairs.end());
   std::string out;
-  for (const auto& [a, b] : pairs) out += " " + render_argv({a, b});
+  for (const auto& [a, b] : pairs) out += " " + sim::render_argv({a, b});
   return out;
 }
 
 }  // namespace
 
-std::string DumpKeyspace(RedisConnection& c) {
+std::string DumpKeyspace(sim::RedisConnection& c) {
   std::vector<std::string> names;
-  for (const Reply& k : Must(c, {"KEYS", "*"}).elements) names.push_back(k.str);
+  for (const sim::Reply& k : Must(c, {"KEYS", "*"}).elements) names.push_back(k.str);
   std::sort(names.begin(), names.end());
   std::string out;
   for (const std::string& key : names) {
     const std::string type = Must(c, {"TYPE", key}).str;
-    const Reply pttl = Must(c, {"PTTL", key});
+    const sim::Reply pttl = Must(c, {"PTTL", key});
     if (pttl.integer == -2) continue;
-    out += render_argv({key}) + " ";
+    out += sim::render_argv({key}) + " ";
     if (type == "string") {
-      out += "string " + render_argv({Must(c, {"GET", key}).str});
+      out += "string " + sim::render_argv({Must(c, {"GET", key}).str});
     } else if (type == "hash") {
       out += "hash" + Pairs(Must(c, {"HGETALL", key}).elements, true);
     } else if (type == "zset") {
       out += "zset" + Pairs(Must(c, {"ZRANGE", key, "0", "-1", "WITHSCORES"}).elements, false);
     } else if (type == "stream") {
       out += "stream";
-      for (const Reply& e : Must(c, {"XRANGE", key, "-", "+"}).elements) {
-        Argv fields;
-        for (const Reply& f : e.elements.at(1).elements) fields.push_back(f.str);
-        out += " " + e.elements.at(0).str + " " + render_argv(fields);
+      for (const sim::Reply& e : Must(c, {"XRANGE", key, "-", "+"}).elements) {
+        sim::Argv fields;
+        for (const sim::Reply& f : e.elements.at(1).elements) fields.push_back(f.str);
+        out += " " + e.elements.at(0).str + " " + sim::render_argv(fields);
       }
     } else {
       out += type;
@@ -78,19 +78,19 @@ RealBackend::RealBackend(RedisServer& server) : server_(server) {
 // key, cursors numbered 1, 2, ... per world. That is one split Redis itself may produce
 // (every live key is returned once in a full iteration), pinned so that both worlds agree;
 // exploring other legal splits is the emulator's job, not the server's.
-Reply RealBackend::execute(const Argv& argv, int64_t now_ms) {
+sim::Reply RealBackend::execute(const sim::Argv& argv, int64_t now_ms) {
   server_.set_time_ms(now_ms);
   const std::string cmd = argv.empty() ? "" : Upper(argv[0]);
   if (cmd == "SCAN")
-    if (std::optional<Reply> page = Scan(argv)) return *page;
-  Reply r = Must(*conn_, argv);
-  auto by_name = [](const Reply& a, const Reply& b) { return a.str < b.str; };
-  if (cmd == "KEYS" && r.type == Reply::Type::kArray)
+    if (std::optional<sim::Reply> page = Scan(argv)) return *page;
+  sim::Reply r = Must(*conn_, argv);
+  auto by_name = [](const sim::Reply& a, const sim::Reply& b) { return a.str < b.str; };
+  if (cmd == "KEYS" && r.type == sim::Reply::Type::kArray)
     std::sort(r.elements.begin(), r.elements.end(), by_name);
   return r;
 }
 
-std::optional<Reply> RealBackend::Scan(const Argv& argv) {
+std::optional<sim::Reply> RealBackend::Scan(const sim::Argv& argv) {
   uint64_t cursor = 0;
   if (argv.size() < 2 || argv[1].empty() || argv[1].size() > 19 ||
       argv[1].find_first_not_of("0123456789") != std::string::npos)
@@ -110,19 +110,19 @@ std::optional<Reply> RealBackend::Scan(const Argv& argv) {
     }
   }
   if (argv.size() % 2 != 0) return std::nullopt;
-  Reply keys = Must(*conn_, {"KEYS", "*"});
+  sim::Reply keys = Must(*conn_, {"KEYS", "*"});
   std::vector<std::string> live;
-  for (const Reply& k : keys.elements) live.push_back(k.str);
+  for (const sim::Reply& k : keys.elements) live.push_back(k.str);
   std::sort(live.begin(), live.end());
   auto it = live.begin();
   if (cursor != 0)
     if (auto resume = scan_cursors_.find(cursor); resume != scan_cursors_.end())
       it = std::upper_bound(live.begin(), live.end(), resume->second);
-  std::vector<Reply> found;
+  std::vector<sim::Reply> found;
   std::string last;
   for (int64_t visited = 0; it != live.end() && visited < count; ++it, ++visited) {
     last = *it;
-    if (redis_text::GlobMatch(pattern, *it)) found.push_back(Reply::Bulk(*it));
+    if (sim::redis_text::GlobMatch(pattern, *it)) found.push_back(sim::Reply::Bulk(*it));
   }
   std::string next = "0";
   if (it != live.end()) {
@@ -130,7 +130,7 @@ std::optional<Reply> RealBackend::Scan(const Argv& argv) {
     scan_cursors_[id] = last;
     next = std::to_string(id);
   }
-  return Reply::Array({Reply::Bulk(next), Reply::Array(std::move(found))});
+  return sim::Reply::Array({sim::Reply::Bulk(next), sim::Reply::Array(std::move(found))});
 }
 
 void RealBackend::rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) {
@@ -155,4 +155,4 @@ std::unique_ptr<sim::Backend> MakeBackend(RedisServer* server) {
   return std::make_unique<sim::EmulatorBackend>();
 }
 
-}  // namespace testbed
+}  // namespace testbed::real

@@ -11,21 +11,22 @@
 #include "real/redis_server.h"
 #include "sim/runtime.h"
 
-namespace testbed {
+namespace testbed::real {
 
 // The canonical keyspace dump (same text as Emulator::dump_keyspace), read through commands.
-std::string DumpKeyspace(RedisConnection& c);
+std::string DumpKeyspace(sim::RedisConnection& c);
 
 class RealBackend : public sim::Backend {
  public:
   explicit RealBackend(RedisServer& server);  // flushes it: a fresh world
-  Reply execute(const Argv& argv, int64_t now_ms) override;
+  sim::Reply execute(const sim::Argv& argv, int64_t now_ms) override;
   void rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) override;
   std::string describe_state(int64_t now_ms) override;
   std::string name() const override { return "redis-server"; }
 
  private:
-  std::optional<Reply> Scan(const Argv& argv);  // nullopt: not a page request; the server answers
+  std::optional<sim::Reply> Scan(
+      const sim::Argv& argv);  // nullopt: not a page request; the server answers
 
   RedisServer& server_;
   std::unique_ptr<RespConnection> conn_;
@@ -36,4 +37,4 @@ class RealBackend : public sim::Backend {
 // The world a run executes in: the emulator (server == nullptr) or the spawned server.
 std::unique_ptr<sim::Backend> MakeBackend(RedisServer* server);
 
-}  // namespace testbed
+}  // namespace testbed::real

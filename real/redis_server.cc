@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-namespace testbed {
+namespace testbed::real {
 namespace {
 
 int FreeLoopbackPort() {
@@ -103,7 +103,7 @@ RedisServer::RedisServer(int64_t start_ms) {
       HiredisConnection probe("127.0.0.1", port_, 200);
       if (probe.connected()) {
         auto r = probe.call({"PING"});
-        if (auto* reply = std::get_if<Reply>(&r); reply && reply->str == "PONG") {
+        if (auto* reply = std::get_if<sim::Reply>(&r); reply && reply->str == "PONG") {
           pid_ = pid;
           break;
         }
@@ -172,4 +172,4 @@ void RedisServer::reset() {
   c->call({"SCRIPT", "FLUSH"});
 }
 
-}  // namespace testbed
+}  // namespace testbed::real

@@ -13,7 +13,7 @@
 #include "real/hiredis_connection.h"
 #include "real/resp_connection.h"
 
-namespace testbed {
+namespace testbed::real {
 
 // Bad setup (no redis-server, cannot start it): the CLI reports it and exits with code 2.
 struct SetupError : std::runtime_error {
@@ -46,4 +46,4 @@ class RedisServer {
   volatile int64_t* clock_ = nullptr;
 };
 
-}  // namespace testbed
+}  // namespace testbed::real

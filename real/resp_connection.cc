@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace testbed {
+namespace testbed::real {
 
 RespConnection::RespConnection(const std::string& host, int port, int timeout_ms) {
   fd_ = socket(AF_INET, SOCK_STREAM, 0);
@@ -46,66 +46,66 @@ bool RespConnection::line(std::string* out) {
   return true;
 }
 
-bool RespConnection::parse(Reply* out) {
+bool RespConnection::parse(sim::Reply* out) {
   std::string l;
   if (!line(&l) || l.empty()) return false;
   const std::string rest = l.substr(1);
   switch (l[0]) {
     case '+':
-      *out = Reply::Status(rest);
+      *out = sim::Reply::Status(rest);
       return true;
     case '-':
-      *out = Reply::Error(rest);
+      *out = sim::Reply::Error(rest);
       return true;
     case ':':
-      *out = Reply::Integer(std::stoll(rest));
+      *out = sim::Reply::Integer(std::stoll(rest));
       return true;
     case '$': {
       const long long n = std::stoll(rest);
       if (n < 0) {
-        *out = Reply::Nil();
+        *out = sim::Reply::Nil();
         return true;
       }
       while (buf_.size() < pos_ + static_cast<size_t>(n) + 2)
         if (!fill()) return false;
-      *out = Reply::Bulk(buf_.substr(pos_, static_cast<size_t>(n)));
+      *out = sim::Reply::Bulk(buf_.substr(pos_, static_cast<size_t>(n)));
       pos_ += static_cast<size_t>(n) + 2;
       return true;
     }
     case '*': {
       const long long n = std::stoll(rest);
       if (n < 0) {
-        *out = Reply::NilArray();
+        *out = sim::Reply::NilArray();
         return true;
       }
-      std::vector<Reply> e(static_cast<size_t>(n));
+      std::vector<sim::Reply> e(static_cast<size_t>(n));
       for (auto& r : e)
         if (!parse(&r)) return false;
-      *out = Reply::Array(std::move(e));
+      *out = sim::Reply::Array(std::move(e));
       return true;
     }
   }
   return false;
 }
 
-CallResult RespConnection::call(const Argv& argv) {
-  if (fd_ < 0) return TransportError{"not connected"};
+sim::CallResult RespConnection::call(const sim::Argv& argv) {
+  if (fd_ < 0) return sim::TransportError{"not connected"};
   std::string req = "*" + std::to_string(argv.size()) + "\r\n";
   for (const auto& a : argv) req += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
   for (size_t off = 0; off < req.size();) {
     const ssize_t n = write(fd_, req.data() + off, req.size() - off);
-    if (n <= 0) return TransportError{"write failed"};
+    if (n <= 0) return sim::TransportError{"write failed"};
     off += static_cast<size_t>(n);
   }
-  Reply r;
+  sim::Reply r;
   if (!parse(&r)) {
     close(fd_);
     fd_ = -1;
-    return TransportError{"connection closed or timed out"};
+    return sim::TransportError{"connection closed or timed out"};
   }
   buf_.erase(0, pos_);
   pos_ = 0;
   return r;
 }
 
-}  // namespace testbed
+}  // namespace testbed::real

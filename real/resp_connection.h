@@ -7,24 +7,24 @@
 
 #include "sim/reply.h"
 
-namespace testbed {
+namespace testbed::real {
 
-class RespConnection : public RedisConnection {
+class RespConnection : public sim::RedisConnection {
  public:
   RespConnection(const std::string& host, int port, int timeout_ms = 5000);
   ~RespConnection() override;
   RespConnection(const RespConnection&) = delete;
   RespConnection& operator=(const RespConnection&) = delete;
-  CallResult call(const Argv& argv) override;
+  sim::CallResult call(const sim::Argv& argv) override;
   bool connected() const { return fd_ >= 0; }
 
  private:
   bool fill();  // reads more bytes into buf_; false on EOF/timeout
-  bool parse(Reply* out);
+  bool parse(sim::Reply* out);
   bool line(std::string* out);
   int fd_ = -1;
   std::string buf_;
   size_t pos_ = 0;
 };
 
-}  // namespace testbed
+}  // namespace testbed::real

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace testbed {
+namespace testbed::real {
 
 std::string ScriptFile::id() const {
   const std::string stem = file.substr(0, file.rfind(".lua"));
@@ -63,7 +63,7 @@ void ScriptCatalog::replace(const std::string& file, std::string body) {
 
 void ScriptCatalog::Name() {
   names_.clear();
-  for (const auto& f : scripts_) names_[CachedSha1(f.body).substr(0, 12)] = f.id();
+  for (const auto& f : scripts_) names_[sim::CachedSha1(f.body).substr(0, 12)] = f.id();
 }
 
 const ScriptFile& ScriptCatalog::get(const std::string& id) const {
@@ -72,4 +72,4 @@ const ScriptFile& ScriptCatalog::get(const std::string& id) const {
   return scripts_[it->second];
 }
 
-}  // namespace testbed
+}  // namespace testbed::real

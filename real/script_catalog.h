@@ -9,7 +9,7 @@
 
 #include "sim/trace.h"
 
-namespace testbed {
+namespace testbed::real {
 
 struct ScriptFile {
   std::string file;  // relative to the scripts dir, e.g. state/beta30/DELETE_WITH_INDEX_SCRIPT.lua
@@ -42,4 +42,4 @@ class ScriptCatalog {
   void Name();  // fills names_
 };
 
-}  // namespace testbed
+}  // namespace testbed::real

@@ -181,7 +181,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
       std::string label = e.argv.empty() ? "" : e.argv[0];
       // A script call is labelled by its script's name (the id's last part).
       if ((label == "EVAL" || label == "EVALSHA") && e.argv.size() >= 2)
-        if (auto it = names.find(CachedSha1(e.argv[1]).substr(0, 12)); it != names.end())
+        if (auto it = names.find(sim::CachedSha1(e.argv[1]).substr(0, 12)); it != names.end())
           label = it->second.substr(it->second.rfind('/') + 1);
       absl::StrAppend(&lane_html[lane], "<div class=\"", cls, "\" data-actor=\"", Esc(actor),
                       "\" style=\"left:", column[i] * kColumn,

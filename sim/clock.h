@@ -5,7 +5,7 @@
 
 #include "sim/reply.h"
 
-namespace testbed {
+namespace testbed::sim {
 
 // 2026-01-01T00:00:00Z: a realistic epoch, so envelopes and TTL arithmetic look like production.
 inline constexpr int64_t kDefaultEpochMs = 1767225600000;
@@ -21,4 +21,4 @@ class VirtualClock : public Clock {
   int64_t now_;
 };
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -2,7 +2,7 @@
 
 #include <openssl/evp.h>
 
-namespace testbed {
+namespace testbed::sim {
 
 std::string HexOf(const unsigned char* bytes, unsigned int n) {
   static const char* hex = "0123456789abcdef";
@@ -44,4 +44,4 @@ std::string Sha256Lines::hex() {
   return HexOf(d, n);
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace testbed {
+namespace testbed::sim {
 
 std::string HexOf(const unsigned char* bytes, unsigned int n);
 std::string Sha256Hex(const std::string& data);
@@ -25,4 +25,4 @@ class Sha256Lines {
   void* ctx_;
 };
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -19,7 +19,7 @@
 #include "sim/lua_scripting.h"
 #include "sim/redis_text.h"
 
-namespace testbed {
+namespace testbed::sim {
 
 using namespace redis_text;
 
@@ -1007,4 +1007,4 @@ std::string Emulator::dump_keyspace() {
   return out;
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

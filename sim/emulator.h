@@ -32,7 +32,7 @@
 
 #include "sim/reply.h"
 
-namespace testbed {
+namespace testbed::sim {
 
 struct EmulatorOptions {
   // Lua VM instructions a single script may run before it is stopped with an error.
@@ -141,4 +141,4 @@ class Emulator : public RedisConnection {
   std::unique_ptr<LuaScripting> lua_;
 };
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-namespace testbed {
+namespace testbed::sim {
 namespace {
 
 // Lua 5.1's lundump.c / ldump.c layout, and lopcodes.h's instruction fields.
@@ -132,4 +132,4 @@ bool MayRunInGlobals(const ChunkGlobals& g) {
                       [&](std::string_view name) { return g.reads.count(std::string(name)); });
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

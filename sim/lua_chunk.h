@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace testbed {
+namespace testbed::sim {
 
 struct ChunkGlobals {
   bool writes = false;          // some function assigns a global (SETGLOBAL)
@@ -33,4 +33,4 @@ inline constexpr std::string_view kEnvReaching[] = {
 // True when a chunk may run directly in the globals table (see the top of this file).
 bool MayRunInGlobals(const ChunkGlobals& g);
 
-}  // namespace testbed
+}  // namespace testbed::sim

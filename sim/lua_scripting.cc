@@ -22,7 +22,7 @@ int luaopen_cjson(lua_State* l);
 #include "sim/lua_chunk.h"
 #include "sim/redis_text.h"
 
-namespace testbed {
+namespace testbed::sim {
 
 const std::string& CachedSha1(const std::string& body) {
   thread_local absl::flat_hash_map<std::string, std::string> cache;
@@ -657,4 +657,4 @@ Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
   return reply;
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -21,7 +21,7 @@
 
 struct lua_State;
 
-namespace testbed {
+namespace testbed::sim {
 
 class Emulator;
 
@@ -69,4 +69,4 @@ class LuaScripting {
   friend struct LuaGlue;
 };
 
-}  // namespace testbed
+}  // namespace testbed::sim

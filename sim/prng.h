@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace testbed {
+namespace testbed::sim {
 
 struct Ratio {
   uint64_t numerator = 0;
@@ -80,4 +80,4 @@ class Prng {
   uint64_t state_[4];
 };
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace testbed::redis_text {
+namespace testbed::sim::redis_text {
 
 std::string WrongArity(std::string_view lower_name) {
   return "ERR wrong number of arguments for '" + std::string(lower_name) + "' command";
@@ -259,4 +259,4 @@ std::string ToUpper(std::string_view s) {
   return out;
 }
 
-}  // namespace testbed::redis_text
+}  // namespace testbed::sim::redis_text

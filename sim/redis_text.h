@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace testbed::redis_text {
+namespace testbed::sim::redis_text {
 
 inline constexpr const char* kWrongType =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -52,4 +52,4 @@ bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = fa
 std::string ToLower(std::string_view s);
 std::string ToUpper(std::string_view s);
 
-}  // namespace testbed::redis_text
+}  // namespace testbed::sim::redis_text

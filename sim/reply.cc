@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace testbed {
+namespace testbed::sim {
 namespace {
 
 void AppendResp2(const Reply& r, std::string& out) {
@@ -125,4 +125,4 @@ std::string render_argv(const Argv& argv) {
   return out;
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-namespace testbed {
+namespace testbed::sim {
 
 struct Reply {
   enum class Type { kStatus, kError, kInteger, kBulk, kNil, kArray, kNilArray };
@@ -77,4 +77,4 @@ std::string render_argv(const Argv& argv);  // quoted, escaped, for traces and m
 // "...(N bytes)" with N the whole length; without rendering the whole (script bodies).
 std::string render_argv_short(const Argv& argv, size_t limit, size_t keep);
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace testbed {
+namespace testbed::sim {
 
 template <typename T>
 class Task;
@@ -178,4 +178,4 @@ FailureAwaiter<E, T> FailureOf(Task<T> task) {
   return FailureAwaiter<E, T>(std::move(task));
 }
 
-}  // namespace testbed
+}  // namespace testbed::sim

@@ -290,7 +290,7 @@ class JsonishText {
     }
     ws(out);
   }
-  Prng prng_;
+  sim::Prng prng_;
 };
 
 // Type for type, value for value (nlohmann's == calls 1, 1u and 1.0 equal).
@@ -349,7 +349,7 @@ RC_GTEST_PROP(A2Port, JsonParseGivesWhatNlohmannGivesTypeForType, ()) {
 }
 
 props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,
-                        const ScriptCatalog& scripts, int clients = 3) {
+                        const real::ScriptCatalog& scripts, int clients = 3) {
   props::RunSpec spec;
   spec.property = property;
   spec.version = "0.5.0";
@@ -401,7 +401,7 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
        "disagrees-on-claim"},
   };
   for (const Broken& b : table) {
-    const ScriptCatalog broken = testing_catalogs::WithBroken(
+    const real::ScriptCatalog broken = testing_catalogs::WithBroken(
         b.dir, "a2/0.5.0/" + b.script + ".lua", b.dir + "/" + b.script + ".lua");
     int caught = 0;
     for (uint64_t seed = 1; seed <= 60 && caught == 0; ++seed) {

@@ -42,61 +42,61 @@ std::string DumpOf(const std::string& body) {
 }
 
 TEST(LuaChunk, ReadsEveryGlobalNamedAndEveryWriteNestedFunctionsIncluded) {
-  const auto plain = GlobalsOfChunk(DumpOf(
+  const auto plain = sim::GlobalsOfChunk(DumpOf(
       "local n = tonumber(ARGV[1]) return redis.call('GET', KEYS[1]) .. string.rep('x', n)"));
   ASSERT_TRUE(plain);
   EXPECT_FALSE(plain->writes);
   EXPECT_EQ(plain->reads, (std::set<std::string>{"tonumber", "ARGV", "redis", "KEYS", "string"}));
-  EXPECT_TRUE(MayRunInGlobals(*plain));
+  EXPECT_TRUE(sim::MayRunInGlobals(*plain));
 
-  const auto nested =
-      GlobalsOfChunk(DumpOf("local function a() local function b() counter = 1.5 end return b end "
-                            "return {a, 'k', true}"));
+  const auto nested = sim::GlobalsOfChunk(
+      DumpOf("local function a() local function b() counter = 1.5 end return b end "
+             "return {a, 'k', true}"));
   ASSERT_TRUE(nested);
   EXPECT_TRUE(nested->writes);
-  EXPECT_FALSE(MayRunInGlobals(*nested));
+  EXPECT_FALSE(sim::MayRunInGlobals(*nested));
 
   for (const std::string& body :
        {"return _G.redis", "return getfenv(1)", "local s = setmetatable return 1",
         "return rawset({}, 'a', 1)", "return loadstring('return 1')()", "return debug"}) {
-    const auto g = GlobalsOfChunk(DumpOf(body));
+    const auto g = sim::GlobalsOfChunk(DumpOf(body));
     ASSERT_TRUE(g) << body;
     EXPECT_FALSE(g->writes) << body;
-    EXPECT_FALSE(MayRunInGlobals(*g)) << body << ": reaches the globals table";
+    EXPECT_FALSE(sim::MayRunInGlobals(*g)) << body << ": reaches the globals table";
   }
 }
 
 TEST(LuaChunk, WhatIsNotALua51ChunkIsRefusedNotGuessed) {
   const std::string dump = DumpOf("return redis.call('GET', KEYS[1])");
   ASSERT_GT(dump.size(), 20u);
-  EXPECT_TRUE(GlobalsOfChunk(dump));
-  EXPECT_FALSE(GlobalsOfChunk(""));
-  EXPECT_FALSE(GlobalsOfChunk("return 1"));
+  EXPECT_TRUE(sim::GlobalsOfChunk(dump));
+  EXPECT_FALSE(sim::GlobalsOfChunk(""));
+  EXPECT_FALSE(sim::GlobalsOfChunk("return 1"));
   for (size_t cut : {size_t{11}, size_t{12}, dump.size() / 2, dump.size() - 1})
-    EXPECT_FALSE(GlobalsOfChunk(dump.substr(0, cut))) << "cut at " << cut;
-  EXPECT_FALSE(GlobalsOfChunk(dump + "x")) << "trailing bytes";
+    EXPECT_FALSE(sim::GlobalsOfChunk(dump.substr(0, cut))) << "cut at " << cut;
+  EXPECT_FALSE(sim::GlobalsOfChunk(dump + "x")) << "trailing bytes";
   std::string other_version = dump;
   other_version[4] = 0x52;
-  EXPECT_FALSE(GlobalsOfChunk(other_version));
+  EXPECT_FALSE(sim::GlobalsOfChunk(other_version));
 }
 
 // The speed of the emulator's scripts rests on this: every seed script runs in the globals
 // table, not behind the proxy (LuaScripting::Compile).
 TEST(LuaChunk, EverySeedScriptMayRunInTheGlobalsTable) {
-  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   ASSERT_GE(catalog.all().size(), 20u);  // state and a2
-  for (const ScriptFile& f : catalog.all()) {
-    const auto g = GlobalsOfChunk(DumpOf(f.body));
+  for (const real::ScriptFile& f : catalog.all()) {
+    const auto g = sim::GlobalsOfChunk(DumpOf(f.body));
     ASSERT_TRUE(g) << f.file;
-    EXPECT_TRUE(MayRunInGlobals(*g)) << f.file;
+    EXPECT_TRUE(sim::MayRunInGlobals(*g)) << f.file;
   }
 }
 
 class EmulatorTest : public ::testing::Test {
  protected:
-  VirtualClock clock;
-  Emulator em{clock};
-  Reply run(const Argv& a) { return em.execute(a); }
+  sim::VirtualClock clock;
+  sim::Emulator em{clock};
+  sim::Reply run(const sim::Argv& a) { return em.execute(a); }
 };
 
 TEST(LuaArgNumbers, TheIntegerFastPathWritesWhatPercent17gWrites) {
@@ -116,7 +116,7 @@ TEST(LuaArgNumbers, TheIntegerFastPathWritesWhatPercent17gWrites) {
                                 -2.25,
                                 1e-7,
                                 123456789012345678.0};
-  Prng rng(7);
+  sim::Prng rng(7);
   for (int i = 0; i < 2000; ++i) {
     const int64_t v = static_cast<int64_t>(rng.next() >> (1 + rng.below(60)));
     values.push_back(static_cast<double>(i % 2 ? v : -v));
@@ -124,7 +124,7 @@ TEST(LuaArgNumbers, TheIntegerFastPathWritesWhatPercent17gWrites) {
   for (double d : values) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", d);
-    EXPECT_EQ(redis_text::FormatLuaArgNumber(d), buf) << d;
+    EXPECT_EQ(sim::redis_text::FormatLuaArgNumber(d), buf) << d;
   }
 }
 
@@ -134,27 +134,28 @@ TEST_F(EmulatorTest, SharedExpectationsHold) {
 }
 
 TEST_F(EmulatorTest, ALongScriptStopsAtTheInstructionBudgetAndTheEmulatorGoesOn) {
-  VirtualClock c;
-  EmulatorOptions o;
+  sim::VirtualClock c;
+  sim::EmulatorOptions o;
   o.script_instruction_budget = 100000;
-  Emulator small(c, o);
-  Reply r = small.execute({"EVAL", "redis.call('SET', 'k', 'v') while true do end", "0"});
+  sim::Emulator small(c, o);
+  sim::Reply r = small.execute({"EVAL", "redis.call('SET', 'k', 'v') while true do end", "0"});
   ASSERT_TRUE(r.is_error());
   EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
   // Writes made before the stop are kept, as for any script error.
-  EXPECT_EQ(small.execute({"GET", "k"}), Reply::Bulk("v"));
+  EXPECT_EQ(small.execute({"GET", "k"}), sim::Reply::Bulk("v"));
   // A pcall inside the script cannot swallow the stop.
   r = small.execute({"EVAL", "while true do pcall(function() while true do end end) end", "0"});
   EXPECT_NE(r.str.find("instruction budget"), std::string::npos) << r.str;
-  EXPECT_EQ(small.execute({"EVAL", "return 7", "0"}), Reply::Integer(7));
+  EXPECT_EQ(small.execute({"EVAL", "return 7", "0"}), sim::Reply::Integer(7));
 }
 
 TEST_F(EmulatorTest, CommandsOutsideTheSubsetAreRefusedClearly) {
-  EXPECT_EQ(run({"INCR", "k"}), Reply::Error("ERR unsupported by the emulator: command 'INCR'"));
+  EXPECT_EQ(run({"INCR", "k"}),
+            sim::Reply::Error("ERR unsupported by the emulator: command 'INCR'"));
   EXPECT_EQ(run({"SET", "k", "v", "NX"}),
-            Reply::Error("ERR unsupported by the emulator: SET option 'NX'"));
+            sim::Reply::Error("ERR unsupported by the emulator: SET option 'NX'"));
   EXPECT_EQ(run({"ZADD", "z", "XX", "1", "m"}),
-            Reply::Error("ERR unsupported by the emulator: ZADD option 'XX'"));
+            sim::Reply::Error("ERR unsupported by the emulator: ZADD option 'XX'"));
 }
 
 TEST_F(EmulatorTest, AFullScanReturnsEveryKeyThatLivedThroughoutExactlyOnce) {
@@ -163,10 +164,11 @@ TEST_F(EmulatorTest, AFullScanReturnsEveryKeyThatLivedThroughoutExactlyOnce) {
   std::string cursor = "0";
   int rounds = 0;
   do {
-    Reply r = run({"SCAN", cursor, "COUNT", "7"});
-    ASSERT_EQ(r.type, Reply::Type::kArray);
+    sim::Reply r = run({"SCAN", cursor, "COUNT", "7"});
+    ASSERT_EQ(r.type, sim::Reply::Type::kArray);
     cursor = r.elements[0].str;
-    for (const Reply& k : r.elements[1].elements) EXPECT_TRUE(seen.insert(k.str).second) << k.str;
+    for (const sim::Reply& k : r.elements[1].elements)
+      EXPECT_TRUE(seen.insert(k.str).second) << k.str;
     // Keys written during the iteration must not hide the ones that were there from the start.
     run({"SET", "added" + std::to_string(rounds), "v"});
     ++rounds;
@@ -176,7 +178,7 @@ TEST_F(EmulatorTest, AFullScanReturnsEveryKeyThatLivedThroughoutExactlyOnce) {
 
 TEST_F(EmulatorTest, TheObserverSeesClientAndScriptCommands) {
   std::vector<std::string> seen;
-  em.observer = [&](const Argv& a, bool from_script) {
+  em.observer = [&](const sim::Argv& a, bool from_script) {
     seen.push_back(a[0] + (from_script ? "@script" : ""));
   };
   run({"EVAL", "return redis.call('GET', KEYS[1])", "1", "k"});
@@ -184,17 +186,17 @@ TEST_F(EmulatorTest, TheObserverSeesClientAndScriptCommands) {
 }
 
 TEST_F(EmulatorTest, InjectedDeviationsChangeBehaviourOnlyWhenAskedFor) {
-  VirtualClock c;
-  EmulatorOptions shifted;
+  sim::VirtualClock c;
+  sim::EmulatorOptions shifted;
   shifted.fault_expiry_shift_ms = -1;
-  Emulator bad(c, shifted);
+  sim::Emulator bad(c, shifted);
   bad.execute({"SET", "k", "v", "PX", "5"});
   c.advance(5);
-  EXPECT_EQ(bad.execute({"GET", "k"}), Reply::Nil());  // Redis: still alive at T
-  EmulatorOptions cjson;
+  EXPECT_EQ(bad.execute({"GET", "k"}), sim::Reply::Nil());  // Redis: still alive at T
+  sim::EmulatorOptions cjson;
   cjson.fault_cjson_empty_table_as_array = true;
-  Emulator bad2(c, cjson);
-  EXPECT_EQ(bad2.execute({"EVAL", "return cjson.encode({})", "0"}), Reply::Bulk("[]"));
+  sim::Emulator bad2(c, cjson);
+  EXPECT_EQ(bad2.execute({"EVAL", "return cjson.encode({})", "0"}), sim::Reply::Bulk("[]"));
 }
 
 }  // namespace

@@ -7,11 +7,12 @@
 #include "properties/fidelity.h"
 #include "sim/clock.h"
 
-namespace testbed::fidelity {
+namespace testbed::props {
 namespace {
 
-const ScriptCatalog& Scripts() {
-  static const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+const real::ScriptCatalog& Scripts() {
+  static const real::ScriptCatalog catalog =
+      real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   return catalog;
 }
 
@@ -25,7 +26,7 @@ class FixedSeeds : public ::testing::TestWithParam<uint64_t> {};
 TEST_P(FixedSeeds, EmulatorAndRedisServerAgreeOnEveryReplyAndCheckpoint) {
   const uint64_t seed = GetParam();
   const int64_t commands = 4000;
-  RedisServer server(kDefaultEpochMs);
+  real::RedisServer server(sim::kDefaultEpochMs);
   Runner runner(&server, {});
   const auto steps = Generate(seed, commands, Scripts());
   auto d = runner.run(steps);
@@ -38,8 +39,8 @@ TEST_P(FixedSeeds, EmulatorAndRedisServerAgreeOnEveryReplyAndCheckpoint) {
 INSTANTIATE_TEST_SUITE_P(Seeds, FixedSeeds, ::testing::Values(1, 2, 3, 4, 5, 6));
 
 // A fidelity check that never fails proves nothing: each injected deviation must be caught.
-std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const EmulatorOptions& fault,
-                                                                 RedisServer& server) {
+std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const sim::EmulatorOptions& fault,
+                                                                 real::RedisServer& server) {
   Runner runner(&server, fault);
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const auto steps = Generate(seed, 2000, Scripts());
@@ -52,8 +53,8 @@ std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const EmulatorO
 }
 
 TEST(InjectedDeviation, AnExpiryBoundaryMovedByOneMillisecondIsCaughtAndShrunk) {
-  RedisServer server(kDefaultEpochMs);
-  EmulatorOptions fault;
+  real::RedisServer server(sim::kDefaultEpochMs);
+  sim::EmulatorOptions fault;
   fault.fault_expiry_shift_ms = -1;
   auto caught = FirstCatch(fault, server);
   ASSERT_TRUE(caught.has_value()) << "expiry shift not caught in 5 seeds x 2000 commands";
@@ -65,8 +66,8 @@ TEST(InjectedDeviation, AnExpiryBoundaryMovedByOneMillisecondIsCaughtAndShrunk) 
 }
 
 TEST(InjectedDeviation, CjsonEncodingEmptyTablesAsArraysIsCaught) {
-  RedisServer server(kDefaultEpochMs);
-  EmulatorOptions fault;
+  real::RedisServer server(sim::kDefaultEpochMs);
+  sim::EmulatorOptions fault;
   fault.fault_cjson_empty_table_as_array = true;
   auto caught = FirstCatch(fault, server);
   ASSERT_TRUE(caught.has_value()) << "cjson deviation not caught in 5 seeds x 2000 commands";
@@ -91,7 +92,7 @@ TEST(Coverage, AFewThousandCommandsExerciseTheWholeSubsetAndEverySeedScript) {
   std::set<std::string> scripts_seen;
   for (const auto& [key, n] : coverage.script_shapes)
     scripts_seen.insert(key.substr(0, key.find(" -> ")));
-  for (const ScriptFile& s : Scripts().all())
+  for (const real::ScriptFile& s : Scripts().all())
     EXPECT_TRUE(scripts_seen.count(s.id())) << s.id() << " never ran";
   // The seed scripts' success paths, not only their error paths, must be reached.
   for (const char* shape : {"state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT -> [1,bulk]",
@@ -101,4 +102,4 @@ TEST(Coverage, AFewThousandCommandsExerciseTheWholeSubsetAndEverySeedScript) {
 }
 
 }  // namespace
-}  // namespace testbed::fidelity
+}  // namespace testbed::props

@@ -67,42 +67,43 @@ TEST(AnomalyClasses, EveryFindingOfEveryVersionIsANamedClassOfItsPropertyOrAStab
 
 TEST(AnomalyClasses, ARejectedHistoryIsNamedByTheOperationsThatCannotBeOrdered) {
   // Two concurrent sets both acknowledged as version 1, among reads that are fine.
-  const lin::RegisterHistory dup = lin::ParseRegisterHistory(
+  const props::RegisterHistory dup = props::ParseRegisterHistory(
       "0 0 3 0 3 set value=a exp=100000 -> version=1\n"
       "1 1 2 0 2 set value=b exp=100000 -> version=1\n"
       "2 4 5 4 5 get -> value=b version=1\n"
       "0 6 7 6 7 get -> value=b version=1\n");
-  const lin::RegisterHistory core = lin::RejectedCore(dup);
+  const props::RegisterHistory core = props::RejectedCore(dup);
   EXPECT_EQ(core.size(), 2u) << "the reads are not needed";
-  EXPECT_EQ(lin::RegisterClass(core), "duplicate-version");
-  EXPECT_EQ(lin::RegisterShape(core), "set->v1; set->v1 | order: all concurrent");
+  EXPECT_EQ(props::RegisterClass(core), "duplicate-version");
+  EXPECT_EQ(props::RegisterShape(core), "set->v1; set->v1 | order: all concurrent");
   // A compareAndSet that wins against a version a finished set had replaced.
-  const lin::RegisterHistory stale = lin::ParseRegisterHistory(
+  const props::RegisterHistory stale = props::ParseRegisterHistory(
       "0 0 1 0 1 set value=a exp=100000 -> version=1\n"
       "1 2 3 2 3 set value=b exp=100000 -> version=2\n"
       "2 4 5 4 5 cas expected=1 value=c exp=100000 -> ok version=2\n");
-  EXPECT_EQ(lin::RegisterClass(lin::RejectedCore(stale)), "version-reused");
-  EXPECT_EQ(lin::RejectedCore(stale).size(), 3u) << "the cas needs the write it expected";
+  EXPECT_EQ(props::RegisterClass(props::RejectedCore(stale)), "version-reused");
+  EXPECT_EQ(props::RejectedCore(stale).size(), 3u) << "the cas needs the write it expected";
   // A set concurrent with a delete lands after it (a compareAndSet after the delete sees it)
   // but is numbered from the deleted value: version 3 where a write after a delete is 1.
-  const lin::RegisterHistory past_delete = lin::ParseRegisterHistory(
+  const props::RegisterHistory past_delete = props::ParseRegisterHistory(
       "2 0 1 0 1 set value=a exp=100000 -> version=1\n"
       "2 2 3 2 3 set value=b exp=100000 -> version=2\n"
       "2 4 6 4 6 delete -> ok\n"
       "0 5 7 5 7 set value=c exp=100000 -> version=3\n"
       "0 8 9 8 9 cas expected=3 value=d exp=100000 -> ok version=4\n");
-  EXPECT_EQ(lin::RegisterClass(lin::RejectedCore(past_delete)), "version-continues-after-delete");
+  EXPECT_EQ(props::RegisterClass(props::RejectedCore(past_delete)),
+            "version-continues-after-delete");
   // The same with a write of version 1 after the delete is linearizable: no core, no class.
-  const lin::RegisterHistory legit = lin::ParseRegisterHistory(
+  const props::RegisterHistory legit = props::ParseRegisterHistory(
       "2 0 1 0 1 set value=a exp=100000 -> version=1\n"
       "2 4 6 4 6 delete -> ok\n"
       "1 7 8 7 8 set value=e exp=100000 -> version=1\n"
       "0 9 10 9 10 set value=c exp=100000 -> version=2\n"
       "0 11 12 11 12 cas expected=2 value=d exp=100000 -> ok version=3\n");
-  EXPECT_FALSE(lin::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
+  EXPECT_FALSE(props::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
                    .check(past_delete)
                    .rejected.empty());
-  EXPECT_TRUE(lin::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
+  EXPECT_TRUE(props::Checker<model::StateRegisterModel>(model::StateRegisterModel{})
                   .check(legit)
                   .rejected.empty());
 }

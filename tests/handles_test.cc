@@ -19,7 +19,7 @@
 #include "tests/cli_run.h"
 #include "tests/test_catalogs.h"
 
-namespace testbed::handles {
+namespace testbed::real::handles {
 namespace {
 
 HandleKind Draft() {
@@ -90,7 +90,7 @@ TEST(HandleNormalization, RepairsWrappingCaseSeparatorsAndOneTypoAndNamesEachCla
 }
 
 // Runs `body` as the one actor of a world (the memory backend needs no Redis).
-void InWorld(const std::function<Task<void>(sim::Ctx&)>& body) {
+void InWorld(const std::function<sim::Task<void>(sim::Ctx&)>& body) {
   sim::EmulatorBackend backend;
   sim::RandomWalk walk;
   sim::WorldOptions o;
@@ -103,9 +103,9 @@ void InWorld(const std::function<Task<void>(sim::Ctx&)>& body) {
 
 bool lifecycle_finished = false;
 
-Task<void> Lifecycle(sim::Ctx& ctx) {
+sim::Task<void> Lifecycle(sim::Ctx& ctx) {
   MemoryState memory(ctx.clock());
-  Prng rng(7);
+  sim::Prng rng(7);
   HandleOptions o;
   o.state = &memory;
   o.connection_id = "conn-a";
@@ -141,7 +141,7 @@ Task<void> Lifecycle(sim::Ctx& ctx) {
   EXPECT_EQ(r.data["n"], 2);
   // Commit: work runs once, under a renewed lease (it takes longer than the lease).
   int runs = 0;
-  const Work work = [&ctx, &runs](Json d) -> Task<Json> {
+  const Work work = [&ctx, &runs](Json d) -> sim::Task<Json> {
     co_await ctx.sleep(450);
     ++runs;
     Json result = Json::object();
@@ -325,4 +325,4 @@ TEST(HandlesModel, ARuntimeWithoutConnectionScopesDisagreesWithIt) {
 }
 
 }  // namespace
-}  // namespace testbed::handles
+}  // namespace testbed::real::handles

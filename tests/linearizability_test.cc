@@ -11,7 +11,7 @@
 #include "properties/history_gen.h"
 #include "properties/register_history.h"
 
-namespace testbed::lin {
+namespace testbed::props {
 namespace {
 
 std::string Read(const std::filesystem::path& p) {
@@ -149,4 +149,4 @@ TEST(Linearizability, MalformedHistoriesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace testbed::lin
+}  // namespace testbed::props

@@ -13,10 +13,10 @@ namespace testbed {
 namespace {
 
 TEST(SeedScripts, EveryFileMatchesTheSha1InItsManifest) {
-  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   ASSERT_EQ(catalog.all().size(), 20u);
-  for (const ScriptFile& s : catalog.all()) {
-    EXPECT_EQ(Sha1Hex(s.body), s.sha1) << s.file;
+  for (const real::ScriptFile& s : catalog.all()) {
+    EXPECT_EQ(sim::Sha1Hex(s.body), s.sha1) << s.file;
     // Template literals start and end with a newline; line numbers in errors depend on it.
     ASSERT_FALSE(s.body.empty()) << s.file;
     EXPECT_EQ(s.body.front(), '\n') << s.file;
@@ -25,9 +25,9 @@ TEST(SeedScripts, EveryFileMatchesTheSha1InItsManifest) {
 }
 
 TEST(SeedScripts, EachVersionHoldsTheConstantsItsSeedDefines) {
-  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   std::map<std::string, std::set<std::string>> by_dir;
-  for (const ScriptFile& s : catalog.all())
+  for (const real::ScriptFile& s : catalog.all())
     by_dir[s.file.substr(0, s.file.rfind('/'))].insert(s.constant);
   const std::set<std::string> state_v2 = {
       "SET_WITH_QUOTA_SCRIPT", "COMPARE_AND_SET_WITH_QUOTA_SCRIPT", "DELETE_WITH_INDEX_SCRIPT"};
@@ -42,26 +42,26 @@ TEST(SeedScripts, EachVersionHoldsTheConstantsItsSeedDefines) {
 }
 
 TEST(SeedScripts, RestoredHiddenLinesAreDeclaredInTheManifest) {
-  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  const ScriptFile& b23 = catalog.get("state/beta23/SET_WITH_QUOTA_SCRIPT");
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  const real::ScriptFile& b23 = catalog.get("state/beta23/SET_WITH_QUOTA_SCRIPT");
   EXPECT_NE(
       b23.body.find("local expires_at = tonumber(ARGV[3])\nlocal index_ttl = tonumber(ARGV[4])\n"),
       std::string::npos);
 }
 
 TEST(SeedScripts, EveryScriptCompilesOnTheEmulatorUnderItsManifestSha) {
-  const ScriptCatalog catalog = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
-  VirtualClock clock;
-  Emulator em(clock);
-  for (const ScriptFile& s : catalog.all()) {
-    const Reply r = em.execute({"SCRIPT", "LOAD", s.body});
-    EXPECT_EQ(r, Reply::Bulk(s.sha1)) << s.file << ": " << r.debug();
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  sim::VirtualClock clock;
+  sim::Emulator em(clock);
+  for (const real::ScriptFile& s : catalog.all()) {
+    const sim::Reply r = em.execute({"SCRIPT", "LOAD", s.body});
+    EXPECT_EQ(r, sim::Reply::Bulk(s.sha1)) << s.file << ": " << r.debug();
   }
 }
 
 TEST(SeedScripts, AMissingManifestIsAClearError) {
   try {
-    ScriptCatalog::Load("/nonexistent-dir");
+    real::ScriptCatalog::Load("/nonexistent-dir");
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/manifest.json"), std::string::npos);

@@ -12,48 +12,49 @@
 #include "sim/reply.h"
 
 namespace testbed {
-inline void PrintTo(const Reply& r, std::ostream* os) { *os << r.debug(); }
+inline void PrintTo(const sim::Reply& r, std::ostream* os) { *os << r.debug(); }
 }  // namespace testbed
 
 namespace testbed::expectations {
 
-inline Reply Call(RedisConnection& c, const Argv& a) {
-  CallResult r = c.call(a);
-  if (auto* reply = std::get_if<Reply>(&r)) return *reply;
-  ADD_FAILURE() << "transport error on " << render_argv(a);
-  return Reply::Error("transport");
+inline sim::Reply Call(sim::RedisConnection& c, const sim::Argv& a) {
+  sim::CallResult r = c.call(a);
+  if (auto* reply = std::get_if<sim::Reply>(&r)) return *reply;
+  ADD_FAILURE() << "transport error on " << sim::render_argv(a);
+  return sim::Reply::Error("transport");
 }
 
 inline std::string ScriptSuffix(const std::string& body, int line) {
-  return " script: " + Sha1Hex(body) + ", on @user_script:" + std::to_string(line) + ".";
+  return " script: " + sim::Sha1Hex(body) + ", on @user_script:" + std::to_string(line) + ".";
 }
 
 // set_time moves the virtual clock of the world under test; t0 is its current time.
-inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_time, int64_t t0) {
-  auto expect = [&](const Argv& a, const Reply& want) {
-    const Reply got = Call(c, a);
-    EXPECT_EQ(got, want) << render_argv(a) << "\n got:  " << got.debug()
+inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
+                   int64_t t0) {
+  auto expect = [&](const sim::Argv& a, const sim::Reply& want) {
+    const sim::Reply got = Call(c, a);
+    EXPECT_EQ(got, want) << sim::render_argv(a) << "\n got:  " << got.debug()
                          << "\n want: " << want.debug();
   };
-  auto err = [](const std::string& s) { return Reply::Error(s); };
-  auto bulk = [](const std::string& s) { return Reply::Bulk(s); };
-  auto num = [](int64_t v) { return Reply::Integer(v); };
+  auto err = [](const std::string& s) { return sim::Reply::Error(s); };
+  auto bulk = [](const std::string& s) { return sim::Reply::Bulk(s); };
+  auto num = [](int64_t v) { return sim::Reply::Integer(v); };
   set_time(t0);
 
   // 1. Expiry: alive while now <= T, PTTL 0 at T, gone at T + 1.
-  expect({"SET", "e", "v", "PX", "10"}, Reply::Ok());
+  expect({"SET", "e", "v", "PX", "10"}, sim::Reply::Ok());
   set_time(t0 + 10);
   expect({"PTTL", "e"}, num(0));
   expect({"GET", "e"}, bulk("v"));
   set_time(t0 + 11);
-  expect({"GET", "e"}, Reply::Nil());
+  expect({"GET", "e"}, sim::Reply::Nil());
   expect({"PTTL", "e"}, num(-2));
-  expect({"SET", "p", "v", "PXAT", std::to_string(t0 + 10)}, Reply::Ok());
+  expect({"SET", "p", "v", "PXAT", std::to_string(t0 + 10)}, sim::Reply::Ok());
   expect({"EXISTS", "p"}, num(0));
   expect({"SET", "p", "v", "PX", "0"}, err("ERR invalid expire time in 'set' command"));
   expect({"SET", "p", "v", "PXAT", "0"}, err("ERR invalid expire time in 'set' command"));
   expect({"SET", "p", "v", "PX", "x"}, err("ERR value is not an integer or out of range"));
-  expect({"SET", "p", "v"}, Reply::Ok());
+  expect({"SET", "p", "v"}, sim::Reply::Ok());
   expect({"PTTL", "p"}, num(-1));
   expect({"PEXPIRE", "p", "0"}, num(1));
   expect({"EXISTS", "p"}, num(0));
@@ -102,16 +103,16 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
              ScriptSuffix("return getfenv(1)", 1)));
   // A script without writes reads every global it names, KEYS and ARGV of its own call.
   expect({"EVAL", "return {KEYS[1], ARGV[1], type(cjson), tostring(tonumber('7'))}", "1", "a", "b"},
-         Reply::Array({bulk("a"), bulk("b"), bulk("table"), bulk("7")}));
+         sim::Reply::Array({bulk("a"), bulk("b"), bulk("table"), bulk("7")}));
   expect({"EVAL", "return {KEYS[1], ARGV[1]}", "1", "c", "d"},
-         Reply::Array({bulk("c"), bulk("d")}));
+         sim::Reply::Array({bulk("c"), bulk("d")}));
   expect({"EVAL", "\nreturn redis.call('GET')", "0"},
          err("ERR Wrong number of args calling Redis command from script" +
              ScriptSuffix("\nreturn redis.call('GET')", 2)));
   expect({"EVAL", "error({err='tbl'})", "0"}, err("tbl" + ScriptSuffix("error({err='tbl'})", 1)));
   expect({"EVAL", "return redis.error_reply('boom')", "0"}, err("ERR boom"));
   expect({"EVAL", "return {err='a\\nb'}", "0"}, err("a b"));
-  expect({"EVAL", "return redis.status_reply('FINE')", "0"}, Reply::Status("FINE"));
+  expect({"EVAL", "return redis.status_reply('FINE')", "0"}, sim::Reply::Status("FINE"));
   expect({"EVAL", "return redis.pcall('HINCRBY', 'w', 'f', 1)", "0"},
          err("WRONGTYPE Operation against a key holding the wrong kind of value"));
   expect({"EVAL", "return (", "0"},
@@ -123,16 +124,17 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
          err("ERR Number of keys can't be greater than number of args"));
 
   // 3. Reply conversion.
-  expect({"EVAL", "return {1, 2, nil, 3}", "0"}, Reply::Array({num(1), num(2)}));
+  expect({"EVAL", "return {1, 2, nil, 3}", "0"}, sim::Reply::Array({num(1), num(2)}));
   // A table whose length (#t, a border) is 64 with a hole after its first element: the reply
   // still stops at the first nil.
   expect({"EVAL",
           "local t = {} for i = 1, 64 do t[i] = 1 end for i = 2, 63 do t[i] = nil end "
           "return {#t, t}",
           "0"},
-         Reply::Array({num(64), Reply::Array({num(1)})}));
-  expect({"EVAL", "return {1.9, -2.7, false, 'a', {ok='x'}}", "0"},
-         Reply::Array({num(1), num(-2), Reply::Nil(), bulk("a"), Reply::Status("x")}));
+         sim::Reply::Array({num(64), sim::Reply::Array({num(1)})}));
+  expect(
+      {"EVAL", "return {1.9, -2.7, false, 'a', {ok='x'}}", "0"},
+      sim::Reply::Array({num(1), num(-2), sim::Reply::Nil(), bulk("a"), sim::Reply::Status("x")}));
   expect(
       {"EVAL", "return redis.call('SET', KEYS[1], 0.1) and redis.call('GET', KEYS[1])", "1", "n"},
       bulk("0.10000000000000001"));
@@ -163,7 +165,7 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
              ScriptSuffix("return tonumber()", 1)));
 
   // 4. cjson as Redis bundles it.
-  auto reencode = [&](const std::string& in, const Reply& want) {
+  auto reencode = [&](const std::string& in, const sim::Reply& want) {
     expect({"EVAL", "return cjson.encode(cjson.decode(ARGV[1]))", "0", in}, want);
   };
   reencode("{\"a\":[]}", bulk("{\"a\":{}}"));
@@ -171,38 +173,38 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   reencode("\"a/b\"", bulk("\"a\\/b\""));
   reencode("[1,2,3]", bulk("[1,2,3]"));
   reencode("\"\\ud83d\\ude00\"", bulk("\"\xf0\x9f\x98\x80\""));
-  const Reply lone = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", "\"\\ud800\""});
+  const sim::Reply lone = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", "\"\\ud800\""});
   EXPECT_NE(lone.str.find("invalid unicode escape code"), std::string::npos) << lone.debug();
   const std::string deep = std::string(1001, '[') + std::string(1001, ']');
-  const Reply too_deep = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", deep});
+  const sim::Reply too_deep = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", deep});
   EXPECT_NE(too_deep.str.find("Found too many nested data structures (1001)"), std::string::npos)
       << too_deep.debug();
 
   // 5. Types, sorted sets, hashes, streams.
   expect({"ZADD", "z", "1", "b", "1", "a", "0", "c"}, num(3));
-  expect({"ZRANGE", "z", "0", "-1"}, Reply::Array({bulk("c"), bulk("a"), bulk("b")}));
+  expect({"ZRANGE", "z", "0", "-1"}, sim::Reply::Array({bulk("c"), bulk("a"), bulk("b")}));
   expect({"ZADD", "z", "NX", "5", "a"}, num(0));
   expect({"ZSCORE", "z", "a"}, bulk("1"));
   expect({"ZADD", "z", "0.1", "d"}, num(1));
   expect({"ZSCORE", "z", "d"}, bulk("0.10000000000000001"));
-  expect({"ZRANGEBYSCORE", "z", "(0", "+inf", "LIMIT", "1", "1"}, Reply::Array({bulk("a")}));
+  expect({"ZRANGEBYSCORE", "z", "(0", "+inf", "LIMIT", "1", "1"}, sim::Reply::Array({bulk("a")}));
   // Infinite bounds as strtod reads them: signed or not, open or closed, in any case.
   expect({"ZRANGEBYSCORE", "z", "-INF", "(inf"},
-         Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
+         sim::Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
   expect({"ZRANGEBYSCORE", "z", "(-inf", "Infinity"},
-         Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
-  expect({"ZRANGEBYSCORE", "z", "inf", "+inf"}, Reply::Array({}));
-  expect({"ZRANGEBYSCORE", "z", "-inf", "-inf"}, Reply::Array({}));
+         sim::Reply::Array({bulk("c"), bulk("d"), bulk("a"), bulk("b")}));
+  expect({"ZRANGEBYSCORE", "z", "inf", "+inf"}, sim::Reply::Array({}));
+  expect({"ZRANGEBYSCORE", "z", "-inf", "-inf"}, sim::Reply::Array({}));
   expect({"ZRANGEBYSCORE", "z", "x", "1"}, err("ERR min or max is not a float"));
   expect(
       {"ZRANGE", "z", "0", "-1", "LIMIT", "0", "1"},
       err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
   expect({"ZREMRANGEBYSCORE", "z", "-inf", "(1"}, num(2));
   expect({"ZCARD", "z"}, num(2));
-  expect({"ZRANGEBYLEX", "z", "[b", "+"}, Reply::Array({bulk("b")}));
+  expect({"ZRANGEBYLEX", "z", "[b", "+"}, sim::Reply::Array({bulk("b")}));
   // Mixed scores: zzlIsInLexRange looks at the last member ("a", score 1) first, so nothing.
   expect({"ZADD", "zl", "1", "a", "0", "m2"}, num(2));
-  expect({"ZRANGEBYLEX", "zl", "[m2", "+"}, Reply::Array({}));
+  expect({"ZRANGEBYLEX", "zl", "[m2", "+"}, sim::Reply::Array({}));
   expect({"ZREMRANGEBYSCORE", "z", "-inf", "1"}, num(2));
   expect({"EXISTS", "z"}, num(0));
   expect({"ZADD", "z", "1", "m"}, num(1));
@@ -211,7 +213,7 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"HSET", "h", "a", "1", "b", "x"}, num(2));
   expect({"HINCRBY", "h", "a", "2"}, num(3));
   expect({"HINCRBY", "h", "b", "1"}, err("ERR hash value is not an integer"));
-  expect({"HGETALL", "h"}, Reply::Array({bulk("a"), bulk("3"), bulk("b"), bulk("x")}));
+  expect({"HGETALL", "h"}, sim::Reply::Array({bulk("a"), bulk("3"), bulk("b"), bulk("x")}));
   expect({"XADD", "s", "5", "f", "v"}, bulk("5-0"));
   expect({"XADD", "s", "5-*", "f", "v"}, bulk("5-1"));
   expect({"XADD", "s", "0-0", "f", "v"},
@@ -221,44 +223,45 @@ inline void RunAll(RedisConnection& c, const std::function<void(int64_t)>& set_t
   expect({"XADD", "s", "abc", "f", "v"},
          err("ERR Invalid stream ID specified as stream command argument"));
   expect({"XRANGE", "s", "5-0", "5-0"},
-         Reply::Array({Reply::Array({bulk("5-0"), Reply::Array({bulk("f"), bulk("v")})})}));
-  expect({"XRANGE", "s", "-", "+", "COUNT", "0"}, Reply::NilArray());
+         sim::Reply::Array(
+             {sim::Reply::Array({bulk("5-0"), sim::Reply::Array({bulk("f"), bulk("v")})})}));
+  expect({"XRANGE", "s", "-", "+", "COUNT", "0"}, sim::Reply::NilArray());
   // The key-loss fault's commands: TYPE, and XDEL, which keeps an emptied stream.
-  expect({"TYPE", "s"}, Reply::Status("stream"));
-  expect({"TYPE", "h"}, Reply::Status("hash"));
-  expect({"TYPE", "nothing"}, Reply::Status("none"));
+  expect({"TYPE", "s"}, sim::Reply::Status("stream"));
+  expect({"TYPE", "h"}, sim::Reply::Status("hash"));
+  expect({"TYPE", "nothing"}, sim::Reply::Status("none"));
   expect({"XDEL", "s", "5-0", "9-9", "5-1"}, num(2));
   expect({"XDEL", "s", "abc"}, err("ERR Invalid stream ID specified as stream command argument"));
-  expect({"XRANGE", "s", "-", "+"}, Reply::Array({}));
-  expect({"TYPE", "s"}, Reply::Status("stream"));
+  expect({"XRANGE", "s", "-", "+"}, sim::Reply::Array({}));
+  expect({"TYPE", "s"}, sim::Reply::Status("stream"));
   expect({"XADD", "s", "5-1", "f", "v"},
          err("ERR The ID specified in XADD is equal or smaller than the target stream top item"));
   expect({"XDEL", "h", "1-0"},
          err("WRONGTYPE Operation against a key holding the wrong kind of value"));
   expect({"PING", "a", "b"}, err("ERR wrong number of arguments for 'ping' command"));
   expect({"SCAN", "0", "COUNT", "0"}, err("ERR syntax error"));
-  expect({"TIME"}, Reply::Array({bulk(std::to_string((t0 + 11) / 1000)),
-                                 bulk(std::to_string(((t0 + 11) % 1000) * 1000))}));
+  expect({"TIME"}, sim::Reply::Array({bulk(std::to_string((t0 + 11) / 1000)),
+                                      bulk(std::to_string(((t0 + 11) % 1000) * 1000))}));
 
   // 6. One key read, erased and written again in a row, by every way a key goes away (the
   // emulator remembers the last key it looked up): DEL, PEXPIRE in the past, expiry, an
   // emptied sorted set; then a write of another type under the same name.
-  expect({"SET", "r", "1"}, Reply::Ok());
+  expect({"SET", "r", "1"}, sim::Reply::Ok());
   expect({"GET", "r"}, bulk("1"));
   expect({"DEL", "r"}, num(1));
-  expect({"GET", "r"}, Reply::Nil());
-  expect({"SET", "r", "2"}, Reply::Ok());
+  expect({"GET", "r"}, sim::Reply::Nil());
+  expect({"SET", "r", "2"}, sim::Reply::Ok());
   expect({"GET", "r"}, bulk("2"));
   expect({"PEXPIRE", "r", "-1"}, num(1));
   expect({"EXISTS", "r"}, num(0));
-  expect({"SET", "r", "3", "PX", "5"}, Reply::Ok());
+  expect({"SET", "r", "3", "PX", "5"}, sim::Reply::Ok());
   expect({"GET", "r"}, bulk("3"));
   set_time(t0 + 17);
-  expect({"GET", "r"}, Reply::Nil());
+  expect({"GET", "r"}, sim::Reply::Nil());
   expect({"ZADD", "r", "1", "m"}, num(1));
   expect({"ZREM", "r", "m"}, num(1));
-  expect({"TYPE", "r"}, Reply::Status("none"));
-  expect({"SET", "r", "4"}, Reply::Ok());
+  expect({"TYPE", "r"}, sim::Reply::Status("none"));
+  expect({"SET", "r", "4"}, sim::Reply::Ok());
   expect({"EVAL",
           "redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) "
           "redis.call('HSET', KEYS[1], 'f', 'v') return redis.call('HGET', KEYS[1], 'f')",

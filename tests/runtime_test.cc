@@ -21,7 +21,7 @@ void AddToyActors(World& w, int actors, int calls, std::vector<std::string>* ord
                   bool same_key = false) {
   for (int a = 0; a < actors; ++a) {
     const std::string name(1, static_cast<char>('A' + a));
-    w.add_actor(name, [=](Ctx& ctx) -> Task<void> {
+    w.add_actor(name, [=](Ctx& ctx) -> sim::Task<void> {
       for (int i = 1; i <= calls; ++i) {
         const std::string step = name + std::to_string(i);
         const std::string key = same_key ? std::string("x") : step;
@@ -48,28 +48,31 @@ DfsResult ExploreToy(int actors, int calls, DfsOptions o, std::set<std::string>*
 
 // FailureOf<E>: the awaiter sees what `try { co_await t; } catch (const E&)` would see, whether
 // the task ended with co_return Fail(...) (no throw) or threw; other errors still propagate.
-Task<int> Succeeds() { co_return 7; }
-Task<int> FailsByValue() { co_return Fail(std::runtime_error("by value")); }
-Task<int> Throws() {
+sim::Task<int> Succeeds() { co_return 7; }
+sim::Task<int> FailsByValue() { co_return sim::Fail(std::runtime_error("by value")); }
+sim::Task<int> Throws() {
   throw std::runtime_error("thrown");
   co_return 0;
 }
 // Each result is bound to a name: g++ 12 destroys a temporary that holds a co_await's result
 // twice when it lives on in the full expression.
-Task<void> Probe(std::vector<std::string>* seen) {
+sim::Task<void> Probe(std::vector<std::string>* seen) {
   auto show = [](const auto& e) { return e ? std::string(e->what()) : std::string("none"); };
-  const std::optional<std::runtime_error> none = co_await FailureOf<std::runtime_error>(Succeeds());
+  const std::optional<std::runtime_error> none =
+      co_await sim::FailureOf<std::runtime_error>(Succeeds());
   seen->push_back(show(none));
   const std::optional<std::runtime_error> by_value =
-      co_await FailureOf<std::runtime_error>(FailsByValue());
+      co_await sim::FailureOf<std::runtime_error>(FailsByValue());
   seen->push_back(show(by_value));
-  const std::optional<std::exception> base = co_await FailureOf<std::exception>(FailsByValue());
+  const std::optional<std::exception> base =
+      co_await sim::FailureOf<std::exception>(FailsByValue());
   seen->push_back(base ? "a std::exception" : "none");
-  const std::optional<std::runtime_error> thrown = co_await FailureOf<std::runtime_error>(Throws());
+  const std::optional<std::runtime_error> thrown =
+      co_await sim::FailureOf<std::runtime_error>(Throws());
   seen->push_back(show(thrown));
   try {
     const std::optional<std::range_error> other =
-        co_await FailureOf<std::range_error>(FailsByValue());
+        co_await sim::FailureOf<std::range_error>(FailsByValue());
     seen->push_back(other ? "caught as a range_error" : "swallowed");
   } catch (const std::runtime_error& e) {
     seen->push_back(std::string("propagated ") + e.what());
@@ -78,7 +81,7 @@ Task<void> Probe(std::vector<std::string>* seen) {
 
 TEST(FailureOf, ReturnsTheErrorAFailedTaskEndedWithAndPropagatesOthers) {
   std::vector<std::string> seen;
-  Task<void> t = Probe(&seen);
+  sim::Task<void> t = Probe(&seen);
   t.handle().resume();  // nothing in it suspends: it runs to its end here
   ASSERT_TRUE(t.handle().done());
   EXPECT_FALSE(t.handle().promise().error);
@@ -158,7 +161,7 @@ TEST(Pct, FindsAPlantedDepthTwoBugAtLeastAsOftenAsItsBoundPromises) {
 testbed::props::RunOutcome RunToy(Strategy* s, uint64_t seed, const std::string& faults,
                                   int clients, int ops) {
   static const std::unique_ptr<testbed::props::System> toy = testbed::toy::MakeCounterSystem();
-  static const testbed::ScriptCatalog none;
+  static const testbed::real::ScriptCatalog none;
   testbed::props::RunSpec spec;
   spec.property = "no-lost-increment";
   spec.version = "v1";
@@ -236,9 +239,9 @@ struct Observed {
   void add(const std::string& s) { notes.push_back(s); }
 };
 
-std::string Show(const CallResult& r) {
-  if (auto* reply = std::get_if<Reply>(&r)) return reply->debug();
-  return "transport:" + std::get<TransportError>(r).what;
+std::string Show(const sim::CallResult& r) {
+  if (auto* reply = std::get_if<sim::Reply>(&r)) return reply->debug();
+  return "transport:" + std::get<sim::TransportError>(r).what;
 }
 
 struct FaultCase {
@@ -250,9 +253,9 @@ struct FaultCase {
 
 std::vector<FaultCase> FaultCases() {
   std::vector<FaultCase> cases;
-  auto one_call = [](Argv first, Argv then) {
+  auto one_call = [](sim::Argv first, sim::Argv then) {
     return [=](World& w, Observed& obs) {
-      w.add_actor("A", [=, &obs](Ctx& ctx) -> Task<void> {
+      w.add_actor("A", [=, &obs](Ctx& ctx) -> sim::Task<void> {
         const int64_t t0 = ctx.now_ms();
         obs.add(Show(co_await ctx.call(first)));
         obs.add("elapsed " + std::to_string(ctx.now_ms() - t0));
@@ -272,10 +275,10 @@ std::vector<FaultCase> FaultCases() {
   lost_reply.lost_reply = {1, 2};
   cases.push_back({"lost-reply", lost_reply,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        for (int i = 0; i < 20; ++i) {
-                         CallResult r = co_await ctx.cmd("SET", "k" + std::to_string(i), "v");
-                         CallResult g = co_await ctx.cmd("GET", "k" + std::to_string(i));
+                         sim::CallResult r = co_await ctx.cmd("SET", "k" + std::to_string(i), "v");
+                         sim::CallResult g = co_await ctx.cmd("GET", "k" + std::to_string(i));
                          obs.add(Show(r) + " then " + Show(g));
                        }
                      });
@@ -299,10 +302,10 @@ std::vector<FaultCase> FaultCases() {
   cases.push_back({"delay", delay,
                    [](World& w, Observed& obs) {
                      for (std::string who : {"a", "b", "c", "d"})
-                       w.add_actor(who, [who](Ctx& ctx) -> Task<void> {
+                       w.add_actor(who, [who](Ctx& ctx) -> sim::Task<void> {
                          co_await ctx.cmd("ZADD", "order", std::to_string(ctx.now_ms()), who);
                        });
-                     w.add_actor("reader", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("reader", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.sleep(200);
                        obs.add(Show(co_await ctx.cmd("ZRANGE", "order", "0", "-1")));
                      });
@@ -316,10 +319,11 @@ std::vector<FaultCase> FaultCases() {
   FaultOptions none;
   cases.push_back({"pause", none,
                    [](World& w, Observed& obs) {
-                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.cmd("SET", "lease", "A", "PX", "100");
                        co_await ctx.sleep(10);
-                       obs.add("after pause " + std::to_string(ctx.now_ms() - kDefaultEpochMs));
+                       obs.add("after pause " +
+                               std::to_string(ctx.now_ms() - sim::kDefaultEpochMs));
                        obs.add(Show(co_await ctx.cmd("GET", "lease")));
                      });
                      w.schedule(FaultKind::kPause, 5, a, 500);
@@ -330,8 +334,8 @@ std::vector<FaultCase> FaultCases() {
                    }});
   cases.push_back({"crash", none,
                    [](World& w, Observed& obs) {
-                     const ActorId a = w.add_actor("A", [](Ctx& ctx) -> Task<void> {
-                       ctx.spawn("renew", [](Ctx& c) -> Task<void> {
+                     const ActorId a = w.add_actor("A", [](Ctx& ctx) -> sim::Task<void> {
+                       ctx.spawn("renew", [](Ctx& c) -> sim::Task<void> {
                          while (true) {
                            co_await c.cmd("SET", "lease", "A", "PX", "100");
                            co_await c.sleep(50);
@@ -339,7 +343,7 @@ std::vector<FaultCase> FaultCases() {
                        });
                        co_await ctx.sleep(100000);
                      });
-                     w.add_actor("B", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("B", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.sleep(110);
                        obs.add(Show(co_await ctx.cmd("PTTL", "lease")));
                        co_await ctx.sleep(300);
@@ -356,7 +360,7 @@ std::vector<FaultCase> FaultCases() {
   cases.push_back({"skew", skew,
                    [](World& w, Observed& obs) {
                      for (std::string who : {"A", "B", "C"})
-                       w.add_actor(who, [&obs](Ctx& ctx) -> Task<void> {
+                       w.add_actor(who, [&obs](Ctx& ctx) -> sim::Task<void> {
                          obs.add(std::to_string(ctx.now_ms() - ctx.world().now_ms()));
                          co_await ctx.cmd("PING");
                        });
@@ -367,7 +371,7 @@ std::vector<FaultCase> FaultCases() {
                    }});
   cases.push_back({"clock-jump", none,
                    [](World& w, Observed& obs) {
-                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     const ActorId a = w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        const int64_t before = ctx.now_ms();
                        co_await ctx.sleep(20);
                        obs.add(std::to_string(ctx.now_ms() - before));
@@ -378,15 +382,16 @@ std::vector<FaultCase> FaultCases() {
                    [](const Observed& o) { EXPECT_EQ(o.notes[0], "5020"); }});
   cases.push_back({"restart", none,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.cmd("SET", "a", "1");
-                       CallResult sha = co_await ctx.cmd("SCRIPT", "LOAD", "return 1");
+                       sim::CallResult sha = co_await ctx.cmd("SCRIPT", "LOAD", "return 1");
                        co_await ctx.sleep(20);
                        co_await ctx.cmd("SET", "b", "1");
                        co_await ctx.sleep(20);
                        obs.add(Show(co_await ctx.cmd("GET", "a")));
                        obs.add(Show(co_await ctx.cmd("GET", "b")));
-                       obs.add(Show(co_await ctx.cmd("EVALSHA", std::get<Reply>(sha).str, "0")));
+                       obs.add(
+                           Show(co_await ctx.cmd("EVALSHA", std::get<sim::Reply>(sha).str, "0")));
                      });
                      w.schedule(FaultKind::kSnapshot, 10);
                      w.schedule(FaultKind::kRestart, 30);
@@ -398,7 +403,7 @@ std::vector<FaultCase> FaultCases() {
                    }});
   cases.push_back({"failover", none,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.cmd("SET", "a", "1");
                        co_await ctx.cmd("SET", "b", "1");
                        co_await ctx.sleep(10);
@@ -413,7 +418,7 @@ std::vector<FaultCase> FaultCases() {
                    }});
   cases.push_back({"outage", none,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.sleep(15);
                        obs.add(Show(co_await ctx.cmd("SET", "k", "v")));
                        co_await ctx.sleep(10);
@@ -431,19 +436,20 @@ std::vector<FaultCase> FaultCases() {
   reorder.reorder_ms_max = 100;
   cases.push_back({"reorder", reorder,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        int timeouts = 0;
                        for (int i = 0; i < 10; ++i) {
-                         CallResult r = co_await ctx.cmd("XADD", "s", "*", "n", std::to_string(i));
-                         timeouts += std::holds_alternative<TransportError>(r);
+                         sim::CallResult r =
+                             co_await ctx.cmd("XADD", "s", "*", "n", std::to_string(i));
+                         timeouts += std::holds_alternative<sim::TransportError>(r);
                        }
                        obs.add("timeouts " + std::to_string(timeouts));
                        co_await ctx.sleep(2000);
                        for (int tries = 0; tries < 20; ++tries) {
-                         CallResult r = co_await ctx.cmd("XRANGE", "s", "-", "+");
-                         if (auto* reply = std::get_if<Reply>(&r)) {
+                         sim::CallResult r = co_await ctx.cmd("XRANGE", "s", "-", "+");
+                         if (auto* reply = std::get_if<sim::Reply>(&r)) {
                            std::string order;
-                           for (const Reply& e : reply->elements)
+                           for (const sim::Reply& e : reply->elements)
                              order += e.elements.at(1).elements.at(1).str;
                            obs.add(order);
                            break;
@@ -463,7 +469,7 @@ std::vector<FaultCase> FaultCases() {
                    }});
   cases.push_back({"key-loss", none,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.cmd("HSET", "h", "a", "1", "b", "2");
                        co_await ctx.cmd("ZADD", "z", "1", "m");
                        co_await ctx.cmd("XADD", "s", "1-0", "f", "v");
@@ -481,12 +487,12 @@ std::vector<FaultCase> FaultCases() {
   scan_duplicate.scan_duplicate = {1, 1};
   cases.push_back({"scan-duplicates", scan_duplicate,
                    [](World& w, Observed& obs) {
-                     w.add_actor("A", [&obs](Ctx& ctx) -> Task<void> {
+                     w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
                        co_await ctx.cmd("SET", "a", "1");
                        co_await ctx.cmd("SET", "b", "1");
-                       CallResult r = co_await ctx.cmd("SCAN", "0", "COUNT", "100");
+                       sim::CallResult r = co_await ctx.cmd("SCAN", "0", "COUNT", "100");
                        std::vector<std::string> keys;
-                       for (const Reply& k : std::get<Reply>(r).elements.at(1).elements)
+                       for (const sim::Reply& k : std::get<sim::Reply>(r).elements.at(1).elements)
                          keys.push_back(k.str);
                        std::sort(keys.begin(), keys.end());
                        for (const auto& k : keys) obs.add(k);
@@ -520,8 +526,8 @@ TEST_P(Faults, HaveTheirEffectOnTheEmulatorAndTheSameRepliesOnRedisServer) {
   const RunResult sim = RunCase(c, emulator, on_emulator);
   ASSERT_TRUE(sim.error.empty()) << sim.error;
   c.check(on_emulator);
-  RedisServer server(kDefaultEpochMs);
-  RealBackend real(server);
+  real::RedisServer server(sim::kDefaultEpochMs);
+  real::RealBackend real(server);
   const RunResult live = RunCase(c, real, on_redis);
   c.check(on_redis);
   EXPECT_EQ(on_emulator.notes, on_redis.notes);

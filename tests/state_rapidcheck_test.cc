@@ -12,7 +12,7 @@
 #include "properties/state/state_props.h"
 #include "tests/test_catalogs.h"
 
-namespace testbed::props {
+namespace testbed::props::state {
 namespace {
 
 using testing_catalogs::Shipped;
@@ -100,15 +100,15 @@ RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
 }
 
 RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
-  lin::HistoryShape shape;
+  props::HistoryShape shape;
   shape.operations = *rc::gen::inRange(1, 200);
   shape.keys = *rc::gen::inRange(1, 5);
   shape.actors = *rc::gen::inRange(1, 6);
   shape.max_duration_ms = *rc::gen::inRange(0, 30);
   shape.ambiguous = {*rc::gen::inRange<uint64_t>(0, 3), 20};
-  const auto h = lin::GenerateLinearizable(*rc::gen::arbitrary<uint32_t>(), shape);
+  const auto h = props::GenerateLinearizable(*rc::gen::arbitrary<uint32_t>(), shape);
   model::StateRegisterModel m;
-  const lin::Verdict v = lin::Checker<model::StateRegisterModel>(m).check(h);
+  const props::Verdict v = props::Checker<model::StateRegisterModel>(m).check(h);
   RC_ASSERT(v.ok);
 }
 
@@ -137,7 +137,7 @@ TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToAFewOperationsOfTwoOrMoreClie
 }
 
 TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
-  const ScriptCatalog broken = testing_catalogs::WithBroken(
+  const real::ScriptCatalog broken = testing_catalogs::WithBroken(
       "rc-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   const bool held = rc::check("CAS path is linearizable with the broken script", [&] {
@@ -151,4 +151,4 @@ TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::props::state

@@ -18,14 +18,14 @@
 #include "real/state/memory_beta30.h"
 #include "sim/clock.h"
 
-namespace testbed::props {
+namespace testbed::props::state {
 namespace {
 
 using testing_catalogs::Shipped;
 
 TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisServer) {
   int scenarios = 0;
-  RedisServer server(kDefaultEpochMs);
+  real::RedisServer server(sim::kDefaultEpochMs);
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     ++scenarios;
@@ -67,7 +67,7 @@ TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFault) {
 
 TEST(StateBeta30, ABrokenCompareAndSetScriptIsCaught) {
   // The shipped catalog, with beta.30's CAS replaced by the copy that skips the version check.
-  const ScriptCatalog broken = testing_catalogs::WithBroken(
+  const real::ScriptCatalog broken = testing_catalogs::WithBroken(
       "broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   const std::string property = "cas-versions-linearizable";
@@ -227,9 +227,9 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
   EXPECT_GT(classes["value-differs"], 0);
   EXPECT_GT(classes["differs-on-list-order"] + classes["differs-on-list-limit"], 0);
   // The memory backend's own rules, directly: gone at the expiry instant, where Redis keeps it.
-  VirtualClock clock;
-  state::memory_beta30::Namespace memory(clock, state::NamespaceOptions{});
-  memory.set("k", state::Json(1), 10);
+  sim::VirtualClock clock;
+  real::state::memory_beta30::Namespace memory(clock, real::state::NamespaceOptions{});
+  memory.set("k", real::state::Json(1), 10);
   clock.advance(9);
   EXPECT_TRUE(memory.get("k").has_value());
   clock.advance(1);
@@ -238,15 +238,15 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
   // delete frees it.
   auto keys = [&memory] {
     std::string out;
-    for (const state::StateValue& v : memory.list(std::nullopt, std::nullopt)) out += v.key;
+    for (const real::state::StateValue& v : memory.list(std::nullopt, std::nullopt)) out += v.key;
     return out;
   };
-  memory.set("b", state::Json(1), 100);
-  memory.set("a", state::Json(1), 50);
-  memory.set("b", state::Json(2), 10);
+  memory.set("b", real::state::Json(1), 100);
+  memory.set("a", real::state::Json(1), 50);
+  memory.set("b", real::state::Json(2), 10);
   EXPECT_EQ(keys(), "ba");
   memory.del("b");
-  memory.set("b", state::Json(3), 10);
+  memory.set("b", real::state::Json(3), 10);
   EXPECT_EQ(keys(), "ab");
   EXPECT_EQ(memory.list(1, std::nullopt).front().key, "a");
 }
@@ -268,30 +268,31 @@ TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
 
 TEST(StateBeta30, KeysAndScopesFollowTheSeed) {
   // connectionScopeDiscriminator (157-161) and indexKey (299-312).
-  EXPECT_EQ(state::v2::ConnectionScopeDiscriminator(std::nullopt), "scope:connection:missing");
+  EXPECT_EQ(real::state::v2::ConnectionScopeDiscriminator(std::nullopt),
+            "scope:connection:missing");
   EXPECT_EQ(
-      state::v2::ConnectionScopeDiscriminator(std::string("abc")),
+      real::state::v2::ConnectionScopeDiscriminator(std::string("abc")),
       "scope:connection:sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(state::IsoTime(kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
-  EXPECT_EQ(state::IsoTime(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(state::IsoTime(951782400999), "2000-02-29T00:00:00.999Z");  // a leap day
+  EXPECT_EQ(real::state::IsoTime(sim::kDefaultEpochMs + 1234), "2026-01-01T00:00:01.234Z");
+  EXPECT_EQ(real::state::IsoTime(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(real::state::IsoTime(951782400999), "2000-02-29T00:00:00.999Z");  // a leap day
   // The date is cached per day: going back and forth across midnight, and before 1970.
-  EXPECT_EQ(state::IsoTime(951782399999), "2000-02-28T23:59:59.999Z");
-  EXPECT_EQ(state::IsoTime(951782400000), "2000-02-29T00:00:00.000Z");
-  EXPECT_EQ(state::IsoTime(-1), "1969-12-31T23:59:59.999Z");
-  EXPECT_EQ(state::IsoTime(-86400000), "1969-12-31T00:00:00.000Z");
-  EXPECT_EQ(state::IsoTime(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(state::IsoTime(253402300799999), "9999-12-31T23:59:59.999Z");
+  EXPECT_EQ(real::state::IsoTime(951782399999), "2000-02-28T23:59:59.999Z");
+  EXPECT_EQ(real::state::IsoTime(951782400000), "2000-02-29T00:00:00.000Z");
+  EXPECT_EQ(real::state::IsoTime(-1), "1969-12-31T23:59:59.999Z");
+  EXPECT_EQ(real::state::IsoTime(-86400000), "1969-12-31T00:00:00.000Z");
+  EXPECT_EQ(real::state::IsoTime(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(real::state::IsoTime(253402300799999), "9999-12-31T23:59:59.999Z");
   // Buffer.from(s).toString("base64url") in Node: no padding, '-' and '_' (RFC 4648 vectors).
-  EXPECT_EQ(state::Base64Url(""), "");
-  EXPECT_EQ(state::Base64Url("f"), "Zg");
-  EXPECT_EQ(state::Base64Url("fo"), "Zm8");
-  EXPECT_EQ(state::Base64Url("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(state::Base64Url("\xfb\xff\xbf"), "-_-_");
-  EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("{not json")).has_value());
-  EXPECT_FALSE(state::EnvelopeFromJson("k", std::string("[1]")).has_value());
-  EXPECT_TRUE(state::IsStateTombstone(std::string("{\"deleted\":true}")));
-  EXPECT_FALSE(state::IsStateTombstone(std::string("{\"deleted\":1}")));
+  EXPECT_EQ(real::state::Base64Url(""), "");
+  EXPECT_EQ(real::state::Base64Url("f"), "Zg");
+  EXPECT_EQ(real::state::Base64Url("fo"), "Zm8");
+  EXPECT_EQ(real::state::Base64Url("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(real::state::Base64Url("\xfb\xff\xbf"), "-_-_");
+  EXPECT_FALSE(real::state::EnvelopeFromJson("k", std::string("{not json")).has_value());
+  EXPECT_FALSE(real::state::EnvelopeFromJson("k", std::string("[1]")).has_value());
+  EXPECT_TRUE(real::state::IsStateTombstone(std::string("{\"deleted\":true}")));
+  EXPECT_FALSE(real::state::IsStateTombstone(std::string("{\"deleted\":1}")));
 }
 
 TEST(StateBeta30, AMalformedScenarioIsAClearError) {
@@ -315,4 +316,4 @@ TEST(StateBeta30, AMalformedScenarioIsAClearError) {
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::props::state

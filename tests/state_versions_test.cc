@@ -12,21 +12,21 @@
 #include "sim/clock.h"
 #include "sim/strategies.h"
 
-namespace testbed::props {
+namespace testbed::props::state {
 namespace {
 
 using testing_catalogs::Shipped;
 
 // One actor of `version` runs body; returns the emulator's keyspace afterwards.
 std::string KeyspaceAfter(const std::string& version, std::optional<std::string> connection,
-                          std::function<Task<void>(state::StateNamespace&)> body) {
+                          std::function<sim::Task<void>(real::state::StateNamespace&)> body) {
   sim::EmulatorBackend backend;
   sim::RandomWalk walk;
   sim::World world(sim::WorldOptions{}, backend, walk);
-  state::VersionScripts scripts(Shipped());
-  world.add_actor("pod", [&](sim::Ctx& ctx) -> Task<void> {
-    auto ns = state::MakeNamespace(version, ctx, scripts, std::nullopt, "ns",
-                                   state::NamespaceOptions{}, connection);
+  real::state::VersionScripts scripts(Shipped());
+  world.add_actor("pod", [&](sim::Ctx& ctx) -> sim::Task<void> {
+    auto ns = real::state::MakeNamespace(version, ctx, scripts, std::nullopt, "ns",
+                                         real::state::NamespaceOptions{}, connection);
     co_await body(*ns);
   });
   const sim::RunResult r = world.run();
@@ -34,8 +34,8 @@ std::string KeyspaceAfter(const std::string& version, std::optional<std::string>
   return backend.describe_state(world.now_ms());
 }
 
-Task<void> SetK(state::StateNamespace& ns) {
-  state::Json v = state::Json::object();
+sim::Task<void> SetK(real::state::StateNamespace& ns) {
+  real::state::Json v = real::state::Json::object();
   v["n"] = 1;
   co_await ns.set("k", v, std::nullopt);
 }
@@ -70,7 +70,7 @@ TEST(StateVersions, EachPortWritesTheKeysItsSeedBuilds) {
 }
 
 TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmulatorAndRedisServer) {
-  RedisServer server(kDefaultEpochMs);
+  real::RedisServer server(sim::kDefaultEpochMs);
   int compared = 0;
   for (const std::string& version : StateVersions()) {
     for (const PropertyInfo& info : FindSystem("state")->properties()) {
@@ -94,7 +94,7 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
 }
 
 int Violations(StateWorkload w, const std::string& property, int runs,
-               const ScriptCatalog& scripts) {
+               const real::ScriptCatalog& scripts) {
   int violated = 0;
   for (int s = 1; s <= runs; ++s) {
     w.seed = static_cast<uint64_t>(s);
@@ -118,7 +118,7 @@ TEST(StateVersions, LiveV1ValuesStayReadableAfterBeta23AndBeta24ButNotAfterBeta3
 
 TEST(StateVersions, Beta24AdoptsEachV1WriteOnceAndAClaimWithoutTombstoneIsCaught) {
   EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, Shipped()), 0);
-  const ScriptCatalog broken =
+  const real::ScriptCatalog broken =
       testing_catalogs::WithBroken("claim-broken-catalog", "state/beta24/CLAIM_LEGACY_SCRIPT.lua",
                                    "claim-without-tombstone/CLAIM_LEGACY_SCRIPT.lua");
   EXPECT_GE(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, broken), 5);
@@ -154,7 +154,7 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
   StateWorkload b3 = Deploy("beta3", "");
   b3.ops = 30;
   EXPECT_EQ(Violations(b3, "model-matches-implementation", 40, Shipped()), 0);
-  const ScriptCatalog broken = testing_catalogs::WithBroken(
+  const real::ScriptCatalog broken = testing_catalogs::WithBroken(
       "model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   StateWorkload b30 = Deploy("beta30", "");
@@ -174,16 +174,17 @@ TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
 }
 
 TEST(StateVersions, JsonIsWrittenAsJavaScriptWritesIt) {
-  EXPECT_EQ(state::Stringify(state::Json(2.0)), "2");
-  EXPECT_EQ(state::Stringify(state::Json(-0.0)), "0");
-  EXPECT_EQ(state::Stringify(state::Json(0.1)), "0.1");
-  EXPECT_EQ(state::Stringify(state::Json(1e-7)), "1e-7");
-  EXPECT_EQ(state::Stringify(state::Json(1e21)), "1e+21");
-  EXPECT_EQ(state::Stringify(state::Json::parse(R"({"b":[1.5,2.0],"a":"é"})")),
+  EXPECT_EQ(real::state::Stringify(real::state::Json(2.0)), "2");
+  EXPECT_EQ(real::state::Stringify(real::state::Json(-0.0)), "0");
+  EXPECT_EQ(real::state::Stringify(real::state::Json(0.1)), "0.1");
+  EXPECT_EQ(real::state::Stringify(real::state::Json(1e-7)), "1e-7");
+  EXPECT_EQ(real::state::Stringify(real::state::Json(1e21)), "1e+21");
+  EXPECT_EQ(real::state::Stringify(real::state::Json::parse(R"({"b":[1.5,2.0],"a":"é"})")),
             R"({"a":"é","b":[1.5,2]})");
-  EXPECT_EQ(state::ParseIsoTime(state::IsoTime(kDefaultEpochMs + 1234)), kDefaultEpochMs + 1234);
-  EXPECT_FALSE(state::ParseIsoTime("yesterday").has_value());
+  EXPECT_EQ(real::state::ParseIsoTime(real::state::IsoTime(sim::kDefaultEpochMs + 1234)),
+            sim::kDefaultEpochMs + 1234);
+  EXPECT_FALSE(real::state::ParseIsoTime("yesterday").has_value());
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::props::state

@@ -15,16 +15,16 @@
 
 namespace testbed::testing_catalogs {
 
-inline const ScriptCatalog& Shipped() {
-  static const ScriptCatalog c = ScriptCatalog::Load(ScriptCatalog::ShippedDir());
+inline const real::ScriptCatalog& Shipped() {
+  static const real::ScriptCatalog c = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   return c;
 }
 
 // The shipped catalog with `script` (e.g. "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua")
 // replaced, in memory, by tests/broken_scripts/<broken>; `tag` names the copy in messages.
-inline ScriptCatalog WithBroken(const std::string& tag, const std::string& script,
-                                const std::string& broken) {
-  ScriptCatalog c = Shipped();
+inline real::ScriptCatalog WithBroken(const std::string& tag, const std::string& script,
+                                      const std::string& broken) {
+  real::ScriptCatalog c = Shipped();
   std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken,
                    std::ios::binary);
   EXPECT_TRUE(in.good()) << tag << ": no broken script " << broken;
@@ -37,7 +37,7 @@ inline ScriptCatalog WithBroken(const std::string& tag, const std::string& scrip
 namespace testbed::props {
 
 // The state system's versions and rolling-deploy predecessors, from its table.
-inline std::vector<std::string> StateVersions() { return state::PortedVersions(); }
+inline std::vector<std::string> StateVersions() { return real::state::PortedVersions(); }
 inline std::string RollingFrom(const std::string& version) {
   return FindSystem("state")->version(version)->rolling_from;
 }

@@ -10,7 +10,7 @@
 #include "model/json_text.h"
 #include "sim/prng.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 using Json = nlohmann::json;
@@ -28,12 +28,12 @@ constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
 struct Plan {
   std::string op;
   std::string session, reducer, ns, holder;
-  std::vector<a2::NewEvent> events;      // append (ids may be missing: generated)
-  std::vector<a2::ChildEvent> children;  // complete
+  std::vector<real::a2::NewEvent> events;      // append (ids may be missing: generated)
+  std::vector<real::a2::ChildEvent> children;  // complete
   int64_t index = 0, attempt = 0, after = 0;
   std::optional<int64_t> through;
   std::vector<int64_t> exclude;
-  std::vector<a2::ClaimRef> refs;
+  std::vector<real::a2::ClaimRef> refs;
   Json state;
   std::string participant;
   std::vector<std::pair<std::string, Json>> values;
@@ -49,20 +49,20 @@ struct Held {
 
 // What the client remembers to plan its next call.
 struct Memory {
-  std::vector<std::pair<std::string, std::vector<a2::NewEvent>>> batches;  // sent appends
+  std::vector<std::pair<std::string, std::vector<real::a2::NewEvent>>> batches;  // sent appends
   std::vector<Held> held;
-  std::map<std::pair<std::string, int64_t>, std::vector<a2::ChildEvent>> completions;
+  std::map<std::pair<std::string, int64_t>, std::vector<real::a2::ChildEvent>> completions;
   std::optional<std::string> cursor;
   int fresh = 0;
 };
 
-std::string CauseText(const std::optional<a2::Cause>& c) {
+std::string CauseText(const std::optional<real::a2::Cause>& c) {
   return c ? absl::StrCat("{index:", c->index, ",attempt:", c->attempt, "}") : "";
 }
 
 std::string Quote(const std::string& s) { return model::JsonStringify(Json(s)); }
 
-Json ValueFor(Prng& rng, const Mix& mix, int i) {
+Json ValueFor(sim::Prng& rng, const Mix& mix, int i) {
   if (mix.adversarial && rng.chance({1, 2})) {
     static const std::vector<Json> kValues = [] {
       std::vector<Json> v;
@@ -85,7 +85,8 @@ Json ValueFor(Prng& rng, const Mix& mix, int i) {
   return Json{{"n", i}};
 }
 
-Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i, int64_t now) {
+Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
+              int64_t now) {
   Plan p;
   int total = 0;
   for (int w : mix.weights) total += w;
@@ -110,7 +111,7 @@ Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int
       p.session = b.first;
       p.events = b.second;
       if (rng.chance({1, 3}) && p.events.size() == 1) {  // stored and fresh ids mixed
-        a2::NewEvent fresh = p.events[0];
+        real::a2::NewEvent fresh = p.events[0];
         fresh.id = absl::StrCat("e", i, "-x");
         p.events.push_back(fresh);
       }
@@ -118,7 +119,7 @@ Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int
     }
     const int n = rng.chance({1, 12}) ? 0 : rng.chance({1, 3}) ? 2 : 1;
     for (int k = 0; k < n; ++k) {
-      a2::NewEvent e;
+      real::a2::NewEvent e;
       if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
       e.type = rng.chance({1, 2}) ? "task" : "note";
       e.payload = ValueFor(rng, mix, i);
@@ -130,7 +131,7 @@ Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int
         const Held& h = mem.held[rng.below(mem.held.size())];
         if (h.session == p.session &&
             (mix.expired_own || !model.expired(h.session, h.index, h.attempt, now)))
-          e.cause = a2::Cause{h.index, h.attempt, std::nullopt};
+          e.cause = real::a2::Cause{h.index, h.attempt, std::nullopt};
       }
       p.events.push_back(std::move(e));
     }
@@ -160,7 +161,7 @@ Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int
       } else {
         const int n = static_cast<int>(rng.below(3));
         for (int c = 0; c < n; ++c) {
-          a2::ChildEvent ch;
+          real::a2::ChildEvent ch;
           ch.id = absl::StrCat("c", i, "-", c);
           ch.type = "result";
           ch.payload = Json{{"of", h.index}};
@@ -207,7 +208,7 @@ Plan MakePlan(Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int
 std::string Describe(const Plan& p) {
   if (p.op == "append") {
     std::vector<std::string> evs;
-    for (const a2::NewEvent& e : p.events)
+    for (const real::a2::NewEvent& e : p.events)
       evs.push_back(absl::StrCat("{", e.id ? "id:" + *e.id + "," : "", e.type,
                                  e.lane ? ",lane:" + *e.lane : "", e.settled ? ",settled" : "",
                                  e.cause ? ",cause:" + CauseText(e.cause) : "", "}"));
@@ -222,7 +223,7 @@ std::string Describe(const Plan& p) {
                         p.index, " attempt ", p.attempt, ", ttl ", kLeaseMs, ")");
   if (p.op == "complete") {
     std::vector<std::string> ids;
-    for (const a2::ChildEvent& c : p.children) ids.push_back(c.id);
+    for (const real::a2::ChildEvent& c : p.children) ids.push_back(c.id);
     return absl::StrCat("completeAttempt(", Quote(p.session), ", event ", p.index, " attempt ",
                         p.attempt, ", children [", absl::StrJoin(ids, ","), "])");
   }
@@ -263,7 +264,7 @@ std::string Describe(const Plan& p) {
 }
 
 // The port's results in model/a2.h's shapes.
-Json CauseJson(const std::optional<a2::Cause>& c) {
+Json CauseJson(const std::optional<real::a2::Cause>& c) {
   if (!c) return Json();
   Json j = {{"index", c->index}, {"attempt", c->attempt}};
   if (c->batch_size) j["batchSize"] = *c->batch_size;
@@ -273,7 +274,7 @@ template <typename T>
 Json Opt(const std::optional<T>& v) {
   return v ? Json(*v) : Json();
 }
-Json EventRow(const a2::Event& e) {
+Json EventRow(const real::a2::Event& e) {
   return Json{{"id", e.id},
               {"type", e.type},
               {"payload", e.payload},
@@ -281,7 +282,7 @@ Json EventRow(const a2::Event& e) {
               {"sessionId", e.session_id},
               {"createdAt", e.created_at}};
 }
-Json StoredRow(const a2::StoredEvent& e) {
+Json StoredRow(const real::a2::StoredEvent& e) {
   Json j = EventRow(e);
   j["cause"] = CauseJson(e.cause);
   j["lane"] = Opt(e.lane);
@@ -300,12 +301,12 @@ Json StoredRow(const a2::StoredEvent& e) {
   j["failedAt"] = Opt(e.failed_at);
   return j;
 }
-Json Rows(const std::vector<a2::StoredEvent>& rows) {
+Json Rows(const std::vector<real::a2::StoredEvent>& rows) {
   Json out = Json::array();
   for (const auto& r : rows) out.push_back(StoredRow(r));
   return out;
 }
-Json Events(const std::vector<a2::Event>& rows) {
+Json Events(const std::vector<real::a2::Event>& rows) {
   Json out = Json::array();
   for (const auto& r : rows) out.push_back(EventRow(r));
   return out;
@@ -316,33 +317,34 @@ struct Notified {
 };
 
 // The call on the port; the answer in model/a2.h's shape.
-Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
+sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notified) {
   notified->count.reset();
   Json out;
   try {
     if (p.op == "append") {
-      const a2::AppendResult r = co_await store.append(p.session, p.events);
+      const real::a2::AppendResult r = co_await store.append(p.session, p.events);
       out = Json{{"events", Rows(r.events)}, {"hasPending", r.has_pending}};
     } else if (p.op == "claim") {
-      a2::ClaimOptions o;
+      real::a2::ClaimOptions o;
       o.session_id = p.session;
       o.holder = p.holder;
       o.ttl_ms = kLeaseMs;
       o.exclude_indexes = p.exclude;
-      const a2::ClaimResult r = co_await store.claim_available(o);
+      const real::a2::ClaimResult r = co_await store.claim_available(o);
       out = Json{{"outcome", r.outcome}};
       if (r.outcome == "claimed") out["events"] = Rows(r.events);
       if (r.outcome == "busy") out["retryAt"] = r.retry_at;
     } else if (p.op == "renew") {
-      const a2::RenewResult r = co_await store.renew_claims(p.session, p.holder, p.refs, kLeaseMs);
+      const real::a2::RenewResult r =
+          co_await store.renew_claims(p.session, p.holder, p.refs, kLeaseMs);
       out = Json{{"renewed", r.renewed}, {"superseded", r.superseded}};
     } else if (p.op == "complete") {
-      const a2::CompleteResult r =
+      const real::a2::CompleteResult r =
           co_await store.complete_attempt(p.session, p.index, p.attempt, p.children);
       out = Json{{"outcome", r.outcome}};
       if (r.outcome == "completed") out["events"] = Rows(r.events);
     } else if (p.op == "fail") {
-      const a2::FailResult r =
+      const real::a2::FailResult r =
           co_await store.fail_attempt(p.session, p.index, p.attempt, "boom", 2);
       out = Json{{"outcome", r.outcome}, {"failureCount", r.failure_count}};
     } else if (p.op == "read") {
@@ -350,7 +352,7 @@ Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
     } else if (p.op == "readEvents") {
       out = Events(co_await store.read_events(p.session, p.after));
     } else if (p.op == "readState") {
-      const a2::StateRead r = co_await store.read_state(p.session, p.reducer);
+      const real::a2::StateRead r = co_await store.read_state(p.session, p.reducer);
       out = Json{{"snapshot", Json()}, {"events", Events(r.events)}};
       if (r.snapshot)
         out["snapshot"] = Json{{"index", r.snapshot->index}, {"state", r.snapshot->state}};
@@ -358,11 +360,11 @@ Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
       co_await store.put_snapshot(p.session, p.reducer, p.index, p.state);
       out = Json::object();
     } else if (p.op == "presenceSet") {
-      a2::PresenceMeta meta;
+      real::a2::PresenceMeta meta;
       meta.seen = p.seen;
       meta.at = p.at;
       meta.ttl_ms = p.ttl;
-      const std::optional<a2::PresencePatch> r =
+      const std::optional<real::a2::PresencePatch> r =
           co_await store.presence_set(p.ns, p.participant, p.values, meta);
       if (r)
         out = Json{{"participant", r->participant},
@@ -371,7 +373,7 @@ Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
                    {"at", r->at}};
     } else if (p.op == "presenceRead") {
       out = Json::array();
-      for (const a2::PresenceRow& row : co_await store.presence_read(p.ns))
+      for (const real::a2::PresenceRow& row : co_await store.presence_read(p.ns))
         out.push_back(Json{{"participant", row.participant},
                            {"field", row.field},
                            {"value", row.value},
@@ -379,9 +381,9 @@ Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
                            {"at", row.at},
                            {"expiresAt", row.expires_at}});
     } else if (p.op == "listSessions") {
-      const a2::SessionPage page = co_await store.list_sessions(p.session, p.limit, p.cursor);
+      const real::a2::SessionPage page = co_await store.list_sessions(p.session, p.limit, p.cursor);
       out = Json{{"sessions", Json::array()}, {"cursor", Opt(page.cursor)}};
-      for (const a2::SessionSummary& s : page.sessions)
+      for (const real::a2::SessionSummary& s : page.sessions)
         out["sessions"].push_back(Json{{"sessionId", s.session_id},
                                        {"eventCount", s.event_count},
                                        {"pendingCount", s.pending_count},
@@ -392,16 +394,16 @@ Task<Json> Perform(a2::Store& store, const Plan& p, Notified* notified) {
                                        {"updatedAt", s.updated_at}});
     } else if (p.op == "listSnapshots") {
       out = Json::array();
-      for (const a2::SnapshotInfo& s : co_await store.list_snapshots(p.session))
+      for (const real::a2::SnapshotInfo& s : co_await store.list_snapshots(p.session))
         out.push_back(Json{
             {"reducerName", s.reducer_name}, {"index", Opt(s.index)}, {"updatedAt", s.updated_at}});
     } else {
       co_await store.mark_watched(p.session, p.ttl);
       out = Json::object();
     }
-  } catch (const a2::A2Error& e) {
+  } catch (const real::a2::A2Error& e) {
     out = Json{{"error", e.code}};
-  } catch (const a2::TypeError&) {
+  } catch (const real::a2::TypeError&) {
     out = Json{{"error", "TypeError"}};
   }
   if ((p.op == "append" && !out.contains("error")) ||
@@ -417,7 +419,7 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
   if (p.op == "append") {
     std::vector<m::AppendIn> in;
     size_t g = 0;
-    for (const a2::NewEvent& e : p.events) {
+    for (const real::a2::NewEvent& e : p.events) {
       m::AppendIn a;
       a.id = e.id                   ? *e.id
              : g < generated.size() ? generated[g++]
@@ -434,12 +436,12 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
   if (p.op == "claim") return model.claim(p.session, p.holder, now, now + kLeaseMs, p.exclude);
   if (p.op == "renew") {
     std::vector<std::pair<int64_t, int64_t>> refs;
-    for (const a2::ClaimRef& r : p.refs) refs.emplace_back(r.index, r.attempt);
+    for (const real::a2::ClaimRef& r : p.refs) refs.emplace_back(r.index, r.attempt);
     return model.renew(p.session, p.holder, refs, now, now + kLeaseMs);
   }
   if (p.op == "complete") {
     std::vector<m::ChildIn> in;
-    for (const a2::ChildEvent& c : p.children)
+    for (const real::a2::ChildEvent& c : p.children)
       in.push_back(m::ChildIn{c.id, c.type, c.payload, c.lane, c.settled});
     return model.complete(p.session, p.index, p.attempt, in, now);
   }
@@ -511,20 +513,21 @@ void MapBack(Json& answer, const Plan& original, const Mix& mix) {
 
 }  // namespace
 
-Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Scripts& scripts,
-                            const Mix& mix, Against against, SequentialLog* log) {
+sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
+                                 const real::a2::Scripts& scripts, const Mix& mix, Against against,
+                                 SequentialLog* log) {
   const bool isolation = against == Against::kPlainNames;
   std::vector<std::string> generated, generated_plain;
   uint64_t next_id = 0, next_plain = 0;
   Notified notified, notified_plain;
-  a2::Store store(
+  real::a2::Store store(
       ctx, scripts, "a2",
       [&generated, &next_id] {
         generated.push_back(absl::StrCat("gen-", next_id++));
         return generated.back();
       },
       [&notified](const std::string&, int64_t count) { notified.count = count; });
-  a2::Store plain(
+  real::a2::Store plain(
       ctx, scripts, "b2",
       [&generated_plain, &next_plain] {
         generated_plain.push_back(absl::StrCat("gen-", next_plain++));
@@ -535,7 +538,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Script
   Memory mem;
   for (int i = 0; i < spec.ops; ++i) {
     if (spec.skip.count({0, i})) continue;
-    Prng rng(OpSeed(spec.seed, 0, i));
+    sim::Prng rng(sim::OpSeed(spec.seed, 0, i));
     // Pauses around the lease: half the calls come within a lease of the last, half later.
     int64_t pause = rng.range(0, 2 * kLeaseMs);
     if (!mix.late) pause = rng.range(0, kLeaseMs / 4);
@@ -647,4 +650,4 @@ void SequentialRun::Check(sim::World&, RunOutcome& out) {
   }
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -14,7 +14,7 @@
 #include "properties/a2/a2_workload.h"
 #include "sim/task.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 
 // What a sequential property's client does.
 struct Mix {
@@ -47,8 +47,9 @@ struct SequentialLog {
   std::vector<SequentialStep> steps;
 };
 
-Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec, const a2::Scripts& scripts,
-                            const Mix& mix, Against against, SequentialLog* log);
+sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
+                                 const real::a2::Scripts& scripts, const Mix& mix, Against against,
+                                 SequentialLog* log);
 
 // A property's reading of one call: the class of its disagreement, "" when it has none it
 // judges, or kDiverged when the two answers differ in a way the property does not judge
@@ -83,4 +84,4 @@ std::unique_ptr<PropertyRun> Sequential(const A2Env& env) {
 std::vector<AnomalyClass> Disagreements(const std::string& prefix, const std::string& what,
                                         std::vector<AnomalyClass> more);
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -2,7 +2,7 @@
 
 #include "properties/a2/a2_workload.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 
 #define TESTBED_PROPERTY(name) const A2Property& name();
 #include "properties/a2/properties.inc"
@@ -36,7 +36,7 @@ class A2System : public System {
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
-                                       const ScriptCatalog& scripts) const override {
+                                       const real::ScriptCatalog& scripts) const override {
     return Bind(std::make_unique<A2Env>(spec, scripts), Table().find(spec.property));
   }
   int64_t horizon_ms() const override { return kHorizonMs; }
@@ -46,4 +46,4 @@ class A2System : public System {
 
 std::unique_ptr<System> Make() { return std::make_unique<A2System>(); }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

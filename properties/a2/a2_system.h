@@ -8,8 +8,8 @@
 
 #include "properties/system.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 
 std::unique_ptr<System> Make();
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

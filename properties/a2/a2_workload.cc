@@ -6,22 +6,22 @@
 
 #include "sim/prng.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 // The producer: appends of one or two events, some in lanes, some settled; a retry after a
 // failure in transport reuses the batch's ids (append is idempotent by id). Then, once the
 // workers had time to drain, a read of the whole session.
-Task<void> Producer(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
-                    a2::Store& store, Recorder* rec) {
+sim::Task<void> Producer(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
+                         real::a2::Store& store, Recorder* rec) {
   for (int i = 0; i < ops; ++i) {
     if (skip->count({id, i})) continue;
-    Prng rng(OpSeed(seed, id, i));
+    sim::Prng rng(sim::OpSeed(seed, id, i));
     co_await ctx.sleep(rng.range(0, 40));
-    std::vector<a2::NewEvent> batch;
+    std::vector<real::a2::NewEvent> batch;
     const int n = rng.chance({1, 3}) ? 2 : 1;
     for (int k = 0; k < n; ++k) {
-      a2::NewEvent e;
+      real::a2::NewEvent e;
       e.id = absl::StrCat("e", id, "-", i, "-", k);
       e.type = rng.chance({1, 2}) ? "task" : "note";
       e.payload = Json::object();
@@ -36,14 +36,14 @@ Task<void> Producer(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet
     for (int attempt = 0; attempt < 2; ++attempt) {
       const int64_t inv = rec->now();
       try {
-        const a2::AppendResult r = co_await store.append(kSession, batch);
+        const real::a2::AppendResult r = co_await store.append(kSession, batch);
         for (size_t k = 0; k < r.events.size() && k < batch.size(); ++k)
           rec->appends.push_back({id, *batch[k].id, batch[k].type, batch[k].payload, batch[k].lane,
                                   batch[k].settled, r.events[k].index, inv, rec->now()});
         break;
-      } catch (const a2::A2Error& e) {
+      } catch (const real::a2::A2Error& e) {
         if (!e.transport) break;
-      } catch (const a2::TypeError&) {
+      } catch (const real::a2::TypeError&) {
         break;
       }
     }
@@ -53,15 +53,15 @@ Task<void> Producer(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet
   rec->final_reader = id;
   try {
     rec->final_read = co_await store.read(kSession);
-  } catch (const a2::A2Error&) {
-  } catch (const a2::TypeError&) {
+  } catch (const real::a2::A2Error&) {
+  } catch (const real::a2::TypeError&) {
   }
 }
 
 // The record goes in at invocation, with an unknown outcome, so a call whose caller crashed or
 // was cut off by the horizon still counts as one that may have taken effect.
-Task<void> Settle(sim::Ctx& ctx, int id, a2::Store& store, Prng& rng, a2::StoredEvent ev,
-                  int64_t attempt, int i, Recorder* rec) {
+sim::Task<void> Settle(sim::Ctx& ctx, int id, real::a2::Store& store, sim::Prng& rng,
+                       real::a2::StoredEvent ev, int64_t attempt, int i, Recorder* rec) {
   const bool complete = rng.chance({3, 4});
   SettleRec s;
   s.actor = id;
@@ -76,27 +76,27 @@ Task<void> Settle(sim::Ctx& ctx, int id, a2::Store& store, Prng& rng, a2::Stored
   bool unknown = false;
   try {
     if (complete) {
-      std::vector<a2::ChildEvent> children;
+      std::vector<real::a2::ChildEvent> children;
       if (rng.chance({1, 4})) {
-        a2::ChildEvent c;
+        real::a2::ChildEvent c;
         c.id = absl::StrCat("c", id, "-", i, "-", ev.index);
         c.type = "result";
         c.payload = Json::object();
         c.payload["of"] = ev.index;
         children.push_back(std::move(c));
       }
-      const a2::CompleteResult r =
+      const real::a2::CompleteResult r =
           co_await store.complete_attempt(kSession, ev.index, attempt, std::move(children));
       outcome = r.outcome;
     } else {
-      const a2::FailResult r =
+      const real::a2::FailResult r =
           co_await store.fail_attempt(kSession, ev.index, attempt, "boom", kMaxFailures);
       outcome = r.outcome;
     }
-  } catch (const a2::A2Error& e) {
+  } catch (const real::a2::A2Error& e) {
     outcome = e.code;
     unknown = e.transport;
-  } catch (const a2::TypeError&) {
+  } catch (const real::a2::TypeError&) {
     outcome = "TypeError";
   }
   rec->settles[at].outcome = outcome;
@@ -106,7 +106,8 @@ Task<void> Settle(sim::Ctx& ctx, int id, a2::Store& store, Prng& rng, a2::Stored
 
 // An append caused by the worker's attempt, recorded like a settle (op "append"): accepted
 // means "appended".
-Task<void> CausedAppend(int id, a2::Store& store, const a2::StoredEvent& ev, int i, Recorder* rec) {
+sim::Task<void> CausedAppend(int id, real::a2::Store& store, const real::a2::StoredEvent& ev, int i,
+                             Recorder* rec) {
   SettleRec s;
   s.actor = id;
   s.op = "append";
@@ -116,24 +117,24 @@ Task<void> CausedAppend(int id, a2::Store& store, const a2::StoredEvent& ev, int
   s.unknown = true;
   const size_t at = rec->settles.size();
   rec->settles.push_back(s);
-  a2::NewEvent note;
+  real::a2::NewEvent note;
   note.id = absl::StrCat("n", id, "-", i, "-", ev.index);
   note.type = "progress";
   note.payload = Json::object();
   note.payload["of"] = ev.index;
-  note.cause = a2::Cause{ev.index, ev.attempt_count, std::nullopt};
+  note.cause = real::a2::Cause{ev.index, ev.attempt_count, std::nullopt};
   note.settled = true;
-  std::vector<a2::NewEvent> batch;
+  std::vector<real::a2::NewEvent> batch;
   batch.push_back(std::move(note));
   std::string outcome;
   bool unknown = false;
   try {
     co_await store.append(kSession, std::move(batch));
     outcome = "appended";
-  } catch (const a2::A2Error& e) {
+  } catch (const real::a2::A2Error& e) {
     outcome = e.code;
     unknown = e.transport;
-  } catch (const a2::TypeError&) {
+  } catch (const real::a2::TypeError&) {
     outcome = "TypeError";
   }
   rec->settles[at].outcome = outcome;
@@ -143,51 +144,51 @@ Task<void> CausedAppend(int id, a2::Store& store, const a2::StoredEvent& ev, int
 
 // A worker: claim, then for each claimed event work for 20 ms to 2.5 leases (renewing half
 // way, some of the time), then complete it (with a child event, some of the time) or fail it.
-Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
-                  bool caused_appends, a2::Store& store, Recorder* rec) {
+sim::Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
+                       bool caused_appends, real::a2::Store& store, Recorder* rec) {
   const std::string holder = absl::StrCat("worker-", id);
   for (int i = 0; i < ops; ++i) {
     if (skip->count({id, i})) continue;
-    Prng rng(OpSeed(seed, id, i));
+    sim::Prng rng(sim::OpSeed(seed, id, i));
     co_await ctx.sleep(rng.range(0, 30));
-    a2::ClaimOptions o;
+    real::a2::ClaimOptions o;
     o.session_id = kSession;
     o.holder = holder;
     o.ttl_ms = kLeaseMs;
     const int64_t inv = rec->now();
     const int64_t offset = ctx.now_ms() - ctx.world().now_ms();  // this actor's clock skew
-    a2::ClaimResult claim;
+    real::a2::ClaimResult claim;
     try {
       claim = co_await store.claim_available(o);
-    } catch (const a2::A2Error&) {
+    } catch (const real::a2::A2Error&) {
       continue;
-    } catch (const a2::TypeError&) {
+    } catch (const real::a2::TypeError&) {
       continue;
     }
     if (claim.outcome != "claimed") continue;
     std::vector<size_t> mine;
-    for (const a2::StoredEvent& e : claim.events) {
+    for (const real::a2::StoredEvent& e : claim.events) {
       rec->claims.push_back({id, e.index, e.attempt_count, inv, rec->now(),
                              e.claim_expires_at.value_or(0) - offset - rec->world->start_ms()});
       mine.push_back(rec->claims.size() - 1);
     }
     for (size_t k = 0; k < claim.events.size(); ++k) {
-      const a2::StoredEvent& ev = claim.events[k];
+      const real::a2::StoredEvent& ev = claim.events[k];
       const int64_t work = rng.range(20, kLeaseMs * 5 / 2);
       if (work > kLeaseMs / 2 && rng.chance({1, 2})) {
         co_await ctx.sleep(kLeaseMs / 2);
         const int64_t renew_offset = ctx.now_ms() - ctx.world().now_ms();
         const int64_t renew_inv_clock = ctx.now_ms();
         try {
-          std::vector<a2::ClaimRef> refs(1, a2::ClaimRef{ev.index, ev.attempt_count});
-          const a2::RenewResult r =
+          std::vector<real::a2::ClaimRef> refs(1, real::a2::ClaimRef{ev.index, ev.attempt_count});
+          const real::a2::RenewResult r =
               co_await store.renew_claims(kSession, holder, std::move(refs), kLeaseMs);
           if (std::find(r.renewed.begin(), r.renewed.end(), ev.index) != r.renewed.end()) {
             ClaimRec& c = rec->claims[mine[k]];
             c.lease_end = std::max(
                 c.lease_end, renew_inv_clock + kLeaseMs - renew_offset - rec->world->start_ms());
           }
-        } catch (const a2::A2Error&) {
+        } catch (const real::a2::A2Error&) {
         }
         co_await ctx.sleep(work - kLeaseMs / 2);
       } else {
@@ -196,7 +197,7 @@ Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* 
       // Workload::kEventsWithCausedAppends: half the time the worker first appends an event
       // caused by its attempt (a progress note), from a stream of its own so the other draws
       // stay as they were.
-      Prng note_rng(OpSeed(seed, id, i) ^ 0x6361757365ULL);
+      sim::Prng note_rng(sim::OpSeed(seed, id, i) ^ 0x6361757365ULL);
       if (caused_appends && note_rng.chance({1, 2})) co_await CausedAppend(id, store, ev, i, rec);
       co_await Settle(ctx, id, store, rng, ev, ev.attempt_count, i, rec);
     }
@@ -206,11 +207,11 @@ Task<void> Worker(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* 
 // A presence writer: fields of one shared participant (one person's several tabs), stamped
 // with the writer's clock and delivered 0 to 30 ms later, so deliveries reorder; a delete is a
 // write of null. Client 0 reads once every write is done.
-Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
-                          a2::Store& store, Recorder* rec) {
+sim::Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const SkipSet* skip,
+                               real::a2::Store& store, Recorder* rec) {
   for (int i = 0; i < ops; ++i) {
     if (skip->count({id, i})) continue;
-    Prng rng(OpSeed(seed, id, i));
+    sim::Prng rng(sim::OpSeed(seed, id, i));
     co_await ctx.sleep(rng.range(0, 20));
     PresenceWrite w;
     w.actor = id;
@@ -223,7 +224,7 @@ Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const S
     w.at = ctx.now_ms();
     co_await ctx.sleep(rng.range(0, 30));  // in flight
     w.inv = rec->now();
-    a2::PresenceMeta meta;
+    real::a2::PresenceMeta meta;
     meta.seen = i;
     meta.at = w.at;
     meta.ttl_ms = 60'000;
@@ -237,7 +238,7 @@ Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const S
     try {
       co_await store.presence_set(kPresenceNs, "participant-1", std::move(values), meta);
       acked = true;
-    } catch (const a2::A2Error&) {
+    } catch (const real::a2::A2Error&) {
     }
     rec->presence[at].acked = acked;
     rec->presence[at].ret = rec->now();
@@ -247,7 +248,7 @@ Task<void> PresenceWriter(sim::Ctx& ctx, int id, uint64_t seed, int ops, const S
   rec->presence_read_inv = rec->now();
   try {
     rec->presence_read = co_await store.presence_read(kPresenceNs);
-  } catch (const a2::A2Error&) {
+  } catch (const real::a2::A2Error&) {
   }
 }
 
@@ -259,11 +260,11 @@ void ConcurrentRun::Start(sim::World& world) {
     world.add_actor(Actor(c), [this, c](sim::Ctx& ctx) { return Client(ctx, c); });
 }
 
-Task<void> ConcurrentRun::Client(sim::Ctx& ctx, int id) {
+sim::Task<void> ConcurrentRun::Client(sim::Ctx& ctx, int id) {
   const RunSpec& s = env_.spec;
   uint64_t next_id = 0;
-  a2::Store store(ctx, env_.bodies, kPrefix,
-                  [id, &next_id] { return absl::StrCat("gen-", id, "-", next_id++); });
+  real::a2::Store store(ctx, env_.bodies, kPrefix,
+                        [id, &next_id] { return absl::StrCat("gen-", id, "-", next_id++); });
   if (workload_ == Workload::kPresence)
     co_await PresenceWriter(ctx, id, s.seed, s.ops, &s.skip, store, &rec_);
   else if (id == 0)
@@ -296,4 +297,4 @@ int64_t ReleasedAt(const Recorder& r, const ClaimRec& c) {
   return t;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

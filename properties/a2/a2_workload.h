@@ -15,16 +15,16 @@
 #include "real/a2/store.h"
 #include "sim/runtime.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 
-using a2::Json;
+using real::a2::Json;
 
 // What every a2 property's run is made from: the spec and the version's scripts.
 struct A2Env {
-  A2Env(const RunSpec& spec, const ScriptCatalog& scripts)
+  A2Env(const RunSpec& spec, const real::ScriptCatalog& scripts)
       : spec(spec), bodies(scripts, spec.version) {}
   RunSpec spec;
-  a2::Scripts bodies;
+  real::a2::Scripts bodies;
 };
 using A2Property = Property<A2Env>;
 
@@ -76,11 +76,11 @@ struct Recorder {
   std::vector<ClaimRec> claims;
   std::vector<SettleRec> settles;
   std::vector<AppendRec> appends;
-  std::optional<std::vector<a2::StoredEvent>> final_read;
+  std::optional<std::vector<real::a2::StoredEvent>> final_read;
   int64_t final_read_inv = 0;
   int final_reader = 0;
   std::vector<PresenceWrite> presence;
-  std::optional<std::vector<a2::PresenceRow>> presence_read;
+  std::optional<std::vector<real::a2::PresenceRow>> presence_read;
   int64_t presence_read_inv = 0;
   int64_t now() const { return world->now_ms() - world->start_ms(); }
 };
@@ -99,7 +99,7 @@ class ConcurrentRun : public PropertyRun {
   void Check(sim::World&, RunOutcome& out) override { out.findings = judge_(rec_); }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id);
+  sim::Task<void> Client(sim::Ctx& ctx, int id);
   const A2Env& env_;
   Workload workload_;
   Judge judge_;
@@ -122,4 +122,4 @@ std::string ClaimText(const ClaimRec& c);
 // When a claim's holder let go of it: the first complete or fail it sent for that attempt.
 int64_t ReleasedAt(const Recorder& r, const ClaimRec& c);
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -7,14 +7,14 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_workload.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   if (!r.final_read) return out;
-  std::map<int64_t, const a2::StoredEvent*> by_index;
-  for (const a2::StoredEvent& e : *r.final_read) by_index[e.index] = &e;
+  std::map<int64_t, const real::a2::StoredEvent*> by_index;
+  for (const real::a2::StoredEvent& e : *r.final_read) by_index[e.index] = &e;
   for (const AppendRec& a : r.appends) {
     const std::string what =
         absl::StrCat("append of ", a.id, " acknowledged at index ", a.index, " (", Ms(a.inv),
@@ -52,4 +52,4 @@ const A2Property& AppendsReadable() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

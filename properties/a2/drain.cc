@@ -6,7 +6,7 @@
 
 #include "properties/a2/a2_sequential.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 const Mix kMix = {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false};
@@ -55,4 +55,4 @@ const A2Property& Drain() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -4,7 +4,7 @@
 // prefix, and compares the answers with the names mapped back.
 #include "properties/a2/a2_sequential.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 const Mix kMix = {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
@@ -29,4 +29,4 @@ const A2Property& Isolation() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -5,7 +5,7 @@
 
 #include "properties/a2/a2_workload.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& r) {
@@ -52,4 +52,4 @@ const A2Property& LaneOrder() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

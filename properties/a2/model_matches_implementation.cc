@@ -3,7 +3,7 @@
 // at the same instant; every call, with stale claims and pauses past the lease.
 #include "properties/a2/a2_sequential.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 const Mix kMix = {
@@ -42,4 +42,4 @@ const A2Property& ModelMatchesImplementation() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

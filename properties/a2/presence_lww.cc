@@ -7,7 +7,7 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_workload.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& r) {
@@ -26,8 +26,8 @@ std::vector<Finding> Judge(const Recorder& r) {
     bool may_be_deleted = false;
     for (const PresenceWrite& w : r.presence)
       if (w.field == field && w.value.is_null() && w.at >= newest->at) may_be_deleted = true;
-    const a2::PresenceRow* row = nullptr;
-    for (const a2::PresenceRow& p : *r.presence_read)
+    const real::a2::PresenceRow* row = nullptr;
+    for (const real::a2::PresenceRow& p : *r.presence_read)
       if (p.field == field) row = &p;
     const std::string want = absl::StrCat(
         "the newest acknowledged write of ", field, " was ", Actor(newest->actor), "'s ",
@@ -69,4 +69,4 @@ const A2Property& PresenceLww() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

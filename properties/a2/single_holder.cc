@@ -6,7 +6,7 @@
 
 #include "properties/a2/a2_workload.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& r) {
@@ -38,4 +38,4 @@ const A2Property& SingleHolder() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

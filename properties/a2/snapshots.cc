@@ -6,7 +6,7 @@
 
 #include "properties/a2/a2_sequential.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 const Mix kMix = {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
@@ -57,4 +57,4 @@ const A2Property& Snapshots() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -4,7 +4,7 @@
 // (judges_script_errors); the answers themselves are not judged.
 #include "properties/a2/a2_sequential.h"
 
-namespace testbed::props::a2_system {
+namespace testbed::props::a2 {
 namespace {
 
 const Mix kMix = {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
@@ -31,4 +31,4 @@ const A2Property& ValidCallsNeverScriptError() {
   return kProperty;
 }
 
-}  // namespace testbed::props::a2_system
+}  // namespace testbed::props::a2

@@ -2,7 +2,7 @@
 // connection: the drafts workload's clients sometimes read through a second connection.
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> ForeignReads(const Recorder& rec, const sim::Trace&) {
@@ -22,4 +22,4 @@ const HandlesProperty& BoundIsolation() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

@@ -8,7 +8,7 @@
 
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
@@ -78,4 +78,4 @@ const HandlesProperty& BusyMeansCommitting() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

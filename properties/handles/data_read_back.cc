@@ -2,7 +2,7 @@
 // drafts workload reads each new draft back after its create and first update.
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> ReadBackMismatches(const Recorder& rec, const sim::Trace&) {
@@ -26,4 +26,4 @@ const HandlesProperty& DataReadBack() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

@@ -2,7 +2,7 @@
 
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 
 #define TESTBED_PROPERTY(name) const HandlesProperty& name();
 #include "properties/handles/properties.inc"
@@ -44,7 +44,7 @@ class HandlesSystem : public System {
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
-                                       const ScriptCatalog& scripts) const override {
+                                       const real::ScriptCatalog& scripts) const override {
     return Bind(std::make_unique<HandlesEnv>(spec, scripts), Table().find(spec.property));
   }
   // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
@@ -56,4 +56,4 @@ class HandlesSystem : public System {
 
 std::unique_ptr<System> Make() { return std::make_unique<HandlesSystem>(); }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

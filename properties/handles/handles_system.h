@@ -11,8 +11,8 @@
 
 #include "properties/system.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 
 std::unique_ptr<System> Make();
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

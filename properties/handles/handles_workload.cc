@@ -16,13 +16,13 @@
 #include "sim/prng.h"
 #include "sim/runtime.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 // The simulated upstream call of a commit: it takes `duration_ms`, and either fails before it
 // has any effect or has its one side effect and returns a result.
-Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int actor, int op,
-                    int64_t duration_ms, bool fails) {
+sim::Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int actor, int op,
+                         int64_t duration_ms, bool fails) {
   co_await ctx.sleep(duration_ms);
   if (fails) throw std::runtime_error("upstream failed");
   Draft& d = rec->drafts[draft];
@@ -46,7 +46,7 @@ struct ClientArgs {
   int id, ops;
   std::string version;
   const SkipSet* skip;
-  const state::VersionScripts* scripts;
+  const real::state::VersionScripts* scripts;
   Recorder* rec;
 };
 
@@ -59,7 +59,7 @@ model::HandleAnswer Answer(const std::string& code) {
 
 // One call of the sequential client, as the model and both backends see it.
 struct Step {
-  const handles::HandleKind* kind = nullptr;
+  const real::handles::HandleKind* kind = nullptr;
   std::string op;  // create, read, update, commit, discard, foreign-read
   std::string handle;
   Json data;
@@ -70,10 +70,10 @@ struct Step {
 
 // Runs a step on one context; `created` gets a create's handle, `work_end` the commit work's
 // end (the caller's clock), `ran` whether the work ran.
-Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
-                                  handles::HandleContext& foreign, Step step, std::string* created,
-                                  int64_t* work_end, bool* ran) {
-  const handles::HandleKind& kind = *step.kind;
+sim::Task<model::HandleAnswer> Perform(sim::Ctx& ctx, real::handles::HandleContext& h,
+                                       real::handles::HandleContext& foreign, Step step,
+                                       std::string* created, int64_t* work_end, bool* ran) {
+  const real::handles::HandleKind& kind = *step.kind;
   model::HandleAnswer got;
   const int64_t now = ctx.now_ms();
   try {
@@ -82,12 +82,12 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
       got.status = "active";
       got.data = step.data;
       got.expires_at_ms =
-          now +
-          (handles::IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms) : kind.ttl_ms);
+          now + (real::handles::IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms)
+                                                  : kind.ttl_ms);
     } else if (step.op == "read" || step.op == "update") {
       const Json data = step.data;
       const std::function<Json(Json)> set = [data](Json) { return data; };
-      handles::HandleRecord r;
+      real::handles::HandleRecord r;
       if (step.op == "read")  // (no co_await inside ?: with g++ 12)
         r = co_await h.read(kind, step.handle);
       else
@@ -95,30 +95,30 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
       got.status = r.status;
       got.data = r.data;
       if (r.result) got.result = *r.result;
-      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
+      got.expires_at_ms = real::state::ParseIsoTime(r.expires_at).value_or(0);
     } else if (step.op == "commit") {
       const int64_t duration = step.duration;
       const bool fails = step.fails;
       const Json result = step.result;
-      const handles::Work work = [&ctx, ran, work_end, duration, fails,
-                                  result](Json) -> Task<Json> {
+      const real::handles::Work work = [&ctx, ran, work_end, duration, fails,
+                                        result](Json) -> sim::Task<Json> {
         co_await ctx.sleep(duration);
         *ran = true;
         *work_end = ctx.now_ms();
         if (fails) throw std::runtime_error("upstream failed");
         co_return result;
       };
-      handles::CommitOutcome c = co_await h.commit(kind, step.handle, work);
+      real::handles::CommitOutcome c = co_await h.commit(kind, step.handle, work);
       got.status = c.status;
       got.result = c.result;
     } else if (step.op == "discard") {
       co_await h.discard(kind, step.handle);
     } else {
-      handles::HandleRecord r = co_await foreign.read(kind, step.handle);
+      real::handles::HandleRecord r = co_await foreign.read(kind, step.handle);
       got.status = r.status;
       got.data = r.data;
       if (r.result) got.result = *r.result;
-      got.expires_at_ms = state::ParseIsoTime(r.expires_at).value_or(0);
+      got.expires_at_ms = real::state::ParseIsoTime(r.expires_at).value_or(0);
     }
   } catch (const HandleError& e) {
     got = Answer(e.code);
@@ -131,12 +131,12 @@ Task<model::HandleAnswer> Perform(sim::Ctx& ctx, handles::HandleContext& h,
 
 // model-matches-implementation (and memory-matches-redis): one client, no faults, every call
 // compared with model/handles (or with the same call on the memory backend, in lockstep).
-Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
+sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   const bool on_memory = against_memory && a.id == 1;
   Recorder* rec = a.rec;
   // Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
   // all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
-  std::vector<handles::HandleKind> kinds(3, DraftKind());
+  std::vector<real::handles::HandleKind> kinds(3, DraftKind());
   kinds[1].name = "brief";
   kinds[1].idle_ttl_ms = 100;
   kinds[1].max_ttl_ms = 150;
@@ -150,32 +150,32 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
   std::vector<model::HandleModel> models;
   for (const auto& k : kinds)
     models.emplace_back(model::HandleKindModel{k.idle_ttl_ms, k.max_ttl_ms, k.result_ttl_ms,
-                                               !handles::IsDraftKind(k), k.ttl_ms,
+                                               !real::handles::IsDraftKind(k), k.ttl_ms,
                                                k.access == "public"});
   // The model's name for a handle's scope: the connection, or the provider for public kinds.
   auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
-  Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
-  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
-  handles::MemoryState memory(ctx.clock());
-  handles::HandleOptions options;
+  sim::Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
+  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  real::handles::MemoryState memory(ctx.clock());
+  real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = "session-1";
   options.commit_lease_ms = kLeaseMs;
-  handles::HandleContext h(options, ctx, rng);
-  handles::HandleOptions other_options = options;
+  real::handles::HandleContext h(options, ctx, rng);
+  real::handles::HandleOptions other_options = options;
   other_options.connection_id = "session-2";
-  handles::HandleContext other(other_options, ctx, rng);
-  handles::HandleOptions memory_options = options;
+  real::handles::HandleContext other(other_options, ctx, rng);
+  real::handles::HandleOptions memory_options = options;
   memory_options.state = &memory;
-  handles::HandleContext hm(memory_options, ctx, memory_rng);
-  handles::HandleOptions memory_other_options = memory_options;
+  real::handles::HandleContext hm(memory_options, ctx, memory_rng);
+  real::handles::HandleOptions memory_other_options = memory_options;
   memory_other_options.connection_id = "session-2";
-  handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
+  real::handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
   std::vector<std::pair<std::string, size_t>> known;  // handle, kind
   std::vector<std::string> log;
   for (int i = 0; i < a.ops; ++i) {
     if (a.skip->count({0, i})) continue;  // shrunk away
-    Prng op(OpSeed(a.seed, 0, i));
+    sim::Prng op(sim::OpSeed(a.seed, 0, i));
     // A quarter of the calls land exactly on a deadline of a known handle (its idle or hard
     // deadline, the last millisecond of its grace, or the one after), as the model has them.
     int64_t pause = op.range(0, 300);
@@ -251,11 +251,11 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
     if (step.op != "commit") model_ran = ran;
     if (against_memory) {  // the model only steers the deadlines here; the backends compare
       (on_memory ? rec->on_memory : rec->on_redis)
-          .push_back({absl::StrCat("+", now - kDefaultEpochMs, "ms ", what), got, ran});
+          .push_back({absl::StrCat("+", now - sim::kDefaultEpochMs, "ms ", what), got, ran});
       continue;
     }
     log.push_back(absl::StrCat(
-        "+", now - kDefaultEpochMs, "ms ", what, " -> ", Show(got),
+        "+", now - sim::kDefaultEpochMs, "ms ", what, " -> ", Show(got),
         ran != model_ran ? (ran ? " (the work ran)" : " (the work did not run)") : ""));
     if (!Same(got, want) || ran != model_ran) {
       std::string text = "the handle runtime and model/handles disagree; the last calls:";
@@ -275,20 +275,20 @@ Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
 // quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
 // connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
 // whose result then expires); a third create must be accepted, as no handle is live.
-Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
-  handles::HandleKind kind = DraftKind();
+sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
+  real::handles::HandleKind kind = DraftKind();
   kind.name = "quota";
   kind.idle_ttl_ms = 100;
   kind.max_ttl_ms = 300;
   kind.result_ttl_ms = 100;
   kind.max_entries = 2;
-  Prng rng(OpSeed(a.seed, a.id, i) + 1);
-  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
-  handles::HandleOptions options;
+  sim::Prng rng(sim::OpSeed(a.seed, a.id, i) + 1);
+  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = absl::StrCat("quota-", a.id, "-", i);
   options.commit_lease_ms = kLeaseMs;
-  handles::HandleContext h(options, ctx, rng);
+  real::handles::HandleContext h(options, ctx, rng);
   const uint64_t how = op.below(3);
   std::string gone;
   try {
@@ -303,7 +303,7 @@ Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
       co_await ctx.sleep(2);  // the 1 ms tombstones lapse
       gone = "both drafts were discarded";
     } else {
-      const handles::Work work = [](Json) -> Task<Json> { co_return Json::object(); };
+      const real::handles::Work work = [](Json) -> sim::Task<Json> { co_return Json::object(); };
       co_await h.commit(kind, x, work);
       co_await h.commit(kind, y, work);
       co_await ctx.sleep(kind.result_ttl_ms);  // both results expire
@@ -324,15 +324,15 @@ Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, Prng& op) {
            absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +", t,
                         "ms, with no live handle, create failed: ", e.what()),
            {},
-           {Since(ctx, kDefaultEpochMs + t)}});
+           {Since(ctx, sim::kDefaultEpochMs + t)}});
   }
 }
 
-Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
   if (a.workload == Workload::kQuota) {
     for (int i = 0; i < a.ops; ++i) {
       if (a.skip->count({a.id, i})) continue;  // shrunk away
-      Prng op(OpSeed(a.seed, a.id, i));
+      sim::Prng op(sim::OpSeed(a.seed, a.id, i));
       co_await QuotaProbe(ctx, a, i, op);
     }
     co_return;
@@ -343,20 +343,20 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     co_return;
   }
   Recorder* rec = a.rec;
-  const handles::HandleKind& kind = DraftKind();
-  Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
-  auto state = handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
-  handles::HandleOptions options;
+  const real::handles::HandleKind& kind = DraftKind();
+  sim::Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
+  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = "session-1";
   options.commit_lease_ms = kLeaseMs;
-  handles::HandleContext h(options, ctx, rng);
-  handles::HandleOptions foreign_options = options;
+  real::handles::HandleContext h(options, ctx, rng);
+  real::handles::HandleOptions foreign_options = options;
   foreign_options.connection_id = "session-2";
-  handles::HandleContext foreign(foreign_options, ctx, rng);
+  real::handles::HandleContext foreign(foreign_options, ctx, rng);
   for (int i = 0; i < a.ops; ++i) {
     if (a.skip->count({a.id, i})) continue;  // shrunk away
-    Prng op_rng(OpSeed(a.seed, a.id, i));
+    sim::Prng op_rng(sim::OpSeed(a.seed, a.id, i));
     // LLM tool calls arrive in bursts: half of them at the next 50 ms boundary, where the
     // other app servers' calls on the same drafts meet them.
     if (op_rng.chance({1, 2}))
@@ -397,16 +397,16 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
       }
       try {
         if (unknown) throw HandleError("", "");
-        handles::HandleRecord r = co_await h.read(kind, handle);
+        real::handles::HandleRecord r = co_await h.read(kind, handle);
         const Json& expected = updated ? want : data;
         if (r.data != expected)
           rec->read_back_mismatches.push_back(
               {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
                absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
-                            " with data ", state::Stringify(expected), "; read() returned ",
-                            state::Stringify(r.data)),
+                            " with data ", real::state::Stringify(expected), "; read() returned ",
+                            real::state::Stringify(r.data)),
                {},
-               {Since(ctx, kDefaultEpochMs + a.rec->now())}});
+               {Since(ctx, sim::kDefaultEpochMs + a.rec->now())}});
       } catch (const HandleError&) {
       }
       rec->pool.push_back(handle);
@@ -420,10 +420,10 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         const size_t c = rec->begin(draft, "commit", a.id);
         bool retry = false;
         try {
-          const handles::Work work = [&ctx, rec, draft, id = a.id, i, duration, fails](Json) {
+          const real::handles::Work work = [&ctx, rec, draft, id = a.id, i, duration, fails](Json) {
             return Upstream(ctx, rec, draft, id, i, duration, fails);
           };
-          handles::CommitOutcome out = co_await h.commit(kind, draft, work);
+          real::handles::CommitOutcome out = co_await h.commit(kind, draft, work);
           rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
         } catch (const HandleError& e) {
           rec->end(c, e.code, e.transport);
@@ -437,7 +437,7 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     } else if (roll < 75) {
       const size_t c = rec->begin(draft, "read", a.id);
       try {
-        handles::HandleRecord r = co_await h.read(kind, draft);
+        real::handles::HandleRecord r = co_await h.read(kind, draft);
         Json seen = r.data;
         seen["status"] = r.status;
         rec->end(c, "ok", false, seen);
@@ -454,7 +454,7 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
             d["log"] = absl::StrCat(d.value("log", ""), ",", token);
             return d;
           };
-          handles::HandleRecord r = co_await h.update(kind, draft, append);
+          real::handles::HandleRecord r = co_await h.update(kind, draft, append);
           rec->end(c, "ok", false, r.data);
         } catch (const HandleError& e) {
           rec->end(c, e.code, e.transport);
@@ -474,12 +474,12 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     } else {
       const size_t c = rec->begin(draft, "foreign-read", a.id);
       try {
-        handles::HandleRecord r = co_await foreign.read(kind, draft);
+        real::handles::HandleRecord r = co_await foreign.read(kind, draft);
         rec->end(c, "ok", false, r.data);
         rec->foreign_reads.push_back(
             {"reads-other-connections-draft",
              absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
-                          ", a bound draft of session-1: ", state::Stringify(r.data)),
+                          ", a bound draft of session-1: ", real::state::Stringify(r.data)),
              {},
              {Involve(rec->ops[c])}});
       } catch (const HandleError& e) {
@@ -491,9 +491,9 @@ Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
 
 }  // namespace
 
-const handles::HandleKind& DraftKind() {
-  static const handles::HandleKind kind = [] {
-    handles::HandleKind k;
+const real::handles::HandleKind& DraftKind() {
+  static const real::handles::HandleKind kind = [] {
+    real::handles::HandleKind k;
     k.name = "draft";
     k.type = "draft";
     k.access = "bound";
@@ -518,9 +518,9 @@ std::string Show(const model::HandleAnswer& a) {
   if (!a.code.empty())
     return a.code + (a.deadline.empty() ? std::string() : " (" + a.deadline + ")");
   std::string s = a.status;
-  if (!a.data.is_null()) s += " data " + state::Stringify(a.data);
-  if (!a.result.is_null()) s += " result " + state::Stringify(a.result);
-  if (a.expires_at_ms) s += " expiresAt " + state::IsoTime(a.expires_at_ms);
+  if (!a.data.is_null()) s += " data " + real::state::Stringify(a.data);
+  if (!a.result.is_null()) s += " result " + real::state::Stringify(a.result);
+  if (a.expires_at_ms) s += " expiresAt " + real::state::IsoTime(a.expires_at_ms);
   return s;
 }
 
@@ -535,7 +535,7 @@ std::string Describe(const Op& o) {
   return absl::StrCat(
       "client ", o.actor, " ", o.op, " from +", o.inv, "ms to ",
       o.ret == kNever ? std::string("(never returned)") : absl::StrCat("+", o.ret, "ms"), " -> ",
-      o.outcome, o.value.is_null() ? std::string() : " " + state::Stringify(o.value));
+      o.outcome, o.value.is_null() ? std::string() : " " + real::state::Stringify(o.value));
 }
 
 void HandlesRun::Start(sim::World& world) {
@@ -551,4 +551,4 @@ void HandlesRun::Start(sim::World& world) {
     });
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

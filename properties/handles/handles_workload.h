@@ -16,10 +16,10 @@
 #include "real/state/state_api.h"
 #include "sim/runtime.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 
-using handles::HandleError;
-using handles::Json;
+using real::handles::HandleError;
+using real::handles::Json;
 
 constexpr int64_t kNever = INT64_MAX;
 // The commit lease: the seed's commitLeaseMs option (default 5 minutes), shortened so that the
@@ -29,7 +29,7 @@ constexpr int64_t kLeaseMs = 200;
 constexpr int64_t kHorizonMs = 4000;
 
 // A bound draft kind with small TTLs: idle 400 ms, hard 1.5 s, results replay for 1 s.
-const handles::HandleKind& DraftKind();
+const real::handles::HandleKind& DraftKind();
 
 // One call a client made, as it saw it. Times are virtual ms since the run's start.
 struct Op {
@@ -65,7 +65,7 @@ struct Recorder {
     bool ran = false;
   };
   std::vector<Answered> on_redis, on_memory;  // memory-matches-redis: client 0, client 1
-  int64_t now() const { return world->now_ms() - kDefaultEpochMs; }
+  int64_t now() const { return world->now_ms() - sim::kDefaultEpochMs; }
   size_t begin(const std::string& draft, const std::string& op, int actor) {
     ops.push_back({draft, op, actor, now()});
     return ops.size() - 1;
@@ -80,9 +80,10 @@ struct Recorder {
 
 // What every handles property's run is made from: the spec and the state store's scripts.
 struct HandlesEnv {
-  HandlesEnv(const RunSpec& spec, const ScriptCatalog& scripts) : spec(spec), bodies(scripts) {}
+  HandlesEnv(const RunSpec& spec, const real::ScriptCatalog& scripts)
+      : spec(spec), bodies(scripts) {}
   RunSpec spec;
-  state::VersionScripts bodies;
+  real::state::VersionScripts bodies;
 };
 using HandlesProperty = Property<HandlesEnv>;
 
@@ -128,4 +129,4 @@ std::string Describe(const Op& o);
 std::string Show(const model::HandleAnswer& a);
 bool Same(const model::HandleAnswer& got, const model::HandleAnswer& want);
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

@@ -6,7 +6,7 @@
 
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
@@ -45,4 +45,4 @@ const HandlesProperty& MemoryMatchesRedis() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

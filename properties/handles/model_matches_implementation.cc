@@ -3,7 +3,7 @@
 // a public cursor), each call compared with model/handles at the same instant.
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 
 const HandlesProperty& ModelMatchesImplementation() {
   static const HandlesProperty kProperty = {
@@ -21,4 +21,4 @@ const HandlesProperty& ModelMatchesImplementation() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

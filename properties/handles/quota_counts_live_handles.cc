@@ -3,7 +3,7 @@
 // discard, or a commit whose result expires), then creates a third, which must be accepted.
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 
 const HandlesProperty& QuotaCountsLiveHandles() {
   static const HandlesProperty kProperty = {
@@ -22,4 +22,4 @@ const HandlesProperty& QuotaCountsLiveHandles() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

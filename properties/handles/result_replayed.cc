@@ -7,7 +7,7 @@
 
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
@@ -61,4 +61,4 @@ const HandlesProperty& ResultReplayed() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

@@ -7,7 +7,7 @@
 
 #include "properties/handles/handles_workload.h"
 
-namespace testbed::props::handles_system {
+namespace testbed::props::handles {
 namespace {
 
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
@@ -44,4 +44,4 @@ const HandlesProperty& UpdatesExactlyOnce() {
   return kProperty;
 }
 
-}  // namespace testbed::props::handles_system
+}  // namespace testbed::props::handles

@@ -5,10 +5,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 // acknowledged-writes-visible: a read that found nothing although an acknowledged write
 // returned before it began, outlives it, and no other operation that could remove the entry
@@ -28,7 +26,7 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
           removable = true;
       }
       if (removable) continue;
-      auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
+      auto at = [](int64_t ms) { return "+" + std::to_string(ms - sim::kDefaultEpochMs) + "ms"; };
       auto set_of = [&](const AckOp& x) {
         return "client " + std::to_string(x.actor) + " set(\"" + x.key + "\", ttl " +
                (x.ttl ? std::to_string(*x.ttl) : std::string("default")) + ") acknowledged at " +
@@ -57,7 +55,8 @@ class Runner : public StepRun {
   void Check(sim::World&, RunOutcome& out) override { out.findings = Judge(ops_); }
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     co_await AckStep(ctx, ns, id, i, rng, &ops_, &rec);
   }
   std::vector<AckOp> ops_;
@@ -79,4 +78,4 @@ const StateProperty& AcknowledgedWritesVisible() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

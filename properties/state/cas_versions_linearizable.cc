@@ -7,10 +7,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
@@ -20,17 +18,17 @@ class Runner : public StateRun {
   }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     auto ns = Namespace(ctx);
     std::map<std::string, int64_t> seen_version;
     for (int i = 0; i < w.ops; ++i) {
       if (w.skip.count({id, i})) continue;  // shrunk away
-      Prng rng(OpSeed(w.seed, id, i));
+      sim::Prng rng(sim::OpSeed(w.seed, id, i));
       const std::string key = "k" + std::to_string(rng.below(w.keys));
       co_await PlainOp(ctx, *ns, w, id, i, key, rng, seen_version, &history_, &rec);
     }
   }
-  lin::RegisterHistory history_;
+  props::RegisterHistory history_;
 };
 
 }  // namespace
@@ -48,4 +46,4 @@ const StateProperty& CasVersionsLinearizable() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

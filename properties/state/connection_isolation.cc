@@ -4,10 +4,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
@@ -17,21 +15,22 @@ class Runner : public StepRun {
   std::string Connection(int id) const override {
     return w.broken_scope_for_negative_test ? "conn" : "conn" + std::to_string(id);
   }
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     try {
       if (rng.chance({1, 2})) {
-        state::Json mine = state::Json::object();
+        real::state::Json mine = real::state::Json::object();
         mine["owner"] = id;
         co_await ns.set("shared", mine, std::nullopt);
       } else {
-        std::optional<state::StateValue> got = co_await ns.get("shared");
+        std::optional<real::state::StateValue> got = co_await ns.get("shared");
         if (got && got->value.value("owner", -1) != id)
-          rec.findings.push_back({"reads-other-connection",
-                                  "client " + std::to_string(id) + " (connection " +
-                                      Connection(id) + ") read " + state::Stringify(got->value) +
-                                      ", written by another connection"});
+          rec.findings.push_back(
+              {"reads-other-connection",
+               "client " + std::to_string(id) + " (connection " + Connection(id) + ") read " +
+                   real::state::Stringify(got->value) + ", written by another connection"});
       }
-    } catch (const state::StateError&) {
+    } catch (const real::state::StateError&) {
     }
     co_await ctx.sleep(rng.range(0, 5));
   }
@@ -43,11 +42,11 @@ const StateProperty& ConnectionIsolation() {
   static const StateProperty kProperty = {
       {"connection-isolation",
        "a connection never reads another connection's data",
-       [](const std::string& v, const std::string&) { return state::HasConnectionScopes(v); },
+       [](const std::string& v, const std::string&) { return real::state::HasConnectionScopes(v); },
        {},
        {{"reads-other-connection", "a connection reads a value another connection wrote"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,17 +5,16 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     // Keys of their own, so that other clients' writes do not blur the boundary.
     const std::string probe_key = "probe" + std::to_string(id) + "-" + std::to_string(i);
     co_await ExpiryProbe(ctx, ns, probe_key, rng.range(1, 50), &rec);
@@ -42,4 +41,4 @@ const StateProperty& ExpiryBoundaryGetList() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,23 +5,22 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
   using StateRun::StateRun;
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     auto ns = Namespace(ctx);
     // The same namespace as an old pod of the deploy sees it.
-    std::unique_ptr<state::StateNamespace> old_pod = OldPod(ctx, w, scripts, "ns", w.ns, "conn");
+    std::unique_ptr<real::state::StateNamespace> old_pod =
+        OldPod(ctx, w, scripts, "ns", w.ns, "conn");
     for (int i = 0; i < w.ops; ++i) {
       if (w.skip.count({id, i})) continue;  // shrunk away
-      Prng rng(OpSeed(w.seed, id, i));
+      sim::Prng rng(sim::OpSeed(w.seed, id, i));
       co_await ForeignValueProbe(ctx, *ns, old_pod.get(),
                                  "fv" + std::to_string(id) + "-" + std::to_string(i), rng, &rec);
     }
@@ -50,4 +49,4 @@ const StateProperty& ForeignValuesConsistent() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -9,10 +9,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
@@ -22,7 +20,7 @@ class Runner : public StateRun {
   }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     std::vector<sim::ThreadId> threads;
     for (int t = 1; t < kHotKeyThreadsPerClient; ++t)
       threads.push_back(ctx.spawn("hot" + std::to_string(t),
@@ -30,17 +28,17 @@ class Runner : public StateRun {
     co_await Thread(ctx, id, 0);
     for (sim::ThreadId t : threads) co_await ctx.join(t);
   }
-  Task<void> Thread(sim::Ctx& ctx, int id, int t) {
+  sim::Task<void> Thread(sim::Ctx& ctx, int id, int t) {
     auto ns = Namespace(ctx);
     std::map<std::string, int64_t> seen_version;
     for (int i = t; i < w.ops; i += kHotKeyThreadsPerClient) {
       if (w.skip.count({id, i})) continue;  // shrunk away
-      Prng rng(OpSeed(w.seed, id, i));
+      sim::Prng rng(sim::OpSeed(w.seed, id, i));
       co_await PlainOp(ctx, *ns, w, id + w.clients * t, i, "hot", rng, seen_version, &history_,
                        &rec);
     }
   }
-  lin::RegisterHistory history_;
+  props::RegisterHistory history_;
 };
 
 }  // namespace
@@ -57,4 +55,4 @@ const StateProperty& HotKeyLinearizable() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

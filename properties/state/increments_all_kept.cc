@@ -4,44 +4,43 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     try {
       co_await ns.increment("counter", "n", 1, std::nullopt);
       ++acked_;
-    } catch (const state::StateError& e) {
+    } catch (const real::state::StateError& e) {
       if (e.transport()) ++unknown_;  // it may have landed
     }
     co_await ctx.sleep(rng.range(0, 5));
   }
-  Task<void> Finish(sim::Ctx& ctx, state::StateNamespace& ns, int id) override {
+  sim::Task<void> Finish(sim::Ctx& ctx, real::state::StateNamespace& ns, int id) override {
     // The last client to finish: every other increment has returned (or never will).
     if (++clients_done_ != w.clients) co_return;
     const int64_t since = rec.world->now_ms();
     try {
-      std::optional<state::StateValue> got = co_await ns.get("counter");
+      std::optional<real::state::StateValue> got = co_await ns.get("counter");
       const double n =
-          got && got->value.is_object() && got->value.value("n", state::Json()).is_number()
+          got && got->value.is_object() && got->value.value("n", real::state::Json()).is_number()
               ? got->value["n"].get<double>()
               : 0;
       const int64_t acked = acked_, unknown = unknown_;
       const std::string what =
           std::to_string(w.clients) + " clients had " + std::to_string(acked) +
           " increment(\"counter\", \"n\", 1) calls acknowledged (" + std::to_string(unknown) +
-          " more of unknown outcome); then get(\"counter\") read n = " + state::Stringify(n);
+          " more of unknown outcome); then get(\"counter\") read n = " + real::state::Stringify(n);
       const double lost = static_cast<double>(acked) - n;
       if (lost > 0)
         rec.findings.push_back({"lost-increment",
-                                what + ": " + state::Stringify(lost) +
+                                what + ": " + real::state::Stringify(lost) +
                                     (lost == 1 ? " acknowledged increment is lost"
                                                : " acknowledged increments are lost"),
                                 {},
@@ -49,7 +48,7 @@ class Runner : public StepRun {
       else if (n > static_cast<double>(acked + unknown))
         rec.findings.push_back(
             {"extra-increment", what + ": more than every increment", {}, {Since(ctx, since)}});
-    } catch (const state::StateError&) {
+    } catch (const real::state::StateError&) {
     }
   }
   // Increments acknowledged, of unknown outcome, and clients done.
@@ -73,4 +72,4 @@ const StateProperty& IncrementsAllKept() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,10 +5,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
@@ -25,7 +23,7 @@ class Runner : public StateRun {
   }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     co_await LegacyClient(ctx, id, w, scripts, Legacy::kAdoption, &log_, &rec);
   }
   LegacyLog log_;
@@ -38,7 +36,7 @@ const StateProperty& LegacyAdoptedOnce() {
       {"legacy-adopted-once",
        "one v1 write is adopted by at most one v2 scope",
        [](const std::string& v, const std::string& old) {
-         return IsV1(old) && state::HasConnectionScopes(v);
+         return IsV1(old) && real::state::HasConnectionScopes(v);
        },
        LosesWrites(),
        {{"adopted-by-several-scopes", "one v1 write is read as its own by several connections"}}},
@@ -46,4 +44,4 @@ const StateProperty& LegacyAdoptedOnce() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -6,10 +6,8 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
@@ -17,7 +15,7 @@ class Runner : public StateRun {
   void Check(sim::World&, RunOutcome& out) override { out.findings = CheckLegacyReads(log_.keys); }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     co_await LegacyClient(ctx, id, w, scripts, Legacy::kRead, &log_, &rec);
   }
   LegacyLog log_;
@@ -39,4 +37,4 @@ const StateProperty& LegacyReadable() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

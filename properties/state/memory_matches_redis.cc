@@ -6,35 +6,33 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
   using StateRun::StateRun;
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     auto ns = Namespace(ctx);
     // A namespace of the client's own on each backend (so that list() and the quota see only
     // its calls), maxEntries 2 over three keys, maxTtl at the probe's TTL bound; the names
     // carry characters a key-building or glob-matching store may mistake (names-are-opaque),
     // drawn once per client from a stream of its own.
     static const char* kOdd[] = {"", ":*", "?[\\]", "\xC3\xA9\xF0\x9F\x99\x82"};
-    const std::string odd = kOdd[Prng(OpSeed(w.seed, id, 0) ^ 0x6b657973ULL).below(4)];
+    const std::string odd = kOdd[sim::Prng(sim::OpSeed(w.seed, id, 0) ^ 0x6b657973ULL).below(4)];
     const std::string space = "mm" + std::to_string(id) + odd;
-    state::NamespaceOptions options = w.ns;
+    real::state::NamespaceOptions options = w.ns;
     options.max_entries = 2;
     if (w.probe_ttl_max_ms > 0) options.max_ttl_ms = w.probe_ttl_max_ms;
     const std::vector<std::string> keys = {"k0" + odd, "k1" + odd, "k2" + odd};
-    auto redis = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
-                                      space, options, "conn");
-    state::memory_beta30::Namespace memory(ctx.clock(), options);
+    auto redis = real::state::MakeNamespace(
+        w.version, ctx, scripts, std::string("provider-under-test"), space, options, "conn");
+    real::state::memory_beta30::Namespace memory(ctx.clock(), options);
     for (int i = 0; i < w.ops; ++i) {
       if (w.skip.count({id, i})) continue;  // shrunk away
-      Prng rng(OpSeed(w.seed, id, i));
+      sim::Prng rng(sim::OpSeed(w.seed, id, i));
       co_await MemoryLockstep(ctx, *redis, memory, keys, options, rng, i, w.probe_ttl_max_ms, space,
                               &desynced_, &rec);
       co_await ctx.sleep(rng.range(0, 10));
@@ -78,4 +76,4 @@ const StateProperty& MemoryMatchesRedis() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,17 +5,15 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
   using StateRun::StateRun;
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     if (id == 0) co_await SequentialClient(ctx, w, scripts, &rec);
   }
 };
@@ -40,4 +38,4 @@ const StateProperty& ModelMatchesImplementation() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,17 +5,16 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     co_await LivenessProbe(ctx, w, scripts, id, i, rng, &rec);
     co_await SkewQuotaProbe(ctx, w, scripts, id, i, /*safety=*/false, &skew_writes_, &rec);
   }
@@ -42,4 +41,4 @@ const StateProperty& QuotaLiveness() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

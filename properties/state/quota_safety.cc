@@ -6,17 +6,16 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     co_await QuotaProbe(ctx, w, scripts, id, i, rng.range(1, 50), &rec);
     co_await QuotaRace(ctx, w, scripts, id, i, &rec);
     co_await SkewQuotaProbe(ctx, w, scripts, id, i, /*safety=*/true, &skew_writes_, &rec);
@@ -46,4 +45,4 @@ const StateProperty& QuotaSafety() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -6,17 +6,15 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StateRun {
  public:
   using StateRun::StateRun;
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) override {
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
     co_await LegacyClient(ctx, id, w, scripts, Legacy::kRolling, &log_, &rec);
   }
   LegacyLog log_;
@@ -47,4 +45,4 @@ const StateProperty& RollingDeployWritesVisible() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

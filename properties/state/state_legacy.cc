@@ -9,7 +9,7 @@
 #include "model/state_store.h"
 #include "sim/clock.h"
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 using model::RegisterOp;
 
@@ -29,39 +29,40 @@ struct RollingState {
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
 // sequence, so the last acknowledged write is what any read must return.
 // olds: the old pods, one per old version (--rolling-from A,B: a three-version deploy).
-Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
-                       state::StateNamespace& ns,
-                       const std::vector<std::pair<std::string, state::StateNamespace*>>& olds,
-                       Prng& rng, RollingState* st, Recorder* rec) {
+sim::Task<void> RollingStep(
+    sim::Ctx& ctx, int id, int i, const StateWorkload& w, real::state::StateNamespace& ns,
+    const std::vector<std::pair<std::string, real::state::StateNamespace*>>& olds, sim::Prng& rng,
+    RollingState* st, Recorder* rec) {
   const bool use_old = !olds.empty() && rng.chance({1, 2});
   // Which old version: a side stream, so that a two-version deploy draws as before.
   const size_t which =
-      olds.size() > 1 ? Prng(OpSeed(w.seed, id, i) ^ 0x6f6c64ULL).below(olds.size()) : 0;
-  state::StateNamespace& pod = use_old ? *olds[which].second : ns;
+      olds.size() > 1 ? sim::Prng(sim::OpSeed(w.seed, id, i) ^ 0x6f6c64ULL).below(olds.size()) : 0;
+  real::state::StateNamespace& pod = use_old ? *olds[which].second : ns;
   const std::string pod_version = use_old ? olds[which].first : w.version;
   const std::string who = (use_old ? "old pod (" : "new pod (") + pod_version + ")";
   const std::string key = "r" + std::to_string(id);
   const uint64_t roll = rng.below(100);
-  state::Json value = state::Json::object();
+  real::state::Json value = real::state::Json::object();
   value["w"] = i;
   value["by"] = use_old ? "old" : "new";
-  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
   // Half of the writes are a compareAndSet at the version this client last read, by either
   // pod (old pods compareAndSet too): a side stream of the operation's seed, so the draws
   // above are as before.
-  const bool cas = roll < 40 && Prng(OpSeed(w.seed, id, i) ^ 0x636173ULL).chance({1, 2});
+  const bool cas = roll < 40 && sim::Prng(sim::OpSeed(w.seed, id, i) ^ 0x636173ULL).chance({1, 2});
   try {
     if (roll < 40 && cas) {
       const int64_t expected = st->seen_version;
-      state::CasResult r = co_await pod.compare_and_set(key, expected, value, std::nullopt);
+      real::state::CasResult r = co_await pod.compare_and_set(key, expected, value, std::nullopt);
       const std::string step = "at +" + std::to_string(t) + "ms the " + who + " compareAndSet(" +
                                key + ", " + std::to_string(expected) + ", " +
-                               state::Stringify(value) + ") " + (r.ok ? "succeeded" : "failed");
+                               real::state::Stringify(value) + ") " +
+                               (r.ok ? "succeeded" : "failed");
       st->log.push_back(step);
       if (r.ok) {
         st->known = true;
         st->last_by = pod_version;
-        st->expected = state::Stringify(value);
+        st->expected = real::state::Stringify(value);
         st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
         st->last = step;
         st->seen_version = r.value->version;
@@ -72,7 +73,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       co_await pod.set(key, value, std::nullopt);
       st->known = true;
       st->last_by = pod_version;
-      st->expected = state::Stringify(value);
+      st->expected = real::state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
       st->last =
           "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
@@ -81,12 +82,12 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       const bool by_list = roll >= 70;
       std::optional<std::string> got;
       if (by_list) {
-        std::vector<state::StateValue> rows = co_await pod.list(std::nullopt, key);
+        std::vector<real::state::StateValue> rows = co_await pod.list(std::nullopt, key);
         for (const auto& r : rows)
-          if (r.key == key) got = state::Stringify(r.value);
+          if (r.key == key) got = real::state::Stringify(r.value);
       } else {
-        std::optional<state::StateValue> v = co_await pod.get(key);
-        if (v) got = state::Stringify(v->value);
+        std::optional<real::state::StateValue> v = co_await pod.get(key);
+        if (v) got = real::state::Stringify(v->value);
         st->seen_version = v ? v->version : 0;
       }
       const bool expired = st->expected && rec->world->now_ms() > st->alive_until;
@@ -107,7 +108,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
                                      " (" + (st->last.empty() ? "nothing was written" : st->last) +
                                      ")",
                                  {},
-                                 {Since(ctx, kDefaultEpochMs + t)}});
+                                 {Since(ctx, sim::kDefaultEpochMs + t)}});
       }
     } else {
       co_await pod.del(key);
@@ -117,7 +118,7 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
       st->last = "at +" + std::to_string(t) + "ms the " + who + " deleted " + key;
       st->log.push_back(st->last);
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     if (e.transport() && roll < 40) st->known = false;  // a set or compareAndSet
     if (e.transport() && roll >= 85) st->known = false;
   }
@@ -128,41 +129,41 @@ Task<void> RollingStep(sim::Ctx& ctx, int id, int i, const StateWorkload& w,
 
 // legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
 // pod in the first two; every client runs both versions in the third.
-Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
-                        const state::VersionScripts& scripts, Legacy probe, LegacyLog* log,
-                        Recorder* rec) {
-  Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
+sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
+                             const real::state::VersionScripts& scripts, Legacy probe,
+                             LegacyLog* log, Recorder* rec) {
+  sim::Prng rng(w.seed * 1000003 + static_cast<uint64_t>(id));
   const std::string connection = "conn" + std::to_string(id);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
-                                 w.ns, connection);
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       "ns", w.ns, connection);
   auto old = OldPod(ctx, w, scripts, "ns", w.ns, connection);
-  std::vector<std::unique_ptr<state::StateNamespace>> more;
-  std::vector<std::pair<std::string, state::StateNamespace*>> olds;
+  std::vector<std::unique_ptr<real::state::StateNamespace>> more;
+  std::vector<std::pair<std::string, real::state::StateNamespace*>> olds;
   if (old) olds.push_back({w.old_version, old.get()});
   for (const std::string& v : w.more_old_versions) {
-    more.push_back(state::MakeNamespace(v, ctx, scripts, std::string("provider-under-test"), "ns",
-                                        w.ns, connection));
+    more.push_back(real::state::MakeNamespace(v, ctx, scripts, std::string("provider-under-test"),
+                                              "ns", w.ns, connection));
     olds.push_back({v, more.back().get()});
   }
-  const int64_t start = kDefaultEpochMs;
+  const int64_t start = sim::kDefaultEpochMs;
   RollingState rolling;
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({id, i})) continue;  // shrunk away
-    rng = Prng(OpSeed(w.seed, id, i));
+    rng = sim::Prng(sim::OpSeed(w.seed, id, i));
     if (probe == Legacy::kRead) {
       // At T the old pod writes L<i>; each client reads it twice, at T+50.. and T+120..
       const std::string key = "L" + std::to_string(i);
       const int64_t slot = start + 200 * i;
       co_await SleepUntil(ctx, rec, slot);
       if (id == 0 && old) {
-        state::Json value = state::Json::object();
+        real::state::Json value = real::state::Json::object();
         value["v1"] = i;
-        log->keys[key].value = state::Stringify(value);
+        log->keys[key].value = real::state::Stringify(value);
         log->keys[key].old_version = w.old_version;
         try {
           co_await old->set(key, value, std::nullopt);
           log->keys[key].acked_ms = rec->world->now_ms();
-        } catch (const state::StateError&) {
+        } catch (const real::state::StateError&) {
         }
       }
       const int64_t first = slot + 50 + rng.range(0, 20);
@@ -174,19 +175,19 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
         reads.push_back(LegacyKey::Read{connection, rec->world->now_ms(), 0, std::nullopt, false});
         const size_t mine = reads.size() - 1;
         try {
-          std::optional<state::StateValue> got = co_await ns->get(key);
+          std::optional<real::state::StateValue> got = co_await ns->get(key);
           LegacyKey::Read& r = log->keys[key].reads[mine];
-          if (got) r.got = state::Stringify(got->value);
+          if (got) r.got = real::state::Stringify(got->value);
           r.ret_ms = rec->world->now_ms();
           r.done = true;
-        } catch (const state::StateError&) {
+        } catch (const real::state::StateError&) {
           // Unknown outcome: the claim may have adopted the value for this connection.
         }
       }
       continue;
     }
     if (probe == Legacy::kAdoption) {
-      state::Json value = state::Json::object();
+      real::state::Json value = real::state::Json::object();
       try {
         if (id == 0 && old) {
           value["origin"] = "v1-" + std::to_string(i);
@@ -194,17 +195,17 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
         } else {
           // Six connections share the new pods, so that fresh scopes keep meeting v1 values.
           const std::string scope = "c" + std::to_string(rng.below(6));
-          auto pod = state::MakeNamespace(w.version, ctx, scripts,
-                                          std::string("provider-under-test"), "ns", w.ns, scope);
+          auto pod = real::state::MakeNamespace(
+              w.version, ctx, scripts, std::string("provider-under-test"), "ns", w.ns, scope);
           const uint64_t roll = rng.below(100);
           value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
-          std::optional<state::StateValue> seen;
+          std::optional<real::state::StateValue> seen;
           if (roll < 60) {
             seen = co_await pod->get("A");
           } else if (roll < 75) {
             co_await pod->set("A", value, std::nullopt);
           } else if (roll < 90) {
-            state::CasResult r =
+            real::state::CasResult r =
                 co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
             seen = r.ok ? r.value : r.current;
           } else {
@@ -214,7 +215,7 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
               seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
           if (origin.rfind("v1-", 0) == 0) log->adopters[origin].insert(scope);
         }
-      } catch (const state::StateError&) {
+      } catch (const real::state::StateError&) {
       }
       co_await ctx.sleep(rng.range(0, 30));
       continue;
@@ -229,7 +230,7 @@ Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
 // legacy-readable: someone reads each live v1 value, and whoever read it keeps reading it.
 std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
   std::vector<Finding> out;
-  auto at = [](int64_t ms) { return "+" + std::to_string(ms - kDefaultEpochMs) + "ms"; };
+  auto at = [](int64_t ms) { return "+" + std::to_string(ms - sim::kDefaultEpochMs) + "ms"; };
   for (const auto& [key, k] : keys) {
     if (k.acked_ms < 0) continue;
     std::vector<LegacyKey::Read> after;
@@ -273,4 +274,4 @@ std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& ke
   return out;
 }
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state

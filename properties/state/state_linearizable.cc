@@ -7,14 +7,15 @@
 #include "properties/linearizability.h"
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 using model::RegisterOp;
-using Op = lin::Operation<RegisterOp>;
+using Op = props::Operation<RegisterOp>;
 
-Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload& w, int actor,
-                   int i, std::string key, Prng& rng, std::map<std::string, int64_t>& seen_version,
-                   lin::RegisterHistory* history, Recorder* rec) {
+sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
+                        int actor, int i, std::string key, sim::Prng& rng,
+                        std::map<std::string, int64_t>& seen_version,
+                        props::RegisterHistory* history, Recorder* rec) {
   uint64_t roll = rng.below(100);
   if (w.cas_only && roll >= 35 && roll < 60) roll += 25;  // a set becomes a compareAndSet
   Op o;
@@ -22,37 +23,37 @@ Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload
   o.actor = actor;
   o.invoke = rec->seq++;
   o.invoke_ms = rec->world->now_ms();
-  const state::Json value = {{"client", actor}, {"n", i}};
+  const real::state::Json value = {{"client", actor}, {"n", i}};
   const std::optional<int64_t> ttl =
       rng.chance({1, 3}) ? std::optional<int64_t>(rng.range(5, 200)) : std::nullopt;
   bool keep = true;
   try {
     if (roll < 35) {
       o.op.kind = RegisterOp::Kind::kGet;
-      std::optional<state::StateValue> v = co_await ns.get(key);
+      std::optional<real::state::StateValue> v = co_await ns.get(key);
       o.op.ok = v.has_value();
       if (v) {
-        o.op.out_value = state::Stringify(v->value);
+        o.op.out_value = real::state::Stringify(v->value);
         o.op.out_version = v->version;
         seen_version[key] = v->version;
       }
     } else if (roll < 60) {
       o.op.kind = RegisterOp::Kind::kSet;
-      o.op.value = state::Stringify(value);
-      state::StateValue v = co_await ns.set(key, value, ttl);
+      o.op.value = real::state::Stringify(value);
+      real::state::StateValue v = co_await ns.set(key, value, ttl);
       o.op.out_version = v.version;
       seen_version[key] = v.version;
     } else if (roll < 90) {
       o.op.kind = RegisterOp::Kind::kCas;
-      o.op.value = state::Stringify(value);
+      o.op.value = real::state::Stringify(value);
       o.op.expected = rng.chance({3, 4}) ? seen_version[key] : rng.range(0, 3);
-      state::CasResult r = co_await ns.compare_and_set(key, o.op.expected, value, ttl);
+      real::state::CasResult r = co_await ns.compare_and_set(key, o.op.expected, value, ttl);
       o.op.ok = r.ok;
       if (r.ok) {
         o.op.out_version = r.value->version;
       } else if (r.current) {
         o.op.out_version = r.current->version;
-        o.op.out_value = state::Stringify(r.current->value);
+        o.op.out_value = real::state::Stringify(r.current->value);
       }
       seen_version[key] = o.op.out_version;
     } else {
@@ -60,7 +61,7 @@ Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload
       co_await ns.del(key);
       seen_version[key] = 0;
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     if (e.transport()) {
       o.ambiguous = true;  // the outcome is unknown
     } else {
@@ -99,24 +100,25 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
                     "narrower class describes; its shape is in the text)")}};
 }
 
-void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
+void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
   model::StateRegisterModel model;
   // Nine actors on one key, some operations of unknown outcome under faults: a history the
   // search may not finish. A smaller budget ends such a run in about a second with no verdict
   // (reported as incomplete, never as a pass) instead of tens of seconds.
-  const lin::Verdict verdict = (hot_key ? lin::Checker<model::StateRegisterModel>(model, 100'000)
-                                        : lin::Checker<model::StateRegisterModel>(model))
-                                   .check(lin::PinObservedWrites(history));
+  const props::Verdict verdict =
+      (hot_key ? props::Checker<model::StateRegisterModel>(model, 100'000)
+               : props::Checker<model::StateRegisterModel>(model))
+          .check(props::PinObservedWrites(history));
   // Every rejected key, each named by the 1-minimal core of its history (lin::RejectedCore).
   for (const std::string& key : verdict.rejected) {
-    lin::RegisterHistory on_key;
+    props::RegisterHistory on_key;
     for (const auto& o : history)
       if (o.partition == key) on_key.push_back(o);
-    const lin::RegisterHistory core =
-        lin::RejectedCore(lin::PinObservedWrites(on_key), hot_key ? 20'000 : 2'000'000);
+    const props::RegisterHistory core =
+        props::RejectedCore(props::PinObservedWrites(on_key), hot_key ? 20'000 : 2'000'000);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
-    std::string text = lin::RegisterSentence(core, key) + ".\n";
+    std::string text = props::RegisterSentence(core, key) + ".\n";
     if (hot_key)
       text += "  (" + std::to_string(w.clients * kHotKeyThreadsPerClient) +
               " actors on one key: client c's thread t is actor c + " + std::to_string(w.clients) +
@@ -124,8 +126,8 @@ void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, i
     text += "  the history of " + key +
             " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
             "operation -> result\n";
-    for (const auto& o : lin::RelativeTimes(on_key, start_ms))
-      text += "  " + lin::FormatRegisterOperation(o) + "\n";
+    for (const auto& o : props::RelativeTimes(on_key, start_ms))
+      text += "  " + props::FormatRegisterOperation(o) + "\n";
     text += "  the operations that cannot be ordered (dropping any one of them leaves an order";
     const bool pinned_in_core = std::any_of(core.begin(), core.end(), [&](const auto& c) {
       return !c.ambiguous && std::any_of(on_key.begin(), on_key.end(), [&](const auto& o) {
@@ -138,23 +140,23 @@ void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, i
           "at";
     text += "):";
     std::vector<Involved> involved;
-    for (const auto& o : lin::RelativeTimes(core, start_ms)) {
-      text += "\n    " + lin::FormatRegisterOperation(o);
+    for (const auto& o : props::RelativeTimes(core, start_ms)) {
+      text += "\n    " + props::FormatRegisterOperation(o);
       involved.push_back({"client" + std::to_string(o.actor % w.clients), o.invoke_ms,
-                          o.ret_ms == lin::kNever ? INT64_MAX : o.ret_ms});
+                          o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms});
     }
     // A core no named class describes has a shape, but shapes are too many to repeat from run
     // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
     // hot key's cores are longer still), so a shape names no class a baseline could hold: it is
     // "no-single-order", with its shape in the text.
-    std::string cls = lin::RegisterClass(core);
+    std::string cls = props::RegisterClass(core);
     if (cls.empty()) {
       cls = "no-single-order";
-      text += "\n  shape: " + lin::RegisterShape(core);
+      text += "\n  shape: " + props::RegisterShape(core);
     }
-    out.findings.push_back({cls, text, lin::RegisterShape(core), involved});
+    out.findings.push_back({cls, text, props::RegisterShape(core), involved});
   }
   out.incomplete = !verdict.complete;
 }
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state

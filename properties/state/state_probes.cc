@@ -7,26 +7,26 @@
 #include "model/state_store.h"
 #include "sim/clock.h"
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 using model::RegisterOp;
 
-std::string Show(const std::optional<state::StateValue>& v) {
-  return v ? state::Stringify(v->value) + " v" + std::to_string(v->version) : "null";
+std::string Show(const std::optional<real::state::StateValue>& v) {
+  return v ? real::state::Stringify(v->value) + " v" + std::to_string(v->version) : "null";
 }
 
 namespace {
 
 // A row as a caller sees it: value, version and the times (`with_value` false: all but the
 // value, to tell a bent value from other differences).
-std::string ShowRow(const state::StateValue& v, bool with_value = true) {
-  return v.key + "=" + (with_value ? state::Stringify(v.value) : "_") + " v" +
+std::string ShowRow(const real::state::StateValue& v, bool with_value = true) {
+  return v.key + "=" + (with_value ? real::state::Stringify(v.value) : "_") + " v" +
          std::to_string(v.version) + " exp " + v.expires_at + " created " + v.created_at;
 }
 
-std::string ShowRows(const std::vector<state::StateValue>& rows, bool with_value = true) {
+std::string ShowRows(const std::vector<real::state::StateValue>& rows, bool with_value = true) {
   std::string out = "[";
-  for (const state::StateValue& r : rows)
+  for (const real::state::StateValue& r : rows)
     out += (out.size() > 1 ? ", " : "") + ShowRow(r, with_value);
   return out + "]";
 }
@@ -34,11 +34,11 @@ std::string ShowRows(const std::vector<state::StateValue>& rows, bool with_value
 // What one backend answered: in full, and with the values left out.
 struct Answer {
   std::string full, shape;
-  void row(const std::string& lead, const std::optional<state::StateValue>& v) {
+  void row(const std::string& lead, const std::optional<real::state::StateValue>& v) {
     full = lead + (v ? ShowRow(*v) : "null");
     shape = lead + (v ? ShowRow(*v, false) : "null");
   }
-  void rows(const std::vector<state::StateValue>& r) {
+  void rows(const std::vector<real::state::StateValue>& r) {
     full = ShowRows(r);
     shape = ShowRows(r, false);
   }
@@ -47,9 +47,9 @@ struct Answer {
   bool refused_at_expected = false;  // compareAndSet failed, reporting the expected version
 };
 
-std::vector<std::string> KeysOf(const std::vector<state::StateValue>& rows, bool with_value) {
+std::vector<std::string> KeysOf(const std::vector<real::state::StateValue>& rows, bool with_value) {
   std::vector<std::string> keys;
-  for (const state::StateValue& r : rows) keys.push_back(ShowRow(r, with_value));
+  for (const real::state::StateValue& r : rows) keys.push_back(ShowRow(r, with_value));
   return keys;
 }
 
@@ -57,7 +57,7 @@ std::vector<std::string> KeysOf(const std::vector<state::StateValue>& rows, bool
 struct LockstepCall {
   enum class Op { kGet, kSet, kCas, kDelete, kList } op = Op::kGet;
   std::string key;
-  state::Json value;
+  real::state::Json value;
   std::optional<int64_t> ttl;
   int64_t expected = 0;               // compareAndSet
   bool stale = false;                 // compareAndSet: expected is not the current version
@@ -67,9 +67,9 @@ struct LockstepCall {
   std::string text;                   // the call as printed
 };
 
-LockstepCall DrawLockstepCall(Prng& rng, int i, const std::vector<std::string>& keys,
-                              const state::NamespaceOptions& o, int64_t ttl_max,
-                              state::memory_beta30::Namespace& memory) {
+LockstepCall DrawLockstepCall(sim::Prng& rng, int i, const std::vector<std::string>& keys,
+                              const real::state::NamespaceOptions& o, int64_t ttl_max,
+                              real::state::memory_beta30::Namespace& memory) {
   LockstepCall c;
   const uint64_t roll = rng.below(100);
   c.key = keys[rng.below(keys.size())];
@@ -84,13 +84,13 @@ LockstepCall DrawLockstepCall(Prng& rng, int i, const std::vector<std::string>& 
   } else if (value_roll < 4) {
     c.value = AdversarialValue(rng, /*deep=*/false).value;
   } else {
-    c.value = state::Json::object();
+    c.value = real::state::Json::object();
     c.value["n"] = i;
   }
   c.bad_policy = c.ttl.value_or(o.default_ttl_ms) > o.max_ttl_ms ||
-                 static_cast<int64_t>(state::Stringify(c.value).size()) > o.max_value_bytes;
+                 static_cast<int64_t>(real::state::Stringify(c.value).size()) > o.max_value_bytes;
   const std::string value_text = value_roll == 0 ? "<" + std::to_string(o.max_value_bytes) + " x's>"
-                                                 : state::Stringify(c.value);
+                                                 : real::state::Stringify(c.value);
   if (roll < 25) {
     c.op = LockstepCall::Op::kGet;
     c.text = "get(" + quoted + ")";
@@ -99,7 +99,7 @@ LockstepCall DrawLockstepCall(Prng& rng, int i, const std::vector<std::string>& 
     c.text = "set(" + quoted + ", " + value_text + ", ttl " + ttl_text + ")";
   } else if (roll < 70) {
     c.op = LockstepCall::Op::kCas;
-    const std::optional<state::StateValue> seen = memory.get(c.key);
+    const std::optional<real::state::StateValue> seen = memory.get(c.key);
     const int64_t current = seen ? seen->version : 0;
     c.stale = rng.chance({1, 3});
     c.expected = c.stale ? current + 1 : current;
@@ -124,9 +124,9 @@ LockstepCall DrawLockstepCall(Prng& rng, int i, const std::vector<std::string>& 
 // reports, and values that come back bent are told apart from other differences, so a
 // baseline can accept one without the other.
 std::string LockstepClass(const LockstepCall& c, const Answer& redis, const Answer& memory,
-                          const std::vector<state::StateValue>& redis_rows,
-                          const std::vector<state::StateValue>& memory_rows,
-                          const std::vector<state::StateValue>& memory_all) {
+                          const std::vector<real::state::StateValue>& redis_rows,
+                          const std::vector<real::state::StateValue>& memory_rows,
+                          const std::vector<real::state::StateValue>& memory_all) {
   static const char* kNames[] = {"get", "set", "compareAndSet", "delete", "list"};
   const std::string generic = std::string("differs-on-") + kNames[static_cast<int>(c.op)];
   if (c.op == LockstepCall::Op::kCas && c.stale && c.bad_policy && redis.error() != memory.error())
@@ -155,16 +155,17 @@ std::string LockstepClass(const LockstepCall& c, const Answer& redis, const Answ
 
 // One call on both backends at the same instant; the first disagreement is recorded. A call
 // either backend refuses with an error is compared by its message.
-Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
-                          state::memory_beta30::Namespace& memory,
-                          const std::vector<std::string>& keys, const state::NamespaceOptions& o,
-                          Prng& rng, int i, int64_t ttl_max, const std::string& space,
-                          std::set<std::string>* desynced, Recorder* rec) {
+sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis,
+                               real::state::memory_beta30::Namespace& memory,
+                               const std::vector<std::string>& keys,
+                               const real::state::NamespaceOptions& o, sim::Prng& rng, int i,
+                               int64_t ttl_max, const std::string& space,
+                               std::set<std::string>* desynced, Recorder* rec) {
   if (desynced->count(space)) co_return;
   const LockstepCall c = DrawLockstepCall(rng, i, keys, o, ttl_max, memory);
-  const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+  const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
   Answer from_redis, from_memory;
-  std::vector<state::StateValue> redis_rows, memory_rows, memory_all;
+  std::vector<real::state::StateValue> redis_rows, memory_rows, memory_all;
   try {
     switch (c.op) {
       case LockstepCall::Op::kGet:
@@ -174,7 +175,8 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
         from_redis.row("", co_await redis.set(c.key, c.value, c.ttl));
         break;
       case LockstepCall::Op::kCas: {
-        state::CasResult r = co_await redis.compare_and_set(c.key, c.expected, c.value, c.ttl);
+        real::state::CasResult r =
+            co_await redis.compare_and_set(c.key, c.expected, c.value, c.ttl);
         from_redis.row(r.ok ? "ok " : "fail ", r.ok ? r.value : r.current);
         from_redis.refused_at_expected = !r.ok && r.current && r.current->version == c.expected;
         break;
@@ -188,7 +190,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
         from_redis.rows(redis_rows);
         break;
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     // Redis may or may not have applied it, the memory backend did not see it: from here on
     // the two backends are not comparable in this namespace.
     if (e.transport()) {
@@ -206,7 +208,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
         from_memory.row("", memory.set(c.key, c.value, c.ttl));
         break;
       case LockstepCall::Op::kCas: {
-        state::CasResult m = memory.compare_and_set(c.key, c.expected, c.value, c.ttl);
+        real::state::CasResult m = memory.compare_and_set(c.key, c.expected, c.value, c.ttl);
         from_memory.row(m.ok ? "ok " : "fail ", m.ok ? m.value : m.current);
         break;
       }
@@ -220,10 +222,11 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
         from_memory.rows(memory_rows);
         break;
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     from_memory.text(std::string("error: ") + e.what());
   }
-  if (from_redis.full == from_memory.full || rec->world->now_ms() - kDefaultEpochMs != t) co_return;
+  if (from_redis.full == from_memory.full || rec->world->now_ms() - sim::kDefaultEpochMs != t)
+    co_return;
   const std::string cls =
       LockstepClass(c, from_redis, from_memory, redis_rows, memory_rows, memory_all);
   for (const Finding& f : rec->findings)
@@ -233,7 +236,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
                                c.text + ":\n  redis  " + from_redis.full + "\n  memory " +
                                from_memory.full,
                            {},
-                           {Since(ctx, kDefaultEpochMs + t)}});
+                           {Since(ctx, sim::kDefaultEpochMs + t)}});
   // A write one backend made and the other did not leaves them apart for good; reads, refusals
   // on both sides (error-precedence) and bent values leave the same keys and versions.
   if (c.op != LockstepCall::Op::kGet && c.op != LockstepCall::Op::kList &&
@@ -243,7 +246,7 @@ Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
 
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
 // fractions, escapes, unicode, nesting.
-state::Json TrickyValue(Prng& rng) {
+real::state::Json TrickyValue(sim::Prng& rng) {
   static const std::vector<std::string> values = {R"({"list":[]})",
                                                   R"({"n":1234567890123456})",
                                                   R"({"f":0.30000000000000004})",
@@ -254,14 +257,14 @@ state::Json TrickyValue(Prng& rng) {
                                                   R"({"empty":{}})",
                                                   R"([1,2,3])",
                                                   R"("text")"};
-  return state::Json::parse(values[rng.below(values.size())]);
+  return real::state::Json::parse(values[rng.below(values.size())]);
 }
 
-const AdversarialCase& AdversarialValue(Prng& rng, bool deep) {
+const AdversarialCase& AdversarialValue(sim::Prng& rng, bool deep) {
   auto nested = [](bool objects, int depth) {
-    state::Json v = objects ? state::Json::object() : state::Json::array();
+    real::state::Json v = objects ? real::state::Json::object() : real::state::Json::array();
     for (int d = 1; d < depth; ++d) {
-      state::Json outer = objects ? state::Json::object() : state::Json::array();
+      real::state::Json outer = objects ? real::state::Json::object() : real::state::Json::array();
       if (objects)
         outer["a"] = std::move(v);
       else
@@ -273,15 +276,15 @@ const AdversarialCase& AdversarialValue(Prng& rng, bool deep) {
   // Built once: the cases are constants, and the deep ones are costly to build.
   static const std::vector<AdversarialCase> kCases = [&] {
     std::vector<AdversarialCase> c;
-    c.push_back({"{\"z\":-0}", state::Json{{"z", -0.0}}});
-    c.push_back({"{\"big\":1e21}", state::Json{{"big", 1e21}}});
-    c.push_back({"{\"sum\":0.30000000000000004}", state::Json{{"sum", 0.1 + 0.2}}});
-    c.push_back({"[[[]],{},[{}]]", state::Json::parse("[[[]],{},[{}]]")});
-    c.push_back(
-        {R"({"b":1,"a":"café 😀"})", state::Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})")});
+    c.push_back({"{\"z\":-0}", real::state::Json{{"z", -0.0}}});
+    c.push_back({"{\"big\":1e21}", real::state::Json{{"big", 1e21}}});
+    c.push_back({"{\"sum\":0.30000000000000004}", real::state::Json{{"sum", 0.1 + 0.2}}});
+    c.push_back({"[[[]],{},[{}]]", real::state::Json::parse("[[[]],{},[{}]]")});
+    c.push_back({R"({"b":1,"a":"café 😀"})",
+                 real::state::Json::parse(R"({"b":1,"a":"caf\u00e9 \ud83d\ude00"})")});
     // A JavaScript string holding a lone surrogate, kept as its WTF-8 bytes (JSON.stringify
     // writes it as the escape "\ud83d").
-    c.push_back({R"({"s":"x\ud83dy"})", state::Json{{"s", std::string("x\xED\xA0\xBDy")}}});
+    c.push_back({R"({"s":"x\ud83dy"})", real::state::Json{{"s", std::string("x\xED\xA0\xBDy")}}});
     c.push_back({"an array nested 1001 deep", nested(false, 1001)});
     c.push_back({"an object nested 1001 deep", nested(true, 1001)});
     c.push_back({"an array nested 1000 deep", nested(false, 1000)});
@@ -301,7 +304,8 @@ struct ForeignCase {
 };
 
 std::vector<ForeignCase> ForeignCases(int64_t now_ms, int64_t ttl_ms) {
-  const std::string created = state::IsoTime(now_ms), expires = state::IsoTime(now_ms + ttl_ms);
+  const std::string created = real::state::IsoTime(now_ms),
+                    expires = real::state::IsoTime(now_ms + ttl_ms);
   const std::string times = "\"expiresAt\":\"" + expires + "\",\"createdAt\":\"" + created +
                             "\",\"updatedAt\":\"" + created + "\"";
   return {
@@ -329,9 +333,9 @@ std::vector<ForeignCase> ForeignCases(int64_t now_ms, int64_t ttl_ms) {
 // foreign-values-consistent: another writer leaves `c` in the key; then get, and compareAndSet
 // at the version get() returned (and get again) must agree about it. list() is not judged: the
 // other writer did not index the key, so a store that lists from an index cannot see it.
-Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
-                             const state::StateNamespace* old_pod, const std::string& key,
-                             Prng& rng, Recorder* rec) {
+sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                  const real::state::StateNamespace* old_pod,
+                                  const std::string& key, sim::Prng& rng, Recorder* rec) {
   constexpr int64_t kTtlMs = 60000;
   const std::vector<ForeignCase> cases = ForeignCases(ctx.now_ms(), kTtlMs);
   const ForeignCase& c = cases[rng.below(cases.size())];
@@ -343,19 +347,20 @@ Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
   const std::string lead = (old_key ? "the key an old pod keeps " + quoted + " in holds "
                                     : "another writer SET " + quoted + " to ") +
                            c.label + " (" + c.text + "); ";
-  Argv set_raw = {"SET", old_key ? old_pod->redis_key(key) : ns.redis_key(key), c.text, "PX",
-                  std::to_string(kTtlMs)};
-  const CallResult r = co_await ctx.call(std::move(set_raw));
-  const Reply* ok = std::get_if<Reply>(&r);
-  if (!ok || ok->type != Reply::Type::kStatus) co_return;  // the write itself failed (a fault)
+  sim::Argv set_raw = {"SET", old_key ? old_pod->redis_key(key) : ns.redis_key(key), c.text, "PX",
+                       std::to_string(kTtlMs)};
+  const sim::CallResult r = co_await ctx.call(std::move(set_raw));
+  const sim::Reply* ok = std::get_if<sim::Reply>(&r);
+  if (!ok || ok->type != sim::Reply::Type::kStatus) co_return;  // the write itself failed (a fault)
   try {
-    const std::optional<state::StateValue> got = co_await ns.get(key);
+    const std::optional<real::state::StateValue> got = co_await ns.get(key);
     const std::string read =
         got ? "get() returned version " + std::to_string(got->version) : "get() returned null";
     const int64_t expected = got ? got->version : 0;
-    state::Json mine = state::Json::object();
+    real::state::Json mine = real::state::Json::object();
     mine["mine"] = 1;
-    const state::CasResult cas = co_await ns.compare_and_set(key, expected, mine, std::nullopt);
+    const real::state::CasResult cas =
+        co_await ns.compare_and_set(key, expected, mine, std::nullopt);
     const std::string cas_text =
         "compareAndSet(" + quoted + ", " + std::to_string(expected) + ", {\"mine\":1})";
     if (!cas.ok) {
@@ -368,31 +373,31 @@ Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
                                {Since(ctx, since)}});
       co_return;
     }
-    const std::optional<state::StateValue> after = co_await ns.get(key);
+    const std::optional<real::state::StateValue> after = co_await ns.get(key);
     if (!after || after->value != mine)
       rec->findings.push_back(
           {"cas-not-visible",
            lead + read + ", " + cas_text + " succeeded, and get() then returned " + Show(after),
            {},
            {Since(ctx, since)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
     // A transport error leaves the outcome unknown; a quota error is the namespace's to give.
   }
 }
 
 // valid-calls-never-script-error: a stored value can always be compare-and-set again at the
 // version set() returned (script errors themselves become findings in System::Run).
-Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                            const AdversarialCase& c, Recorder* rec) {
+sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                 const std::string& key, const AdversarialCase& c, Recorder* rec) {
   const std::string& label = c.label;
-  const state::Json& value = c.value;
-  state::Json small = state::Json::object();
+  const real::state::Json& value = c.value;
+  real::state::Json small = real::state::Json::object();
   small["after"] = 1;
   // The value stored by set(), then compareAndSet at the version set() returned.
   int64_t since = rec->world->now_ms();
   try {
-    const state::StateValue written = co_await ns.set(key + "s", value, std::nullopt);
-    const state::CasResult r =
+    const real::state::StateValue written = co_await ns.set(key + "s", value, std::nullopt);
+    const real::state::CasResult r =
         co_await ns.compare_and_set(key + "s", written.version, small, std::nullopt);
     if (!r.ok && r.current && r.current->version == written.version)
       rec->findings.push_back(
@@ -403,17 +408,17 @@ Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std:
                ", {\"after\":1}) failed, reporting that same version as current",
            {},
            {Since(ctx, since)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
   // The value written by compareAndSet over an existing key (the scripts that keep createdAt
   // decode the new envelope), then compareAndSet again at the version it returned.
   since = rec->world->now_ms();
   try {
-    const state::StateValue first = co_await ns.set(key + "c", small, std::nullopt);
-    const state::CasResult r =
+    const real::state::StateValue first = co_await ns.set(key + "c", small, std::nullopt);
+    const real::state::CasResult r =
         co_await ns.compare_and_set(key + "c", first.version, value, std::nullopt);
     if (r.ok && r.value) {
-      const state::CasResult again =
+      const real::state::CasResult again =
           co_await ns.compare_and_set(key + "c", r.value->version, small, std::nullopt);
       if (!again.ok && again.current && again.current->version == r.value->version)
         rec->findings.push_back(
@@ -425,53 +430,56 @@ Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std:
              {},
              {Since(ctx, since)}});
     }
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
 }
 
-Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                         state::Json value, Recorder* rec) {
+sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                              const std::string& key, real::state::Json value, Recorder* rec) {
   const int64_t since = rec->world->now_ms();
   try {
-    state::Json first = state::Json::object();
+    real::state::Json first = real::state::Json::object();
     first["first"] = true;
     co_await ns.set(key, first, std::nullopt);
-    state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
-    std::optional<state::StateValue> got = co_await ns.get(key);
+    real::state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
+    std::optional<real::state::StateValue> got = co_await ns.get(key);
     if (r.ok && got && got->value != value)
       rec->findings.push_back({JsonBend(value, got->value),
-                               "compareAndSet(\"" + key + "\", 1, " + state::Stringify(value) +
-                                   ") then get() read back " + state::Stringify(got->value),
+                               "compareAndSet(\"" + key + "\", 1, " +
+                                   real::state::Stringify(value) + ") then get() read back " +
+                                   real::state::Stringify(got->value),
                                {},
                                {Since(ctx, since)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
 }
 
-Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                      int id, int i, int64_t ttl, Recorder* rec) {
-  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
-  auto ns_ptr = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
-                                     "quota" + std::to_string(id) + "-" + std::to_string(i), one,
-                                     std::string("conn"));
-  state::StateNamespace& ns = *ns_ptr;
+sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                           const real::state::VersionScripts& scripts, int id, int i, int64_t ttl,
+                           Recorder* rec) {
+  real::state::NamespaceOptions one{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  auto ns_ptr = real::state::MakeNamespace(
+      w.version, ctx, scripts, std::string("provider-under-test"),
+      "quota" + std::to_string(id) + "-" + std::to_string(i), one, std::string("conn"));
+  real::state::StateNamespace& ns = *ns_ptr;
   try {
-    state::Json value = state::Json::object();
+    real::state::Json value = real::state::Json::object();
     value["n"] = 1;
     const int64_t t_a = rec->world->now_ms();
     co_await ns.set("a", value, ttl);
     // While a is live, a second key must be refused (x expires with a, if it is accepted).
-    const std::optional<state::StateError> x_refused =
-        co_await FailureOf<state::StateError>(ns.set("x", value, ttl));
+    const std::optional<real::state::StateError> x_refused =
+        co_await sim::FailureOf<real::state::StateError>(ns.set("x", value, ttl));
     const bool x_accepted = !x_refused;
     if (x_accepted) {
       const int64_t t1 = rec->world->now_ms();
-      std::optional<state::StateValue> a = co_await ns.get("a");
-      std::optional<state::StateValue> x = co_await ns.get("x");
+      std::optional<real::state::StateValue> a = co_await ns.get("a");
+      std::optional<real::state::StateValue> x = co_await ns.get("x");
       if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
         rec->findings.push_back(
             {"overfill",
-             "at +" + std::to_string(t1 - kDefaultEpochMs) + "ms, with a live (TTL " +
+             "at +" + std::to_string(t1 - sim::kDefaultEpochMs) + "ms, with a live (TTL " +
                  std::to_string(ttl) +
                  " ms), set(x) was accepted and get(a), get(x) both return a value: "
                  "2 live entries in a namespace with maxEntries 1",
@@ -481,18 +489,18 @@ Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::Versio
     co_await SleepUntil(ctx, rec, t_a + ttl);
     const int64_t t0 = rec->world->now_ms();
     co_await ns.set("b", value, std::nullopt);
-    std::optional<state::StateValue> a = co_await ns.get("a");
-    std::optional<state::StateValue> b = co_await ns.get("b");
+    std::optional<real::state::StateValue> a = co_await ns.get("a");
+    std::optional<real::state::StateValue> b = co_await ns.get("b");
     if (a && b && rec->world->now_ms() == t0)
       rec->findings.push_back(
           {"expiry-instant-overfill",
-           "at +" + std::to_string(t0 - kDefaultEpochMs) + "ms, the expiry instant of a (TTL " +
-               std::to_string(ttl) +
+           "at +" + std::to_string(t0 - sim::kDefaultEpochMs) +
+               "ms, the expiry instant of a (TTL " + std::to_string(ttl) +
                " ms), set(b) was accepted and get(a), get(b) both return a value: "
                "2 live entries in a namespace with maxEntries 1",
            {},
            {Since(ctx, t0)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
 }
 
@@ -502,14 +510,15 @@ namespace {
 // get(key) and then list(prefix key): what get() returned when list() left the key out in the
 // same millisecond (nullopt otherwise), and that millisecond.
 struct ListedMiss {
-  std::optional<state::StateValue> got;
+  std::optional<real::state::StateValue> got;
   int64_t at = 0;
 };
-Task<ListedMiss> GetButNotListed(state::StateNamespace& ns, const std::string& key, Recorder* rec) {
+sim::Task<ListedMiss> GetButNotListed(real::state::StateNamespace& ns, const std::string& key,
+                                      Recorder* rec) {
   ListedMiss miss;
   miss.at = rec->world->now_ms();
-  std::optional<state::StateValue> got = co_await ns.get(key);
-  std::vector<state::StateValue> listed = co_await ns.list(std::nullopt, key);
+  std::optional<real::state::StateValue> got = co_await ns.get(key);
+  std::vector<real::state::StateValue> listed = co_await ns.list(std::nullopt, key);
   bool in_list = false;
   for (const auto& v : listed) in_list |= v.key == key;
   if (got && rec->world->now_ms() == miss.at && !in_list) miss.got = std::move(got);
@@ -518,10 +527,10 @@ Task<ListedMiss> GetButNotListed(state::StateNamespace& ns, const std::string& k
 
 }  // namespace
 
-Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                       int64_t ttl, Recorder* rec) {
+sim::Task<void> ExpiryProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, const std::string& key,
+                            int64_t ttl, Recorder* rec) {
   try {
-    state::Json value = state::Json::object();
+    real::state::Json value = real::state::Json::object();
     value["probe"] = ttl;
     co_await ns.set(key, value, ttl);
     co_await ctx.sleep(ttl);
@@ -530,12 +539,12 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
     if (miss.got)
       rec->findings.push_back(
           {"list-drops-at-expiry-instant",
-           "at +" + std::to_string(t_get - kDefaultEpochMs) + "ms (the expiry instant of a " +
+           "at +" + std::to_string(t_get - sim::kDefaultEpochMs) + "ms (the expiry instant of a " +
                std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
                std::to_string(miss.got->version) + " but list() did not include it",
            {},
            {Since(ctx, t_get)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
     // Faults may fail the probe; it then says nothing.
   }
 }
@@ -545,22 +554,24 @@ Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::stri
 // maxTtl; a new pod reads it (beta.24 adopts it into its scope and index, refreshing the index's
 // TTL to its own maxTtl); once that maxTtl has passed, with the entry still alive, get() and
 // list() at one instant must agree.
-Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
-                             const state::VersionScripts& scripts, int id, int i, Recorder* rec) {
+sim::Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
+                                  const real::state::VersionScripts& scripts, int id, int i,
+                                  Recorder* rec) {
   constexpr int64_t kNewMaxTtl = 100, kOldTtl = 400, kReadAt = 250;
   const std::string name = "lt" + std::to_string(id) + "-" + std::to_string(i);
-  state::NamespaceOptions young{.default_ttl_ms = 50, .max_ttl_ms = kNewMaxTtl, .max_entries = 10};
-  state::NamespaceOptions old_options = young;
+  real::state::NamespaceOptions young{
+      .default_ttl_ms = 50, .max_ttl_ms = kNewMaxTtl, .max_entries = 10};
+  real::state::NamespaceOptions old_options = young;
   old_options.default_ttl_ms = 500;
   old_options.max_ttl_ms = 1000;
   auto old = OldPod(ctx, w, scripts, name, old_options, "conn");
   if (!old) co_return;
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
-                                 young, std::string("conn"));
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, young, std::string("conn"));
   const std::string key = "long";
   try {
     const int64_t start = rec->world->now_ms();
-    state::Json value = state::Json::object();
+    real::state::Json value = real::state::Json::object();
     value["old"] = i;
     co_await old->set(key, value, kOldTtl);
     if (!(co_await ns->get(key))) co_return;  // this version cannot read v1 values at all
@@ -576,58 +587,62 @@ Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
                std::to_string(miss.got->version) + " but list() does not include it",
            {},
            {Since(ctx, start)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
     // Faults may fail the probe; it then says nothing.
   }
 }
 
-Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
+sim::Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t) {
   const int64_t now = rec->world->now_ms();
   if (t > now) co_await ctx.sleep(t - now);
 }
 
-std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
-                                              const state::VersionScripts& scripts,
-                                              const std::string& name, state::NamespaceOptions o,
-                                              const std::string& connection) {
+std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
+                                                    const real::state::VersionScripts& scripts,
+                                                    const std::string& name,
+                                                    real::state::NamespaceOptions o,
+                                                    const std::string& connection) {
   if (w.old_version.empty()) return nullptr;
-  return state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"), name,
-                              o, connection);
+  return real::state::MakeNamespace(w.old_version, ctx, scripts, std::string("provider-under-test"),
+                                    name, o, connection);
 }
 
 // quota-safety, concurrently: at one instant every client sets its own key in a shared
 // maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond.
-Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                     int id, int i, Recorder* rec) {
+sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
+                          const real::state::VersionScripts& scripts, int id, int i,
+                          Recorder* rec) {
   if (w.clients < 2) co_return;
-  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  real::state::NamespaceOptions one{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
   const std::string name = "race-" + std::to_string(i);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
-                                 one, std::string("conn"));
-  const int64_t slot = kDefaultEpochMs + 1000 * (i + 1);
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, one, std::string("conn"));
+  const int64_t slot = sim::kDefaultEpochMs + 1000 * (i + 1);
   co_await SleepUntil(ctx, rec, slot);
-  state::Json value = state::Json::object();
+  real::state::Json value = real::state::Json::object();
   value["client"] = id;
-  [[maybe_unused]] const std::optional<state::StateError> refused =
-      co_await FailureOf<state::StateError>(ns->set("c" + std::to_string(id), value, std::nullopt));
+  [[maybe_unused]] const std::optional<real::state::StateError> refused =
+      co_await sim::FailureOf<real::state::StateError>(
+          ns->set("c" + std::to_string(id), value, std::nullopt));
   if (id != 0) co_return;
   co_await SleepUntil(ctx, rec, slot + 100);
   const int64_t t0 = rec->world->now_ms();
   int live = 0;
   try {
     for (int c = 0; c < w.clients; ++c) {
-      std::optional<state::StateValue> got = co_await ns->get("c" + std::to_string(c));
+      std::optional<real::state::StateValue> got = co_await ns->get("c" + std::to_string(c));
       live += got ? 1 : 0;
     }
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
     co_return;
   }
   if (live > 1 && rec->world->now_ms() == t0)
     rec->findings.push_back(
         {"concurrent-overfill", std::to_string(w.clients) + " clients each set their own key at +" +
-                                    std::to_string(slot - kDefaultEpochMs) + "ms in namespace " +
-                                    name + " (maxEntries 1); at +" +
-                                    std::to_string(t0 - kDefaultEpochMs) + "ms " +
+                                    std::to_string(slot - sim::kDefaultEpochMs) +
+                                    "ms in namespace " + name + " (maxEntries 1); at +" +
+                                    std::to_string(t0 - sim::kDefaultEpochMs) + "ms " +
                                     std::to_string(live) + " of those keys are live"});
 }
 
@@ -642,22 +657,23 @@ Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::Version
 // margin admits b; one whose clock is behind refuses c.
 constexpr int64_t kSkewTtlMs = 400, kSkewMarginMs = 150;
 
-Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                          const state::VersionScripts& scripts, int id, int i, bool safety,
-                          SkewWrites* writes, Recorder* rec) {
+sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                               const real::state::VersionScripts& scripts, int id, int i,
+                               bool safety, SkewWrites* writes, Recorder* rec) {
   if (w.clients < 2 || id > 1) co_return;
-  state::NamespaceOptions one{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
+  real::state::NamespaceOptions one{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 1};
   const std::string name = (safety ? "skew-" : "skewlive-") + std::to_string(i);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
-                                 one, std::string("conn"));
-  const int64_t base = kDefaultEpochMs + 1000 * (i + 1) + 200;
-  state::Json value = state::Json::object();
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, one, std::string("conn"));
+  const int64_t base = sim::kDefaultEpochMs + 1000 * (i + 1) + 200;
+  real::state::Json value = real::state::Json::object();
   value["client"] = id;
   if (id == 0) {
     co_await SleepUntil(ctx, rec, base);
     const int64_t inv = rec->world->now_ms();
-    const std::optional<state::StateError> refused =
-        co_await FailureOf<state::StateError>(ns->set("a", value, kSkewTtlMs));
+    const std::optional<real::state::StateError> refused =
+        co_await sim::FailureOf<real::state::StateError>(ns->set("a", value, kSkewTtlMs));
     if (!refused) (*writes)[name] = {inv, rec->world->now_ms()};
     co_return;
   }
@@ -671,8 +687,8 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       ctx, rec, safety ? a_inv + kSkewTtlMs - kSkewMarginMs : a_ret + kSkewTtlMs + kSkewMarginMs);
   const int64_t inv = rec->world->now_ms();
   std::string refused;
-  const std::optional<state::StateError> e =
-      co_await FailureOf<state::StateError>(ns->set(key, value, std::nullopt));
+  const std::optional<real::state::StateError> e =
+      co_await sim::FailureOf<real::state::StateError>(ns->set(key, value, std::nullopt));
   if (e) {
     if (!e->quota()) co_return;
     refused = e->what();
@@ -680,12 +696,13 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   const int64_t ret = rec->world->now_ms();
   const std::string wrote_a =
       "namespace " + name + " (maxEntries 1): client 0 set(a, ttl " + std::to_string(kSkewTtlMs) +
-      ") at +" + std::to_string(a_inv - kDefaultEpochMs) + "ms, so a is live until +" +
-      std::to_string(a_inv + kSkewTtlMs - kDefaultEpochMs) + "ms or later by the server's clock; ";
+      ") at +" + std::to_string(a_inv - sim::kDefaultEpochMs) + "ms, so a is live until +" +
+      std::to_string(a_inv + kSkewTtlMs - sim::kDefaultEpochMs) +
+      "ms or later by the server's clock; ";
   if (safety && refused.empty() && ret < a_inv + kSkewTtlMs)
     rec->findings.push_back(
         {"skew-overfill",
-         wrote_a + "client 1 set(b) at +" + std::to_string(inv - kDefaultEpochMs) +
+         wrote_a + "client 1 set(b) at +" + std::to_string(inv - sim::kDefaultEpochMs) +
              "ms and it was accepted: 2 live entries (client 1's clock runs ahead of client "
              "0's; the store counts live entries by the caller's clock)",
          {},
@@ -693,7 +710,7 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   if (!safety && !refused.empty() && inv > a_ret + kSkewTtlMs)
     rec->findings.push_back(
         {"skew-expired-slot-refused",
-         wrote_a + "client 1 set(c) at +" + std::to_string(inv - kDefaultEpochMs) +
+         wrote_a + "client 1 set(c) at +" + std::to_string(inv - sim::kDefaultEpochMs) +
              "ms, after a expired by the server's clock, failed with \"" + refused +
              "\" (client 1's clock runs behind client 0's; the store counts live entries by "
              "the caller's clock)",
@@ -702,14 +719,14 @@ Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
 }
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
-Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
-                   std::vector<AckOp>* ops, Recorder* rec) {
+sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                        sim::Prng& rng, std::vector<AckOp>* ops, Recorder* rec) {
   AckOp a;
   a.key = "a" + std::to_string(rng.below(2));
   a.actor = id;
   const uint64_t roll = rng.below(100);
   a.ttl = rng.chance({1, 2}) ? std::optional<int64_t>(rng.range(10, 300)) : std::nullopt;
-  state::Json value = state::Json::object();
+  real::state::Json value = real::state::Json::object();
   value["client"] = id;
   value["n"] = i;
   a.inv_seq = rec->seq++;
@@ -721,17 +738,17 @@ Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng
       co_await ns.set(a.key, value, a.ttl);
     } else if (roll < 65) {
       a.kind = AckOp::Kind::kGet;
-      std::optional<state::StateValue> v = co_await ns.get(a.key);
+      std::optional<real::state::StateValue> v = co_await ns.get(a.key);
       a.found = v.has_value();
     } else if (roll < 90) {
       a.kind = AckOp::Kind::kList;
-      std::vector<state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
+      std::vector<real::state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
       for (const auto& r : rows) a.found |= r.key == a.key;
     } else {
       a.kind = AckOp::Kind::kDelete;
       co_await ns.del(a.key);
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     if (e.transport()) {
       a.ambiguous = true;
     } else {
@@ -747,18 +764,19 @@ Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng
 
 // quota-liveness: fill a maxEntries-2 namespace, free one entry (delete by this pod or an old
 // pod, or expiry), then a third key must be accepted.
-Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
-                         const state::VersionScripts& scripts, int id, int i, Prng& rng,
-                         Recorder* rec) {
-  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
+                              const real::state::VersionScripts& scripts, int id, int i,
+                              sim::Prng& rng, Recorder* rec) {
+  real::state::NamespaceOptions two{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
   const std::string name = "live" + std::to_string(id) + "-" + std::to_string(i);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
-                                 two, std::string("conn"));
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, two, std::string("conn"));
   auto old = OldPod(ctx, w, scripts, name, two, "conn");
   const bool by_expiry = rng.chance({1, 3});
   const bool old_deletes = old && rng.chance({1, 2});
   const int64_t ttl = rng.range(5, 40);
-  state::Json value = state::Json::object();
+  real::state::Json value = real::state::Json::object();
   value["n"] = i;
   try {
     const std::optional<int64_t> ttl_a = by_expiry ? std::optional<int64_t>(ttl) : std::nullopt;
@@ -775,13 +793,13 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
       co_await ns->del("a");
       how = "delete(a)";
     }
-    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
     std::string refused;
-    const std::optional<state::StateError> e =
-        co_await FailureOf<state::StateError>(ns->set("c", value, std::nullopt));
+    const std::optional<real::state::StateError> e =
+        co_await sim::FailureOf<real::state::StateError>(ns->set("c", value, std::nullopt));
     if (e && e->quota()) refused = e->what();
     if (!refused.empty()) {
-      std::optional<state::StateValue> a = co_await ns->get("a");
+      std::optional<real::state::StateValue> a = co_await ns->get("a");
       rec->findings.push_back(
           {by_expiry ? "expired-slot-refused"
                      : (old_deletes ? "old-pod-delete-leaks-slot" : "deleted-slot-refused"),
@@ -790,22 +808,24 @@ Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
                "\"; get(a) now returns " +
                (a ? "its value: the delete was lost" : "null: only b is live"),
            {},
-           {Since(ctx, kDefaultEpochMs + t)}});
+           {Since(ctx, sim::kDefaultEpochMs + t)}});
     }
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
 }
 
 // reads-never-quota-error: an old pod writes two v1 values, a new pod fills its scope of a
 // maxEntries-2 namespace, then reads everything.
-Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                          const state::VersionScripts& scripts, int id, int i, Recorder* rec) {
-  state::NamespaceOptions two{.default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                               const real::state::VersionScripts& scripts, int id, int i,
+                               Recorder* rec) {
+  real::state::NamespaceOptions two{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
   const std::string name = "rq" + std::to_string(id) + "-" + std::to_string(i);
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), name,
-                                 two, std::string("conn"));
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, two, std::string("conn"));
   auto old = OldPod(ctx, w, scripts, name, two, "conn");
-  state::Json value = state::Json::object();
+  real::state::Json value = real::state::Json::object();
   value["n"] = i;
   try {
     if (old) {
@@ -814,15 +834,15 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     }
     co_await ns->set("new1", value, std::nullopt);
     co_await ns->set("new2", value, std::nullopt);
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
     // A full namespace may refuse these writes; the reads below must still work.
   }
   static const char* kKeys[] = {"old1", "old2", "new1"};
   for (const char* key : kKeys) {
-    const int64_t t = rec->world->now_ms() - kDefaultEpochMs;
+    const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
     try {
       co_await ns->get(key);
-    } catch (const state::StateError& e) {
+    } catch (const real::state::StateError& e) {
       if (e.quota())
         rec->findings.push_back(
             {"get-fails-with-quota-error",
@@ -832,12 +852,12 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                  ", this pod wrote new1 and new2; at +" + std::to_string(t) + "ms get(\"" + key +
                  "\") failed with \"" + e.what() + "\"",
              {},
-             {Since(ctx, kDefaultEpochMs + t)}});
+             {Since(ctx, sim::kDefaultEpochMs + t)}});
     }
   }
   try {
     co_await ns->list(std::nullopt, std::nullopt);
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     if (e.quota())
       rec->findings.push_back(
           {"list-fails-with-quota-error",
@@ -845,4 +865,4 @@ Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state

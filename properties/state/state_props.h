@@ -21,7 +21,7 @@
 #include "real/state/state_api.h"
 #include "sim/runtime.h"
 
-namespace testbed::props {
+namespace testbed::props::state {
 
 // The parameters of one run of a state property, as every property's workload reads them.
 struct StateWorkload {
@@ -43,7 +43,7 @@ struct StateWorkload {
   // no calls, no pause), so later operations draw differently but deterministically.
   std::set<std::pair<int, int>> skip;
   sim::FaultOptions faults;
-  state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
+  real::state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
 };
 
 inline constexpr int kHotKeyThreadsPerClient = 3;
@@ -53,7 +53,7 @@ inline constexpr int kHotKeyThreadsPerClient = 3;
 // carry. backend: the emulator (server == nullptr) or the spawned server. Throws
 // std::invalid_argument for an unknown property or an unported version.
 RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
-                            const ScriptCatalog& scripts, RedisServer* server,
+                            const real::ScriptCatalog& scripts, real::RedisServer* server,
                             sim::Strategy* strategy = nullptr);
 
-}  // namespace testbed::props
+}  // namespace testbed::props::state

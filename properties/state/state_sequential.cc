@@ -7,7 +7,7 @@
 #include "model/state_store.h"
 #include "sim/clock.h"
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 using model::RegisterOp;
 
@@ -15,7 +15,7 @@ namespace {
 
 // model-matches-implementation: one client, in sequence, fault-free, so that every call has
 // one instant; each result must be what model/state_store answers at that instant.
-std::string ErrorKind(const state::StateError& e) {
+std::string ErrorKind(const real::state::StateError& e) {
   if (e.quota()) return "quota";
   if (e.transport()) return "transport";
   return "policy";
@@ -23,20 +23,20 @@ std::string ErrorKind(const state::StateError& e) {
 
 std::string ShowEntry(const std::optional<model::StoreEntry>& e) {
   if (!e) return "null";
-  return e->key + "=" + state::Stringify(e->value) + " v" + std::to_string(e->version) +
-         " createdAt " + state::IsoTime(e->created_at) + " expiresAt " +
-         state::IsoTime(e->expires_at);
+  return e->key + "=" + real::state::Stringify(e->value) + " v" + std::to_string(e->version) +
+         " createdAt " + real::state::IsoTime(e->created_at) + " expiresAt " +
+         real::state::IsoTime(e->expires_at);
 }
 
-std::optional<model::StoreEntry> FromImpl(const std::optional<state::StateValue>& v) {
+std::optional<model::StoreEntry> FromImpl(const std::optional<real::state::StateValue>& v) {
   if (!v) return std::nullopt;
   model::StoreEntry e;
   e.key = v->key;
   e.value = v->value;
   e.version = v->version;
-  e.expires_at = state::ParseIsoTime(v->expires_at).value_or(-1);
-  e.created_at = state::ParseIsoTime(v->created_at).value_or(-1);
-  e.updated_at = state::ParseIsoTime(v->updated_at).value_or(-1);
+  e.expires_at = real::state::ParseIsoTime(v->expires_at).value_or(-1);
+  e.created_at = real::state::ParseIsoTime(v->created_at).value_or(-1);
+  e.updated_at = real::state::ParseIsoTime(v->updated_at).value_or(-1);
   return e;
 }
 
@@ -49,18 +49,18 @@ bool Same(const std::optional<model::StoreEntry>& a, const std::optional<model::
 
 }  // namespace
 
-Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
-                            const state::VersionScripts& scripts, Recorder* rec) {
-  Prng rng(w.seed * 1000003);
+sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
+                                 const real::state::VersionScripts& scripts, Recorder* rec) {
+  sim::Prng rng(w.seed * 1000003);
   const bool legacy = w.version == "beta24";
-  model::StateStoreModel m({.scoped = state::HasConnectionScopes(w.version),
+  model::StateStoreModel m({.scoped = real::state::HasConnectionScopes(w.version),
                             .legacy_claim = legacy,
                             .max_ttl = w.version != "beta3"});
   std::vector<std::string> log;
   const std::string provider = "provider-under-test";
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({0, i})) continue;  // shrunk away
-    rng = Prng(OpSeed(w.seed, 0, i));
+    rng = sim::Prng(sim::OpSeed(w.seed, 0, i));
     co_await ctx.sleep(rng.range(0, 25));
     const int64_t now = rec->world->now_ms();
     const uint64_t c = rng.below(3);
@@ -68,11 +68,11 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         c == 2 ? std::nullopt : std::optional<std::string>(c == 0 ? "conn-a" : "conn-b");
     const bool provider_ns = rng.chance({1, 4});
     const std::string ns_name = provider_ns ? "shared" : "ns";
-    state::NamespaceOptions so{.provider_scope = provider_ns,
-                               .default_ttl_ms = 40,
-                               .max_ttl_ms = 100,
-                               .max_entries = 3,
-                               .max_value_bytes = 256};
+    real::state::NamespaceOptions so{.provider_scope = provider_ns,
+                                     .default_ttl_ms = 40,
+                                     .max_ttl_ms = 100,
+                                     .max_entries = 3,
+                                     .max_value_bytes = 256};
     model::StoreNamespaceOptions mo{provider_ns, 40, 100, 3, 256};
     const std::string key = "k" + std::to_string(rng.below(4));
     uint64_t roll = rng.below(100);
@@ -81,12 +81,13 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     const std::optional<int64_t> ttl = ttl_roll < 3    ? std::optional<int64_t>(rng.range(1, 60))
                                        : ttl_roll == 3 ? std::optional<int64_t>(150)
                                                        : std::nullopt;
-    state::Json value = rng.chance({1, 3}) ? TrickyValue(rng) : state::Json::object();
+    real::state::Json value = rng.chance({1, 3}) ? TrickyValue(rng) : real::state::Json::object();
     if (value.is_object() && value.empty()) value["n"] = i;
-    auto ns = state::MakeNamespace(w.version, ctx, scripts, provider, ns_name, so, connection);
+    auto ns =
+        real::state::MakeNamespace(w.version, ctx, scripts, provider, ns_name, so, connection);
     const std::string who =
         (connection ? *connection : std::string("missing connection")) + " " + ns_name;
-    const std::string at = "+" + std::to_string(now - kDefaultEpochMs) + "ms ";
+    const std::string at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "ms ";
     std::string what, got, want;
     bool same = true;
     try {
@@ -112,7 +113,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         model::StoreResult r =
             m.compare_and_set(connection, ns_name, mo, key, expected, value, ttl, now);
         want = r.error.empty() ? (r.ok ? "ok " : "fail ") + ShowEntry(r.entry) : r.error + " error";
-        state::CasResult c2 = co_await ns->compare_and_set(key, expected, value, ttl);
+        real::state::CasResult c2 = co_await ns->compare_and_set(key, expected, value, ttl);
         std::optional<model::StoreEntry> v = FromImpl(c2.ok ? c2.value : c2.current);
         got = (c2.ok ? "ok " : "fail ") + ShowEntry(v);
         same = r.error.empty() && r.ok == c2.ok && Same(v, r.entry);
@@ -135,7 +136,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         model::StoreResult all = m.list(connection, ns_name, mo, prefix, std::nullopt, now);
         const int64_t n =
             std::min<int64_t>(all.matching, std::max<int64_t>(0, limit.value_or(mo.max_entries)));
-        std::vector<state::StateValue> rows = co_await ns->list(limit, prefix);
+        std::vector<real::state::StateValue> rows = co_await ns->list(limit, prefix);
         same = static_cast<int64_t>(rows.size()) == n;
         for (const auto& row : rows) {
           auto e = FromImpl(row);
@@ -155,7 +156,8 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         got = ShowEntry(v);
       } else {
         what = "an old pod (beta23) sets " + key + " in " + ns_name + " to " + value.dump();
-        auto old = state::MakeNamespace("beta23", ctx, scripts, provider, ns_name, so, connection);
+        auto old =
+            real::state::MakeNamespace("beta23", ctx, scripts, provider, ns_name, so, connection);
         const model::StoreResult r =
             m.legacy_write(ns_name, mo, key, value, so.default_ttl_ms, now);
         want = r.error.empty() ? "done" : r.error + " error";
@@ -163,7 +165,7 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         got = "done";
         same = r.error.empty();
       }
-    } catch (const state::StateError& e) {
+    } catch (const real::state::StateError& e) {
       got = ErrorKind(e) + " error (" + e.what() + ")";
       same = want.rfind(ErrorKind(e) + " error", 0) == 0;
     }
@@ -183,9 +185,9 @@ Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 namespace {
 
@@ -211,7 +213,7 @@ NameSet PlainNames() {
 // "a:k0" and "n:a" + "k0"; "n" + "scope:provider:k0" and "n:scope:provider" + "k0"), glob
 // characters that KEYS and SCAN MATCH expand, the empty string, backslashes and unicode.
 NameSet AdversarialNames(uint64_t seed) {
-  Prng rng(seed * 0x9E3779B97F4A7C15ULL + 0x6e616d6573ULL);
+  sim::Prng rng(seed * 0x9E3779B97F4A7C15ULL + 0x6e616d6573ULL);
   auto pick = [&rng](std::initializer_list<const char*> options) {
     return std::string(options.begin()[rng.below(options.size())]);
   };
@@ -241,12 +243,12 @@ std::string Describe(const NameSet& n) {
 
 // An entry with its key written as the index of the name set ("key#1"), so that the two runs
 // compare; a key outside the set is shown as it is.
-std::string Normal(const NameSet& n, const std::optional<state::StateValue>& v) {
+std::string Normal(const NameSet& n, const std::optional<real::state::StateValue>& v) {
   if (!v) return "null";
   std::string key = Quote(v->key);
   for (int i = 0; i < 4; ++i)
     if (v->key == n.keys[i]) key = "key#" + std::to_string(i);
-  return key + "=" + state::Stringify(v->value) + " v" + std::to_string(v->version) +
+  return key + "=" + real::state::Stringify(v->value) + " v" + std::to_string(v->version) +
          " createdAt " + v->created_at + " expiresAt " + v->expires_at;
 }
 
@@ -256,26 +258,27 @@ struct OpSpec {
   int ns = 0;
   int key = 0;
   std::optional<int64_t> ttl;
-  state::Json value;
+  real::state::Json value;
   int64_t expected = 0;  // compareAndSet; -1: the version the same call's get reads
   bool list_by_prefix = false;
   std::optional<int64_t> limit;
 };
 
 // One operation under one name set; what it answered, with names as indexes.
-Task<std::string> RunOp(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                        const NameSet& n, const OpSpec& op) {
+sim::Task<std::string> RunOp(sim::Ctx& ctx, const StateWorkload& w,
+                             const real::state::VersionScripts& scripts, const NameSet& n,
+                             const OpSpec& op) {
   const bool provider_ns = op.ns != 1;
-  state::NamespaceOptions so{.provider_scope = provider_ns,
-                             .default_ttl_ms = 40,
-                             .max_ttl_ms = 100,
-                             .max_entries = 3,
-                             .max_value_bytes = 256};
+  real::state::NamespaceOptions so{.provider_scope = provider_ns,
+                                   .default_ttl_ms = 40,
+                                   .max_ttl_ms = 100,
+                                   .max_entries = 3,
+                                   .max_value_bytes = 256};
   const std::optional<std::string> connection =
       op.connection == 2 ? std::nullopt : std::optional<std::string>(n.connections[op.connection]);
   const std::string& key = n.keys[op.key];
-  auto ns = state::MakeNamespace(w.version, ctx, scripts, n.provider, n.namespaces[op.ns], so,
-                                 connection);
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, n.provider, n.namespaces[op.ns], so,
+                                       connection);
   std::string out;
   try {
     if (op.roll < 25) {
@@ -285,10 +288,10 @@ Task<std::string> RunOp(sim::Ctx& ctx, const StateWorkload& w, const state::Vers
     } else if (op.roll < 60) {
       int64_t expected = op.expected;
       if (expected < 0) {
-        std::optional<state::StateValue> seen = co_await ns->get(key);
+        std::optional<real::state::StateValue> seen = co_await ns->get(key);
         expected = seen ? seen->version : 0;
       }
-      state::CasResult r = co_await ns->compare_and_set(key, expected, op.value, op.ttl);
+      real::state::CasResult r = co_await ns->compare_and_set(key, expected, op.value, op.ttl);
       out = (r.ok ? "ok " : "fail ") + Normal(n, r.ok ? r.value : r.current);
     } else if (op.roll < 68) {
       co_await ns->del(key);
@@ -296,7 +299,7 @@ Task<std::string> RunOp(sim::Ctx& ctx, const StateWorkload& w, const state::Vers
     } else if (op.roll < 80) {
       const std::optional<std::string> prefix =
           op.list_by_prefix ? std::optional<std::string>(key) : std::nullopt;
-      std::vector<state::StateValue> rows = co_await ns->list(op.limit, prefix);
+      std::vector<real::state::StateValue> rows = co_await ns->list(op.limit, prefix);
       std::vector<std::string> shown;
       for (const auto& r : rows) shown.push_back(Normal(n, r));
       std::sort(shown.begin(), shown.end());  // list() promises no order
@@ -305,12 +308,12 @@ Task<std::string> RunOp(sim::Ctx& ctx, const StateWorkload& w, const state::Vers
     } else if (op.roll < 88) {
       out = Normal(n, co_await ns->increment(key, "n", 2, op.ttl));
     } else {
-      auto old = state::MakeNamespace("beta23", ctx, scripts, n.provider, n.namespaces[op.ns], so,
-                                      connection);
+      auto old = real::state::MakeNamespace("beta23", ctx, scripts, n.provider, n.namespaces[op.ns],
+                                            so, connection);
       co_await old->set(key, op.value, std::nullopt);
       out = "done";
     }
-  } catch (const state::StateError& e) {
+  } catch (const real::state::StateError& e) {
     out = ErrorKind(e) + " error";
   }
   co_return out;
@@ -337,14 +340,14 @@ std::string Show(const NameSet& n, const OpSpec& op) {
 
 }  // namespace
 
-Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
-                               const state::VersionScripts& scripts, Recorder* rec) {
+sim::Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
+                                    const real::state::VersionScripts& scripts, Recorder* rec) {
   const NameSet plain = PlainNames(), odd = AdversarialNames(w.seed);
   const bool legacy = w.version == "beta24";
   std::vector<std::string> log;
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({0, i})) continue;  // shrunk away
-    Prng rng(OpSeed(w.seed, 0, i));
+    sim::Prng rng(sim::OpSeed(w.seed, 0, i));
     co_await ctx.sleep(rng.range(0, 25));
     OpSpec op;
     op.connection = static_cast<int>(rng.below(3));
@@ -356,7 +359,7 @@ Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
     op.ttl = ttl_roll < 3    ? std::optional<int64_t>(rng.range(1, 60))
              : ttl_roll == 3 ? std::optional<int64_t>(150)
                              : std::nullopt;
-    op.value = rng.chance({1, 3}) ? TrickyValue(rng) : state::Json::object();
+    op.value = rng.chance({1, 3}) ? TrickyValue(rng) : real::state::Json::object();
     if (op.value.is_object() && op.value.empty()) op.value["n"] = i;
     op.expected = rng.chance({3, 4}) ? -1 : rng.range(0, 3);
     // list(prefix ""): every key, as no prefix; under plain names that would be a real prefix.
@@ -365,7 +368,8 @@ Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
     const int64_t now = rec->world->now_ms();
     const std::string a = co_await RunOp(ctx, w, scripts, plain, op);
     const std::string b = co_await RunOp(ctx, w, scripts, odd, op);
-    log.push_back("+" + std::to_string(now - kDefaultEpochMs) + "ms " + Show(odd, op) + " -> " + b);
+    log.push_back("+" + std::to_string(now - sim::kDefaultEpochMs) + "ms " + Show(odd, op) +
+                  " -> " + b);
     if (a == b) continue;
     std::string out = "the same calls under plain names and under " + Describe(odd) +
                       " answer differently; the last operations (the odd names):";
@@ -382,4 +386,4 @@ Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state

@@ -5,16 +5,15 @@
 #include "properties/state/state_props.h"
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props {
-namespace state_system {
+namespace testbed::props::state {
 
-#define TESTBED_PROPERTY(name) const detail::StateProperty& name();
+#define TESTBED_PROPERTY(name) const StateProperty& name();
 #include "properties/state/properties.inc"
 #undef TESTBED_PROPERTY
 
 namespace {
 
-using detail::StateEnv;
+using state::StateEnv;
 
 const PropertyTable<StateEnv>& Table() {
   static const PropertyTable<StateEnv> kTable({
@@ -28,12 +27,13 @@ const PropertyTable<StateEnv>& Table() {
 // The world's horizon for every state run.
 constexpr int64_t kHorizonMs = 600000;
 
-std::unique_ptr<PropertyRun> Prepare(const StateWorkload& w, const detail::StateProperty& p,
-                                     const ScriptCatalog& scripts) {
+std::unique_ptr<PropertyRun> Prepare(const StateWorkload& w, const StateProperty& p,
+                                     const real::ScriptCatalog& scripts) {
   for (const std::string& v : w.more_old_versions)
-    if (!state::IsPorted(v))
+    if (!real::state::IsPorted(v))
       throw std::invalid_argument("state version '" + v + "' has no client port");
-  if (!state::IsPorted(w.version) || (!w.old_version.empty() && !state::IsPorted(w.old_version)))
+  if (!real::state::IsPorted(w.version) ||
+      (!w.old_version.empty() && !real::state::IsPorted(w.old_version)))
     throw std::invalid_argument("state version '" + w.version + "' or '" + w.old_version +
                                 "' has no client port (ported: beta3, beta23, beta24, beta30)");
   return Bind(std::make_unique<StateEnv>(w, scripts), p);
@@ -72,7 +72,7 @@ class StateSystem : public System {
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
-                                       const ScriptCatalog& scripts) const override {
+                                       const real::ScriptCatalog& scripts) const override {
     StateWorkload w;
     w.seed = spec.seed;
     w.clients = spec.clients;
@@ -86,7 +86,7 @@ class StateSystem : public System {
     w.skip = spec.skip;
     w.cas_only = option(spec, "ops-mix") == "cas";
     w.faults = faults;
-    return state_system::Prepare(w, Table().find(spec.property), scripts);
+    return state::Prepare(w, Table().find(spec.property), scripts);
   }
   int64_t horizon_ms() const override { return kHorizonMs; }
 };
@@ -95,19 +95,14 @@ class StateSystem : public System {
 
 std::unique_ptr<System> Make() { return std::make_unique<StateSystem>(); }
 
-}  // namespace state_system
-
 RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
-                            const ScriptCatalog& scripts, RedisServer* server,
+                            const real::ScriptCatalog& scripts, real::RedisServer* server,
                             sim::Strategy* strategy) {
-  const detail::StateProperty& p = state_system::Table().find(property);
+  const StateProperty& p = Table().find(property);
   p.info.sets_aside.DisableIn(w.faults);
-  std::unique_ptr<PropertyRun> run = state_system::Prepare(w, p, scripts);
-  return RunProperty(*run, p.info, w.seed, state_system::kHorizonMs, w.faults, scripts, server,
-                     strategy);
+  std::unique_ptr<PropertyRun> run = Prepare(w, p, scripts);
+  return RunProperty(*run, p.info, w.seed, kHorizonMs, w.faults, scripts, server, strategy);
 }
-
-namespace detail {
 
 void StateRun::Start(sim::World& world) {
   rec.world = &world;
@@ -116,22 +111,20 @@ void StateRun::Start(sim::World& world) {
                     [this, c](sim::Ctx& ctx) { return Client(ctx, c); });
 }
 
-std::unique_ptr<state::StateNamespace> StateRun::Namespace(sim::Ctx& ctx,
-                                                           const std::string& connection) const {
-  return state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"), "ns",
-                              w.ns, connection);
+std::unique_ptr<real::state::StateNamespace> StateRun::Namespace(
+    sim::Ctx& ctx, const std::string& connection) const {
+  return real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                    "ns", w.ns, connection);
 }
 
-Task<void> StepRun::Client(sim::Ctx& ctx, int id) {
+sim::Task<void> StepRun::Client(sim::Ctx& ctx, int id) {
   auto ns = Namespace(ctx, Connection(id));
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({id, i})) continue;  // shrunk away
-    Prng rng(OpSeed(w.seed, id, i));
+    sim::Prng rng(sim::OpSeed(w.seed, id, i));
     co_await Step(ctx, *ns, id, i, rng);
   }
   co_await Finish(ctx, *ns, id);
 }
 
-}  // namespace detail
-
-}  // namespace testbed::props
+}  // namespace testbed::props::state

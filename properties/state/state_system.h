@@ -7,8 +7,8 @@
 
 #include "properties/system.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 
 std::unique_ptr<System> Make();
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

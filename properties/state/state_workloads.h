@@ -25,7 +25,7 @@
 #include "real/state/namespace.h"
 #include "sim/prng.h"
 
-namespace testbed::props::detail {
+namespace testbed::props::state {
 
 // acknowledged-writes-visible: one operation, as the checker needs it.
 struct AckOp {
@@ -64,9 +64,10 @@ struct Recorder {
 // What every state property's run is made from: the workload's parameters (faults: those the
 // property keeps) and the version's scripts.
 struct StateEnv {
-  StateEnv(StateWorkload w, const ScriptCatalog& scripts) : w(std::move(w)), scripts(scripts) {}
+  StateEnv(StateWorkload w, const real::ScriptCatalog& scripts)
+      : w(std::move(w)), scripts(scripts) {}
   StateWorkload w;
-  state::VersionScripts scripts;
+  real::state::VersionScripts scripts;
 };
 using StateProperty = Property<StateEnv>;
 
@@ -78,12 +79,12 @@ class StateRun : public PropertyRun {
   void Check(sim::World&, RunOutcome& out) override { out.findings = std::move(rec.findings); }
 
  protected:
-  virtual Task<void> Client(sim::Ctx& ctx, int id) = 0;
+  virtual sim::Task<void> Client(sim::Ctx& ctx, int id) = 0;
   // The namespace "ns" of the provider under test on `connection`, as most workloads use it.
-  std::unique_ptr<state::StateNamespace> Namespace(sim::Ctx& ctx,
-                                                   const std::string& connection = "conn") const;
+  std::unique_ptr<real::state::StateNamespace> Namespace(
+      sim::Ctx& ctx, const std::string& connection = "conn") const;
   const StateWorkload& w;
-  const state::VersionScripts& scripts;
+  const real::state::VersionScripts& scripts;
   Recorder rec;
 };
 
@@ -96,11 +97,14 @@ class StepRun : public StateRun {
 
  protected:
   virtual std::string Connection(int id) const { return "conn"; }
-  virtual Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) = 0;
-  virtual Task<void> Finish(sim::Ctx& ctx, state::StateNamespace& ns, int id) { co_return; }
+  virtual sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                               sim::Prng& rng) = 0;
+  virtual sim::Task<void> Finish(sim::Ctx& ctx, real::state::StateNamespace& ns, int id) {
+    co_return;
+  }
 
  private:
-  Task<void> Client(sim::Ctx& ctx, int id) final;
+  sim::Task<void> Client(sim::Ctx& ctx, int id) final;
 };
 
 // The probes aim at one exact millisecond; the model answers one instant per call.
@@ -123,83 +127,89 @@ struct LegacyLog {
 enum class Legacy { kRead, kAdoption, kRolling };
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
-std::string Show(const std::optional<state::StateValue>& v);
+std::string Show(const std::optional<real::state::StateValue>& v);
 
 // memory-matches-redis: one call drawn over `keys` (get, set, compareAndSet, delete, list; TTLs
 // past maxTtl, values past maxValueBytes, stale versions, adversarial values) on both backends
 // of namespace `space` (options `o`).
-Task<void> MemoryLockstep(sim::Ctx& ctx, state::StateNamespace& redis,
-                          state::memory_beta30::Namespace& memory,
-                          const std::vector<std::string>& keys, const state::NamespaceOptions& o,
-                          Prng& rng, int i, int64_t ttl_max, const std::string& space,
-                          std::set<std::string>* desynced, Recorder* rec);
+sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis,
+                               real::state::memory_beta30::Namespace& memory,
+                               const std::vector<std::string>& keys,
+                               const real::state::NamespaceOptions& o, sim::Prng& rng, int i,
+                               int64_t ttl_max, const std::string& space,
+                               std::set<std::string>* desynced, Recorder* rec);
 
-state::Json TrickyValue(Prng& rng);
+real::state::Json TrickyValue(sim::Prng& rng);
 
 // A value valid for a JavaScript caller that a JSON-over-Lua store may choke on, and a short
 // description of it (the deep ones are too long to print).
 struct AdversarialCase {
   std::string label;
-  state::Json value;
+  real::state::Json value;
 };
 // The first kShallowAdversarialCases cases are small; the rest are nested 1000 and 1001 deep.
 inline constexpr uint64_t kShallowAdversarialCases = 6;
 // A case drawn from all of them, or (deep == false) from the small ones only. The cases live
 // for the whole program.
-const AdversarialCase& AdversarialValue(Prng& rng, bool deep);
+const AdversarialCase& AdversarialValue(sim::Prng& rng, bool deep);
 
-Task<void> AdversarialProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                            const AdversarialCase& c, Recorder* rec);
+sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                 const std::string& key, const AdversarialCase& c, Recorder* rec);
 
 // foreign-values-consistent: another writer (or, with `old_pod`, an old pod's key) leaves a
 // value this SDK did not write in `key`;
 // get and compareAndSet at the version get() returned must agree about it.
-Task<void> ForeignValueProbe(sim::Ctx& ctx, state::StateNamespace& ns,
-                             const state::StateNamespace* old_pod, const std::string& key,
-                             Prng& rng, Recorder* rec);
+sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                  const real::state::StateNamespace* old_pod,
+                                  const std::string& key, sim::Prng& rng, Recorder* rec);
 
-Task<void> ReadBackProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                         state::Json value, Recorder* rec);
+sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                              const std::string& key, real::state::Json value, Recorder* rec);
 
-Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                      int id, int i, int64_t ttl, Recorder* rec);
+sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                           const real::state::VersionScripts& scripts, int id, int i, int64_t ttl,
+                           Recorder* rec);
 
-Task<void> ExpiryProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                       int64_t ttl, Recorder* rec);
+sim::Task<void> ExpiryProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, const std::string& key,
+                            int64_t ttl, Recorder* rec);
 
-Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
-                             const state::VersionScripts& scripts, int id, int i, Recorder* rec);
+sim::Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
+                                  const real::state::VersionScripts& scripts, int id, int i,
+                                  Recorder* rec);
 
-Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
+sim::Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
 
-std::unique_ptr<state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
-                                              const state::VersionScripts& scripts,
-                                              const std::string& name, state::NamespaceOptions o,
-                                              const std::string& connection);
+std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
+                                                    const real::state::VersionScripts& scripts,
+                                                    const std::string& name,
+                                                    real::state::NamespaceOptions o,
+                                                    const std::string& connection);
 
-Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w, const state::VersionScripts& scripts,
-                     int id, int i, Recorder* rec);
+sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
+                          const real::state::VersionScripts& scripts, int id, int i, Recorder* rec);
 
-Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                          const state::VersionScripts& scripts, int id, int i, bool safety,
-                          SkewWrites* writes, Recorder* rec);
+sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                               const real::state::VersionScripts& scripts, int id, int i,
+                               bool safety, SkewWrites* writes, Recorder* rec);
 
-Task<void> AckStep(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng,
-                   std::vector<AckOp>* ops, Recorder* rec);
+sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                        sim::Prng& rng, std::vector<AckOp>* ops, Recorder* rec);
 
-Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
-                         const state::VersionScripts& scripts, int id, int i, Prng& rng,
-                         Recorder* rec);
+sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
+                              const real::state::VersionScripts& scripts, int id, int i,
+                              sim::Prng& rng, Recorder* rec);
 
-Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                          const state::VersionScripts& scripts, int id, int i, Recorder* rec);
+sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                               const real::state::VersionScripts& scripts, int id, int i,
+                               Recorder* rec);
 
 // ---- state_linearizable.cc ----
 // One random operation on `key` (get, set, compareAndSet, delete; no set with cas_only),
 // recorded in `history` as `actor`'s, then a pause. The draws after the key's come from rng.
-Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload& w, int actor,
-                   int i, std::string key, Prng& rng, std::map<std::string, int64_t>& seen_version,
-                   lin::RegisterHistory* history, Recorder* rec);
+sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
+                        int actor, int i, std::string key, sim::Prng& rng,
+                        std::map<std::string, int64_t>& seen_version,
+                        props::RegisterHistory* history, Recorder* rec);
 
 // The history judged against model/state_register, key by key: a finding per rejected key,
 // named by the 1-minimal core of its history. hot_key: nine actors on one key (a smaller
@@ -208,21 +218,21 @@ Task<void> PlainOp(sim::Ctx& ctx, state::StateNamespace& ns, const StateWorkload
 // The classes JudgeHistory names its findings by; `key` says which keys ("a key").
 std::vector<AnomalyClass> HistoryClasses(const std::string& key);
 
-void JudgeHistory(const lin::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
+void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out);
 
 // ---- state_sequential.cc ----
-Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
-                            const state::VersionScripts& scripts, Recorder* rec);
+sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
+                                 const real::state::VersionScripts& scripts, Recorder* rec);
 
-Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
-                               const state::VersionScripts& scripts, Recorder* rec);
+sim::Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
+                                    const real::state::VersionScripts& scripts, Recorder* rec);
 
 // ---- state_legacy.cc ----
-Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
-                        const state::VersionScripts& scripts, Legacy probe, LegacyLog* log,
-                        Recorder* rec);
+sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
+                             const real::state::VersionScripts& scripts, Legacy probe,
+                             LegacyLog* log, Recorder* rec);
 
 std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
 
-}  // namespace testbed::props::detail
+}  // namespace testbed::props::state

@@ -6,17 +6,16 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     // A depth limit is not a race: one draw per run that may be deep (the first client's
     // first) finds it in three runs of eight, and the deep values' JSON work, the same on
     // both sides of the emulator/redis-server comparison, stays a small part of a check.
@@ -47,4 +46,4 @@ const StateProperty& ValidCallsNeverScriptError() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -4,17 +4,16 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     const std::string probe_key = "rb" + std::to_string(id) + "-" + std::to_string(i);
     co_await ReadBackProbe(ctx, ns, probe_key, TrickyValue(rng), &rec);
   }
@@ -36,4 +35,4 @@ const StateProperty& ValueReadBack() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

@@ -5,40 +5,39 @@
 
 #include "properties/state/state_workloads.h"
 
-namespace testbed::props::state_system {
+namespace testbed::props::state {
 namespace {
-
-using namespace detail;
 
 // versions-never-repeat: a version names one write of a key, also across a delete or an
 // expiry in between (the API's name: compareAndSet(expectedVersion) means "nobody wrote since
 // I read this version"). Write, delete or let expire, write again; a repeated version, and a
 // compareAndSet at the first write's version that succeeds against the second write, are
 // findings.
-Task<void> VersionProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::string& key,
-                        bool by_expiry, Recorder* rec) {
+sim::Task<void> VersionProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, const std::string& key,
+                             bool by_expiry, Recorder* rec) {
   const int64_t since = rec->world->now_ms();
   const std::string gap = by_expiry ? "expiry" : "delete";
   try {
-    const state::Json first = {{"write", "first"}}, second = {{"write", "second"}},
-                      third = {{"write", "stale"}};
+    const real::state::Json first = {{"write", "first"}}, second = {{"write", "second"}},
+                            third = {{"write", "stale"}};
     std::optional<int64_t> short_ttl;
     if (by_expiry) short_ttl = 5;
-    const state::StateValue a = co_await ns.set(key, first, short_ttl);
+    const real::state::StateValue a = co_await ns.set(key, first, short_ttl);
     if (by_expiry)
       co_await ctx.sleep(30);
     else
       co_await ns.del(key);
-    const state::StateValue b = co_await ns.set(key, second, std::nullopt);
+    const real::state::StateValue b = co_await ns.set(key, second, std::nullopt);
     if (b.version != a.version) co_return;
     const std::string what =
-        "set(" + key + ", " + state::Stringify(first) + (by_expiry ? ", ttl 5 ms" : "") +
+        "set(" + key + ", " + real::state::Stringify(first) + (by_expiry ? ", ttl 5 ms" : "") +
         ") was acknowledged as version " + std::to_string(a.version) + "; " +
         (by_expiry ? "30 ms later, after it expired" : "after delete(" + key + ")") + ", set(" +
-        key + ", " + state::Stringify(second) + ") was acknowledged as version " +
+        key + ", " + real::state::Stringify(second) + ") was acknowledged as version " +
         std::to_string(b.version) + " too";
     rec->findings.push_back({"version-repeated-after-" + gap, what, {}, {Since(ctx, since)}});
-    const state::CasResult r = co_await ns.compare_and_set(key, a.version, third, std::nullopt);
+    const real::state::CasResult r =
+        co_await ns.compare_and_set(key, a.version, third, std::nullopt);
     if (r.ok)
       rec->findings.push_back(
           {"stale-cas-succeeds-after-" + gap,
@@ -46,7 +45,7 @@ Task<void> VersionProbe(sim::Ctx& ctx, state::StateNamespace& ns, const std::str
                ", the first write's version) then succeeded, overwriting the second write",
            {},
            {Since(ctx, since)}});
-  } catch (const state::StateError&) {
+  } catch (const real::state::StateError&) {
   }
 }
 
@@ -55,7 +54,8 @@ class Runner : public StepRun {
   using StepRun::StepRun;
 
  private:
-  Task<void> Step(sim::Ctx& ctx, state::StateNamespace& ns, int id, int i, Prng& rng) override {
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
     co_await VersionProbe(ctx, ns, "ver" + std::to_string(id) + "-" + std::to_string(i),
                           rng.chance({1, 2}), &rec);
   }
@@ -83,4 +83,4 @@ const StateProperty& VersionsNeverRepeat() {
   return kProperty;
 }
 
-}  // namespace testbed::props::state_system
+}  // namespace testbed::props::state

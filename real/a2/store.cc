@@ -8,7 +8,7 @@
 
 #include "model/json_text.h"
 
-namespace testbed::a2 {
+namespace testbed::real::a2 {
 namespace {
 
 // A list of strings built outside the coroutines: g++ 12 rejects a braced list of strings inside
@@ -31,18 +31,18 @@ Json Parse(const std::string& text) {
 std::string JsonText(const Json& v) { return model::JsonStringify(v); }
 
 // A reply element as ioredis gives it: a string, a number, or null.
-std::optional<std::string> Str(const Reply& r) {
+std::optional<std::string> Str(const sim::Reply& r) {
   switch (r.type) {
-    case Reply::Type::kBulk:
-    case Reply::Type::kStatus:
+    case sim::Reply::Type::kBulk:
+    case sim::Reply::Type::kStatus:
       return r.str;
-    case Reply::Type::kInteger:
+    case sim::Reply::Type::kInteger:
       return std::to_string(r.integer);
     default:
       return std::nullopt;
   }
 }
-std::string StrOr(const Reply& r, std::string fallback = "") {
+std::string StrOr(const sim::Reply& r, std::string fallback = "") {
   std::optional<std::string> s = Str(r);
   return s ? *s : fallback;
 }
@@ -58,10 +58,12 @@ int64_t Num(const std::string& s) {
     return 0;
   }
 }
-int64_t Num(const Reply& r) { return r.type == Reply::Type::kInteger ? r.integer : Num(StrOr(r)); }
+int64_t Num(const sim::Reply& r) {
+  return r.type == sim::Reply::Type::kInteger ? r.integer : Num(StrOr(r));
+}
 
 // fieldMap (ts 541-547).
-std::map<std::string, std::string> FieldMap(const Reply& fields) {
+std::map<std::string, std::string> FieldMap(const sim::Reply& fields) {
   std::map<std::string, std::string> m;
   for (size_t i = 0; i + 1 < fields.elements.size(); i += 2)
     m[StrOr(fields.elements[i])] = StrOr(fields.elements[i + 1]);
@@ -74,7 +76,7 @@ int64_t EntryIndex(const std::string& entry_id) {
 }
 
 // toEvent (ts 568-578). entry: [id, [field, value, ...]].
-Event ToEvent(const std::string& session_id, const Reply& entry) {
+Event ToEvent(const std::string& session_id, const sim::Reply& entry) {
   if (entry.elements.size() < 2) throw Unavailable("redis store operation failed");
   std::map<std::string, std::string> f = FieldMap(entry.elements[1]);
   Event e;
@@ -118,21 +120,21 @@ std::optional<std::string> Lane(const std::map<std::string, std::string>& f) {
   return it->second;
 }
 
-std::optional<int64_t> OptNum(const Reply& r) {
-  if (r.type == Reply::Type::kNil) return std::nullopt;
+std::optional<int64_t> OptNum(const sim::Reply& r) {
+  if (r.type == sim::Reply::Type::kNil) return std::nullopt;
   return Num(r);
 }
 
 // toClaimAvailableResult (ts 620-673).
-ClaimResult ToClaimAvailableResult(const std::string& session_id, const Reply& reply) {
-  const std::vector<Reply>& r = reply.elements;
+ClaimResult ToClaimAvailableResult(const std::string& session_id, const sim::Reply& reply) {
+  const std::vector<sim::Reply>& r = reply.elements;
   const std::string outcome = r.empty() ? "" : StrOr(r[0]);
   ClaimResult out;
   if (outcome == "claimed") {
     const int64_t count = Num(r.at(1));
     for (int64_t i = 0; i < count; ++i) {
       const size_t offset = 2 + static_cast<size_t>(i) * 10;
-      const Reply& entry = r.at(offset + 9);
+      const sim::Reply& entry = r.at(offset + 9);
       StoredEvent e;
       static_cast<Event&>(e) = ToEvent(session_id, entry);
       const std::map<std::string, std::string> f = FieldMap(entry.elements[1]);
@@ -217,19 +219,19 @@ Store::Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSo
 
 // The RedisCall seam inside wrap() (ts 675-684): ioredis rejects on an error reply, and a
 // transport failure rejects too; both become STORE_UNAVAILABLE.
-Task<Reply> Store::call(Argv argv) {
-  CallResult r = co_await ctx_.call(std::move(argv));
-  if (std::get_if<TransportError>(&r))
+sim::Task<sim::Reply> Store::call(sim::Argv argv) {
+  sim::CallResult r = co_await ctx_.call(std::move(argv));
+  if (std::get_if<sim::TransportError>(&r))
     throw A2Error("STORE_UNAVAILABLE", "redis store operation failed", true);
-  Reply reply = std::move(std::get<Reply>(r));
+  sim::Reply reply = std::move(std::get<sim::Reply>(r));
   if (reply.is_error()) throw Unavailable("redis store operation failed");
   co_return reply;
 }
 
 // evalScript (ts 704-708).
-Task<Reply> Store::eval(const std::string& constant, std::vector<std::string> keys,
-                        std::vector<std::string> args) {
-  Argv argv;
+sim::Task<sim::Reply> Store::eval(const std::string& constant, std::vector<std::string> keys,
+                                  std::vector<std::string> args) {
+  sim::Argv argv;
   argv.reserve(3 + keys.size() + args.size());
   argv.push_back("EVAL");
   argv.push_back(scripts_.body(constant));
@@ -246,8 +248,8 @@ std::vector<std::string> Store::write_keys(const std::string& s) const {
 }
 
 // readFrontier (ts 710-719).
-Task<int64_t> Store::read_frontier(const std::string& session_id) {
-  const Reply r = co_await call(V("GET", count_key(session_id)));
+sim::Task<int64_t> Store::read_frontier(const std::string& session_id) {
+  const sim::Reply r = co_await call(V("GET", count_key(session_id)));
   const std::string text = StrOr(r, "0");
   // Number(x): a non-numeric text is NaN, which fails isSafeInteger.
   bool numeric = !text.empty();
@@ -259,21 +261,21 @@ Task<int64_t> Store::read_frontier(const std::string& session_id) {
 }
 
 // readRangePage (ts 721-799).
-Task<std::vector<StoredEvent>> Store::read_range_page(const std::string& session_id,
-                                                      int64_t after_index, int64_t through_index,
-                                                      int64_t limit) {
+sim::Task<std::vector<StoredEvent>> Store::read_range_page(const std::string& session_id,
+                                                           int64_t after_index,
+                                                           int64_t through_index, int64_t limit) {
   std::vector<StoredEvent> rows;
   if (through_index <= after_index) co_return rows;
-  const Reply entries =
+  const sim::Reply entries =
       co_await call(V("XRANGE", store_key(session_id), absl::StrCat(after_index + 1, "-0"),
                       absl::StrCat(through_index, "-0"), "COUNT", std::to_string(limit)));
   if (entries.elements.empty()) co_return rows;
-  Argv hmget = {"HMGET", meta_key(session_id)};
-  for (const Reply& entry : entries.elements) {
+  sim::Argv hmget = {"HMGET", meta_key(session_id)};
+  for (const sim::Reply& entry : entries.elements) {
     const int64_t index = EntryIndex(StrOr(entry.elements.at(0)));
     for (const char* suffix : kMetaSuffixes) hmget.push_back(absl::StrCat(index, ":", suffix));
   }
-  const Reply values = co_await call(hmget);
+  const sim::Reply values = co_await call(hmget);
   std::map<std::string, std::string> meta;
   for (size_t i = 2; i < hmget.size(); ++i) {
     const size_t at = i - 2;
@@ -290,7 +292,7 @@ Task<std::vector<StoredEvent>> Store::read_range_page(const std::string& session
     if (!v) return std::nullopt;
     return Num(*v);
   };
-  for (const Reply& entry : entries.elements) {
+  for (const sim::Reply& entry : entries.elements) {
     StoredEvent e;
     static_cast<Event&>(e) = ToEvent(session_id, entry);
     const int64_t idx = e.index;
@@ -318,13 +320,13 @@ Task<std::vector<StoredEvent>> Store::read_range_page(const std::string& session
 }
 
 // readEventRange (ts 801-839).
-Task<std::vector<Event>> Store::read_event_range(const std::string& session_id, int64_t after_index,
-                                                 int64_t through_index) {
+sim::Task<std::vector<Event>> Store::read_event_range(const std::string& session_id,
+                                                      int64_t after_index, int64_t through_index) {
   std::vector<Event> events;
   if (through_index <= after_index) co_return events;
   int64_t next_index = after_index + 1;
   while (next_index <= through_index) {
-    const Reply entries =
+    const sim::Reply entries =
         co_await call(V("XRANGE", store_key(session_id), absl::StrCat(next_index, "-0"),
                         absl::StrCat(through_index, "-0"), "COUNT", std::to_string(kReadPageSize)));
     if (entries.elements.empty())
@@ -335,15 +337,16 @@ Task<std::vector<Event>> Store::read_event_range(const std::string& session_id, 
       if (index != next_index + static_cast<int64_t>(position) || index > through_index)
         throw Unavailable("redis event range for session '" + session_id + "' is not contiguous");
     }
-    for (const Reply& entry : entries.elements) events.push_back(ToEvent(session_id, entry));
+    for (const sim::Reply& entry : entries.elements) events.push_back(ToEvent(session_id, entry));
     next_index = events.back().index + 1;
   }
   co_return events;
 }
 
 // readRange (ts 841-887).
-Task<std::vector<StoredEvent>> Store::read_range(const std::string& session_id, int64_t after_index,
-                                                 std::optional<int64_t> through_index) {
+sim::Task<std::vector<StoredEvent>> Store::read_range(const std::string& session_id,
+                                                      int64_t after_index,
+                                                      std::optional<int64_t> through_index) {
   std::vector<StoredEvent> rows;
   if (through_index && *through_index <= after_index) co_return rows;
   const int64_t current_frontier = co_await read_frontier(session_id);
@@ -369,7 +372,7 @@ Task<std::vector<StoredEvent>> Store::read_range(const std::string& session_id, 
 }
 
 // append (ts 889-1005).
-Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> events) {
+sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> events) {
   std::set<std::string> supplied;
   size_t supplied_count = 0;
   for (const NewEvent& e : events)
@@ -408,8 +411,8 @@ Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> e
     args.push_back(e.lane.value_or(""));
     args.push_back(e.settled ? "1" : "0");
   }
-  const Reply reply = co_await eval("APPEND_LUA", write_keys(session_id), std::move(args));
-  const std::vector<Reply>& r = reply.elements;
+  const sim::Reply reply = co_await eval("APPEND_LUA", write_keys(session_id), std::move(args));
+  const std::vector<sim::Reply>& r = reply.elements;
   const std::string verdict = r.empty() ? "" : StrOr(r[0]);
   AppendResult out;
   if (verdict == "empty") {
@@ -455,19 +458,19 @@ Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> e
 }
 
 // read (ts 1007-1016).
-Task<std::vector<StoredEvent>> Store::read(std::string session_id, int64_t after_index,
-                                           std::optional<int64_t> through_index) {
+sim::Task<std::vector<StoredEvent>> Store::read(std::string session_id, int64_t after_index,
+                                                std::optional<int64_t> through_index) {
   co_return co_await read_range(session_id, after_index, through_index);
 }
 
 // claimAvailable (ts 1018-1042).
-Task<ClaimResult> Store::claim_available(ClaimOptions o) {
+sim::Task<ClaimResult> Store::claim_available(ClaimOptions o) {
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = o.expires_at_ms.value_or(now + o.ttl_ms);
   std::vector<std::string> args = V(o.holder, std::to_string(now), std::to_string(expires_at),
                                     std::to_string(o.exclude_indexes.size()));
   for (int64_t i : o.exclude_indexes) args.push_back(std::to_string(i));
-  const Reply reply =
+  const sim::Reply reply =
       co_await eval("CLAIM_AVAILABLE_LUA",
                     V(store_key(o.session_id), count_key(o.session_id), meta_key(o.session_id),
                       pending_key(o.session_id), ready_key(o.session_id)),
@@ -476,9 +479,9 @@ Task<ClaimResult> Store::claim_available(ClaimOptions o) {
 }
 
 // renewClaims (ts 1044-1066).
-Task<RenewResult> Store::renew_claims(std::string session_id, std::string holder,
-                                      std::vector<ClaimRef> claims, int64_t ttl_ms,
-                                      std::optional<int64_t> expires_at_ms) {
+sim::Task<RenewResult> Store::renew_claims(std::string session_id, std::string holder,
+                                           std::vector<ClaimRef> claims, int64_t ttl_ms,
+                                           std::optional<int64_t> expires_at_ms) {
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = expires_at_ms.value_or(now + ttl_ms);
   std::vector<std::string> args =
@@ -487,9 +490,9 @@ Task<RenewResult> Store::renew_claims(std::string session_id, std::string holder
     args.push_back(std::to_string(c.index));
     args.push_back(std::to_string(c.attempt));
   }
-  const Reply reply = co_await eval(
+  const sim::Reply reply = co_await eval(
       "RENEW_CLAIMS_LUA", V(count_key(session_id), meta_key(session_id)), std::move(args));
-  const std::vector<Reply>& r = reply.elements;
+  const std::vector<sim::Reply>& r = reply.elements;
   const int64_t renewed_count = r.empty() ? 0 : Num(r[0]);
   RenewResult out;
   for (size_t i = 1; i < r.size(); ++i)
@@ -500,8 +503,8 @@ Task<RenewResult> Store::renew_claims(std::string session_id, std::string holder
 }
 
 // completeAttempt (ts 1068-1170).
-Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t index, int64_t attempt,
-                                             std::vector<ChildEvent> events) {
+sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t index,
+                                                  int64_t attempt, std::vector<ChildEvent> events) {
   std::set<std::string> ids;
   for (const ChildEvent& e : events) ids.insert(e.id);
   if (ids.size() != events.size())
@@ -516,9 +519,9 @@ Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t ind
     args.push_back(e.lane.value_or(""));
     args.push_back(e.settled ? "1" : "0");
   }
-  const Reply reply =
+  const sim::Reply reply =
       co_await eval("COMPLETE_ATTEMPT_LUA", write_keys(session_id), std::move(args));
-  const std::vector<Reply>& r = reply.elements;
+  const std::vector<sim::Reply>& r = reply.elements;
   const std::string outcome = r.empty() ? "" : StrOr(r[0]);
   if (outcome == "missing")
     throw TypeError(absl::StrCat("no event at index ", index, " in session '", session_id, "'"));
@@ -560,15 +563,15 @@ Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t ind
 }
 
 // failAttempt (ts 1172-1195).
-Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index, int64_t attempt,
-                                     std::string error, int64_t max_failures) {
-  const Reply reply =
+sim::Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index, int64_t attempt,
+                                          std::string error, int64_t max_failures) {
+  const sim::Reply reply =
       co_await eval("FAIL_ATTEMPT_LUA",
                     V(count_key(session_id), meta_key(session_id), pending_key(session_id),
                       ready_key(session_id)),
                     V(std::to_string(index), std::to_string(attempt), std::move(error),
                       std::to_string(max_failures), std::to_string(ctx_.now_ms())));
-  const std::vector<Reply>& r = reply.elements;
+  const std::vector<sim::Reply>& r = reply.elements;
   const std::string outcome = r.empty() ? "" : StrOr(r[0]);
   if (outcome == "missing")
     throw TypeError(absl::StrCat("no event at index ", index, " in session '", session_id, "'"));
@@ -576,8 +579,8 @@ Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index, int6
 }
 
 // readState (ts 1197-1233).
-Task<StateRead> Store::read_state(std::string session_id, std::string reducer_name) {
-  const Reply reply =
+sim::Task<StateRead> Store::read_state(std::string session_id, std::string reducer_name) {
+  const sim::Reply reply =
       co_await eval("READ_STATE_LUA", V(snap_key(session_id, reducer_name), count_key(session_id)),
                     std::vector<std::string>());
   const std::string raw = reply.elements.empty() ? "" : StrOr(reply.elements[0]);
@@ -603,8 +606,8 @@ Task<StateRead> Store::read_state(std::string session_id, std::string reducer_na
 }
 
 // putSnapshot (ts 1235-1243).
-Task<void> Store::put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
-                               Json state) {
+sim::Task<void> Store::put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
+                                    Json state) {
   Json j = Json::object();
   j["index"] = index;
   j["state"] = std::move(state);
@@ -614,7 +617,7 @@ Task<void> Store::put_snapshot(std::string session_id, std::string reducer_name,
 }
 
 // presence.set (ts 1246-1293).
-Task<std::optional<PresencePatch>> Store::presence_set(
+sim::Task<std::optional<PresencePatch>> Store::presence_set(
     std::string ns, std::string participant, std::vector<std::pair<std::string, Json>> values,
     PresenceMeta meta) {
   if (values.empty()) co_return std::nullopt;
@@ -636,12 +639,13 @@ Task<std::optional<PresencePatch>> Store::presence_set(
       args.push_back(JsonText(entry));
     }
   }
-  const Reply applied = co_await eval("PRESENCE_SET_LUA", V(presence_key(ns)), std::move(args));
+  const sim::Reply applied =
+      co_await eval("PRESENCE_SET_LUA", V(presence_key(ns)), std::move(args));
   if (applied.elements.empty()) co_return std::nullopt;
   PresencePatch patch;
   patch.participant = participant;
   patch.values = Json::object();
-  for (const Reply& position : applied.elements) {
+  for (const sim::Reply& position : applied.elements) {
     const auto& [field, value] = values.at(static_cast<size_t>(Num(position) - 1));
     patch.values[field] = value;
   }
@@ -651,8 +655,8 @@ Task<std::optional<PresencePatch>> Store::presence_set(
 }
 
 // presence.read (ts 1295-1327).
-Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
-  const Reply reply =
+sim::Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
+  const sim::Reply reply =
       co_await eval("PRESENCE_READ_LUA", V(presence_key(ns)), V(std::to_string(ctx_.now_ms())));
   std::vector<PresenceRow> rows;
   for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
@@ -683,13 +687,13 @@ Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
 
 // inspect.listSessions (ts 1329-1399). Promise.all of the per-session reads runs them one
 // after another here (the order of their Redis calls is then fixed; each is a read).
-Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
-                                       std::optional<std::string> cursor) {
+sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
+                                            std::optional<std::string> cursor) {
   const std::string minimum = cursor ? "(" + *cursor : "[" + prefix;
-  const Reply candidates = co_await call(
+  const sim::Reply candidates = co_await call(
       V("ZRANGEBYLEX", sessions_key_, minimum, "+", "LIMIT", "0", std::to_string(limit + 1)));
   std::vector<std::string> session_ids;
-  for (const Reply& c : candidates.elements) {
+  for (const sim::Reply& c : candidates.elements) {
     const std::string id = StrOr(c);
     if (id.rfind(prefix, 0) == 0 && static_cast<int64_t>(session_ids.size()) < limit)
       session_ids.push_back(id);
@@ -740,23 +744,23 @@ std::string EscapeGlob(const std::string& v) {
 }  // namespace
 
 // inspect.listSnapshots (ts 1434-1472).
-Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
+sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
   const std::string start = prefix_ + ":" + session_id + ":snap:";
   std::string cursor = "0";
   std::vector<std::string> keys;
   do {
-    const Reply reply =
+    const sim::Reply reply =
         co_await call(V("SCAN", cursor, "MATCH", EscapeGlob(start) + "*", "COUNT", "100"));
     cursor = StrOr(reply.elements.at(0));
-    for (const Reply& k : reply.elements.at(1).elements) {
+    for (const sim::Reply& k : reply.elements.at(1).elements) {
       const std::string key = StrOr(k);
       if (key.rfind(start, 0) == 0) keys.push_back(key);
     }
   } while (cursor != "0");
   std::vector<SnapshotInfo> snapshots;
   for (const std::string& key : keys) {
-    const Reply raw = co_await call(V("GET", key));
-    if (raw.type == Reply::Type::kNil) continue;
+    const sim::Reply raw = co_await call(V("GET", key));
+    if (raw.type == sim::Reply::Type::kNil) continue;
     const Json parsed = Parse(raw.str);
     // parsed.index of JSON null throws (a TypeError); of a number, string or array it is
     // undefined, as are its fields.
@@ -776,17 +780,17 @@ Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
 }
 
 // readEvents (ts 1478-1488).
-Task<std::vector<Event>> Store::read_events(std::string session_id, int64_t after_index) {
-  const Reply entries =
+sim::Task<std::vector<Event>> Store::read_events(std::string session_id, int64_t after_index) {
+  const sim::Reply entries =
       co_await call(V("XRANGE", store_key(session_id), absl::StrCat(after_index + 1, "-0"), "+"));
   std::vector<Event> events;
-  for (const Reply& entry : entries.elements) events.push_back(ToEvent(session_id, entry));
+  for (const sim::Reply& entry : entries.elements) events.push_back(ToEvent(session_id, entry));
   co_return events;
 }
 
 // markWatched (ts 1490-1492).
-Task<void> Store::mark_watched(std::string session_id, int64_t ttl_ms) {
+sim::Task<void> Store::mark_watched(std::string session_id, int64_t ttl_ms) {
   co_await call(V("SET", watched_key(session_id), "1", "PX", std::to_string(ttl_ms)));
 }
 
-}  // namespace testbed::a2
+}  // namespace testbed::real::a2

@@ -33,7 +33,7 @@
 #include "sim/runtime.h"
 #include "sim/task.h"
 
-namespace testbed::a2 {
+namespace testbed::real::a2 {
 
 using Json = state::Json;
 
@@ -174,14 +174,14 @@ struct SnapshotInfo {
 // The script bodies of one version: a2/<version>/<CONSTANT>.
 class Scripts {
  public:
-  Scripts(const ScriptCatalog& catalog, std::string version)
+  Scripts(const real::ScriptCatalog& catalog, std::string version)
       : catalog_(catalog), dir_("a2/" + std::move(version) + "/") {}
   const std::string& body(const std::string& constant) const {
     return catalog_.get(dir_ + constant).body;
   }
 
  private:
-  const ScriptCatalog& catalog_;
+  const real::ScriptCatalog& catalog_;
   std::string dir_;
 };
 
@@ -193,29 +193,29 @@ class Store {
   Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSource ids,
         Notify notify = nullptr);
 
-  Task<AppendResult> append(std::string session_id, std::vector<NewEvent> events);
-  Task<std::vector<StoredEvent>> read(std::string session_id, int64_t after_index = 0,
-                                      std::optional<int64_t> through_index = std::nullopt);
-  Task<ClaimResult> claim_available(ClaimOptions options);
-  Task<RenewResult> renew_claims(std::string session_id, std::string holder,
-                                 std::vector<ClaimRef> claims, int64_t ttl_ms,
-                                 std::optional<int64_t> expires_at_ms = std::nullopt);
-  Task<CompleteResult> complete_attempt(std::string session_id, int64_t index, int64_t attempt,
-                                        std::vector<ChildEvent> events);
-  Task<FailResult> fail_attempt(std::string session_id, int64_t index, int64_t attempt,
-                                std::string error, int64_t max_failures);
-  Task<StateRead> read_state(std::string session_id, std::string reducer_name);
-  Task<void> put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
-                          Json state);
-  Task<std::optional<PresencePatch>> presence_set(std::string ns, std::string participant,
-                                                  std::vector<std::pair<std::string, Json>> values,
-                                                  PresenceMeta meta);
-  Task<std::vector<PresenceRow>> presence_read(std::string ns);
-  Task<SessionPage> list_sessions(std::string prefix, int64_t limit,
-                                  std::optional<std::string> cursor = std::nullopt);
-  Task<std::vector<SnapshotInfo>> list_snapshots(std::string session_id);
-  Task<std::vector<Event>> read_events(std::string session_id, int64_t after_index);
-  Task<void> mark_watched(std::string session_id, int64_t ttl_ms);
+  sim::Task<AppendResult> append(std::string session_id, std::vector<NewEvent> events);
+  sim::Task<std::vector<StoredEvent>> read(std::string session_id, int64_t after_index = 0,
+                                           std::optional<int64_t> through_index = std::nullopt);
+  sim::Task<ClaimResult> claim_available(ClaimOptions options);
+  sim::Task<RenewResult> renew_claims(std::string session_id, std::string holder,
+                                      std::vector<ClaimRef> claims, int64_t ttl_ms,
+                                      std::optional<int64_t> expires_at_ms = std::nullopt);
+  sim::Task<CompleteResult> complete_attempt(std::string session_id, int64_t index, int64_t attempt,
+                                             std::vector<ChildEvent> events);
+  sim::Task<FailResult> fail_attempt(std::string session_id, int64_t index, int64_t attempt,
+                                     std::string error, int64_t max_failures);
+  sim::Task<StateRead> read_state(std::string session_id, std::string reducer_name);
+  sim::Task<void> put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
+                               Json state);
+  sim::Task<std::optional<PresencePatch>> presence_set(
+      std::string ns, std::string participant, std::vector<std::pair<std::string, Json>> values,
+      PresenceMeta meta);
+  sim::Task<std::vector<PresenceRow>> presence_read(std::string ns);
+  sim::Task<SessionPage> list_sessions(std::string prefix, int64_t limit,
+                                       std::optional<std::string> cursor = std::nullopt);
+  sim::Task<std::vector<SnapshotInfo>> list_snapshots(std::string session_id);
+  sim::Task<std::vector<Event>> read_events(std::string session_id, int64_t after_index);
+  sim::Task<void> mark_watched(std::string session_id, int64_t ttl_ms);
 
   // Keys (ts 693-702), for properties that look at the keyspace.
   std::string store_key(const std::string& s) const { return prefix_ + ":" + s + ":log"; }
@@ -230,17 +230,18 @@ class Store {
   std::string presence_key(const std::string& s) const { return prefix_ + ":" + s + ":presence"; }
 
  private:
-  Task<Reply> call(Argv argv);
-  Task<Reply> eval(const std::string& constant, std::vector<std::string> keys,
-                   std::vector<std::string> args);
+  sim::Task<sim::Reply> call(sim::Argv argv);
+  sim::Task<sim::Reply> eval(const std::string& constant, std::vector<std::string> keys,
+                             std::vector<std::string> args);
   std::vector<std::string> write_keys(const std::string& session_id) const;
-  Task<int64_t> read_frontier(const std::string& session_id);
-  Task<std::vector<StoredEvent>> read_range_page(const std::string& session_id, int64_t after_index,
-                                                 int64_t through_index, int64_t limit);
-  Task<std::vector<Event>> read_event_range(const std::string& session_id, int64_t after_index,
-                                            int64_t through_index);
-  Task<std::vector<StoredEvent>> read_range(const std::string& session_id, int64_t after_index,
-                                            std::optional<int64_t> through_index);
+  sim::Task<int64_t> read_frontier(const std::string& session_id);
+  sim::Task<std::vector<StoredEvent>> read_range_page(const std::string& session_id,
+                                                      int64_t after_index, int64_t through_index,
+                                                      int64_t limit);
+  sim::Task<std::vector<Event>> read_event_range(const std::string& session_id, int64_t after_index,
+                                                 int64_t through_index);
+  sim::Task<std::vector<StoredEvent>> read_range(const std::string& session_id, int64_t after_index,
+                                                 std::optional<int64_t> through_index);
 
   sim::Ctx& ctx_;
   const Scripts& scripts_;
@@ -250,4 +251,4 @@ class Store {
   std::string ids_key_, sessions_key_;
 };
 
-}  // namespace testbed::a2
+}  // namespace testbed::real::a2

@@ -11,7 +11,7 @@
 
 #include "real/handles/wordlist.h"
 
-namespace testbed::handles {
+namespace testbed::real::handles {
 namespace {
 
 using state::CasResult;
@@ -310,9 +310,11 @@ bool IsOurClaim(const std::optional<StateValue>& current, const std::string& cla
 class RedisStorage : public HandleStorage {
  public:
   explicit RedisStorage(std::unique_ptr<state::StateNamespace> ns) : ns_(std::move(ns)) {}
-  Task<std::optional<StateValue>> get(std::string key) override { return ns_->get(std::move(key)); }
-  Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
-                                  int64_t ttl_ms) override {
+  sim::Task<std::optional<StateValue>> get(std::string key) override {
+    return ns_->get(std::move(key));
+  }
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+                                       int64_t ttl_ms) override {
     return ns_->compare_and_set(std::move(key), expected, std::move(value), ttl_ms);
   }
   void bind(sim::Ctx& ctx) override { ns_->rebind(ctx); }
@@ -345,9 +347,9 @@ class RedisHandleState : public HandleState {
 class MemoryStorage : public HandleStorage {
  public:
   explicit MemoryStorage(state::memory_beta30::Namespace& ns) : ns_(ns) {}
-  Task<std::optional<StateValue>> get(std::string key) override { co_return ns_.get(key); }
-  Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
-                                  int64_t ttl_ms) override {
+  sim::Task<std::optional<StateValue>> get(std::string key) override { co_return ns_.get(key); }
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+                                       int64_t ttl_ms) override {
     co_return ns_.compare_and_set(key, expected, value, ttl_ms);
   }
 
@@ -443,16 +445,16 @@ std::unique_ptr<HandleStorage> ResolveNamespace(HandleContext& h, const HandleKi
 }
 
 // storage(kind, run) (js 408): the state API's errors, translated.
-Task<std::optional<StateValue>> StorageGet(const HandleKind& kind, HandleStorage& ns,
-                                           std::string key) {
+sim::Task<std::optional<StateValue>> StorageGet(const HandleKind& kind, HandleStorage& ns,
+                                                std::string key) {
   try {
     co_return co_await ns.get(std::move(key));
   } catch (const state::StateError& e) {
     throw TranslateStorageError(kind, e);
   }
 }
-Task<CasResult> StorageCas(const HandleKind& kind, HandleStorage& ns, std::string key,
-                           int64_t expected, Json value, int64_t ttl_ms) {
+sim::Task<CasResult> StorageCas(const HandleKind& kind, HandleStorage& ns, std::string key,
+                                int64_t expected, Json value, int64_t ttl_ms) {
   try {
     co_return co_await ns.compare_and_set(std::move(key), expected, std::move(value), ttl_ms);
   } catch (const state::StateError& e) {
@@ -468,8 +470,8 @@ struct Result {
 
 // instrumented (js 354): runs an operation and emits exactly one telemetry event for it.
 template <typename T>
-Task<T> Instrumented(const HandleContext& h, HandleKind kind, std::string op, Report* report,
-                     Task<Result<T>> body) {
+sim::Task<T> Instrumented(const HandleContext& h, HandleKind kind, std::string op, Report* report,
+                          sim::Task<Result<T>> body) {
   std::exception_ptr error;
   std::optional<Result<T>> r;
   try {
@@ -486,7 +488,7 @@ Task<T> Instrumented(const HandleContext& h, HandleKind kind, std::string op, Re
 }
 
 // randomUUID: a version-4 UUID from the world's PRNG.
-std::string RandomUuid(Prng& rng) {
+std::string RandomUuid(sim::Prng& rng) {
   static const char* hex = "0123456789abcdef";
   std::string out;
   for (int i = 0; i < 32; ++i) {
@@ -500,8 +502,9 @@ std::string RandomUuid(Prng& rng) {
 }
 
 // load (js 485)
-Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleKind kind, std::string op,
-                                                  std::string raw, Report* report) {
+sim::Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleKind kind,
+                                                       std::string op, std::string raw,
+                                                       Report* report) {
   Outcome outcome = NormalizeInternal(kind, raw);
   if (!outcome.ok) throw NormalizationError(kind, outcome);
   report->normalization = outcome.normalized.normalization;
@@ -536,7 +539,8 @@ Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleKind k
 }
 
 // create (js 529)
-Task<Result<std::string>> CreateBody(HandleContext& h, HandleKind kind, Json data, Report* report) {
+sim::Task<Result<std::string>> CreateBody(HandleContext& h, HandleKind kind, Json data,
+                                          Report* report) {
   const Json validated = data;  // validateData: see the header (every JSON value passes)
   std::unique_ptr<HandleStorage> ns = ResolveNamespace(h, kind, "create");
   const int64_t now = h.now_ms();
@@ -570,8 +574,8 @@ Task<Result<std::string>> CreateBody(HandleContext& h, HandleKind kind, Json dat
 }
 
 // read (js 560)
-Task<Result<HandleRecord>> ReadBody(HandleContext& h, HandleKind kind, std::string handle,
-                                    Report* report) {
+sim::Task<Result<HandleRecord>> ReadBody(HandleContext& h, HandleKind kind, std::string handle,
+                                         Report* report) {
   auto loaded = co_await Load(h, kind, "read", handle, report);
   const int64_t now = h.now_ms();
   if (IsDraftKind(kind) && loaded->record["status"] == "active") {
@@ -588,8 +592,8 @@ Task<Result<HandleRecord>> ReadBody(HandleContext& h, HandleKind kind, std::stri
 }
 
 // update (js 582)
-Task<Result<HandleRecord>> UpdateBody(HandleContext& h, HandleKind kind, std::string handle,
-                                      std::function<Json(Json)> updater, Report* report) {
+sim::Task<Result<HandleRecord>> UpdateBody(HandleContext& h, HandleKind kind, std::string handle,
+                                           std::function<Json(Json)> updater, Report* report) {
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
     auto loaded = co_await Load(h, kind, "update", handle, report);
     if (loaded->record["status"] == "committed") throw CommittedError(kind);
@@ -621,8 +625,9 @@ struct Renewal {
 // loop's own thread (bind), and the namespace goes back to the commit's thread when each call
 // returns. (No RAII guard: a frame destroyed without resuming, after a crash, must not touch
 // the namespace, which the commit's frame owns.)
-Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> ren, HandleStorage* ns,
-                 std::string canonical, Json committing, std::string claim_id, int64_t lease_ms) {
+sim::Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> ren,
+                      HandleStorage* ns, std::string canonical, Json committing,
+                      std::string claim_id, int64_t lease_ms) {
   while (ren->renewing) {
     ren->sleeping = true;
     co_await ctx.sleep(std::max<int64_t>(1, lease_ms / 2));
@@ -666,8 +671,8 @@ Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> ren, H
 }
 
 // commit (js 612)
-Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::string handle,
-                                       Work work, Report* report) {
+sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::string handle,
+                                            Work work, Report* report) {
   auto loaded = co_await Load(h, kind, "commit", handle, report);
   if (loaded->record["status"] == "committed")
     co_return Result<CommitOutcome>{
@@ -712,7 +717,7 @@ Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::s
   sim::Ctx* owner = &h.ctx();
   ren->thread = h.ctx().spawn(
       "renew",
-      [owner, ren, ns, canonical, committing, claim_id, lease_ms](sim::Ctx& c) -> Task<void> {
+      [owner, ren, ns, canonical, committing, claim_id, lease_ms](sim::Ctx& c) -> sim::Task<void> {
         return Renew(c, owner, ren, ns, canonical, committing, claim_id, lease_ms);
       });
   // stopRenewal + `await renewal`: a sleeping loop is woken and ends; one in a CAS finishes it.
@@ -789,8 +794,8 @@ Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::s
 }
 
 // discard (js 837)
-Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::string handle,
-                              Report* report) {
+sim::Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::string handle,
+                                   Report* report) {
   Outcome outcome = NormalizeInternal(kind, handle);
   if (!outcome.ok) throw NormalizationError(kind, outcome);
   report->normalization = outcome.normalized.normalization;
@@ -816,7 +821,7 @@ Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::string han
 
 }  // namespace
 
-HandleContext CreateTestHandleContext(sim::Ctx& ctx, Prng& rng, MemoryState& state,
+HandleContext CreateTestHandleContext(sim::Ctx& ctx, sim::Prng& rng, MemoryState& state,
                                       std::string connection,
                                       std::function<void(const Telemetry&)> on_telemetry) {
   HandleOptions o;
@@ -827,45 +832,46 @@ HandleContext CreateTestHandleContext(sim::Ctx& ctx, Prng& rng, MemoryState& sta
   return HandleContext(std::move(o), ctx, rng);
 }
 
-HandleContext::HandleContext(HandleOptions options, sim::Ctx& ctx, Prng& rng)
+HandleContext::HandleContext(HandleOptions options, sim::Ctx& ctx, sim::Prng& rng)
     : options_(std::move(options)), ctx_(ctx), rng_(rng) {
   options_.commit_lease_ms = std::max<int64_t>(1, options_.commit_lease_ms);
 }
 
 int64_t HandleContext::now_ms() const { return ctx_.now_ms(); }
 
-Task<std::string> HandleContext::create(const HandleKind& kind, Json data) {
+sim::Task<std::string> HandleContext::create(const HandleKind& kind, Json data) {
   // Each body is a named local: g++ 12 destroys some temporaries of a co_await expression twice.
   Report report;
-  Task<Result<std::string>> body = CreateBody(*this, kind, std::move(data), &report);
+  sim::Task<Result<std::string>> body = CreateBody(*this, kind, std::move(data), &report);
   co_return co_await Instrumented<std::string>(*this, kind, "create", &report, std::move(body));
 }
 
-Task<HandleRecord> HandleContext::read(const HandleKind& kind, std::string handle) {
+sim::Task<HandleRecord> HandleContext::read(const HandleKind& kind, std::string handle) {
   Report report;
-  Task<Result<HandleRecord>> body = ReadBody(*this, kind, std::move(handle), &report);
+  sim::Task<Result<HandleRecord>> body = ReadBody(*this, kind, std::move(handle), &report);
   co_return co_await Instrumented<HandleRecord>(*this, kind, "read", &report, std::move(body));
 }
 
-Task<HandleRecord> HandleContext::update(const HandleKind& kind, std::string handle,
-                                         std::function<Json(Json)> updater) {
+sim::Task<HandleRecord> HandleContext::update(const HandleKind& kind, std::string handle,
+                                              std::function<Json(Json)> updater) {
   Report report;
-  Task<Result<HandleRecord>> body =
+  sim::Task<Result<HandleRecord>> body =
       UpdateBody(*this, kind, std::move(handle), std::move(updater), &report);
   co_return co_await Instrumented<HandleRecord>(*this, kind, "update", &report, std::move(body));
 }
 
-Task<CommitOutcome> HandleContext::commit(const HandleKind& kind, std::string handle, Work work) {
+sim::Task<CommitOutcome> HandleContext::commit(const HandleKind& kind, std::string handle,
+                                               Work work) {
   Report report;
-  Task<Result<CommitOutcome>> body =
+  sim::Task<Result<CommitOutcome>> body =
       CommitBody(*this, kind, std::move(handle), std::move(work), &report);
   co_return co_await Instrumented<CommitOutcome>(*this, kind, "commit", &report, std::move(body));
 }
 
-Task<void> HandleContext::discard(const HandleKind& kind, std::string handle) {
+sim::Task<void> HandleContext::discard(const HandleKind& kind, std::string handle) {
   Report report;
-  Task<Result<int>> body = DiscardBody(*this, kind, std::move(handle), &report);
+  sim::Task<Result<int>> body = DiscardBody(*this, kind, std::move(handle), &report);
   co_await Instrumented<int>(*this, kind, "discard", &report, std::move(body));
 }
 
-}  // namespace testbed::handles
+}  // namespace testbed::real::handles

@@ -29,7 +29,7 @@
 #include "sim/runtime.h"
 #include "sim/task.h"
 
-namespace testbed::handles {
+namespace testbed::real::handles {
 
 using Json = state::Json;
 
@@ -107,9 +107,9 @@ struct Telemetry {
 class HandleStorage {
  public:
   virtual ~HandleStorage() = default;
-  virtual Task<std::optional<state::StateValue>> get(std::string key) = 0;
-  virtual Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
-                                                 int64_t ttl_ms) = 0;
+  virtual sim::Task<std::optional<state::StateValue>> get(std::string key) = 0;
+  virtual sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+                                                      int64_t ttl_ms) = 0;
   // Later calls run as `ctx` (the renewal loop's thread, then the commit's again).
   virtual void bind(sim::Ctx&) {}
 };
@@ -129,17 +129,17 @@ std::unique_ptr<HandleState> RedisState(const std::string& version, sim::Ctx& ct
 // between contexts to share storage (as the seed's createTestHandleContext comment says).
 class MemoryState : public HandleState {
  public:
-  explicit MemoryState(const Clock& clock) : clock_(clock) {}
+  explicit MemoryState(const sim::Clock& clock) : clock_(clock) {}
   std::unique_ptr<HandleStorage> ns(std::optional<std::string> connection, const std::string& name,
                                     state::NamespaceOptions options) override;
 
  private:
-  const Clock& clock_;
+  const sim::Clock& clock_;
   std::map<std::string, std::unique_ptr<state::memory_beta30::Namespace>> spaces_;
 };
 
 // The work a commit runs upstream: gets the draft's data, returns the result or throws.
-using Work = std::function<Task<Json>(Json data)>;
+using Work = std::function<sim::Task<Json>(Json data)>;
 
 struct HandleOptions {
   std::string provider_id = "provider-under-test";
@@ -153,32 +153,32 @@ struct HandleOptions {
 // randomInt and randomUUID.
 class HandleContext {
  public:
-  HandleContext(HandleOptions options, sim::Ctx& ctx, Prng& rng);
-  Task<std::string> create(const HandleKind& kind, Json data);
-  Task<HandleRecord> read(const HandleKind& kind, std::string handle);
-  Task<HandleRecord> update(const HandleKind& kind, std::string handle,
-                            std::function<Json(Json)> updater);
-  Task<CommitOutcome> commit(const HandleKind& kind, std::string handle, Work work);
-  Task<void> discard(const HandleKind& kind, std::string handle);
+  HandleContext(HandleOptions options, sim::Ctx& ctx, sim::Prng& rng);
+  sim::Task<std::string> create(const HandleKind& kind, Json data);
+  sim::Task<HandleRecord> read(const HandleKind& kind, std::string handle);
+  sim::Task<HandleRecord> update(const HandleKind& kind, std::string handle,
+                                 std::function<Json(Json)> updater);
+  sim::Task<CommitOutcome> commit(const HandleKind& kind, std::string handle, Work work);
+  sim::Task<void> discard(const HandleKind& kind, std::string handle);
 
   // Internal to the port (public for the coroutine helpers in handle.cc).
   struct Loaded;
   int64_t now_ms() const;
   const HandleOptions& options() const { return options_; }
   sim::Ctx& ctx() { return ctx_; }
-  Prng& rng() { return rng_; }
+  sim::Prng& rng() { return rng_; }
 
  private:
   HandleOptions options_;
   sim::Ctx& ctx_;
-  Prng& rng_;
+  sim::Prng& rng_;
 };
 
 // createTestHandleContext (js 886): the memory state (share one `state` between two contexts
 // with different connections to exercise bound isolation), the connection "test-connection"
 // unless given, the provider "test-provider"; the clock is the actor's.
-HandleContext CreateTestHandleContext(sim::Ctx& ctx, Prng& rng, MemoryState& state,
+HandleContext CreateTestHandleContext(sim::Ctx& ctx, sim::Prng& rng, MemoryState& state,
                                       std::string connection = "test-connection",
                                       std::function<void(const Telemetry&)> on_telemetry = {});
 
-}  // namespace testbed::handles
+}  // namespace testbed::real::handles

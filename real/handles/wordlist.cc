@@ -6,7 +6,7 @@
 
 #include "sim/prng.h"
 
-namespace testbed::handles {
+namespace testbed::real::handles {
 
 int EditDistance(const std::string& a, const std::string& b, int limit) {
   const int n = static_cast<int>(a.size()), m = static_cast<int>(b.size());
@@ -29,7 +29,7 @@ int EditDistance(const std::string& a, const std::string& b, int limit) {
 const std::vector<std::string>& IssuableHandleWords() {
   static const std::vector<std::string> words = [] {
     static const std::string consonants = "bcdfghjklmnprstvwz", vowels = "aeiou";
-    Prng rng(0x68616e646c6573);  // "handles"
+    sim::Prng rng(0x68616e646c6573);  // "handles"
     std::vector<std::string> out;
     while (out.size() < kHandleWordCount) {
       const int length = static_cast<int>(rng.range(5, 7));
@@ -59,4 +59,4 @@ std::optional<std::string> FindHandleWordWithinDistance(const std::string& segme
   return std::nullopt;
 }
 
-}  // namespace testbed::handles
+}  // namespace testbed::real::handles

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace testbed::handles {
+namespace testbed::real::handles {
 
 inline constexpr int kBoundHandleWordCount = 2;
 inline constexpr int kPublicHandleWordCount = 4;
@@ -29,4 +29,4 @@ std::optional<std::string> FindHandleWordWithinDistance(const std::string& segme
 // Levenshtein distance, stopping early once it exceeds `limit` (returns limit + 1 then).
 int EditDistance(const std::string& a, const std::string& b, int limit);
 
-}  // namespace testbed::handles
+}  // namespace testbed::real::handles

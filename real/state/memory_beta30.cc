@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace testbed::state::memory_beta30 {
+namespace testbed::real::state::memory_beta30 {
 
 // enforceValueSize (609-616).
 void Namespace::enforce_value_size(const Json& value) const {
@@ -122,4 +122,4 @@ void Namespace::erase(const std::string& key) {
   expiry_ms_.erase(key);
 }
 
-}  // namespace testbed::state::memory_beta30
+}  // namespace testbed::real::state::memory_beta30

@@ -18,11 +18,11 @@
 #include "real/state/state_api.h"
 #include "sim/reply.h"
 
-namespace testbed::state::memory_beta30 {
+namespace testbed::real::state::memory_beta30 {
 
 class Namespace {
  public:
-  Namespace(const Clock& clock, NamespaceOptions options) : clock_(clock), options_(options) {}
+  Namespace(const sim::Clock& clock, NamespaceOptions options) : clock_(clock), options_(options) {}
 
   std::vector<StateValue> list(std::optional<int64_t> limit, std::optional<std::string> prefix);
   std::optional<StateValue> get(const std::string& key);
@@ -42,11 +42,11 @@ class Namespace {
   void store(const std::string& key, StateValue row, int64_t expires_ms);
   void erase(const std::string& key);
 
-  const Clock& clock_;
+  const sim::Clock& clock_;
   NamespaceOptions options_;
   std::map<std::string, StateValue> values_;
   std::vector<std::string> order_;  // values_'s keys in the Map's insertion order
   std::map<std::string, int64_t> expiry_ms_;
 };
 
-}  // namespace testbed::state::memory_beta30
+}  // namespace testbed::real::state::memory_beta30

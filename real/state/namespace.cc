@@ -6,7 +6,7 @@
 #include "real/state/v1.h"
 #include "real/state/v2.h"
 
-namespace testbed::state {
+namespace testbed::real::state {
 
 std::vector<std::string> PortedVersions() { return {"beta3", "beta23", "beta24", "beta30"}; }
 
@@ -58,4 +58,4 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
                               "' has no client port (ported: beta3, beta23, beta24, beta30)");
 }
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

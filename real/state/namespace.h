@@ -14,20 +14,20 @@
 #include "real/state/state_api.h"
 #include "sim/runtime.h"
 
-namespace testbed::state {
+namespace testbed::real::state {
 
 class StateNamespace {
  public:
   virtual ~StateNamespace() = default;
-  virtual Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
-                                             std::optional<std::string> prefix) = 0;
-  virtual Task<std::optional<StateValue>> get(std::string key) = 0;
-  virtual Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) = 0;
-  virtual Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+  virtual sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                                  std::optional<std::string> prefix) = 0;
+  virtual sim::Task<std::optional<StateValue>> get(std::string key) = 0;
+  virtual sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) = 0;
+  virtual sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version,
+                                               Json value, std::optional<int64_t> ttl_ms) = 0;
+  virtual sim::Task<void> del(std::string key) = 0;
+  virtual sim::Task<StateValue> increment(std::string key, std::string field, double delta,
                                           std::optional<int64_t> ttl_ms) = 0;
-  virtual Task<void> del(std::string key) = 0;
-  virtual Task<StateValue> increment(std::string key, std::string field, double delta,
-                                     std::optional<int64_t> ttl_ms) = 0;
   // The Redis key that holds `key` for this namespace and scope.
   virtual std::string redis_key(const std::string& key) const = 0;
   // Test seam (like the SDK's __redisClient): the absolute expiry of the last write this
@@ -51,12 +51,12 @@ bool HasConnectionScopes(const std::string& version);
 // Every version's script bodies, read once from a catalog (shipped or with --scripts overrides).
 class VersionScripts {
  public:
-  explicit VersionScripts(const ScriptCatalog& catalog) : catalog_(catalog) {}
+  explicit VersionScripts(const real::ScriptCatalog& catalog) : catalog_(catalog) {}
   // The body of state/<version>/<constant>; throws std::runtime_error when missing.
   const std::string& body(const std::string& version, const std::string& constant) const;
 
  private:
-  const ScriptCatalog& catalog_;
+  const real::ScriptCatalog& catalog_;
   // The bodies asked for so far: probes open a namespace per operation, and each asks for the
   // same three or four bodies (a short scan costs less than building the id and a map lookup).
   struct Found {
@@ -75,4 +75,4 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
                                               std::string name, NamespaceOptions options,
                                               std::optional<std::string> connection);
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

@@ -8,16 +8,18 @@
 
 #include "model/json_text.h"
 
-namespace testbed::state {
+namespace testbed::real::state {
 
-Task<Reply> RedisNamespaceBase::required(Argv argv) {
-  CallResult r = co_await ctx_->call(std::move(argv));
-  if (auto* t = std::get_if<TransportError>(&r)) {
-    if (t->what == "timeout") co_return Fail(StateError("Provider runtime state Redis timed out"));
-    co_return Fail(StateError("Provider runtime state Redis is unavailable"));
+sim::Task<sim::Reply> RedisNamespaceBase::required(sim::Argv argv) {
+  sim::CallResult r = co_await ctx_->call(std::move(argv));
+  if (auto* t = std::get_if<sim::TransportError>(&r)) {
+    if (t->what == "timeout")
+      co_return sim::Fail(StateError("Provider runtime state Redis timed out"));
+    co_return sim::Fail(StateError("Provider runtime state Redis is unavailable"));
   }
-  Reply& reply = std::get<Reply>(r);
-  if (reply.is_error()) co_return Fail(StateError("Provider runtime state Redis is unavailable"));
+  sim::Reply& reply = std::get<sim::Reply>(r);
+  if (reply.is_error())
+    co_return sim::Fail(StateError("Provider runtime state Redis is unavailable"));
   co_return std::move(reply);
 }
 
@@ -59,8 +61,8 @@ RedisNamespaceBase::SetPlan RedisNamespaceBase::plan_set(const std::optional<Sta
   return p;
 }
 
-Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string field, double delta,
-                                               std::optional<int64_t> ttl) {
+sim::Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string field,
+                                                    double delta, std::optional<int64_t> ttl) {
   std::optional<StateValue> got = co_await get(key);
   Json current = got && got->value.is_object() ? got->value : Json::object();
   const double previous =
@@ -70,25 +72,24 @@ Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string fiel
   co_return written;
 }
 
-Task<std::vector<std::string>> RedisNamespaceBase::indexed_keys_of(std::string index,
-                                                                   int64_t limit) {
+sim::Task<std::vector<std::string>> RedisNamespaceBase::indexed_keys_of(std::string index,
+                                                                        int64_t limit) {
   const int64_t now = ctx_->now_ms();
   co_await req("ZREMRANGEBYSCORE", index, "-inf", std::to_string(now));
   const std::string from = std::to_string(now + 1);
   const std::string count = std::to_string(limit);
-  Reply r = co_await req("ZRANGEBYSCORE", index, from, "+inf", "LIMIT", "0", count);
+  sim::Reply r = co_await req("ZRANGEBYSCORE", index, from, "+inf", "LIMIT", "0", count);
   std::vector<std::string> keys;
-  for (const Reply& k : r.elements) keys.push_back(k.str);
+  for (const sim::Reply& k : r.elements) keys.push_back(k.str);
   co_return keys;
 }
 
-Task<std::vector<StateValue>> RedisNamespaceBase::mget_envelopes(std::vector<std::string> keys,
-                                                                 std::string prefix,
-                                                                 std::optional<std::string> filter,
-                                                                 bool strict_json) {
-  Argv mget = {"MGET"};
+sim::Task<std::vector<StateValue>> RedisNamespaceBase::mget_envelopes(
+    std::vector<std::string> keys, std::string prefix, std::optional<std::string> filter,
+    bool strict_json) {
+  sim::Argv mget = {"MGET"};
   mget.insert(mget.end(), keys.begin(), keys.end());
-  Reply values = co_await required(mget);
+  sim::Reply values = co_await required(mget);
   std::vector<StateValue> rows;
   for (size_t i = 0; i < values.elements.size() && i < keys.size(); ++i) {
     const std::string public_key = PublicStateKey(keys[i], prefix);
@@ -167,14 +168,14 @@ std::string PublicStateKey(const std::string& redis_key, const std::string& pref
   return redis_key;
 }
 
-std::optional<std::string> BulkOrNull(const Reply& r) {
-  if (r.type != Reply::Type::kBulk) return std::nullopt;
+std::optional<std::string> BulkOrNull(const sim::Reply& r) {
+  if (r.type != sim::Reply::Type::kBulk) return std::nullopt;
   return r.str;
 }
 
-std::optional<std::string> BulkOrNull(Reply&& r) {
-  if (r.type != Reply::Type::kBulk) return std::nullopt;
+std::optional<std::string> BulkOrNull(sim::Reply&& r) {
+  if (r.type != sim::Reply::Type::kBulk) return std::nullopt;
   return std::move(r.str);
 }
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

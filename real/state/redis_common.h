@@ -9,7 +9,7 @@
 
 #include "real/state/namespace.h"
 
-namespace testbed::state {
+namespace testbed::real::state {
 
 class RedisNamespaceBase : public StateNamespace {
  public:
@@ -21,8 +21,8 @@ class RedisNamespaceBase : public StateNamespace {
         options_(options) {}
 
   // increment (seed 001 502-511; beta.3's 507-515 has the same body): get, then set.
-  Task<StateValue> increment(std::string key, std::string field, double delta,
-                             std::optional<int64_t> ttl_ms) override;
+  sim::Task<StateValue> increment(std::string key, std::string field, double delta,
+                                  std::optional<int64_t> ttl_ms) override;
   int64_t last_expires_at_ms() const override { return last_expires_at_ms_; }
 
  protected:
@@ -32,11 +32,11 @@ class RedisNamespaceBase : public StateNamespace {
     int64_t index_ttl_ms;
   };
   // withRequiredRedis (138-150): a transport failure becomes UnsupportedProviderStateError.
-  Task<Reply> required(Argv argv);
+  sim::Task<sim::Reply> required(sim::Argv argv);
   // required("GET", key): builds the Argv outside the coroutine (see Ctx::cmd on g++ 12).
   template <typename... Args>
-  Task<Reply> req(Args&&... args) {
-    return required(MakeArgv(std::forward<Args>(args)...));
+  sim::Task<sim::Reply> req(Args&&... args) {
+    return required(sim::MakeArgv(std::forward<Args>(args)...));
   }
   // enforceValueSize: throws past maxValueBytes. Returns the JSON.stringify text it measured,
   // which the envelope then embeds (the seed stringifies the value twice; once is the same).
@@ -58,12 +58,14 @@ class RedisNamespaceBase : public StateNamespace {
                    std::optional<int64_t> ttl) const;
   // indexedKeys (s001:314-328; unchanged since beta.23): drop expired index entries, then
   // up to `limit` keys that expire after now.
-  Task<std::vector<std::string>> indexed_keys_of(std::string index, int64_t limit);
+  sim::Task<std::vector<std::string>> indexed_keys_of(std::string index, int64_t limit);
   // The MGET and envelopeFromJson half of list(): rows for `keys`, named by their public key
   // (keys under `prefix`), skipping keys whose public key does not start with `filter`.
   // strict_json: beta.3's envelopeFromJson, which throws on a value that is not JSON.
-  Task<std::vector<StateValue>> mget_envelopes(std::vector<std::string> keys, std::string prefix,
-                                               std::optional<std::string> filter, bool strict_json);
+  sim::Task<std::vector<StateValue>> mget_envelopes(std::vector<std::string> keys,
+                                                    std::string prefix,
+                                                    std::optional<std::string> filter,
+                                                    bool strict_json);
 
   sim::Ctx* ctx_;  // the thread whose calls these are (rebind: another thread of the actor)
 
@@ -92,7 +94,7 @@ bool IsStateTombstone(const std::optional<std::string>& raw);
 // publicStateKey (180-188): strips the first prefix (plus ":") that the key starts with.
 std::string PublicStateKey(const std::string& redis_key, const std::string& prefix);
 // A bulk reply's string, or nullopt for nil.
-std::optional<std::string> BulkOrNull(const Reply& r);
-std::optional<std::string> BulkOrNull(Reply&& r);  // the same, moving the bytes out
+std::optional<std::string> BulkOrNull(const sim::Reply& r);
+std::optional<std::string> BulkOrNull(sim::Reply&& r);  // the same, moving the bytes out
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <ctime>
 
-namespace testbed::state {
+namespace testbed::real::state {
 
 bool StateError::transport() const {
   const std::string w = what();
@@ -70,4 +70,4 @@ std::optional<int64_t> ParseIsoTime(const std::string& iso) {
 
 std::string Stringify(const Json& v) { return model::JsonStringify(v); }
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

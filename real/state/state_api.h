@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace testbed::state {
+namespace testbed::real::state {
 
 using Json = nlohmann::json;
 
@@ -53,4 +53,4 @@ std::optional<int64_t> ParseIsoTime(const std::string& iso);
 // JSON.stringify of a value (nlohmann's dump; see the deviation notes in state_api.cc).
 std::string Stringify(const Json& v);
 
-}  // namespace testbed::state
+}  // namespace testbed::real::state

@@ -6,7 +6,7 @@
 
 #include "model/json_text.h"
 
-namespace testbed::state::v1 {
+namespace testbed::real::state::v1 {
 namespace {
 
 constexpr const char* kRedisStatePrefix = "apifuse:provider-state:v1";
@@ -47,15 +47,15 @@ std::string Beta3::redis_key(const std::string& key) const {
 std::string Beta3::prefix() const { return ProviderStatePrefix(provider_id_, name_) + ":"; }
 
 // activeKeys (s001:288-293): KEYS over the whole namespace prefix, unescaped.
-Task<std::vector<std::string>> Beta3::active_keys() {
-  Reply r = co_await req("KEYS", prefix() + "*");
+sim::Task<std::vector<std::string>> Beta3::active_keys() {
+  sim::Reply r = co_await req("KEYS", prefix() + "*");
   std::vector<std::string> keys;
-  for (const Reply& k : r.elements) keys.push_back(k.str);
+  for (const sim::Reply& k : r.elements) keys.push_back(k.str);
   co_return keys;
 }
 
 // enforceMaxEntries (s001:344-352).
-Task<void> Beta3::enforce_max_entries(std::string key) {
+sim::Task<void> Beta3::enforce_max_entries(std::string key) {
   std::vector<std::string> keys = co_await active_keys();
   const std::string own = redis_key(key);
   const int64_t others =
@@ -64,8 +64,8 @@ Task<void> Beta3::enforce_max_entries(std::string key) {
 }
 
 // list (s001:354-378): every active key with the prefix, limit defaults to all of them.
-Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit,
-                                          std::optional<std::string> prefix) {
+sim::Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit,
+                                               std::optional<std::string> prefix) {
   std::vector<std::string> all = co_await active_keys();
   std::vector<std::string> keys;
   for (const auto& k : all) {
@@ -81,13 +81,13 @@ Task<std::vector<StateValue>> Beta3::list(std::optional<int64_t> limit,
 }
 
 // get (s001:380-386).
-Task<std::optional<StateValue>> Beta3::get(std::string key) {
-  Reply r = co_await req("GET", redis_key(key));
+sim::Task<std::optional<StateValue>> Beta3::get(std::string key) {
+  sim::Reply r = co_await req("GET", redis_key(key));
   co_return Beta3EnvelopeFromJson(key, BulkOrNull(std::move(r)));
 }
 
 // set (s001:388-421): quota by KEYS, then GET, then SET ... PX: three separate round trips.
-Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await enforce_max_entries(key);
   std::optional<StateValue> current = co_await get(key);
@@ -106,8 +106,8 @@ Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> 
 }
 
 // compareAndSet (s001:438-450): get(), compare, then set() -- not atomic.
-Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, Json value,
-                                       std::optional<int64_t> ttl) {
+sim::Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, Json value,
+                                            std::optional<int64_t> ttl) {
   enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
   if ((current ? current->version : 0) != expected)
@@ -117,7 +117,7 @@ Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, Json v
 }
 
 // delete (s001:452-455).
-Task<void> Beta3::del(std::string key) { co_await req("DEL", redis_key(key)); }
+sim::Task<void> Beta3::del(std::string key) { co_await req("DEL", redis_key(key)); }
 
 // --------------------------------------------------------------- beta.23 (seed 000, old side)
 
@@ -128,30 +128,30 @@ std::string IndexKeyOf(const std::string& state_prefix) {
 
 // backfillLegacyIndex (s000:283-331, old side): at most 8 SCAN pages per call, from a cursor
 // kept in Redis, importing live envelopes that are still unchanged when the script runs.
-Task<void> Beta23::backfill_legacy_index() {
+sim::Task<void> Beta23::backfill_legacy_index() {
   const std::string cursor_key = index_key() + ":legacy-scan-cursor";  // legacyScanCursorKey
-  Reply stored = co_await req("GET", cursor_key);
-  std::string cursor = stored.type == Reply::Type::kBulk ? stored.str : "0";
+  sim::Reply stored = co_await req("GET", cursor_key);
+  std::string cursor = stored.type == sim::Reply::Type::kBulk ? stored.str : "0";
   const std::string pattern = RedisGlobLiteral(state_prefix() + ":") + "*";
   const std::string index_ttl_ms = std::to_string(std::max<int64_t>(1, options_.max_ttl_ms));
   const std::string count = std::to_string(kLegacyIndexScanCount);
   for (int page = 0; page < kLegacyIndexScanMaxPages; ++page) {
-    Reply scanned = co_await req("SCAN", cursor, "MATCH", pattern, "COUNT", count);
+    sim::Reply scanned = co_await req("SCAN", cursor, "MATCH", pattern, "COUNT", count);
     const std::string next_cursor = scanned.elements.at(0).str;
     std::vector<std::string> keys;
-    for (const Reply& k : scanned.elements.at(1).elements) keys.push_back(k.str);
+    for (const sim::Reply& k : scanned.elements.at(1).elements) keys.push_back(k.str);
     std::vector<std::optional<std::string>> raw_values;
     if (!keys.empty()) {
-      Argv mget = {"MGET"};
+      sim::Argv mget = {"MGET"};
       mget.insert(mget.end(), keys.begin(), keys.end());
-      Reply values = co_await required(mget);
-      for (const Reply& v : values.elements) raw_values.push_back(BulkOrNull(v));
+      sim::Reply values = co_await required(mget);
+      for (const sim::Reply& v : values.elements) raw_values.push_back(BulkOrNull(v));
     }
     const int64_t now = ctx_->now_ms();
-    Argv eval = {"EVAL",       std::string(scripts_.backfill_legacy_index),
-                 "2",          index_key(),
-                 cursor_key,   std::to_string(now),
-                 index_ttl_ms, next_cursor};
+    sim::Argv eval = {"EVAL",       std::string(scripts_.backfill_legacy_index),
+                      "2",          index_key(),
+                      cursor_key,   std::to_string(now),
+                      index_ttl_ms, next_cursor};
     for (size_t i = 0; i < raw_values.size() && i < keys.size(); ++i) {
       if (!raw_values[i]) continue;
       auto envelope = EnvelopeFromJson(PublicStateKey(keys[i], state_prefix()), raw_values[i]);
@@ -170,8 +170,8 @@ Task<void> Beta23::backfill_legacy_index() {
 }
 
 // list (s000:387-404, old side).
-Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit,
-                                           std::optional<std::string> prefix) {
+sim::Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit,
+                                                std::optional<std::string> prefix) {
   const int64_t requested = std::max<int64_t>(0, limit.value_or(options_.max_entries));
   if (requested == 0) co_return std::vector<StateValue>{};
   co_await backfill_legacy_index();
@@ -188,13 +188,13 @@ Task<std::vector<StateValue>> Beta23::list(std::optional<int64_t> limit,
 }
 
 // get (s000:406-409, old side).
-Task<std::optional<StateValue>> Beta23::get(std::string key) {
-  Reply r = co_await req("GET", redis_key(key));
+sim::Task<std::optional<StateValue>> Beta23::get(std::string key) {
+  sim::Reply r = co_await req("GET", redis_key(key));
   co_return EnvelopeFromJson(key, BulkOrNull(std::move(r)));
 }
 
 // set (s000:411-437, old side).
-Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
@@ -202,21 +202,21 @@ Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t>
   const Timing& timing = plan.timing;
   const std::string& envelope = plan.envelope;
   const std::string now = std::to_string(ctx_->now_ms());
-  Reply result =
+  sim::Reply result =
       co_await req("EVAL", scripts_.set_with_quota, "2", redis_key(key), index_key(), now,
                    std::to_string(options_.max_entries), std::to_string(timing.expires_at_ms),
                    std::to_string(timing.index_ttl_ms), envelope);
-  if (result.type != Reply::Type::kArray || result.elements.empty() ||
+  if (result.type != sim::Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
-    co_return Fail(quota_exceeded(options_.max_entries + 1));
+    co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   co_return StateValue{
       key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
 }
 
 // compareAndSet (s000:458-509, old side): a client-side version check, then the script checks
 // again.
-Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json value,
-                                        std::optional<int64_t> ttl) {
+sim::Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json value,
+                                             std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
@@ -228,13 +228,13 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
   const std::string envelope =
       EnvelopeJson(value_text, expected + 1, created_at, timing.expires_at, updated_at);
   const std::string now = std::to_string(ctx_->now_ms());
-  Reply result = co_await req(
+  sim::Reply result = co_await req(
       "EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key), index_key(),
       std::to_string(expected), now, std::to_string(options_.max_entries),
       std::to_string(timing.expires_at_ms), std::to_string(timing.index_ttl_ms), envelope);
-  const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
+  const bool is_array = result.type == sim::Reply::Type::kArray && !result.elements.empty();
   if (is_array && result.elements[0].integer == 0)
-    co_return Fail(quota_exceeded(options_.max_entries + 1));
+    co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
     if (is_array && result.elements.size() > 1)
@@ -247,8 +247,8 @@ Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json 
 }
 
 // delete (s000:511-521, old side).
-Task<void> Beta23::del(std::string key) {
+sim::Task<void> Beta23::del(std::string key) {
   co_await req("EVAL", scripts_.delete_with_index, "2", redis_key(key), index_key());
 }
 
-}  // namespace testbed::state::v1
+}  // namespace testbed::real::state::v1

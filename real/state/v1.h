@@ -24,27 +24,27 @@
 #include "real/script_catalog.h"
 #include "real/state/redis_common.h"
 
-namespace testbed::state::v1 {
+namespace testbed::real::state::v1 {
 
 class Beta3 : public RedisNamespaceBase {
  public:
   using RedisNamespaceBase::RedisNamespaceBase;
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
-                                     std::optional<std::string> prefix) override;
-  Task<std::optional<StateValue>> get(std::string key) override;
-  Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
-                                  std::optional<int64_t> ttl_ms) override;
-  Task<void> del(std::string key) override;
+  sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                          std::optional<std::string> prefix) override;
+  sim::Task<std::optional<StateValue>> get(std::string key) override;
+  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+                                       std::optional<int64_t> ttl_ms) override;
+  sim::Task<void> del(std::string key) override;
   std::string redis_key(const std::string& key) const override;
   bool expiry_is_relative() const override { return true; }
   int64_t last_ttl_ms() const override { return last_ttl_ms_; }
 
  private:
   std::string prefix() const;
-  Task<std::vector<std::string>> active_keys();
-  Task<void> enforce_max_entries(std::string key);
+  sim::Task<std::vector<std::string>> active_keys();
+  sim::Task<void> enforce_max_entries(std::string key);
   int64_t last_ttl_ms_ = 0;
 };
 
@@ -67,19 +67,19 @@ class Beta23 : public RedisNamespaceBase {
         state_prefix_(ProviderStatePrefix(provider_id_, name_)),
         index_key_(IndexKeyOf(state_prefix_)) {}
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
-                                     std::optional<std::string> prefix) override;
-  Task<std::optional<StateValue>> get(std::string key) override;
-  Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
-                                  std::optional<int64_t> ttl_ms) override;
-  Task<void> del(std::string key) override;
+  sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                          std::optional<std::string> prefix) override;
+  sim::Task<std::optional<StateValue>> get(std::string key) override;
+  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+                                       std::optional<int64_t> ttl_ms) override;
+  sim::Task<void> del(std::string key) override;
   std::string redis_key(const std::string& key) const override;
   const std::string& index_key() const { return index_key_; }
 
  private:
   const std::string& state_prefix() const { return state_prefix_; }
-  Task<void> backfill_legacy_index();
+  sim::Task<void> backfill_legacy_index();
 
   const Scripts scripts_;
   // Pure functions of the base's fields, computed once (the seed recomputes them per call).
@@ -87,4 +87,4 @@ class Beta23 : public RedisNamespaceBase {
   const std::string index_key_;
 };
 
-}  // namespace testbed::state::v1
+}  // namespace testbed::real::state::v1

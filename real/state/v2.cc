@@ -7,7 +7,7 @@
 
 #include "sim/digest.h"
 
-namespace testbed::state::v2 {
+namespace testbed::real::state::v2 {
 namespace {
 
 constexpr const char* kRedisStatePrefix = "apifuse:provider-state:v2";
@@ -32,7 +32,7 @@ std::string ConnectionScopeDiscriminator(const std::optional<std::string>& conne
   auto it = memo.find(*connection_id);
   if (it != memo.end()) return it->second;
   if (memo.size() >= 256) memo.clear();
-  return memo.emplace(*connection_id, "scope:connection:sha256:" + Sha256Hex(*connection_id))
+  return memo.emplace(*connection_id, "scope:connection:sha256:" + sim::Sha256Hex(*connection_id))
       .first->second;
 }
 
@@ -61,26 +61,26 @@ std::string Namespace::legacy_redis_key(const std::string& key) const {
 bool Namespace::can_claim_legacy() const { return scope_ != kMissingConnectionScope; }
 
 // readRaw (330-333; beta.24: s000:441-464 claims the v1 key first).
-Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
+sim::Task<std::optional<std::string>> Namespace::read_raw(std::string key) {
   if (release_ == Release::kBeta30 || !can_claim_legacy()) {
-    Reply r = co_await req("GET", redis_key(key));
+    sim::Reply r = co_await req("GET", redis_key(key));
     co_return BulkOrNull(std::move(r));
   }
   const std::string now = std::to_string(ctx_->now_ms());
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string max_ttl = std::to_string(std::max<int64_t>(1, options_.max_ttl_ms));
-  Reply result = co_await req("EVAL", scripts_.claim_legacy, "3", redis_key(key), index_key(),
-                              legacy_redis_key(key), now, max_entries, max_ttl, kTombstone);
-  const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
+  sim::Reply result = co_await req("EVAL", scripts_.claim_legacy, "3", redis_key(key), index_key(),
+                                   legacy_redis_key(key), now, max_entries, max_ttl, kTombstone);
+  const bool is_array = result.type == sim::Reply::Type::kArray && !result.elements.empty();
   if (is_array && result.elements[0].integer == 0)
-    co_return Fail(quota_exceeded(options_.max_entries + 1));
+    co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   if (is_array && result.elements.size() > 1) co_return BulkOrNull(std::move(result.elements[1]));
   co_return std::nullopt;
 }
 
 // list (370-387; s000:501-517 is the same).
-Task<std::vector<StateValue>> Namespace::list(std::optional<int64_t> limit,
-                                              std::optional<std::string> prefix) {
+sim::Task<std::vector<StateValue>> Namespace::list(std::optional<int64_t> limit,
+                                                   std::optional<std::string> prefix) {
   const int64_t requested = std::max<int64_t>(0, limit.value_or(options_.max_entries));
   if (requested == 0) co_return std::vector<StateValue>{};
   std::vector<std::string> keys = co_await indexed_keys_of(index_key(), options_.max_entries);
@@ -91,14 +91,14 @@ Task<std::vector<StateValue>> Namespace::list(std::optional<int64_t> limit,
 }
 
 // get (389-393).
-Task<std::optional<StateValue>> Namespace::get(std::string key) {
+sim::Task<std::optional<StateValue>> Namespace::get(std::string key) {
   std::optional<std::string> raw = co_await read_raw(key);
   if (IsStateTombstone(raw)) co_return std::nullopt;
   co_return EnvelopeFromJson(key, raw);
 }
 
 // set (395-427; s000:526-553): the version is computed here, from a separate read.
-Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
   SetPlan plan = plan_set(current, value_text, ttl);
@@ -108,7 +108,7 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string expires = std::to_string(timing.expires_at_ms);
   const std::string index_ttl = std::to_string(timing.index_ttl_ms);
-  Reply result;
+  sim::Reply result;
   if (release_ == Release::kBeta30) {
     result = co_await req("EVAL", scripts_.set_with_quota, "2", redis_key(key), index_key(), now,
                           max_entries, expires, index_ttl, envelope);
@@ -117,9 +117,9 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
                           legacy_redis_key(key), now, max_entries, expires, index_ttl, envelope,
                           can_claim_legacy() ? "1" : "0", kTombstone);
   }
-  if (result.type != Reply::Type::kArray || result.elements.empty() ||
+  if (result.type != sim::Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
-    co_return Fail(quota_exceeded(options_.max_entries + 1));
+    co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   co_return StateValue{std::move(key),
                        std::move(value),
                        plan.version,
@@ -129,8 +129,8 @@ Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64
 }
 
 // compareAndSet (441-485; s000:575-621).
-Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Json value,
-                                           std::optional<int64_t> ttl) {
+sim::Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Json value,
+                                                std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   const std::string created_at = IsoTime(ctx_->now_ms());
   const Timing timing = write_timing(ttl);
@@ -141,7 +141,7 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
   const std::string max_entries = std::to_string(options_.max_entries);
   const std::string expires = std::to_string(timing.expires_at_ms);
   const std::string index_ttl = std::to_string(timing.index_ttl_ms);
-  Reply result;
+  sim::Reply result;
   if (release_ == Release::kBeta30) {
     result = co_await req("EVAL", scripts_.compare_and_set_with_quota, "2", redis_key(key),
                           index_key(), expected_s, now, max_entries, expires, index_ttl, envelope);
@@ -150,9 +150,9 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
                           index_key(), legacy_redis_key(key), expected_s, now, max_entries, expires,
                           index_ttl, envelope, can_claim_legacy() ? "1" : "0", kTombstone);
   }
-  const bool is_array = result.type == Reply::Type::kArray && !result.elements.empty();
+  const bool is_array = result.type == sim::Reply::Type::kArray && !result.elements.empty();
   if (is_array && result.elements[0].integer == 0)
-    co_return Fail(quota_exceeded(options_.max_entries + 1));
+    co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   if (!is_array || result.elements[0].integer != 1) {
     std::optional<std::string> raw_current;
     if (is_array && result.elements.size() > 1)
@@ -167,7 +167,7 @@ Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Js
 }
 
 // delete (487-500; s000:623-639).
-Task<void> Namespace::del(std::string key) {
+sim::Task<void> Namespace::del(std::string key) {
   const std::string max_ttl = std::to_string(std::max<int64_t>(1, options_.max_ttl_ms));
   if (release_ == Release::kBeta30) {
     co_await req("EVAL", scripts_.delete_with_index, "2", redis_key(key), index_key(), kTombstone,
@@ -178,4 +178,4 @@ Task<void> Namespace::del(std::string key) {
   }
 }
 
-}  // namespace testbed::state::v2
+}  // namespace testbed::real::state::v2

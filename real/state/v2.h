@@ -25,7 +25,7 @@
 #include "real/script_catalog.h"
 #include "real/state/redis_common.h"
 
-namespace testbed::state::v2 {
+namespace testbed::real::state::v2 {
 
 enum class Release { kBeta24, kBeta30 };
 
@@ -47,13 +47,13 @@ class Namespace : public RedisNamespaceBase {
   Namespace(sim::Ctx& ctx, Scripts scripts, Release release, std::optional<std::string> provider_id,
             std::string name, NamespaceOptions options, std::string scope_discriminator);
 
-  Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
-                                     std::optional<std::string> prefix) override;
-  Task<std::optional<StateValue>> get(std::string key) override;
-  Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
-                                  std::optional<int64_t> ttl_ms) override;
-  Task<void> del(std::string key) override;
+  sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                          std::optional<std::string> prefix) override;
+  sim::Task<std::optional<StateValue>> get(std::string key) override;
+  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+                                       std::optional<int64_t> ttl_ms) override;
+  sim::Task<void> del(std::string key) override;
 
   std::string redis_key(const std::string& key) const override;
   std::string legacy_redis_key(const std::string& key) const;  // beta.24: the v1 key
@@ -62,7 +62,7 @@ class Namespace : public RedisNamespaceBase {
  private:
   const std::string& state_prefix() const { return state_prefix_; }
   bool can_claim_legacy() const;
-  Task<std::optional<std::string>> read_raw(std::string key);
+  sim::Task<std::optional<std::string>> read_raw(std::string key);
 
   const Scripts scripts_;
   const Release release_;
@@ -72,4 +72,4 @@ class Namespace : public RedisNamespaceBase {
   const std::string index_key_;
 };
 
-}  // namespace testbed::state::v2
+}  // namespace testbed::real::state::v2

@@ -15,39 +15,40 @@ struct Tally {
   int64_t ambiguous = 0;     // increments whose outcome is unknown
 };
 
-int64_t Number(const CallResult& r) {
-  const Reply* reply = std::get_if<Reply>(&r);
+int64_t Number(const sim::CallResult& r) {
+  const sim::Reply* reply = std::get_if<sim::Reply>(&r);
   int64_t n = 0;
-  if (reply && reply->type == Reply::Type::kInteger) return reply->integer;
-  if (reply && reply->type == Reply::Type::kBulk) absl::SimpleAtoi(reply->str, &n);
+  if (reply && reply->type == sim::Reply::Type::kInteger) return reply->integer;
+  if (reply && reply->type == sim::Reply::Type::kBulk) absl::SimpleAtoi(reply->str, &n);
   return n;
 }
 
 // A child thread renews the client's lease while it works, as a lease holder would: the
 // runtime's child threads, timers and cancellation meet every fault kind through this toy.
-Task<void> Renew(sim::Ctx& ctx, std::string lease) {
+sim::Task<void> Renew(sim::Ctx& ctx, std::string lease) {
   while (true) {
     co_await ctx.cmd("SET", lease, absl::StrCat(ctx.now_ms()), "PX", "100");
     co_await ctx.sleep(40);
   }
 }
 
-Task<void> Client(sim::Ctx& ctx, int id, bool atomic, props::RunSpec spec, int64_t step, Tally* t) {
+sim::Task<void> Client(sim::Ctx& ctx, int id, bool atomic, props::RunSpec spec, int64_t step,
+                       Tally* t) {
   const sim::ThreadId renewer = ctx.spawn(
       "renew", [lease = absl::StrCat("lease:client", id)](sim::Ctx& c) { return Renew(c, lease); });
   for (int i = 0; i < spec.ops; ++i) {
     if (spec.skip.count({id, i})) continue;
-    CallResult done = Reply::Nil();
+    sim::CallResult done = sim::Reply::Nil();
     if (atomic) {
       const std::string by = absl::StrCat(step);
       done = co_await ctx.cmd("HINCRBY", "counter", "n", by);
     } else {
-      const CallResult read = co_await ctx.cmd("HGET", "counter", "n");
-      if (!std::holds_alternative<Reply>(read)) continue;  // nothing written
+      const sim::CallResult read = co_await ctx.cmd("HGET", "counter", "n");
+      if (!std::holds_alternative<sim::Reply>(read)) continue;  // nothing written
       const std::string next = absl::StrCat(Number(read) + step);
       done = co_await ctx.cmd("HSET", "counter", "n", next);
     }
-    if (std::holds_alternative<Reply>(done)) {
+    if (std::holds_alternative<sim::Reply>(done)) {
       t->acknowledged += step;
     } else {
       t->ambiguous += step;
@@ -135,7 +136,7 @@ class CounterSystem : public props::System {
 
  protected:
   std::unique_ptr<props::PropertyRun> Prepare(const props::RunSpec& spec, const sim::FaultOptions&,
-                                              const ScriptCatalog&) const override {
+                                              const real::ScriptCatalog&) const override {
     auto env = std::make_unique<Env>();
     env->spec = spec;
     absl::SimpleAtoi(option(spec, "step"), &env->step);
