@@ -328,6 +328,13 @@ RegisterHistory PinObservedWrites(RegisterHistory ops) {
   return ops;
 }
 
+namespace {
+bool FailsOnItsOwnWrite(const Operation<model::RegisterOp>& c) {
+  return !c.ambiguous && c.op.kind == model::RegisterOp::Kind::kCas && !c.op.ok &&
+         !c.op.value.empty() && c.op.out_value == c.op.value;
+}
+}  // namespace
+
 std::string RegisterClass(const RegisterHistory& core) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
@@ -335,6 +342,10 @@ std::string RegisterClass(const RegisterHistory& core) {
     return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
   };
   auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
+  // Values are unique per write: a compareAndSet that reports the value it wrote itself as the
+  // current one took effect, although it says it failed (a request applied twice).
+  for (const Op& c : core)
+    if (FailsOnItsOwnWrite(c)) return "cas-fails-on-its-own-write";
   for (const Op& a : core)
     for (const Op& b : core)
       if (&a != &b && acked_write(a) && acked_write(b) && a.op.out_version == b.op.out_version)
@@ -407,6 +418,13 @@ std::string RegisterSentence(const RegisterHistory& core, const std::string& key
   };
   auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
   const std::string cls = RegisterClass(core);
+  if (cls == "cas-fails-on-its-own-write")
+    for (const Op& c : core)
+      if (FailsOnItsOwnWrite(c))
+        return Who(c) + " was told it failed on " + key +
+               ", though the current value it got back "
+               "(version " +
+               std::to_string(c.op.out_version) + ") is the one it wrote itself";
   for (const Op& a : core)
     for (const Op& b : core)
       if (&a < &b && acked_write(a) && acked_write(b) && a.op.out_version == b.op.out_version &&

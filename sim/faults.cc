@@ -28,7 +28,9 @@ const std::vector<FaultKindInfo>& FaultKinds() {
       {Fault::kLatency, "latency", "every reply arrives 1 to 20 ms late",
        [](O& o) { o.latency_ms_min = 1, o.latency_ms_max = 20; },
        [](O& o) { o.latency_ms_min = o.latency_ms_max = 0; }},
-      {Fault::kDelay, "delay", "1 in 10 calls waits up to 50 ms, so later calls overtake it",
+      {Fault::kDelay, "delay",
+       "1 in 10 calls waits up to 50 ms in the network: other connections' calls overtake it, its "
+       "own connection's wait behind it",
        [](O& o) {
          o.delayed_request = {1, 10}, o.delay_ms_max = 50;
        },
@@ -66,8 +68,8 @@ const std::vector<FaultKindInfo>& FaultKinds() {
       {Fault::kOutage, "outage", "one 500 ms window in which every call fails",
        [](O& o) { o.outage_ms = 500; }, [](O& o) { o.outage_ms = 0; }},
       {Fault::kReorder, "reorder",
-       "1 in 20 calls is held back past the client's timeout and applied up to 500 ms later, "
-       "after the client's own later calls",
+       "1 in 20 calls is held back past the client's timeout and applied up to 500 ms later: "
+       "other connections' calls overtake it, its own connection's wait behind it (FIFO)",
        [](O& o) {
          o.reordered_request = {1, 20}, o.reorder_ms_max = 500;
        },
@@ -85,6 +87,16 @@ const std::vector<FaultKindInfo>& FaultKinds() {
        },
        [](O& o) {
          o.scan_duplicate = {0, 1};
+       }},
+      {Fault::kResend, "resend",
+       "1 in 20 calls is applied, the connection drops before its reply, and the client library "
+       "re-sends it after reconnecting (ioredis autoResendUnfulfilledCommands): applied twice, "
+       "the caller gets the second reply",
+       [](O& o) {
+         o.resent_request = {1, 20}, o.resend_ms_max = 100;
+       },
+       [](O& o) {
+         o.resent_request = {0, 1}, o.resend_ms_max = 0;
        }},
   };
   return kTable;

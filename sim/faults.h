@@ -15,9 +15,11 @@ namespace testbed::sim {
 
 // Ratios are per call or per actor; times are planned from the seed inside [0, horizon).
 struct FaultOptions {
-  Ratio lost_request{0, 1};     // not applied; the client times out
-  Ratio lost_reply{0, 1};       // applied; the client times out (ambiguous)
-  Ratio delayed_request{0, 1};  // executes after up to delay_ms_max, so later calls overtake it
+  Ratio lost_request{0, 1};  // not applied; the client times out
+  Ratio lost_reply{0, 1};    // applied; the client times out (ambiguous)
+  // Waits in the network up to delay_ms_max: other connections' calls overtake it, while its own
+  // connection's later calls wait behind it (one connection is FIFO).
+  Ratio delayed_request{0, 1};
   int64_t delay_ms_max = 0;
   int64_t latency_ms_min = 0;  // per call, reply delivered after this
   int64_t latency_ms_max = 0;
@@ -32,15 +34,20 @@ struct FaultOptions {
   int64_t snapshot_every_ms = 1000;
   int64_t failover_lag_commands = -1;  // >= 0: one failover to a replica this many commands behind
   int64_t outage_ms = 0;               // > 0: one window of this length in which every call fails
-  // Held back past the client's timeout (it sees a timeout and goes on), then applied late,
-  // after the client's own later calls and other clients' (a request stuck in a proxy or a
-  // retransmit queue).
+  // Held back past the client's timeout (it sees a timeout and goes on), then applied late: other
+  // connections' calls overtake it, its own connection's later calls wait behind it (a request
+  // stuck in a retransmit queue; one connection is FIFO, as ioredis and hiredis use it).
   Ratio reordered_request{0, 1};
   int64_t reorder_ms_max = 0;  // how far past the timeout it runs, at most
   // Once: one key, or one hash field, sorted-set member or stream entry of a key, disappears,
   // as eviction under maxmemory-policy allkeys-random, a field TTL or an XTRIM would do it.
   bool key_loss = false;
   Ratio scan_duplicate{0, 1};  // a SCAN reply returns one of its elements twice
+  // Applied, then the connection drops before the reply; the client library reconnects and
+  // re-sends it first on the new connection (ioredis's autoResendUnfulfilledCommands, on by
+  // default), so it is applied twice and the caller gets the second reply.
+  Ratio resent_request{0, 1};
+  int64_t resend_ms_max = 0;  // the reconnect takes 1 to this many ms
 
   static FaultOptions Parse(const std::string& list);  // "lost-reply,pause,..." (throws)
   static std::vector<std::string> Kinds();             // every name, in table order
@@ -61,8 +68,9 @@ enum class Fault : uint8_t {
   kReorder,
   kKeyLoss,
   kScanDuplicate,
+  kResend,
 };
-inline constexpr size_t kFaultCount = 14;
+inline constexpr size_t kFaultCount = 15;
 
 struct FaultKindInfo {
   Fault kind;

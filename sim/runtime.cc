@@ -221,6 +221,8 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
                  absl::StrCat("fault ", InfoOf(Fault::kReorder).name, ": held until +",
                               c.ready_at - options_.start_ms, "ms, past the client's timeout"));
   }
+  if (f.resent_request.numerator && !c.orphan && !c.lose_request && !c.lose_reply)
+    c.resend = fault_prng_.chance(f.resent_request);
   c.event = record(th.id, EventKind::kCall, "");
   trace_.events[c.event].argv = std::move(a->argv);  // the world's one copy of the call
   if (c.orphan) {  // the client times out now and goes on; the request still runs later
@@ -511,6 +513,22 @@ void World::execute(PendingCall c) {
                  call);
     return;
   }
+  if (c.resend) {  // the reply is lost with the connection; the client library re-sends it
+    c.resend = false;
+    c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.resend_ms_max));
+    record_fault(th.id, Fault::kResend, -1,
+                 absl::StrCat("fault ", InfoOf(Fault::kResend).name,
+                              ": the connection drops before the reply; re-sent at +",
+                              c.ready_at - options_.start_ms, "ms"),
+                 call);
+    // First on the new connection: before the connection's calls still pending.
+    const ActorId actor = th.actor;
+    const auto first_of_actor =
+        std::find_if(calls_.begin(), calls_.end(),
+                     [&](const PendingCall& p) { return threads_[p.thread]->actor == actor; });
+    calls_.insert(first_of_actor, c);
+    return;
+  }
   if (c.lose_reply) {
     c.awaiter->result = TransportError{"timeout"};
     record_fault(
@@ -544,7 +562,8 @@ RunResult World::run() {
   record(-1, EventKind::kNote, absl::StrCat("seed ", options_.seed));
   plan_faults();
   result.stop_reason = "all actors finished";
-  std::vector<size_t> enabled;  // per step, kept across steps (no allocation per step)
+  std::vector<size_t> enabled, heads;  // per step, kept across steps (no allocation per step)
+  std::vector<bool> head_taken;
   std::vector<Choice> choices;
   while (true) {
     process_due();
@@ -552,17 +571,27 @@ RunResult World::run() {
       result.stop_reason = "client logic threw";
       break;
     }
+    // One actor is one connection, and a connection is FIFO: only the oldest pending call of
+    // each actor can run next (calls_ is in the order calls were sent).
     enabled.clear();
-    for (size_t i = 0; i < calls_.size(); ++i)
-      if (calls_[i].ready_at <= now_ && !paused(threads_[calls_[i].thread]->actor))
-        enabled.push_back(i);
+    heads.clear();
+    head_taken.assign(actors_.size(), false);
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      const ActorId a = threads_[calls_[i].thread]->actor;
+      if (head_taken[a]) continue;
+      head_taken[a] = true;
+      heads.push_back(i);
+      if (calls_[i].ready_at <= now_ && !paused(a)) enabled.push_back(i);
+    }
     if (enabled.empty()) {
       int64_t next = INT64_MAX;
       if (!wakeups_.empty()) next = std::min(next, wakeups_.front().at);
       if (next_event_ < events_.size()) next = std::min(next, events_[next_event_].at);
-      for (const auto& c : calls_)
+      for (size_t i : heads) {
+        const PendingCall& c = calls_[i];
         next =
             std::min(next, std::max(c.ready_at, actors_[threads_[c.thread]->actor]->paused_until));
+      }
       if (next == INT64_MAX) break;
       // Only pending work keeps the world going: planned events alone do not.
       if (wakeups_.empty() && calls_.empty()) break;

@@ -235,6 +235,7 @@ class World {
     bool lose_request, lose_reply;
     int64_t latency;
     bool orphan = false;  // reordered: its client already timed out; nothing waits for it
+    bool resend = false;  // applied, then re-sent after a reconnect and applied again
   };
   struct Wakeup {
     int64_t at;

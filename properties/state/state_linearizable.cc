@@ -87,6 +87,10 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
 
 std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
   return {
+      {"cas-fails-on-its-own-write",
+       "a compareAndSet is reported as failed, yet the current value it reports is the one it "
+       "wrote: it took effect (a request applied twice, as a client library's re-send after a "
+       "reconnect does)"},
       {"duplicate-version", "two concurrent writers were acknowledged with the same version"},
       {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
       {"stale-cas-succeeds",
