@@ -27,11 +27,11 @@ class HandlesSystem : public System {
            "store (seed 002)";
   }
   const std::vector<VersionInfo>& versions() const override {
-    // The handle runtime (beta.61) on the state store of each ported version with scripts;
-    // bound handles need connection scopes (beta.24 and later): on beta.23 every connection
-    // shares one scope, which bound-isolation reports.
+    // The handle runtime (beta.61) on the state store of each ported version it can run on:
+    // handle.js calls options.state.forConnection (seed 002, line 384), which state beta.24
+    // added (seed 000); on beta.23 and beta.3 every bound call would throw a TypeError, so no
+    // deployable system pairs them and they are not versions here.
     static const std::vector<VersionInfo> kVersions = {
-        {"beta23", "", "the handle runtime on state beta.23: no forConnection, so no bound scope"},
         {"beta24", "", "the handle runtime on state beta.24 (legacy claim, tombstones)"},
         {"beta30", "", "the handle runtime on state beta.30"},
     };
@@ -55,5 +55,16 @@ class HandlesSystem : public System {
 }  // namespace
 
 std::unique_ptr<System> Make() { return std::make_unique<HandlesSystem>(); }
+
+RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
+                        StateFactory make_state) {
+  const HandlesProperty& p = Table().find(spec.property);
+  sim::FaultOptions faults = spec.faults.Options();
+  p.info.sets_aside.DisableIn(faults);
+  auto env = std::make_unique<HandlesEnv>(spec, scripts);
+  env->make_state = make_state;
+  std::unique_ptr<PropertyRun> run = Bind(std::move(env), p);
+  return RunProperty(*run, p.info, spec.seed, kHorizonMs, faults, scripts, nullptr);
+}
 
 }  // namespace testbed::props::handles

@@ -9,10 +9,16 @@
 
 #include <memory>
 
+#include "properties/handles/handles_workload.h"
 #include "properties/system.h"
 
 namespace testbed::props::handles {
 
 std::unique_ptr<System> Make();
+
+// One run of spec.property, as System::Run makes it, with `make_state` as the handle runtime's
+// options.state instead of the version's port: the negative tests' deliberately broken ports.
+RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
+                        StateFactory make_state);
 
 }  // namespace testbed::props::handles

@@ -48,6 +48,7 @@ struct ClientArgs {
   const SkipSet* skip;
   const real::state::VersionScripts* scripts;
   Recorder* rec;
+  StateFactory make_state;
 };
 
 // What a call returned, in the model's terms.
@@ -155,7 +156,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
   // The model's name for a handle's scope: the connection, or the provider for public kinds.
   auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
   sim::Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
-  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
   real::handles::MemoryState memory(ctx.clock());
   real::handles::HandleOptions options;
   options.state = state.get();
@@ -283,7 +284,7 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   kind.result_ttl_ms = 100;
   kind.max_entries = 2;
   sim::Prng rng(sim::OpSeed(a.seed, a.id, i) + 1);
-  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
   real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = absl::StrCat("quota-", a.id, "-", i);
@@ -345,7 +346,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
   Recorder* rec = a.rec;
   const real::handles::HandleKind& kind = DraftKind();
   sim::Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
-  auto state = real::handles::RedisState(a.version, ctx, *a.scripts, "provider-under-test");
+  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
   real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = "session-1";
@@ -547,7 +548,7 @@ void HandlesRun::Start(sim::World& world) {
     world.add_actor(absl::StrCat("client", c), [this, c](sim::Ctx& ctx) {
       const RunSpec& spec = env_.spec;
       return Client(ctx, ClientArgs{workload_, spec.seed, c, spec.ops, spec.version, &spec.skip,
-                                    &env_.bodies, &rec_});
+                                    &env_.bodies, &rec_, env_.make_state});
     });
 }
 

@@ -79,11 +79,18 @@ struct Recorder {
 };
 
 // What every handles property's run is made from: the spec and the state store's scripts.
+// The provider runtime state the handle runtime is given (options.state): the port of the
+// version's RedisProviderRuntimeState, or a deliberately broken one in a negative test.
+using StateFactory = std::unique_ptr<real::handles::HandleState> (*)(
+    const std::string& version, sim::Ctx& ctx, const real::state::VersionScripts& scripts,
+    std::string provider_id);
+
 struct HandlesEnv {
   HandlesEnv(const RunSpec& spec, const real::ScriptCatalog& scripts)
       : spec(spec), bodies(scripts) {}
   RunSpec spec;
   real::state::VersionScripts bodies;
+  StateFactory make_state = real::handles::RedisState;
 };
 using HandlesProperty = Property<HandlesEnv>;
 
