@@ -79,10 +79,16 @@ Counterexample Shrink(
   };
   // Each class is shrunk while it still shows, so its counterexample is its own. A schedule
   // found by dfs or given as choices belongs to its workload: it is not shrunk.
+  // Minimized to a fixpoint: a pass that removes a client or an operation can make another
+  // removable, and a replay line must not shrink further when it is run.
   Counterexample c;
-  c.spec = fixed_schedule ? seen.first : Minimize(seen.first, jobs, [&](const props::RunSpec& x) {
-    return shows(run(x, nullptr));
-  });
+  c.spec = seen.first;
+  while (!fixed_schedule) {
+    const props::RunSpec smaller =
+        Minimize(c.spec, jobs, [&](const props::RunSpec& x) { return shows(run(x, nullptr)); });
+    if (smaller == c.spec) break;
+    c.spec = smaller;
+  }
   c.outcome = run(c.spec, &seen);
   for (const props::Finding& f : c.outcome.findings)
     if (props::ClassOf(f) == cls) {

@@ -98,8 +98,9 @@ reports::PropertyRow Row(const props::PropertyInfo& info, const PropertyTally* t
                          bool faults_given, bool dfs,
                          const std::function<std::string(const std::string&)>& status);
 
-// A class's counterexample: its first run, minimized while it still shows the class (unless its
-// schedule is fixed: dfs or given choices), and that run's outcome.
+// A class's counterexample: its first run, minimized while it still shows the class, to a
+// fixpoint (unless its schedule is fixed: dfs or given choices), and that run's outcome. Its
+// replay line, run, minimizes to itself.
 struct Counterexample {
   props::RunSpec spec;
   props::RunOutcome outcome;

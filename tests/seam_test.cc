@@ -4,6 +4,9 @@
 // command's printed replay line reproduces its run.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+
 #include <filesystem>
 
 #include "tests/cli_run.h"
@@ -113,6 +116,39 @@ std::string ViolationBlock(const std::string& out) {
   const size_t from = out.find("violation of");
   if (from == std::string::npos) return "";
   return out.substr(from, out.find("replay: ", from) - from);
+}
+
+// Each class's replay line, "violation of P, class C" -> "replay: ..." (as `check` prints them).
+std::map<std::string, std::string> ReplayLinesByClass(const std::string& out) {
+  std::map<std::string, std::string> lines;
+  std::string cls;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("violation of ", 0) == 0) cls = line.substr(0, line.find(':'));
+    if (line.rfind("replay: testbed ", 0) == 0 && !cls.empty()) lines[cls] = line;
+  }
+  return lines;
+}
+
+// A replay line is final: run, its run minimizes to the same counterexample and prints the same
+// line (minimization runs to a fixpoint).
+TEST(ReplayLines, ACampaignsReplayLinesShrinkNoFurtherWhenRun) {
+  int compared = 0;
+  for (const std::string args :
+       {"check --system state --version beta30 --seed 99 --runs 30 --quiet --properties "
+        "hot-key-linearizable,increments-all-kept,quota-safety",
+        "check --system a2 --seed 4 --runs 10 --quiet --properties presence-lww,fencing"}) {
+    const Result r = Cli(args);
+    ASSERT_EQ(r.code, 1) << r.out;
+    for (const auto& [cls, replay] : ReplayLinesByClass(r.out)) {
+      const Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+      const auto lines = ReplayLinesByClass(again.out);
+      ASSERT_TRUE(lines.count(cls)) << replay << "\n" << again.out;
+      EXPECT_EQ(lines.at(cls), replay) << cls;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 5);
 }
 
 TEST(ReplayLines, EveryCommandsPrintedReplayLineReproducesItsRunVerbatim) {
