@@ -35,9 +35,11 @@ namespace {
 
 using internal::AppendFlag;
 
+inline constexpr int64_t kMaxBudgetSeconds = 30 * 24 * 3600;
+
 struct Raw {
   CheckSpec spec;
-  bool has_seed = false;
+  bool has_seed = false, properties_given = false;
   std::string faults = "none", properties, skip, choices, shard;
   std::map<std::string, std::string> options;  // every registered system's own flags
 };
@@ -63,11 +65,20 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddSeed(app, &r.spec.seed, &r.has_seed);
   internal::AddInt(app, "--runs", &r.spec.runs, 1, "runs per property (default 100)")
       ->excludes(internal::AddInt(app, "--budget-seconds", &r.spec.budget_seconds, 1,
-                                  "run until this much time has passed"));
-  internal::AddInt(app, "--clients", &r.spec.clients, 1, "clients per run (default: the system's)");
-  internal::AddInt(app, "--ops", &r.spec.ops, 1, "operations per client (default: the system's)");
+                                  "run until this much time has passed (at most 30 days)", nullptr,
+                                  kMaxBudgetSeconds));
+  internal::AddInt(
+      app, "--clients", &r.spec.clients, 1,
+      absl::StrCat("clients per run (default: the system's; at most ", props::kMaxClients, ")"),
+      nullptr, props::kMaxClients);
+  internal::AddInt(
+      app, "--ops", &r.spec.ops, 1,
+      absl::StrCat("operations per client (default: the system's; at most ", props::kMaxOps,
+                   ", and clients x ops at most ", props::kMaxClientOps, ")"),
+      nullptr, props::kMaxOps);
   app.add_option("--faults", r.faults, "all, none, or a comma list (see testbed list)");
-  app.add_option("--properties", r.properties, "a comma list (default: every property)");
+  app.add_option("--properties", r.properties, "a comma list (default: every property)")
+      ->each([&r](const std::string&) { r.properties_given = true; });
   app.add_option("--skip", r.skip, "CLIENT:OP pairs the run leaves out (what shrinking removed)");
   app.add_option("--redis", r.spec.redis,
                  "none (default): the emulator; spawn: a spawned redis-server");
@@ -75,7 +86,8 @@ void Define(CLI::App& app, Raw& r) {
       app, "--real-sample", &r.spec.real_sample, 1,
       "replay every K-th run on a spawned redis-server; same verdict and trace required");
   internal::AddInt(app, "--jobs", &r.spec.jobs, 1,
-                   "threads (default: the cores; 1 with a redis-server)");
+                   "threads (default: the cores; 1 with a redis-server; at most 256)", nullptr,
+                   256);
   app.add_option("--out", r.spec.out, "write report.json and report.md here");
   app.add_option("--save-scenarios", r.spec.save_scenarios, "save each minimized violation here");
   app.add_option("--html", r.spec.html,
@@ -89,7 +101,8 @@ void Define(CLI::App& app, Raw& r) {
                  "random (default): a walk per seed; pct; dfs: every schedule of each seed's "
                  "workload; replay: --choices")
       ->check(CLI::IsMember({"random", "pct", "dfs", "replay"}));
-  internal::AddInt(app, "--pct-depth", &r.spec.pct_depth, 1, "PCT's bug depth d (default 2)");
+  internal::AddInt(app, "--pct-depth", &r.spec.pct_depth, 1,
+                   "PCT's bug depth d (default 2, at most 100)", nullptr, 100);
   internal::AddInt(app, "--preemption-bound", &r.spec.preemption_bound, 0,
                    "dfs: at most this many preemptions per schedule (default unbounded)");
   internal::AddInt(app, "--max-schedules", &r.spec.max_schedules, 1,
@@ -146,16 +159,22 @@ CheckSpec Resolve(const Raw& r) {
     throw UsageError("--choices needs --strategy replay");
   if (s.clients == 0) s.clients = system->default_clients();
   if (s.ops == 0) s.ops = system->default_ops();
+  if (s.clients * s.ops > props::kMaxClientOps)
+    throw UsageError(absl::StrCat("--clients x --ops must be at most ", props::kMaxClientOps,
+                                  ", not ", s.clients, " x ", s.ops));
   try {
-    s.faults = sim::FaultList::Parse(r.faults);
+    s.faults = sim::FaultList::Parse(r.faults, /*strict=*/true);
     s.skip = props::ParseSkip(r.skip);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!r.properties.empty())
+  if (r.properties_given)
     for (const std::string& p : std::vector<std::string>(absl::StrSplit(r.properties, ','))) {
+      if (p.empty()) throw UsageError("--properties '" + r.properties + "' has an empty item");
       if (!system->property(p))
         throw UsageError("unknown property '" + p + "' of " + s.system + " (see testbed list)");
+      if (std::find(s.properties.begin(), s.properties.end(), p) != s.properties.end())
+        throw UsageError("--properties names " + p + " twice");
       s.properties.push_back(p);
     }
   for (const auto& [flag, value] : r.options) {
@@ -183,6 +202,9 @@ CheckSpec Resolve(const Raw& r) {
   if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
     throw UsageError("--scripts " + s.scripts + " is not a directory");
   if (!s.baseline.empty()) {
+    if (!std::filesystem::is_regular_file(s.baseline))
+      throw UsageError("--baseline " + s.baseline + " is not a baseline file" +
+                       (std::filesystem::is_directory(s.baseline) ? " (a directory)" : ""));
     try {
       const scenarios::Baseline b = scenarios::LoadBaseline(s.baseline);
       if (b.system != s.system || b.version != s.version)
@@ -395,6 +417,8 @@ CheckRun::CheckRun(const CheckSpec& spec)
               old_version.empty() ? "no earlier version" : old_version.c_str());
   if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
   if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
+  if (!spec.write_baseline.empty())
+    internal::CheckWritableFile(spec.write_baseline, "write-baseline");
   if (!spec.save_scenarios.empty()) internal::CheckWritable(spec.save_scenarios, "save-scenarios");
   if (!spec.html.empty()) internal::CheckWritable(spec.html, "html");
   properties = spec.properties;

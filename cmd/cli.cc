@@ -42,22 +42,23 @@ std::vector<size_t> ParseChoices(const std::string& list) {
 namespace internal {
 
 namespace {
-CLI::Validator Decimal(int64_t min) {
+CLI::Validator Decimal(int64_t min, int64_t max) {
   return CLI::Validator(
-      [min](std::string& v) -> std::string {
+      [min, max](std::string& v) -> std::string {
         int64_t n = 0;
-        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
-            !absl::SimpleAtoi(v, &n))
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
           return "takes a non-negative decimal integer, not '" + v + "'";
+        if (!absl::SimpleAtoi(v, &n) || n > max)
+          return absl::StrCat("must be at most ", max, ", not ", v);
         if (n < min) return absl::StrCat("must be at least ", min, ", not ", v);
         return "";
       },
-      min > 0 ? absl::StrCat("INT>=", min) : "UINT");
+      absl::StrCat("INT in [", min, ", ", max, "]"));
 }
 }  // namespace
 
 CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_t min,
-                    const std::string& help, bool* given) {
+                    const std::string& help, bool* given, int64_t max) {
   return app
       .add_option_function<std::string>(
           name,
@@ -66,7 +67,7 @@ CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_
             if (given) *given = true;
           },
           help)
-      ->check(Decimal(min));
+      ->check(Decimal(min, max));
 }
 
 CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given) {
@@ -78,7 +79,7 @@ CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given) {
             *given = true;
           },
           "the seed (default: a fresh one, printed first)")
-      ->check(Decimal(0));
+      ->check(Decimal(0, props::kMaxSeed));
 }
 
 void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::string> args) {
@@ -127,6 +128,8 @@ void CheckWritable(const std::string& dir, const std::string& flag) {
 }
 
 void CheckWritableFile(const std::string& file, const std::string& flag) {
+  if (std::filesystem::is_directory(file))
+    throw UsageError("--" + flag + " " + file + " is a directory, not a file");
   const std::filesystem::path dir = std::filesystem::path(file).parent_path();
   CheckWritable(dir.empty() ? "." : dir.string(), flag);
 }

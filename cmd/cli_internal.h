@@ -15,10 +15,12 @@
 
 namespace testbed::cli::internal {
 
-// A decimal integer option of at least `min` (digits only: "-3", "0x10" and "010" are refused,
-// where CLI11's own conversion would wrap or read octal). Sets *given when present.
+// A decimal integer option in [min, max] (digits only: "-3", "0x10" and "010" are refused,
+// where CLI11's own conversion would wrap or read octal; a value past max names the limit).
+// Sets *given when present.
+inline constexpr int64_t kMaxCount = 1'000'000'000;  // runs, schedules, samples
 CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_t min,
-                    const std::string& help, bool* given = nullptr);
+                    const std::string& help, bool* given = nullptr, int64_t max = kMaxCount);
 CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given);
 
 // Parses args (the words after the subcommand) into `app`; a parse error becomes a UsageError

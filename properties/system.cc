@@ -32,6 +32,9 @@ std::string SentenceOf(const PropertyInfo& p, const std::string& cls) {
   for (const auto& c : p.classes)
     if (c.name == cls) return c.sentence;
   if (cls.rfind("shape-", 0) == 0) return "a counterexample no named class describes";
+  // The class System::Run adds for a property that judges script errors.
+  if (p.judges_script_errors && cls == "script-error")
+    return "a valid call fails with a script error (the script failed at run time)";
   return "";
 }
 

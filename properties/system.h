@@ -90,6 +90,13 @@ struct SystemOption {
 
 using SkipSet = std::set<std::pair<int, int>>;  // (client, operation) pairs shrunk away
 
+// Ceilings on one run, checked wherever a run comes from (flags, scenario files): a larger
+// workload does not fit in this tool's memory or time (a hot key runs 3 actors per client).
+inline constexpr int64_t kMaxClients = 200;
+inline constexpr int64_t kMaxOps = 10000;                    // per client
+inline constexpr int64_t kMaxClientOps = 100000;             // clients x ops
+inline constexpr int64_t kMaxSeed = (int64_t{1} << 62) - 1;  // a seed plus a run index < 2^63
+
 // Everything that decides one run of one property.
 struct RunSpec {
   std::string property;

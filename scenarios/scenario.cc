@@ -23,6 +23,18 @@ T Field(const json& j, const std::string& key, const std::string& what) {
   }
 }
 
+// An integer field in [min, max]: not a float (7.5, 1e30), not negative for a seed.
+int64_t IntField(const json& j, const std::string& key, int64_t min, int64_t max) {
+  if (!j.contains(key)) throw std::invalid_argument("missing field \"" + key + "\" (an integer)");
+  const json& v = j.at(key);
+  const bool integer = v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= min);
+  if (!integer || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)) ||
+      (!v.is_number_unsigned() && (v.get<int64_t>() < min || v.get<int64_t>() > max)))
+    throw std::invalid_argument(absl::StrCat("field \"", key, "\" must be an integer from ", min,
+                                             " to ", max, ", not ", v.dump()));
+  return v.get<int64_t>();
+}
+
 template <typename T>
 T Optional(const json& j, const std::string& key, T fallback, const std::string& what) {
   return j.contains(key) ? Field<T>(j, key, what) : fallback;
@@ -55,11 +67,13 @@ Scenario Load(const std::string& path) {
     r.old_version = Optional<std::string>(j, "old_version", "", "a version name");
     if (const std::string err = s.system->OldVersionsError(r.version, r.old_version); !err.empty())
       throw std::invalid_argument("field \"old_version\": " + err);
-    r.seed = Field<uint64_t>(j, "seed", "a non-negative integer");
-    r.clients = Field<int>(j, "clients", "an integer");
-    r.ops = Field<int>(j, "ops", "an integer");
-    if (r.clients < 1) throw std::invalid_argument("field \"clients\" must be at least 1");
-    if (r.ops < 1) throw std::invalid_argument("field \"ops\" must be at least 1");
+    r.seed = static_cast<uint64_t>(IntField(j, "seed", 0, props::kMaxSeed));
+    r.clients = static_cast<int>(IntField(j, "clients", 1, props::kMaxClients));
+    r.ops = static_cast<int>(IntField(j, "ops", 1, props::kMaxOps));
+    if (int64_t{r.clients} * r.ops > props::kMaxClientOps)
+      throw std::invalid_argument(absl::StrCat("fields \"clients\" x \"ops\" must be at most ",
+                                               props::kMaxClientOps, ", not ", r.clients, " x ",
+                                               r.ops));
     try {
       r.skip =
           props::ParseSkip(Optional<std::string>(j, "skip", "", "a string such as \"0:1,2:3\""));
@@ -77,6 +91,9 @@ Scenario Load(const std::string& path) {
       throw std::invalid_argument("field \"expect\" must be \"violated\" or \"passes\", not \"" +
                                   s.expect + "\"");
     s.cls = Optional<std::string>(j, "class", "", "an anomaly class name");
+    if (!s.cls.empty() && props::SentenceOf(*s.system->property(r.property), s.cls).empty())
+      throw std::invalid_argument("field \"class\": " + r.property + " has no class \"" + s.cls +
+                                  "\" (see testbed list)");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }

@@ -3,6 +3,7 @@
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace testbed::sim {
@@ -123,14 +124,22 @@ void FaultSet::DisableIn(FaultOptions& options) const {
     if (contains(k.kind)) k.disable(options);
 }
 
-FaultList FaultList::Parse(const std::string& list) {
+FaultList FaultList::Parse(const std::string& list, bool strict) {
   FaultList out;
+  if (strict && list.empty())
+    throw std::invalid_argument("--faults is empty (all, none, or a comma list of kinds)");
   auto add = [&](Fault f) {
     for (Fault g : out.kinds)
       if (g == f) return;
     out.kinds.push_back(f);
   };
+  std::vector<std::string> seen;
   for (const std::string& name : std::vector<std::string>(absl::StrSplit(list, ','))) {
+    if (strict && name.empty())
+      throw std::invalid_argument("--faults '" + list + "' has an empty item");
+    if (strict && std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw std::invalid_argument("--faults names " + name + " twice");
+    seen.push_back(name);
     if (name.empty() || name == "none") continue;
     if (name == "all") {
       for (const auto& k : FaultKinds()) add(k.kind);

@@ -114,8 +114,10 @@ class FaultSet {
 // "none" and "" are empty; "all" is every kind in table order and written back as "all".
 struct FaultList {
   std::vector<Fault> kinds;
-  static FaultList Parse(const std::string& list);  // throws std::invalid_argument
-  std::string ToString() const;                     // "none", "all" or "a,b,..."
+  // Throws std::invalid_argument. strict (a command line): an empty list or item and a kind named
+  // twice are errors too.
+  static FaultList Parse(const std::string& list, bool strict = false);
+  std::string ToString() const;  // "none", "all" or "a,b,..."
   FaultOptions Options() const;
   bool empty() const { return kinds.empty(); }
   bool operator==(const FaultList&) const = default;

@@ -94,9 +94,21 @@ TEST(CliCheck, UnportedVersionsAndBadFlagsAreUsageErrors) {
         "check --system state --redis spawn --real-sample 2", "check",
         "check --system state --runs 2 --budget-seconds 2",
         "check --system state --scripts /nonexistent", "replay /nonexistent.json",
-        "check --system state --properties bogus"}) {
+        "check --system state --properties bogus",
+        // Numbers past their documented ceilings, and empty or repeated list items.
+        "check --system state --clients 2147483648", "check --system state --ops 4294967297",
+        "check --system state --clients 201", "check --system state --clients 200 --ops 1000",
+        "check --system state --budget-seconds 9223372037",
+        "check --system state --seed 9223372036854775807", "check --system state --jobs 1000",
+        "check --system state --faults ''", "check --system state --faults skew,,latency",
+        "check --system state --faults skew,skew", "check --system state --properties ''",
+        "check --system state --properties quota-safety,quota-safety",
+        // Output and input paths that are directories, before any run.
+        "check --system state --junit /tmp", "check --system state --write-baseline /tmp",
+        "check --system state --baseline /tmp"}) {
     Result r = RunCli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("property / class"), std::string::npos) << args << ": ran first";
   }
 }
 

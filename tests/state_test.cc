@@ -329,9 +329,28 @@ TEST(StateBeta30, AMalformedScenarioIsAClearError) {
     scenarios::Load(path);
     ADD_FAILURE() << "accepted clients \"two\"";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("field \"clients\" must be an integer, not \"two\""),
+    EXPECT_NE(std::string(e.what()).find(
+                  "field \"clients\" must be an integer from 1 to 200, not \"two\""),
               std::string::npos)
         << e.what();
+  }
+  // A seed that is negative, past the integers or not one becomes no other seed; a misspelt
+  // class is an error, not a scenario that replays as "fixed or changed".
+  for (const auto& [fields, named] : std::vector<std::pair<std::string, std::string>>{
+           {R"("seed":-7,"clients":1,"ops":3)", "field \"seed\""},
+           {R"("seed":1e30,"clients":1,"ops":3)", "field \"seed\""},
+           {R"("seed":7.5,"clients":1,"ops":3)", "field \"seed\""},
+           {R"("seed":1,"clients":1,"ops":100001)", "field \"ops\""},
+           {R"("seed":1,"clients":200,"ops":1000)", "\"clients\" x \"ops\""},
+           {R"("seed":1,"clients":1,"ops":3,"class":"overfil")", "has no class \"overfil\""}}) {
+    std::ofstream(path) << R"({"system":"state","name":"x","property":"quota-safety",)"
+                        << R"("version":"beta30",)" << fields << "}";
+    try {
+      scenarios::Load(path);
+      ADD_FAILURE() << "accepted " << fields;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
   }
 }
 
