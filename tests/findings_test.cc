@@ -161,7 +161,7 @@ TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("violation of quota-safety, class overfill (new)"), std::string::npos);
-  EXPECT_NE(r.out.find("known but not seen this run: quota-liveness / old-pod-delete-leaks-slot"),
+  EXPECT_NE(r.out.find("known but not seen this run: quota-liveness / old-pod-delete-lost"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("result: 2 new classes against the baseline"), std::string::npos) << r.out;
@@ -213,7 +213,7 @@ TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNot
   EXPECT_NE(r.out.find("classes the change introduces:\n  quota-safety / overfill:"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("classes the change removes:\n  quota-liveness / old-pod-delete-leaks-slot"),
+  EXPECT_NE(r.out.find("classes the change removes:\n  quota-liveness / old-pod-delete-lost"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("quota-liveness                       20           0          20"),

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "properties/state/state_props.h"
 #include "tests/test_catalogs.h"
@@ -184,6 +187,36 @@ TEST(StateVersions, JsonIsWrittenAsJavaScriptWritesIt) {
   EXPECT_EQ(real::state::ParseIsoTime(real::state::IsoTime(sim::kDefaultEpochMs + 1234)),
             sim::kDefaultEpochMs + 1234);
   EXPECT_FALSE(real::state::ParseIsoTime("yesterday").has_value());
+}
+
+// quota-liveness names what the refused set(c) found: on beta.23 (old pods of beta.3) the
+// deleted entry is gone and its slot leaks; on beta.24 and beta.30 the old pod's delete never
+// reached the v2 key, the entry is live, and the quota counts it rightly (another class).
+TEST(StateVersions, QuotaLivenessNamesALostDeleteApartFromALeakedSlot) {
+  std::map<std::string, int> seen;
+  for (const auto& [version, old] : std::vector<std::pair<std::string, std::string>>{
+           {"beta23", "beta3"}, {"beta24", "beta23"}, {"beta30", "beta3"}})
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      StateWorkload w;
+      w.seed = seed;
+      w.version = version;
+      w.old_version = old;
+      const RunOutcome r = RunStateProperty("quota-liveness", w, Shipped(), nullptr);
+      for (const Finding& f : r.findings) {
+        if (f.cls == "old-pod-delete-lost") {
+          EXPECT_NE(f.text.find("get(a) now returns its value"), std::string::npos) << f.text;
+          EXPECT_NE(version, "beta23") << f.text;
+        }
+        if (f.cls == "old-pod-delete-leaks-slot") {
+          EXPECT_NE(f.text.find("get(a) now returns null"), std::string::npos) << f.text;
+          EXPECT_EQ(version, "beta23") << f.text;
+        }
+        ++seen[version + " " + f.cls];
+      }
+    }
+  EXPECT_GT(seen["beta23 old-pod-delete-leaks-slot"], 0);
+  EXPECT_GT(seen["beta24 old-pod-delete-lost"], 0);
+  EXPECT_GT(seen["beta30 old-pod-delete-lost"], 0);
 }
 
 }  // namespace

@@ -33,7 +33,11 @@ const StateProperty& QuotaLiveness() {
        {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
         {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
         {"old-pod-delete-leaks-slot",
-         "after an old pod deletes an entry the namespace still refuses a new key"},
+         "after an old pod deletes an entry the entry is gone, yet the namespace still refuses a "
+         "new key: the deleted entry keeps its quota slot"},
+        {"old-pod-delete-lost",
+         "an old pod's delete never reaches the key the new pods read: the entry stays live, so "
+         "the namespace (counting rightly) still refuses a new key"},
         {"skew-expired-slot-refused",
          "a client whose clock runs behind refuses a key after an entry expired by the "
          "server's clock"}}},

@@ -800,15 +800,19 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
     if (e && e->quota()) refused = e->what();
     if (!refused.empty()) {
       std::optional<real::state::StateValue> a = co_await ns->get("a");
-      rec->findings.push_back(
-          {by_expiry ? "expired-slot-refused"
-                     : (old_deletes ? "old-pod-delete-leaks-slot" : "deleted-slot-refused"),
-           "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how + "; at +" +
-               std::to_string(t) + "ms set(c) failed with \"" + refused +
-               "\"; get(a) now returns " +
-               (a ? "its value: the delete was lost" : "null: only b is live"),
-           {},
-           {Since(ctx, sim::kDefaultEpochMs + t)}});
+      // Named by what the refused set found: an entry still live (the old pod's delete never
+      // reached the key the new pods read, so the quota counts rightly) or a slot held by an
+      // entry that is gone (the quota leaks).
+      rec->findings.push_back({by_expiry      ? "expired-slot-refused"
+                               : !old_deletes ? "deleted-slot-refused"
+                               : a            ? "old-pod-delete-lost"
+                                              : "old-pod-delete-leaks-slot",
+                               "namespace " + name + " (maxEntries 2): set(a), set(b), then " +
+                                   how + "; at +" + std::to_string(t) + "ms set(c) failed with \"" +
+                                   refused + "\"; get(a) now returns " +
+                                   (a ? "its value: the delete was lost" : "null: only b is live"),
+                               {},
+                               {Since(ctx, sim::kDefaultEpochMs + t)}});
     }
   } catch (const real::state::StateError&) {
   }
