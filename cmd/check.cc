@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "cmd/cli_internal.h"
 #include "real/redis_server.h"
@@ -440,8 +439,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
     sample_server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
   script_names = scripts.names();
 
-  int64_t jobs =
-      spec.jobs > 0 ? spec.jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
+  int64_t jobs = internal::JobsOrCores(spec.jobs);
   if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
   plan.jobs = static_cast<size_t>(jobs);
   plan.base.version = spec.version;

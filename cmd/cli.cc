@@ -4,10 +4,12 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "cmd/cli_internal.h"
 
@@ -114,6 +116,10 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {FidelityCommand(), CheckCommand(),  DiffCommand(),
                                                  MergeCommand(),    ReplayCommand(), ListCommand()};
   return kCommands;
+}
+
+int64_t JobsOrCores(int64_t jobs) {
+  return jobs > 0 ? jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
 }
 
 void CheckWritable(const std::string& dir, const std::string& flag) {

@@ -80,6 +80,9 @@ void CheckWritableFile(const std::string& file, const std::string& flag);
 void WriteReportFiles(const reports::CheckReport& report, const std::string& out,
                       const std::string& junit, double seconds);
 
+// --jobs as given, or the cores (1 to 8) when it is 0.
+int64_t JobsOrCores(int64_t jobs);
+
 // Appends " --flag value" (value quoted for a shell when it needs it).
 void AppendFlag(std::string& line, const std::string& flag, const std::string& value);
 

@@ -12,7 +12,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "cmd/cli_internal.h"
 #include "reports/trace_view.h"
@@ -155,7 +154,7 @@ Pair RunPair(const props::System& system, const props::RunSpec& r, const Catalog
 
 // What the pairs show, in run order: per property, and each side's campaign tally.
 struct PerProperty {
-  int64_t runs = 0, to_fail = 0, to_pass = 0, replies_differ = 0;
+  int64_t to_fail = 0, to_pass = 0, replies_differ = 0;
   std::optional<Pair> first_reply_diff;
 };
 struct DiffTally {
@@ -163,7 +162,6 @@ struct DiffTally {
   scenarios::Tally before, after;
   void Add(Pair& x) {
     PerProperty& p = per[x.run.property];
-    ++p.runs;
     const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
     p.to_fail += !failed_before && failed_after;
     p.to_pass += failed_before && !failed_after;
@@ -260,8 +258,7 @@ int RunDiff(const DiffSpec& spec) {
   plan.properties = properties;
   plan.seed = spec.seed;
   plan.count = spec.runs;
-  plan.jobs = spec.jobs > 0 ? static_cast<size_t>(spec.jobs)
-                            : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec.jobs));
   const Catalog shipped_side{shipped, shipped_names}, candidate_side{candidate, candidate_names};
   DiffTally tally;
   scenarios::RunInOrder<Pair>(
@@ -273,9 +270,13 @@ int RunDiff(const DiffSpec& spec) {
   std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
               "replies differ");
   int64_t to_fail = 0, reply_runs = 0;
+  auto runs = [&](const std::string& p) {  // pairs of p: the runs either side's tally counted
+    const scenarios::PropertyTally* t = tally.before.find(p);
+    return t ? t->done : int64_t{0};
+  };
   for (const std::string& p : properties) {
     const PerProperty& x = per[p];
-    std::printf("%-32s %6lld %11lld %11lld %15lld\n", p.c_str(), static_cast<long long>(x.runs),
+    std::printf("%-32s %6lld %11lld %11lld %15lld\n", p.c_str(), static_cast<long long>(runs(p)),
                 static_cast<long long>(x.to_fail), static_cast<long long>(x.to_pass),
                 static_cast<long long>(x.replies_differ));
     to_fail += x.to_fail;
