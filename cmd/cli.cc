@@ -113,9 +113,30 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 }
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {FidelityCommand(), CheckCommand(),  DiffCommand(),
-                                                 MergeCommand(),    ReplayCommand(), ListCommand()};
+  static const std::vector<Command> kCommands = {FidelityCommand(), CheckCommand(), DiffCommand(),
+                                                 MutateCommand(),   MergeCommand(), ReplayCommand(),
+                                                 ListCommand()};
   return kCommands;
+}
+
+void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values) {
+  std::map<std::string, bool> added;
+  for (const props::System* s : props::Systems())
+    for (const auto& o : s->options())
+      if (!added[o.flag]) {
+        added[o.flag] = true;
+        app.add_option("--" + o.flag, values[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
+      }
+}
+
+CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
+                       const std::string& default_runs) {
+  std::vector<std::string> args;
+  for (const auto& [flag, value] : values)
+    if (!value.empty()) args.insert(args.end(), {"--" + flag, value});
+  if (!values.count("runs") || values.at("runs").empty())
+    args.insert(args.end(), {"--runs", default_runs});
+  return ParseCheck(args);
 }
 
 int64_t JobsOrCores(int64_t jobs) {

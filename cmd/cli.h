@@ -94,6 +94,26 @@ struct DiffSpec {
   bool operator==(const DiffSpec&) const = default;
 };
 
+// testbed mutate: every one-line mutant of a system's scripts against its properties.
+struct MutateSpec {
+  std::string system;
+  std::vector<std::string> versions;  // resolved: every version of the system when not given
+  uint64_t seed = 0;
+  int64_t runs = 60;
+  int64_t clients = 0;  // resolved: the system's default when not given
+  int64_t ops = 0;
+  sim::FaultList faults;
+  std::vector<std::string> properties;  // empty: every property
+  std::map<std::string, std::string> options;
+  int64_t jobs = 0;           // 0: the cores
+  std::string equivalent;     // --equivalent FILE ("": none)
+  std::string baselines;      // --baselines DIR ("": none)
+  std::string only;           // --only ID ("": every mutant)
+  std::string write_mutants;  // --write-mutants DIR ("": none)
+  std::string Write() const;
+  bool operator==(const MutateSpec&) const = default;
+};
+
 // testbed merge: shards' report.json files into one report.
 struct MergeSpec {
   std::vector<std::string> reports;
@@ -117,12 +137,14 @@ CheckSpec ParseCheck(const std::vector<std::string>& args);
 ReplaySpec ParseReplay(const std::vector<std::string>& args);
 DiffSpec ParseDiff(const std::vector<std::string>& args);
 MergeSpec ParseMerge(const std::vector<std::string>& args);
+MutateSpec ParseMutate(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunCheck(const CheckSpec& spec);
 int RunReplay(const ReplaySpec& spec);
 int RunDiff(const DiffSpec& spec);
 int RunMerge(const MergeSpec& spec);
+int RunMutate(const MutateSpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given);
 // Parses args (the words after the subcommand) into `app`; a parse error becomes a UsageError
 // naming the flag, with a pointer to --help.
 void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::string> args);
+
+// For a command that shares check's flags (diff, mutate): each system's own options
+// (--ops-mix), added once, bound into `values` by flag name.
+void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values);
+// The flags in `values` parsed as check parses them (the same checks and messages), with
+// --runs `default_runs` when it was not given.
+CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
+                       const std::string& default_runs);
 
 // A subcommand: adds its options to `sub` and returns what runs it once parsed.
 struct Command {
@@ -63,6 +72,7 @@ Command CheckCommand();
 Command ReplayCommand();
 Command DiffCommand();
 Command MergeCommand();
+Command MutateCommand();
 Command ListCommand();
 
 // The shipped scripts with --scripts DIR's changes (see `testbed check --help`).

@@ -46,24 +46,13 @@ void Define(CLI::App& app, Raw& r) {
                  "the changed scripts: DIR/NAME replaces NAME of --version; "
                  "DIR/<system>/<version>/NAME replaces that version's")
       ->required();
-  std::map<std::string, bool> added;
-  for (const props::System* s : props::Systems())
-    for (const auto& o : s->options())
-      if (!added[o.flag]) {
-        added[o.flag] = true;
-        app.add_option("--" + o.flag, r.values[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
-      }
+  internal::AddSystemOptions(app, r.values);
 }
 
 DiffSpec Resolve(const Raw& r) {
-  std::vector<std::string> args;
-  for (const auto& [flag, value] : r.values)
-    if (!value.empty()) args.insert(args.end(), {"--" + flag, value});
-  if (!r.values.count("runs") || r.values.at("runs").empty())
-    args.insert(args.end(), {"--runs", "50"});
   if (!std::filesystem::is_directory(r.candidate))
     throw UsageError("--candidate " + r.candidate + " is not a directory");
-  const CheckSpec c = ParseCheck(args);  // the same checks and messages as check's flags
+  const CheckSpec c = internal::ParseAsCheck(r.values, "50");
   DiffSpec d;
   d.system = c.system;
   d.version = c.version;

@@ -12,13 +12,21 @@
 // silent, and then the properties accept every reasonable behaviour. Each rule below carries
 // its verdict: [contract] with the property that judges it, or [choice] with why the contract
 // is silent.
-//   1. Expiry: an entry with expiry E is alive at t while t <= E (Redis keeps a PXAT E key
-//      through E). list() and the quota follow the same boundary as get().
-//      [choice] Nothing says which side of E the instant E is on; the model takes the store's
-//      storage (Redis). What the contract does say is that get, list and the quota agree at one
-//      instant: expiry-boundary-get-list and quota-safety judge that, at either boundary.
-//      That an acknowledged write lives for its ttl by the server's clock (not the client's
-//      computed expiry) is judged by acknowledged-writes-visible.
+//   1. Expiry: an entry written with ttl T at server time s is alive while t <= s + T, by the
+//      server's clock (Redis keeps a PXAT E key through E). list() and the quota follow the
+//      same boundary as get(). The store's own expiresAt (the writer's Date.now() + T) is what
+//      the envelope states; the key must live on the server exactly that long.
+//      [contract, changed in issue 31] The promise is the writer's ttl measured on the server's
+//      clock, the one clock every pod shares; before, the model took the client-computed PXAT
+//      as the promise, so a pod whose clock is behind or ahead silently shortened or lengthened
+//      every TTL and nothing said so. Judged by acknowledged-writes-visible
+//      (expired-early-by-writer-clock: PXAT from a slow clock; list-misses-by-fast-clock: the
+//      index trimmed and filtered by a fast caller's clock), keys-expire (nothing outlives
+//      maxTtl by the server's clock, and the index holds every live entry as long as it lives)
+//      and model-matches-implementation (server-expiry-differs-from-stated: the key's PTTL
+//      against the expiresAt its envelope states). Which side of E the instant E is on stays a
+//      [choice] (nothing says; the model takes Redis's): expiry-boundary-get-list and
+//      quota-safety judge that get, list and the quota agree at one instant.
 //   2. Scopes (beta.24+, `scoped`): forConnection(id) scopes a connection namespace by
 //      SHA-256(id); a missing connection is its own scope; scope "provider" namespaces are
 //      shared by every connection. Without `scoped` (beta.3, beta.23) every connection shares.
@@ -43,7 +51,9 @@
 //   5. createdAt survives overwrites (set and compareAndSet) and restarts after delete or
 //      expiry; updatedAt is the write's time; expiresAt is now + ttl (ttl defaults to
 //      defaultTtl, must be <= maxTtl; values must be <= maxValueBytes as JSON).
-//      [contract] the fields' names and the options' names: model-matches-implementation.
+//      [contract] the fields' names and the options' names: model-matches-implementation
+//      compares every field get(), list(), set(), compareAndSet() and increment() return
+//      (value, version, createdAt, updatedAt, expiresAt; updatedAt since issue 31).
 //   6. Values read back exactly as written (JSON equality).
 //      [contract] value-read-back, valid-calls-never-script-error (adversarial values).
 //   7. Legacy (beta.24, `legacy_claim`): an old pod's v1 write is visible to the first

@@ -9,10 +9,25 @@ namespace testbed::props::state {
 namespace {
 
 // acknowledged-writes-visible: a read that found nothing although an acknowledged write
-// returned before it began, outlives it, and no other operation that could remove the entry
-// (a delete, an ambiguous write, a write that expires sooner) overlaps the gap.
+// returned before it began and is promised to outlive it (its ttl on the server's clock, model
+// rule 1), and no other operation that could remove the entry (a delete, an ambiguous write, a
+// write promised to expire sooner) overlaps the gap. The class says what removed it: the expiry
+// the store set from a writer's own clock (PXAT from its Date.now(), before the promised
+// instant: skew), or nothing the contract allows.
 std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
   using K = AckOp::Kind;
+  auto at = [](int64_t ms) {  // "+12ms", "-97ms": virtual time since the run's start
+    const int64_t d = ms - sim::kDefaultEpochMs;
+    return (d < 0 ? "" : "+") + std::to_string(d) + "ms";
+  };
+  auto set_of = [&](const AckOp& x) {
+    std::string s = "client " + std::to_string(x.actor) + " set(\"" + x.key + "\", ttl " +
+                    (x.ttl ? std::to_string(*x.ttl) : std::string("default")) +
+                    ") acknowledged at " + at(x.ret_ms) + " (promised alive through " +
+                    at(x.exp_lo);
+    if (x.stated_ms != x.exp_lo) s += "; the store set its expiry to " + at(x.stated_ms);
+    return s + ")";
+  };
   for (const AckOp& r : ops) {
     if ((r.kind != K::kGet && r.kind != K::kList) || r.ambiguous || r.found) continue;
     for (const AckOp& w : ops) {
@@ -26,24 +41,46 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
           removable = true;
       }
       if (removable) continue;
-      auto at = [](int64_t ms) { return "+" + std::to_string(ms - sim::kDefaultEpochMs) + "ms"; };
-      auto set_of = [&](const AckOp& x) {
-        return "client " + std::to_string(x.actor) + " set(\"" + x.key + "\", ttl " +
-               (x.ttl ? std::to_string(*x.ttl) : std::string("default")) + ") acknowledged at " +
-               at(x.ret_ms) + " (alive through " + at(x.exp_lo) + ")";
+      // What removed it: the store's own expiry on the server, set from a writer's clock before
+      // the promised instant; or, for list() (which sees an entry only through the index), a
+      // client whose clock runs ahead: every call trims the index up to its caller's clock
+      // (ZREMRANGEBYSCORE -inf now), and list() drops what its caller's clock calls expired.
+      auto fast_clock_reached = [&](int64_t stated) {
+        if (r.kind != K::kList) return false;
+        for (const AckOp& o : ops)
+          if (o.inv_seq < r.ret_seq && o.clock_ms != o.inv_ms &&
+              o.clock_ms + (o.ret_ms - o.inv_ms) >= stated)
+            return true;
+        return false;
       };
       std::string later;
+      bool early = w.stated_ms < r.ret_ms;
+      bool by_fast_clock = fast_clock_reached(w.stated_ms);
       for (const AckOp& o : ops)
         if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq &&
-            o.inv_seq < r.ret_seq)
+            o.inv_seq < r.ret_seq) {
           later += ", then " + set_of(o);
-      return {
-          {r.kind == K::kGet ? "get-misses-live-write" : "list-misses-live-write",
-           set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " +
-               (r.kind == K::kGet ? "get" : "list") + " from " + at(r.inv_ms) + " to " +
-               at(r.ret_ms) +
-               " found nothing, though no delete ran and every write keeps the key alive through " +
-               at(r.ret_ms)}};
+          early |= o.stated_ms < r.ret_ms;
+          by_fast_clock |= fast_clock_reached(o.stated_ms);
+        }
+      const std::string read = r.kind == K::kGet ? "get" : "list";
+      const std::string cls = early           ? "expired-early-by-writer-clock"
+                              : by_fast_clock ? "list-misses-by-fast-clock"
+                                              : read + "-misses-live-write";
+      return {{cls, set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " + read +
+                        " from " + at(r.inv_ms) + " to " + at(r.ret_ms) +
+                        " found nothing, though no delete ran and every write is promised to "
+                        "keep the key alive through " +
+                        at(r.ret_ms) +
+                        (early ? " by the server's clock: the store expired it at the instant the "
+                                 "writer's own clock computed"
+                         : by_fast_clock
+                             ? " by the server's clock, while a client's own clock (the reader's "
+                               "read " +
+                                   at(r.clock_ms) +
+                                   ") had passed the expiry the store set: the index is trimmed, "
+                                   "and list() filtered, by the caller's clock"
+                             : "")}};
     }
   }
   return {};
@@ -57,7 +94,7 @@ class Runner : public StepRun {
  private:
   sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
                        sim::Prng& rng) override {
-    co_await AckStep(ctx, ns, id, i, rng, &ops_, &rec);
+    co_await AckStep(ctx, ns, id, i, rng, w.ns.default_ttl_ms, &ops_, &rec);
   }
   std::vector<AckOp> ops_;
 };
@@ -68,12 +105,17 @@ const StateProperty& AcknowledgedWritesVisible() {
   static const StateProperty kProperty = {
       {"acknowledged-writes-visible",
        "after a write is acknowledged, get() and list() find the key until it is overwritten, "
-       "deleted or expires",
+       "deleted or its ttl has passed by the server's clock",
        Always,
        LosesWrites(),
        {{"get-misses-live-write", "get() finds nothing while an acknowledged write is alive"},
-        {"list-misses-live-write",
-         "list() leaves out a key while an acknowledged write is alive"}}},
+        {"list-misses-live-write", "list() leaves out a key while an acknowledged write is alive"},
+        {"list-misses-by-fast-clock",
+         "list() leaves out a live key because a client's clock runs ahead of the server's (the "
+         "index is trimmed and filtered by the caller's clock)"},
+        {"expired-early-by-writer-clock",
+         "a key expired before its ttl had passed by the server's clock, at the instant the "
+         "writer's own (skewed) clock computed"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

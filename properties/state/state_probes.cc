@@ -468,23 +468,39 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     value["n"] = 1;
     const int64_t t_a = rec->world->now_ms();
     co_await ns.set("a", value, ttl);
-    // While a is live, a second key must be refused (x expires with a, if it is accepted).
-    const std::optional<real::state::StateError> x_refused =
-        co_await sim::FailureOf<real::state::StateError>(ns.set("x", value, ttl));
-    const bool x_accepted = !x_refused;
+    // While a is live, a second key must be refused (x expires with a, if it is accepted),
+    // whichever write creates it: set, compareAndSet(x, 0) or increment (each has its own
+    // quota check in the scripts).
+    const int how = i % 3;
+    const std::string write_x = how == 0   ? "set(x)"
+                                : how == 1 ? "compareAndSet(x, 0)"
+                                           : "increment(x)";
+    bool x_accepted = false;
+    try {
+      if (how == 0) {
+        co_await ns.set("x", value, ttl);
+        x_accepted = true;
+      } else if (how == 1) {
+        x_accepted = (co_await ns.compare_and_set("x", 0, value, ttl)).ok;
+      } else {
+        co_await ns.increment("x", "n", 1, ttl);
+        x_accepted = true;
+      }
+    } catch (const real::state::StateError&) {
+    }
     if (x_accepted) {
       const int64_t t1 = rec->world->now_ms();
       std::optional<real::state::StateValue> a = co_await ns.get("a");
       std::optional<real::state::StateValue> x = co_await ns.get("x");
       if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
-        rec->findings.push_back(
-            {"overfill",
-             "at +" + std::to_string(t1 - sim::kDefaultEpochMs) + "ms, with a live (TTL " +
-                 std::to_string(ttl) +
-                 " ms), set(x) was accepted and get(a), get(x) both return a value: "
-                 "2 live entries in a namespace with maxEntries 1",
-             {},
-             {Since(ctx, t_a)}});
+        rec->findings.push_back({"overfill",
+                                 "at +" + std::to_string(t1 - sim::kDefaultEpochMs) +
+                                     "ms, with a live (TTL " + std::to_string(ttl) + " ms), " +
+                                     write_x +
+                                     " was accepted and get(a), get(x) both return a value: "
+                                     "2 live entries in a namespace with maxEntries 1",
+                                 {},
+                                 {Since(ctx, t_a)}});
     }
     co_await SleepUntil(ctx, rec, t_a + ttl);
     const int64_t t0 = rec->world->now_ms();
@@ -720,7 +736,8 @@ sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
 
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
 sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
-                        sim::Prng& rng, std::vector<AckOp>* ops, Recorder* rec) {
+                        sim::Prng& rng, int64_t default_ttl_ms, std::vector<AckOp>* ops,
+                        Recorder* rec) {
   AckOp a;
   a.key = "a" + std::to_string(rng.below(2));
   a.actor = id;
@@ -731,6 +748,7 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
   value["n"] = i;
   a.inv_seq = rec->seq++;
   a.inv_ms = rec->world->now_ms();
+  a.clock_ms = ctx.now_ms();
   bool rejected = false;
   try {
     if (roll < 40) {
@@ -757,7 +775,8 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
   }
   a.ret_seq = rec->seq++;
   a.ret_ms = rec->world->now_ms();
-  a.exp_lo = ns.expiry_is_relative() ? a.inv_ms + ns.last_ttl_ms() : ns.last_expires_at_ms();
+  a.exp_lo = a.inv_ms + a.ttl.value_or(default_ttl_ms);
+  a.stated_ms = ns.expiry_is_relative() ? a.exp_lo : ns.last_expires_at_ms();
   if (!rejected) ops->push_back(a);
   co_await ctx.sleep(rng.range(0, 20));
 }

@@ -40,11 +40,31 @@ std::optional<model::StoreEntry> FromImpl(const std::optional<real::state::State
   return e;
 }
 
-// Entries agree when key, value, version, createdAt and expiresAt agree.
+// Entries agree when every field a caller sees agrees: key, value, version, createdAt,
+// updatedAt and expiresAt.
 bool Same(const std::optional<model::StoreEntry>& a, const std::optional<model::StoreEntry>& b) {
   if (!a || !b) return !a && !b;
   return a->key == b->key && a->value == b->value && a->version == b->version &&
-         a->created_at == b->created_at && a->expires_at == b->expires_at;
+         a->created_at == b->created_at && a->updated_at == b->updated_at &&
+         a->expires_at == b->expires_at;
+}
+
+// The key's real lifetime on the server against the expiry its envelope states (PTTL read
+// straight from the backend, outside the trace): "" when they agree, else what differs. The
+// run is sequential and fault-free, so the writer's clock is the server's and the two must be
+// the same millisecond.
+std::string LifetimeDiffers(sim::World& world, const std::string& redis_key,
+                            const std::optional<model::StoreEntry>& written, int64_t now) {
+  if (!written) return "";
+  const sim::Reply pttl = world.backend().execute({"PTTL", redis_key}, now);
+  const int64_t stated = written->expires_at - now;
+  if (pttl.integer == stated) return "";
+  return "the key's expiry on the server is " +
+         (pttl.integer == -1   ? std::string("none (it never expires)")
+          : pttl.integer == -2 ? std::string("gone (no key)")
+                               : std::to_string(pttl.integer) + " ms away") +
+         ", where the envelope states expiresAt " + real::state::IsoTime(written->expires_at) +
+         " (" + std::to_string(stated) + " ms away)";
 }
 
 }  // namespace
@@ -88,7 +108,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     const std::string who =
         (connection ? *connection : std::string("missing connection")) + " " + ns_name;
     const std::string at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "ms ";
-    std::string what, got, want;
+    std::string what, got, want, lifetime;
     bool same = true;
     try {
       if (roll < 25) {
@@ -106,6 +126,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         std::optional<model::StoreEntry> v = FromImpl(co_await ns->set(key, value, ttl));
         same = r.error.empty() && Same(v, r.entry);
         got = ShowEntry(v);
+        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
       } else if (roll < 60) {
         const std::optional<model::StoreEntry> seen = m.peek(connection, ns_name, mo, key, now);
         const int64_t expected = rng.chance({3, 4}) ? (seen ? seen->version : 0) : rng.range(0, 3);
@@ -117,6 +138,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         std::optional<model::StoreEntry> v = FromImpl(c2.ok ? c2.value : c2.current);
         got = (c2.ok ? "ok " : "fail ") + ShowEntry(v);
         same = r.error.empty() && r.ok == c2.ok && Same(v, r.entry);
+        if (c2.ok) lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
         // Rule 9 of the model: a stale expectation may win over the policy error.
         if (r.error == "policy" && !c2.ok && (seen ? seen->version : 0) != expected &&
             Same(v, seen))
@@ -154,6 +176,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         std::optional<model::StoreEntry> v = FromImpl(co_await ns->increment(key, "n", 2, ttl));
         same = r.error.empty() && Same(v, r.entry);
         got = ShowEntry(v);
+        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
       } else {
         what = "an old pod (beta23) sets " + key + " in " + ns_name + " to " + value.dump();
         auto old =
@@ -170,6 +193,14 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       same = want.rfind(ErrorKind(e) + " error", 0) == 0;
     }
     log.push_back(at + who + ": " + what + " -> " + got);
+    if (same && !lifetime.empty() && rec->world->now_ms() == now) {
+      std::string out = "a write's key lives on the server for another span than it states:";
+      for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
+        out += "\n    " + log[k];
+      out += "\n    " + lifetime;
+      rec->findings.push_back({"server-expiry-differs-from-stated", out});
+      co_return;
+    }
     if (!same || rec->world->now_ms() != now) {
       if (rec->world->now_ms() != now)
         want += " (the call took virtual time: run this property without faults)";

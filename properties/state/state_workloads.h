@@ -35,7 +35,13 @@ struct AckOp {
   int64_t inv_seq = 0, ret_seq = 0, inv_ms = 0, ret_ms = 0;
   bool ambiguous = false;  // a transport error: it may or may not have happened
   bool found = false;      // get/list: the key was there
-  int64_t exp_lo = 0;      // set: the earliest instant the entry may expire (server time)
+  // set: the earliest instant the entry may expire, as promised: the writer's ttl on the
+  // server's clock from the call's start (model rule 1)
+  int64_t exp_lo = 0;
+  // set: the expiry the store itself set on the server (PXAT from the writer's own clock; for a
+  // relative PX, the same as exp_lo)
+  int64_t stated_ms = 0;
+  int64_t clock_ms = 0;  // the caller's own clock when it called (inv_ms plus its skew)
   std::optional<int64_t> ttl;
 };
 
@@ -193,7 +199,8 @@ sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                                bool safety, SkewWrites* writes, Recorder* rec);
 
 sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
-                        sim::Prng& rng, std::vector<AckOp>* ops, Recorder* rec);
+                        sim::Prng& rng, int64_t default_ttl_ms, std::vector<AckOp>* ops,
+                        Recorder* rec);
 
 sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
                               const real::state::VersionScripts& scripts, int id, int i,

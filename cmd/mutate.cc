@@ -1,0 +1,384 @@
+// testbed mutate: how much the property suite of a system can be trusted, measured by what it
+// kills. Every one-line mutant of every script of each version (real/lua_mutants.h) runs the
+// same seeds and schedules as the shipped scripts; a mutant is killed when a run of it shows an
+// anomaly class that the shipped scripts never showed on those seeds (nor the version's baseline
+// accepts), or a script that fails at run time, or a client port that throws. A mutant that
+// survives is a promise no property checks, unless a person argues it equivalent: the
+// --equivalent file lists those, each with its reason, and its line as mutated (so the reason
+// cannot drift onto another mutant). Exit 0 when every mutant that compiles and is not listed
+// equivalent is killed, 1 when one survives.
+#include <absl/hash/hash.h>
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cmd/cli_internal.h"
+#include "real/lua_mutants.h"
+#include "scenarios/baseline.h"
+#include "scenarios/campaign.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+struct Raw {
+  std::map<std::string, std::string> values;  // the flags check shares, as given
+  std::string equivalent, only, baselines, write_mutants;
+};
+
+void Define(CLI::App& app, Raw& r) {
+  for (const auto& [flag, help] : std::vector<std::pair<std::string, std::string>>{
+           {"system", "the system under test (see testbed list)"},
+           {"version", "one version (default: every version of the system)"},
+           {"seed", "the first seed (default: drawn and printed)"},
+           {"runs", "runs per property and mutant (default 60)"},
+           {"clients", "clients per run (default: the system's)"},
+           {"ops", "operations per client (default: the system's)"},
+           {"faults", "all, none, or a comma list (see testbed list)"},
+           {"properties", "a comma list (default: every property)"},
+           {"jobs", "threads (default: the cores)"}})
+    app.add_option("--" + flag, r.values[flag], help);
+  app.add_option("--equivalent", r.equivalent,
+                 "a JSON file of mutants argued equivalent: {\"mutants\": [{\"id\", \"after\", "
+                 "\"why\"}]}");
+  app.add_option("--only", r.only, "one mutant, by its id (FILE:LINE.K, as the report prints it)");
+  app.add_option("--baselines", r.baselines,
+                 "a directory of <version>.json baselines: their classes do not kill");
+  app.add_option("--write-mutants", r.write_mutants,
+                 "write each surviving mutant to DIR/<id>/ (a --scripts directory for check)");
+  internal::AddSystemOptions(app, r.values);
+}
+
+MutateSpec Resolve(const Raw& r) {
+  const CheckSpec c = internal::ParseAsCheck(r.values, "60");
+  MutateSpec m;
+  m.system = c.system;
+  const props::System& system = *props::FindSystem(c.system);
+  if (!r.values.at("version").empty()) {
+    m.versions = {c.version};
+  } else {
+    for (const auto& v : system.versions()) m.versions.push_back(v.name);
+  }
+  m.seed = c.seed;
+  m.runs = c.runs;
+  m.clients = c.clients;
+  m.ops = c.ops;
+  m.faults = c.faults;
+  m.properties = c.properties;
+  m.options = c.options;
+  m.jobs = c.jobs;
+  m.only = r.only;
+  m.equivalent = r.equivalent;
+  m.baselines = r.baselines;
+  m.write_mutants = r.write_mutants;
+  if (!m.equivalent.empty() && !std::filesystem::is_regular_file(m.equivalent))
+    throw UsageError("--equivalent " + m.equivalent + " is not a readable file");
+  if (!m.baselines.empty() && !std::filesystem::is_directory(m.baselines))
+    throw UsageError("--baselines " + m.baselines + " is not a directory");
+  if (!m.write_mutants.empty()) internal::CheckWritable(m.write_mutants, "--write-mutants");
+  if (!m.only.empty()) {  // it names a mutant of one of the versions' scripts
+    const real::ScriptCatalog shipped =
+        real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    std::vector<std::string> holding;  // the versions whose scripts hold it
+    for (const std::string& v : m.versions)
+      for (const real::ScriptFile& f : shipped.all())
+        if (f.file.rfind(system.scripts_dir(v) + "/", 0) == 0)
+          for (const real::LuaMutant& x : real::MutantsOf(f.body))
+            if (m.only == f.file + ":" + x.id) holding.push_back(v);
+    m.versions = holding;
+    if (holding.empty())
+      throw UsageError("--only " + m.only + " names no mutant of " + m.system +
+                       " (ids are FILE:LINE.K, as mutate prints them)");
+  }
+  return m;
+}
+
+// A mutant argued equivalent: its id, its line as mutated, and why no caller can tell.
+struct Equivalent {
+  std::string after, why;
+};
+std::map<std::string, Equivalent> LoadEquivalent(const std::string& path) {
+  std::map<std::string, Equivalent> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("mutants") || !j["mutants"].is_array())
+    throw UsageError("--equivalent " + path + ": not a JSON object with a \"mutants\" array");
+  for (const auto& m : j["mutants"]) {
+    if (!m.is_object() || !m.contains("id") || !m["id"].is_string() || !m.contains("after") ||
+        !m["after"].is_string() || !m.contains("why") || !m["why"].is_string() ||
+        m["why"].get<std::string>().empty())
+      throw UsageError("--equivalent " + path + ": each mutant needs \"id\", \"after\", \"why\"");
+    out[m["id"].get<std::string>()] = {m["after"].get<std::string>(), m["why"].get<std::string>()};
+  }
+  return out;
+}
+
+// What one run did, as a mutant is judged by it: its classes, whether a script failed or the
+// client port threw, and a digest of every call and reply (scripts named by file, so a mutant's
+// other SHA1 digests alike).
+struct RunSeen {
+  props::RunSpec run;
+  std::vector<std::string> classes;
+  std::string failure;  // "": none; else what failed (a script at run time, the client port)
+  size_t digest = 0;
+};
+
+RunSeen RunOne(const props::System& system, const props::RunSpec& r,
+               const real::ScriptCatalog& scripts) {
+  RunSeen s;
+  s.run = r;
+  try {
+    props::RunOutcome o = system.Run(r, scripts, nullptr);
+    s.classes = o.classes;
+    const sim::ScriptNames& names = scripts.names();
+    if (!o.script_errors.empty())
+      s.failure = "a script fails at run time: " +
+                  o.trace.events[o.script_errors.front()].reply.str.substr(0, 200);
+    size_t h = 0;
+    for (const sim::TraceEvent& e : o.trace.events)
+      if (e.kind == sim::EventKind::kReply)
+        h = absl::HashOf(h, sim::ShortArgv(o.trace.argv_of(e), &names), e.reply.debug());
+    s.digest = h;
+  } catch (const std::exception& e) {
+    s.failure = absl::StrCat("the client port throws: ", e.what()).substr(0, 240);
+  }
+  return s;
+}
+
+// One mutant's verdict.
+struct Verdict {
+  std::string file;  // catalog file
+  real::LuaMutant mutant;
+  std::string state;             // stillborn, killed, equivalent, survived
+  std::string how;               // killed: the first class or failure, with its property and seed
+  int64_t runs = 0, differ = 0;  // runs made; runs whose calls or replies differ from shipped
+  std::string why;               // equivalent: the reason given
+};
+
+std::string FullId(const std::string& file, const real::LuaMutant& m) {
+  return absl::StrCat(file, ":", m.id);
+}
+
+class MutateRun {
+ public:
+  MutateRun(const MutateSpec& spec, const props::System& system)
+      : spec_(spec), system_(system), equivalent_(LoadEquivalent(spec.equivalent)) {}
+
+  int Run() {
+    std::printf("seed: %llu\n", static_cast<unsigned long long>(spec_.seed));
+    for (const std::string& v : spec_.versions) RunVersion(v);
+    return Report();
+  }
+
+ private:
+  scenarios::Plan PlanFor(const std::string& version) const {
+    scenarios::Plan plan;
+    CheckSpec as_check;
+    as_check.system = spec_.system;
+    as_check.version = version;
+    const std::string old_version = as_check.OldVersion();
+    plan.base.version = version;
+    plan.base.old_version = old_version;
+    plan.base.clients = static_cast<int>(spec_.clients);
+    plan.base.ops = static_cast<int>(spec_.ops);
+    plan.base.faults = spec_.faults;
+    plan.base.options = spec_.options;
+    plan.seed = spec_.seed;
+    plan.count = spec_.runs;
+    plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec_.jobs));
+    std::vector<std::string> properties = spec_.properties;
+    if (properties.empty())
+      for (const auto& p : system_.properties()) properties.push_back(p.name);
+    for (const std::string& p : properties)
+      if (system_.property(p)->applies(version, old_version)) plan.properties.push_back(p);
+    return plan;
+  }
+
+  void RunVersion(const std::string& version) {
+    const real::ScriptCatalog shipped =
+        real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    const scenarios::Plan plan = PlanFor(version);
+    std::set<std::pair<std::string, std::string>> known;  // (property, class) not killing
+    if (!spec_.baselines.empty()) {
+      const std::string path = spec_.baselines + "/" + version + ".json";
+      if (std::filesystem::exists(path))
+        for (const auto& a : scenarios::LoadBaseline(path).accepted)
+          known.insert({a.property, a.cls});
+    }
+    // The shipped scripts' runs: every class they show, and each run's digest.
+    std::map<std::pair<std::string, uint64_t>, size_t> digest;
+    scenarios::RunInOrder<RunSeen>(
+        plan, [&](const props::RunSpec& r) { return RunOne(system_, r, shipped); },
+        [&](RunSeen& s) {
+          for (const std::string& c : s.classes) known.insert({s.run.property, c});
+          digest[{s.run.property, s.run.seed}] = s.digest;
+          if (!s.failure.empty())
+            throw real::SetupError(absl::StrCat("the shipped scripts fail (", s.run.property,
+                                                " seed ", s.run.seed, "): ", s.failure));
+        });
+    const std::string prefix = system_.scripts_dir(version) + "/";
+    for (const real::ScriptFile& f : shipped.all()) {
+      if (f.file.rfind(prefix, 0) != 0) continue;
+      for (const real::LuaMutant& m : real::MutantsOf(f.body)) {
+        if (!spec_.only.empty() && spec_.only != FullId(f.file, m)) continue;
+        real::ScriptCatalog mutated = shipped;
+        mutated.replace(f.file, m.body);
+        Verdict v;
+        v.file = f.file;
+        v.mutant = m;
+        if (!system_.FirstCompileError(mutated, version).empty()) {
+          v.state = "stillborn";
+        } else {
+          Judge(plan, mutated, known, digest, v);
+        }
+        Print(v);
+        verdicts_.push_back(std::move(v));
+      }
+    }
+  }
+
+  void Judge(scenarios::Plan plan, const real::ScriptCatalog& mutated,
+             const std::set<std::pair<std::string, std::string>>& known,
+             const std::map<std::pair<std::string, uint64_t>, size_t>& digest, Verdict& v) {
+    plan.stop = [&v] { return !v.how.empty(); };  // a mutant killed needs no more runs
+    scenarios::RunInOrder<RunSeen>(
+        plan, [&](const props::RunSpec& r) { return RunOne(system_, r, mutated); },
+        [&](RunSeen& s) {
+          ++v.runs;
+          const auto d = digest.find({s.run.property, s.run.seed});
+          v.differ += d == digest.end() || d->second != s.digest;
+          if (!v.how.empty()) return;
+          const std::string where = absl::StrCat(" (", s.run.property, ", seed ", s.run.seed, ")");
+          if (!s.failure.empty()) v.how = s.failure + where;
+          for (const std::string& c : s.classes)
+            if (v.how.empty() && !known.count({s.run.property, c}))
+              v.how = absl::StrCat(s.run.property, " / ", c, where);
+        });
+    const auto eq = equivalent_.find(FullId(v.file, v.mutant));
+    const bool listed = eq != equivalent_.end() && eq->second.after == v.mutant.after;
+    if (!v.how.empty()) {
+      v.state = "killed";
+      if (listed) v.why = "listed equivalent, but killed: " + eq->second.why;
+    } else if (listed) {
+      v.state = "equivalent";
+      v.why = eq->second.why;
+    } else {
+      v.state = "survived";
+      if (!spec_.write_mutants.empty()) WriteMutant(mutated, v);
+    }
+  }
+
+  void WriteMutant(const real::ScriptCatalog& mutated, const Verdict& v) const {
+    std::string dir_name = FullId(v.file, v.mutant);
+    std::replace(dir_name.begin(), dir_name.end(), '/', '_');
+    std::replace(dir_name.begin(), dir_name.end(), ':', '@');
+    const std::filesystem::path dir = std::filesystem::path(spec_.write_mutants) / dir_name;
+    const std::filesystem::path file = dir / v.file;
+    std::filesystem::create_directories(file.parent_path());
+    for (const real::ScriptFile& f : mutated.all())
+      if (f.file == v.file) std::ofstream(file, std::ios::binary) << f.body;
+  }
+
+  static void Print(const Verdict& v) {
+    const std::string id = FullId(v.file, v.mutant);
+    std::string line =
+        absl::StrCat(v.state, " ", id, " [", v.mutant.op, "] `", Trim(v.mutant.before), "` -> `",
+                     v.mutant.after.empty() ? "(line dropped)" : Trim(v.mutant.after), "`");
+    if (v.state == "killed") absl::StrAppend(&line, "\n    by ", v.how);
+    if (v.state == "survived")
+      absl::StrAppend(&line, "\n    ", v.runs, " runs, ", v.differ,
+                      v.differ ? " with calls or replies that differ from the shipped scripts'"
+                               : " differ: no run reaches a different call or reply");
+    if (!v.why.empty()) absl::StrAppend(&line, "\n    ", v.why);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+  static std::string Trim(const std::string& s) {
+    const size_t a = s.find_first_not_of(" \t");
+    return a == std::string::npos ? "" : s.substr(a);
+  }
+
+  int Report() const {
+    std::map<std::string, std::map<std::string, int64_t>> per;  // version dir -> state -> count
+    for (const Verdict& v : verdicts_) {
+      const std::string version = std::filesystem::path(v.file).parent_path().string();
+      ++per[version][v.state];
+    }
+    std::printf("\n%-24s %8s %9s %7s %10s %9s %7s\n", "scripts", "mutants", "stillborn", "killed",
+                "equivalent", "survived", "score");
+    int64_t survived = 0;
+    for (const auto& [version, n] : per) {
+      auto at = [&](const char* k) { return n.count(k) ? n.at(k) : int64_t{0}; };
+      const int64_t live = at("killed") + at("survived");
+      std::printf("%-24s %8lld %9lld %7lld %10lld %9lld %6s\n", version.c_str(),
+                  static_cast<long long>(at("killed") + at("survived") + at("equivalent") +
+                                         at("stillborn")),
+                  static_cast<long long>(at("stillborn")), static_cast<long long>(at("killed")),
+                  static_cast<long long>(at("equivalent")), static_cast<long long>(at("survived")),
+                  live ? absl::StrCat(at("killed") * 100 / live, "%").c_str() : "-");
+      survived += at("survived");
+    }
+    std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
+    std::printf("result: %s\n", survived == 0
+                                    ? "every mutant that compiles is killed or argued equivalent"
+                                    : absl::StrCat(survived, " mutants survive").c_str());
+    return survived == 0 ? 0 : 1;
+  }
+
+  const MutateSpec& spec_;
+  const props::System& system_;
+  const std::map<std::string, Equivalent> equivalent_;
+  std::vector<Verdict> verdicts_;
+};
+
+}  // namespace
+
+std::string MutateSpec::Write() const {
+  std::string line = "testbed mutate";
+  AppendFlag(line, "system", system);
+  if (versions.size() == 1) AppendFlag(line, "version", versions.front());
+  if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
+  AppendFlag(line, "seed", absl::StrCat(seed));
+  AppendFlag(line, "runs", absl::StrCat(runs));
+  AppendFlag(line, "clients", absl::StrCat(clients));
+  AppendFlag(line, "ops", absl::StrCat(ops));
+  if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());
+  for (const auto& [flag, value] : options) AppendFlag(line, flag, value);
+  if (!equivalent.empty()) AppendFlag(line, "equivalent", equivalent);
+  if (!baselines.empty()) AppendFlag(line, "baselines", baselines);
+  if (!only.empty()) AppendFlag(line, "only", only);
+  if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
+  return line;
+}
+
+MutateSpec ParseMutate(const std::vector<std::string>& args) {
+  return internal::ParseWith<Raw, MutateSpec>("mutate", args, Define, Resolve);
+}
+
+int RunMutate(const MutateSpec& spec) {
+  return MutateRun(spec, *props::FindSystem(spec.system)).Run();
+}
+
+namespace internal {
+Command MutateCommand() {
+  return internal::MakeCommand<Raw, MutateSpec>(
+      "mutate",
+      "Runs every one-line mutant of a system's scripts on the same seeds as the shipped "
+      "scripts; a mutant is killed when a property shows a class the shipped scripts never "
+      "did, or a script fails at run time. Exit 1 when a mutant survives that is not argued "
+      "equivalent.",
+      Define, Resolve, RunMutate);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli

@@ -1,0 +1,161 @@
+// Property "keys-expire" of the state store: every key the store writes on the server (entries,
+// tombstones, the quota index, v1 markers) is gone once maxTtl has passed since the last call
+// ran, by the server's clock. The store promises that nothing outlives maxTtl (a ttl above it is
+// refused, and the index is kept for maxTtl after each write), so a key that stays is storage
+// that leaks or an entry that outlives its promised expiry. Judged from the server's keyspace
+// after the run: the harness reads it at the last call's time plus maxTtl plus one millisecond
+// (KEYS and PTTL straight from the backend, outside the trace).
+#include <absl/strings/str_cat.h>
+
+#include <string>
+#include <vector>
+
+#include "properties/state/state_workloads.h"
+
+namespace testbed::props::state {
+namespace {
+
+class Runner : public StepRun {
+ public:
+  using StepRun::StepRun;
+
+  // The index's observable effect: list() and the quota see an entry only through the index,
+  // so at the end of the run every live entry must be in it, and the index must live at least
+  // as long as the entry (beta.3 keeps no index: KEYS finds its entries).
+  void CheckIndexCoversEntries(sim::World& world, int64_t end, bool skewed, RunOutcome& out) {
+    if (w.version == "beta3") return;
+    const sim::Reply keys = world.backend().execute({"KEYS", "*"}, end);
+    std::string index;  // the namespace's sorted set (one namespace, one scope per run)
+    for (const sim::Reply& k : keys.elements)
+      if (world.backend().execute({"TYPE", k.str}, end).str == "zset") index = k.str;
+    const int64_t index_pttl =
+        index.empty() ? -2 : world.backend().execute({"PTTL", index}, end).integer;
+    for (const sim::Reply& k : keys.elements) {
+      if (k.str.find(":index:") != std::string::npos) continue;  // the index and its cursor
+      const sim::Reply value = world.backend().execute({"GET", k.str}, end);
+      if (value.type != sim::Reply::Type::kBulk ||
+          value.str.find("\"deleted\":true") != std::string::npos)
+        continue;  // a tombstone, or not an entry of this SDK
+      const int64_t pttl = world.backend().execute({"PTTL", k.str}, end).integer;
+      const bool indexed =
+          !index.empty() &&
+          world.backend().execute({"ZSCORE", index, k.str}, end).type == sim::Reply::Type::kBulk;
+      if (indexed && (index_pttl == -1 || index_pttl >= pttl)) continue;
+      std::string text =
+          absl::StrCat("at the end of the run (+", end - sim::kDefaultEpochMs, "ms) entry ", k.str,
+                       " lives another ", pttl, " ms, but ",
+                       !indexed ? std::string("the quota index does not hold it")
+                                : absl::StrCat("the quota index expires in ", index_pttl, " ms"),
+                       ": list() will leave it out and the quota will not count it");
+      std::string cls = !indexed ? "entry-missing-from-index" : "index-expires-before-entry";
+      if (skewed) {  // every write trims the index by its caller's clock, and sets expiries by it
+        cls = !indexed ? "entry-trimmed-from-index-by-fast-clock"
+                       : "index-expires-before-entry-by-writer-clock";
+        text +=
+            " (clients' clocks were skewed in this run: a client whose clock runs ahead "
+            "trims the index of entries still alive by the server's clock)";
+      }
+      out.findings.push_back({cls, text});
+      return;
+    }
+  }
+
+  void Check(sim::World& world, RunOutcome& out) override {
+    const int64_t end = world.now_ms();
+    const int64_t at = end + w.ns.max_ttl_ms + 1;
+    bool skewed = false;  // a client's clock was off the server's: PXAT from its Date.now()
+    for (const sim::TraceEvent& e : out.trace.events) skewed |= e.kind == sim::EventKind::kClock;
+    CheckIndexCoversEntries(world, end, skewed, out);
+    const sim::Reply keys = world.backend().execute({"KEYS", "*"}, at);
+    for (const sim::Reply& k : keys.elements) {
+      const sim::Reply pttl = world.backend().execute({"PTTL", k.str}, at);
+      if (pttl.integer == -2) continue;
+      const bool index = k.str.find(":index:") != std::string::npos;  // providerStateIndexKey
+      const std::string what = index ? "the quota index" : "key";
+      std::string text = absl::StrCat(
+          what, " ", k.str, " is still on the server at +", at - sim::kDefaultEpochMs,
+          "ms, maxTtl (", w.ns.max_ttl_ms, " ms) after the last call ended (+",
+          end - sim::kDefaultEpochMs, "ms): ",
+          pttl.integer == -1 ? std::string("it has no expiry at all")
+                             : absl::StrCat("it expires ", pttl.integer, " ms later still"));
+      std::string cls;
+      if (pttl.integer == -1) {
+        cls = index ? "index-never-expires" : "key-never-expires";
+      } else if (skewed) {
+        cls = "outlives-max-ttl-by-writer-clock";
+        text +=
+            " (a client's clock ran ahead of the server's in this run, and the store sets "
+            "the expiry from the client's clock)";
+      } else {
+        cls = index ? "index-outlives-max-ttl" : "key-outlives-max-ttl";
+      }
+      out.findings.push_back({cls, text});
+    }
+    out.findings.insert(out.findings.end(), rec.findings.begin(), rec.findings.end());
+  }
+
+ private:
+  sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                       sim::Prng& rng) override {
+    const std::string key = "k" + std::to_string(rng.below(3));
+    const uint64_t roll = rng.below(100);
+    // The default, any ttl, or the boundary: exactly maxTtl, the longest a key may live.
+    const uint64_t ttl_roll = rng.below(4);
+    const std::optional<int64_t> ttl = ttl_roll == 0 ? std::optional<int64_t>(w.ns.max_ttl_ms)
+                                       : ttl_roll == 1
+                                           ? std::optional<int64_t>(rng.range(1, w.ns.max_ttl_ms))
+                                           : std::nullopt;
+    real::state::Json value = real::state::Json::object();
+    value["client"] = id;
+    value["n"] = i;
+    try {
+      if (roll < 30) {
+        co_await ns.set(key, value, ttl);
+      } else if (roll < 50) {
+        std::optional<real::state::StateValue> seen = co_await ns.get(key);
+        co_await ns.compare_and_set(key, seen ? seen->version : 0, value, ttl);
+      } else if (roll < 65) {
+        co_await ns.del(key);
+      } else if (roll < 80) {
+        co_await ns.increment(key, "n", 1, ttl);
+      } else if (roll < 90) {
+        co_await ns.get(key);
+      } else {
+        co_await ns.list(std::nullopt, std::nullopt);
+      }
+    } catch (const real::state::StateError&) {
+      // quota, policy and transport errors: whatever the call wrote is judged at the end
+    }
+    co_await ctx.sleep(rng.range(0, 50));
+  }
+};
+
+}  // namespace
+
+const StateProperty& KeysExpire() {
+  static const StateProperty kProperty = {
+      {"keys-expire",
+       "every key the store writes on the server is gone once maxTtl has passed since the last "
+       "call, by the server's clock, and the quota index holds every live entry as long as it "
+       "lives",
+       Always,
+       LosesWrites(),
+       {{"key-never-expires", "the store left a key with no expiry on the server"},
+        {"index-never-expires", "the quota index has no expiry: it stays forever"},
+        {"key-outlives-max-ttl", "a key is still on the server after maxTtl has passed"},
+        {"index-outlives-max-ttl", "the quota index is still on the server after maxTtl"},
+        {"entry-missing-from-index",
+         "a live entry is not in the quota index: list() and the quota miss it"},
+        {"index-expires-before-entry",
+         "the quota index expires before an entry it holds: list() and the quota lose it"},
+        {"entry-trimmed-from-index-by-fast-clock",
+         "a client whose clock runs ahead trimmed a live entry from the quota index"},
+        {"index-expires-before-entry-by-writer-clock",
+         "the quota index expires before an entry a writer with a fast clock wrote"},
+        {"outlives-max-ttl-by-writer-clock",
+         "a key outlives maxTtl by the server's clock because a writer's clock ran ahead"}}},
+      MakeRun<Runner, StateEnv>};
+  return kProperty;
+}
+
+}  // namespace testbed::props::state

@@ -1,0 +1,145 @@
+// Mutation analysis: the one-line mutants of a script (real/lua_mutants.h) and `testbed mutate`,
+// which runs them against a system's properties and says which the suite kills.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "real/lua_mutants.h"
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
+
+namespace testbed {
+namespace {
+
+using testing_cli::Result;
+using testing_dirs::TempDir;
+
+const std::string kSource = TESTBED_SOURCE_DIR;
+
+Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+
+bool Has(const std::vector<real::LuaMutant>& ms, int line, const std::string& after) {
+  return std::any_of(ms.begin(), ms.end(),
+                     [&](const real::LuaMutant& m) { return m.line == line && m.after == after; });
+}
+
+TEST(LuaMutants, EachOperatorChangesOneTokenOfCodeAndNeverAStringOrAComment) {
+  const std::string body =
+      "local n = tonumber(ARGV[1])\n"          // 1: int (the index)
+      "if n >= 2 and not done then\n"          // 2: rel, int, logic, not
+      "\treturn {-1, \"a >= b\"} -- x == y\n"  // 3: no unary minus, no string, no comment
+      "end\n"                                  // 4: nothing
+      "redis.call(\"SET\", KEYS[1], n + 1)\n"  // 5: int, arith, int, drop
+      "local ok = true\n";                     // 6: bool, drop
+  const std::vector<real::LuaMutant> ms = real::MutantsOf(body);
+  EXPECT_TRUE(Has(ms, 1, "local n = tonumber(ARGV[2])"));
+  EXPECT_TRUE(Has(ms, 1, "local n = tonumber(ARGV[0])"));
+  EXPECT_TRUE(Has(ms, 2, "if n > 2 and not done then"));
+  EXPECT_TRUE(Has(ms, 2, "if n >= 2 or not done then"));
+  EXPECT_TRUE(Has(ms, 2, "if n >= 2 and done then"));
+  EXPECT_TRUE(Has(ms, 2, "if n >= 3 and not done then"));
+  EXPECT_TRUE(Has(ms, 5, "redis.call(\"SET\", KEYS[1], n - 1)"));
+  EXPECT_TRUE(Has(ms, 5, ""));  // the statement dropped
+  EXPECT_TRUE(Has(ms, 6, "local ok = false"));
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const std::vector<std::string> shipped = lines(body);
+  for (const real::LuaMutant& m : ms) {
+    EXPECT_NE(m.line, 4) << m.after;
+    if (m.line == 3 && m.op != "drop") {  // "-1" stays unary, strings and comments stay
+      EXPECT_NE(m.after.find("\"a >= b\"} -- x == y"), std::string::npos) << m.after;
+      EXPECT_EQ(m.op, "int") << m.after;
+    }
+    // Only the mutant's own line changes (a dropped line stays, empty).
+    const std::vector<std::string> mutated = lines(m.body);
+    ASSERT_EQ(mutated.size(), shipped.size()) << m.id;
+    for (size_t k = 0; k < shipped.size(); ++k) {
+      if (static_cast<int>(k) + 1 == m.line) continue;
+      EXPECT_EQ(mutated[k], shipped[k]) << m.id;
+    }
+    if (m.op == "drop") {
+      EXPECT_EQ(lines(m.body)[m.line - 1], "") << m.id;
+    } else {
+      EXPECT_EQ(lines(m.body)[m.line - 1], m.after) << m.id;
+    }
+  }
+  // Ids are "<line>.<k>", unique, and the same for the same body.
+  std::vector<std::string> ids;
+  for (const auto& m : ms) ids.push_back(m.id);
+  std::vector<std::string> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<std::string> again;
+  for (const auto& m : real::MutantsOf(body)) again.push_back(m.id);
+  EXPECT_EQ(ids, again);
+}
+
+// The quota check of beta.30's set script, off by one: quota-safety must kill it.
+const char kOffByOne[] = "state/beta30/SET_WITH_QUOTA_SCRIPT.lua:10.5";
+// delete's reply, which the client never reads: no property can kill it.
+const char kDeleteReply[] = "state/beta30/DELETE_WITH_INDEX_SCRIPT.lua:4.1";
+
+TEST(Mutate, AMutantThatBreaksAPromiseIsKilledByTheClassItShows) {
+  const Result r = Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 20 "
+                                   "--only ") +
+                       kOffByOne);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(std::string("killed ") + kOffByOne +
+                       " [rel] `if not indexed and "
+                       "redis.call(\"ZCARD\", KEYS[2]) >= max_entries then` -> `if not indexed and "
+                       "redis.call(\"ZCARD\", KEYS[2]) > max_entries then`"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    by quota-safety / overfill"), std::string::npos) << r.out;
+}
+
+TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
+  const Result survives =
+      Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 --only ") +
+          kDeleteReply);
+  EXPECT_EQ(survives.code, 1) << survives.out;
+  EXPECT_NE(survives.out.find(std::string("survived ") + kDeleteReply), std::string::npos)
+      << survives.out;
+  EXPECT_NE(survives.out.find("result: 1 mutants survive"), std::string::npos) << survives.out;
+
+  TempDir dir("mutate");
+  const std::string file = dir.path() + "/equivalent.json";
+  std::ofstream(file) << R"({"mutants": [{"id": ")" << kDeleteReply
+                      << R"(", "after": "return 2", "why": "the client never reads it"}]})";
+  const Result argued =
+      Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 --equivalent ") +
+          file + " --only " + kDeleteReply);
+  EXPECT_EQ(argued.code, 0) << argued.out;
+  EXPECT_NE(argued.out.find(std::string("equivalent ") + kDeleteReply), std::string::npos)
+      << argued.out;
+  EXPECT_NE(argued.out.find("the client never reads it"), std::string::npos) << argued.out;
+
+  // A reason written for another line does not carry over.
+  std::ofstream(file) << R"({"mutants": [{"id": ")" << kDeleteReply
+                      << R"(", "after": "return 3", "why": "stale"}]})";
+  EXPECT_EQ(Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 "
+                            "--equivalent ") +
+                file + " --only " + kDeleteReply)
+                .code,
+            1);
+}
+
+TEST(Mutate, BadInputIsOneLineAndExit2BeforeAnyRun) {
+  for (const std::string& args :
+       {std::string("mutate --system state --version beta30 --only nope.lua:1.1"),
+        std::string("mutate --system state --equivalent /nonexistent/eq.json"),
+        std::string("mutate --system nosuch"), std::string("mutate --system state --runs 0")}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("killed"), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace testbed
