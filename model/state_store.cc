@@ -3,6 +3,7 @@
 #include "model/json_text.h"
 
 #include <algorithm>
+#include <set>
 
 namespace testbed::model {
 namespace {
@@ -20,11 +21,27 @@ std::string StateStoreModel::scope_of(const std::optional<std::string>& connecti
   return connection ? "connection:" + *connection : "missing";
 }
 
+std::string StateStoreModel::space_id(const std::optional<std::string>& connection,
+                                      const std::string& ns, const StoreNamespaceOptions& o) const {
+  return scope_of(connection, o) + std::string(1, '\0') + ns;
+}
+
 StateStoreModel::Space& StateStoreModel::space(const std::optional<std::string>& connection,
                                                const std::string& ns,
                                                const StoreNamespaceOptions& o) {
-  return spaces_[scope_of(connection, o) + std::string(1, '\0') + ns];
+  return spaces_[space_id(connection, ns, o)];
 }
+
+int64_t StateStoreModel::last_change(const std::string& id, const std::string& key) const {
+  auto s = changed_.find(id);
+  if (s == changed_.end()) return 0;
+  auto k = s->second.find(key);
+  return k == s->second.end() ? 0 : k->second;
+}
+
+namespace {
+std::string LegacyId(const std::string& ns) { return std::string("\1v1", 3) + '\0' + ns; }
+}  // namespace
 
 const StoreEntry* StateStoreModel::live(const Space& s, const std::string& key, int64_t now) {
   auto it = s.find(key);
@@ -39,23 +56,18 @@ int64_t StateStoreModel::live_count(const Space& s, int64_t now) {
 std::optional<StoreEntry> StateStoreModel::current(const std::optional<std::string>& connection,
                                                    const std::string& ns,
                                                    const StoreNamespaceOptions& o,
-                                                   const std::string& key, int64_t now,
-                                                   bool reading) {
-  Space& mine = space(connection, ns, o);
-  if (const StoreEntry* e = live(mine, key, now)) return *e;
-  const bool concrete = o.provider_scope || connection.has_value();
-  if (!variant_.legacy_claim || !concrete) return std::nullopt;
-  Space& old = legacy_[ns];
-  const StoreEntry* v1 = live(old, key, now);
-  if (!v1) return std::nullopt;
-  StoreEntry adopted = *v1;
-  if (live_count(mine, now) >= o.max_entries) {
-    if (reading) return adopted;  // rule 7: reads never fail; the value stays v1
-    return std::nullopt;          // a write then meets the quota itself
+                                                   const std::string& key, int64_t now) const {
+  const std::string id = space_id(connection, ns, o);
+  if (variant_.legacy && last_change(LegacyId(ns), key) > last_change(id, key)) {
+    auto old = legacy_.find(ns);  // rule 7: the old pods' write is the newer one
+    if (old == legacy_.end()) return std::nullopt;
+    if (const StoreEntry* v1 = live(old->second, key, now)) return *v1;
+    return std::nullopt;
   }
-  mine[key] = adopted;
-  old.erase(key);
-  return adopted;
+  auto sp = spaces_.find(id);
+  if (sp == spaces_.end()) return std::nullopt;
+  if (const StoreEntry* e = live(sp->second, key, now)) return *e;
+  return std::nullopt;
 }
 
 std::string StateStoreModel::policy_error(const StoreNamespaceOptions& o, const Json& value,
@@ -74,15 +86,15 @@ StoreResult StateStoreModel::write(const std::optional<std::string>& connection,
   Space& mine = space(connection, ns, o);
   const StoreEntry* existing = live(mine, key, now);
   if (!existing && live_count(mine, now) >= o.max_entries) return Error("quota");
+  const std::optional<StoreEntry> seen = current(connection, ns, o, key, now);  // rule 7's too
   StoreEntry e{key,
                value,
                version,
                now + std::max<int64_t>(1, ttl.value_or(o.default_ttl_ms)),
-               existing ? existing->created_at : now,
+               seen ? seen->created_at : now,
                now};
   mine[key] = e;
-  const bool concrete = o.provider_scope || connection.has_value();
-  if (variant_.legacy_claim && concrete) legacy_[ns].erase(key);  // the v1 key is tombstoned
+  changed_[space_id(connection, ns, o)][key] = ++order_;
   StoreResult r;
   r.entry = e;
   return r;
@@ -92,22 +104,14 @@ std::optional<StoreEntry> StateStoreModel::peek(const std::optional<std::string>
                                                 const std::string& ns,
                                                 const StoreNamespaceOptions& o,
                                                 const std::string& key, int64_t now) const {
-  auto sp = spaces_.find(scope_of(connection, o) + std::string(1, '\0') + ns);
-  if (sp != spaces_.end())
-    if (const StoreEntry* e = live(sp->second, key, now)) return *e;
-  const bool concrete = o.provider_scope || connection.has_value();
-  if (!variant_.legacy_claim || !concrete) return std::nullopt;
-  auto old = legacy_.find(ns);
-  if (old == legacy_.end()) return std::nullopt;
-  if (const StoreEntry* v1 = live(old->second, key, now)) return *v1;
-  return std::nullopt;
+  return current(connection, ns, o, key, now);
 }
 
 StoreResult StateStoreModel::get(const std::optional<std::string>& connection,
                                  const std::string& ns, const StoreNamespaceOptions& o,
                                  const std::string& key, int64_t now) {
   StoreResult r;
-  r.entry = current(connection, ns, o, key, now, true);
+  r.entry = current(connection, ns, o, key, now);
   return r;
 }
 
@@ -116,7 +120,7 @@ StoreResult StateStoreModel::set(const std::optional<std::string>& connection,
                                  const std::string& key, const Json& value,
                                  std::optional<int64_t> ttl, int64_t now) {
   if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
-  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
+  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now);
   return write(connection, ns, o, key, value, (cur ? cur->version : 0) + 1, ttl, now);
 }
 
@@ -126,7 +130,7 @@ StoreResult StateStoreModel::compare_and_set(const std::optional<std::string>& c
                                              const Json& value, std::optional<int64_t> ttl,
                                              int64_t now) {
   if (auto err = policy_error(o, value, ttl); !err.empty()) return Error(err);
-  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, false);
+  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now);
   if ((cur ? cur->version : 0) != expected) {
     StoreResult r;
     r.ok = false;
@@ -140,8 +144,7 @@ StoreResult StateStoreModel::del(const std::optional<std::string>& connection,
                                  const std::string& ns, const StoreNamespaceOptions& o,
                                  const std::string& key, int64_t) {
   space(connection, ns, o).erase(key);
-  const bool concrete = o.provider_scope || connection.has_value();
-  if (variant_.legacy_claim && concrete) legacy_[ns].erase(key);
+  changed_[space_id(connection, ns, o)][key] = ++order_;
   return {};
 }
 
@@ -150,8 +153,13 @@ StoreResult StateStoreModel::list(const std::optional<std::string>& connection,
                                   const std::optional<std::string>& prefix,
                                   std::optional<int64_t> limit, int64_t now) {
   StoreResult r;
-  for (const auto& [key, e] : space(connection, ns, o))
-    if (now <= e.expires_at && (!prefix || key.rfind(*prefix, 0) == 0)) r.rows.push_back(e);
+  std::set<std::string> keys;  // the scope's own, and the v1 keys it may see (rule 7)
+  for (const auto& [key, e] : space(connection, ns, o)) keys.insert(key);
+  if (variant_.legacy)
+    for (const auto& [key, e] : legacy_[ns]) keys.insert(key);
+  for (const std::string& key : keys)
+    if (!prefix || key.rfind(*prefix, 0) == 0)
+      if (std::optional<StoreEntry> e = current(connection, ns, o, key, now)) r.rows.push_back(*e);
   r.matching = static_cast<int64_t>(r.rows.size());
   const int64_t n = std::max<int64_t>(0, limit.value_or(o.max_entries));
   if (static_cast<int64_t>(r.rows.size()) > n) r.rows.resize(n);
@@ -162,7 +170,7 @@ StoreResult StateStoreModel::increment(const std::optional<std::string>& connect
                                        const std::string& ns, const StoreNamespaceOptions& o,
                                        const std::string& key, const std::string& field,
                                        double delta, std::optional<int64_t> ttl, int64_t now) {
-  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now, true);
+  const std::optional<StoreEntry> cur = current(connection, ns, o, key, now);
   Json value = cur && cur->value.is_object() ? cur->value : Json::object();
   const double previous =
       value.contains(field) && value[field].is_number() ? value[field].get<double>() : 0;
@@ -182,6 +190,7 @@ StoreResult StateStoreModel::legacy_write(const std::string& ns, const StoreName
     refused.ok = false;
     return refused;
   }
+  changed_[LegacyId(ns)][key] = ++order_;
   old[key] = StoreEntry{key,
                         value,
                         (cur ? cur->version : 0) + 1,

@@ -56,15 +56,25 @@
 //      (value, version, createdAt, updatedAt, expiresAt; updatedAt since issue 31).
 //   6. Values read back exactly as written (JSON equality).
 //      [contract] value-read-back, valid-calls-never-script-error (adversarial values).
-//   7. Legacy (beta.24, `legacy_claim`): an old pod's v1 write is visible to the first
-//      concrete scope (a connection or the provider scope, never the missing-connection scope)
-//      that reads, writes or deletes the key while it has no live scoped value; that scope
-//      adopts it (same value, version and expiry) and the v1 value is gone for every other
-//      scope. Reads never fail with a quota error: when the namespace is full, get() returns
-//      the v1 value without adopting it.
-//      [contract] beta.24's migration comments: legacy-readable, legacy-adopted-once,
-//      rolling-deploy-writes-visible. An old pod's write keeps rule 3 in its own namespace:
-//      refused when maxEntries v1 entries are live and the key is not (model-matches).
+//   7. Legacy (a v2 release deployed over v1 pods: `legacy`): every caller of a namespace
+//      could read a v1 value before the upgrade (v1 keys have no scope), so every scope still
+//      reads it after: each connection, the provider scope and the missing connection see, per
+//      key, the latest of their own writes and deletes and the old pods' v1 writes (last write
+//      wins, as it did when all shared the v1 key). Reads change nothing. A write or delete in
+//      one scope changes that scope's view only. A v1 value visible to a scope does not count
+//      against that scope's quota (it is the old pods' entry), and writing the key there is a
+//      new entry for rule 3. list() shows what get() shows: visible v1 values included.
+//      [contract, changed in issue 31] Before, the model took beta.24's claim as the contract:
+//      the first concrete scope that touched a key adopted the v1 value and tombstoned it, so
+//      every other scope lost it, and the missing connection never saw it. That is the
+//      migration's defect, not a choice: a caller who could read its data before the upgrade
+//      cannot after. The seed's comment gives the reason (s000:170-173: "a v1 key has no
+//      connection discriminator, so it cannot safely be exposed to every v2 scope"): it trades
+//      those callers' data for isolation, which is for a team to accept in the version's
+//      baseline, with that reason. Judged by legacy-readable (v1-value-lost-to-another-scope,
+//      unreadable-without-connection, v1-value-unreadable), rolling-deploy-writes-visible (an
+//      old pod's later write) and model-matches-implementation. An old pod's write keeps rule
+//      3 in its own namespace: refused when maxEntries v1 entries are live and the key is not.
 //   8. list(prefix, limit) returns the live entries whose key starts with prefix, at most
 //      limit (default maxEntries); the order is not part of the contract.
 //      [choice] list() promises no order; the model compares rows sorted by key, so every
@@ -129,9 +139,9 @@ struct StoreResult {
 class StateStoreModel {
  public:
   struct Variant {
-    bool scoped = true;         // beta.24+: forConnection scopes
-    bool legacy_claim = false;  // beta.24: v1 values are adopted by the first concrete scope
-    bool max_ttl = true;        // false for beta.3, whose code never reads maxTtl (rule 9)
+    bool scoped = true;   // beta.24+: forConnection scopes
+    bool legacy = false;  // old v1 pods write the namespace's v1 keys (rule 7)
+    bool max_ttl = true;  // false for beta.3, whose code never reads maxTtl (rule 9)
   };
   explicit StateStoreModel(Variant v) : variant_(v) {}
 
@@ -171,10 +181,14 @@ class StateStoreModel {
                const StoreNamespaceOptions& o);
   static const StoreEntry* live(const Space& s, const std::string& key, int64_t now);
   static int64_t live_count(const Space& s, int64_t now);
-  // The current value as the scope sees it, adopting a v1 value where rule 7 says so.
+  // The current value as the scope sees it: its own, or a newer v1 value (rule 7).
   std::optional<StoreEntry> current(const std::optional<std::string>& connection,
                                     const std::string& ns, const StoreNamespaceOptions& o,
-                                    const std::string& key, int64_t now, bool reading);
+                                    const std::string& key, int64_t now) const;
+  std::string space_id(const std::optional<std::string>& connection, const std::string& ns,
+                       const StoreNamespaceOptions& o) const;
+  // The order of the last write or delete of `key` in a space (0: none).
+  int64_t last_change(const std::string& space_id, const std::string& key) const;
   std::string policy_error(const StoreNamespaceOptions& o, const Json& value,
                            std::optional<int64_t> ttl) const;
   StoreResult write(const std::optional<std::string>& connection, const std::string& ns,
@@ -184,6 +198,10 @@ class StateStoreModel {
   Variant variant_;
   std::map<std::string, Space> spaces_;  // scope + "\0" + namespace -> entries
   std::map<std::string, Space> legacy_;  // namespace -> v1 entries
+  // space id (scope + "\0" + namespace, or "\1v1\0" + namespace for the v1 keys) -> key ->
+  // the order of its last write or delete there (rule 7: last write wins).
+  std::map<std::string, std::map<std::string, int64_t>> changed_;
+  int64_t order_ = 0;
 };
 
 }  // namespace testbed::model

@@ -83,31 +83,41 @@ TEST(ModelStateStore, TtlAboveMaxTtlAndValuesAboveMaxValueBytesArePolicyErrors) 
 }
 
 TEST(ModelStateStore,
-     TheFirstConcreteScopeAdoptsAV1ValueOnceAndTheMissingConnectionNever) {  // rule 7
-  StateStoreModel m({.scoped = true, .legacy_claim = true});
+     EveryScopeKeepsReadingAV1ValueUntilItWritesOrDeletesTheKeyItself) {  // rule 7
+  StateStoreModel m({.scoped = true, .legacy = true});
   m.legacy_write("ns", Options(), "k", V(1), 1000, 0);
-  EXPECT_FALSE(m.get(kMissing, "ns", Options(), "k", 1).entry.has_value());
+  EXPECT_EQ(m.get(kMissing, "ns", Options(), "k", 1).entry->value, V(1));
   EXPECT_EQ(m.get(kA, "ns", Options(), "k", 2).entry->value, V(1));
-  EXPECT_FALSE(m.get(kB, "ns", Options(), "k", 3).entry.has_value());
-  EXPECT_EQ(m.get(kA, "ns", Options(), "k", 4).entry->value, V(1));
-  // A compareAndSet from the missing connection sees no value and may create one.
-  m.legacy_write("ns", Options(), "j", V(2), 1000, 5);
-  EXPECT_TRUE(m.compare_and_set(kMissing, "ns", Options(), "j", 0, V(3), std::nullopt, 6).ok);
+  EXPECT_EQ(m.get(kB, "ns", Options(), "k", 3).entry->value, V(1));  // not lost to kA's read
+  // kA's own write and delete change kA's view only.
+  EXPECT_EQ(m.set(kA, "ns", Options(), "k", V(2), std::nullopt, 4).entry->version, 2);
+  EXPECT_EQ(m.get(kA, "ns", Options(), "k", 5).entry->value, V(2));
+  EXPECT_EQ(m.get(kB, "ns", Options(), "k", 5).entry->value, V(1));
+  m.del(kB, "ns", Options(), "k", 6);
+  EXPECT_FALSE(m.get(kB, "ns", Options(), "k", 7).entry.has_value());
+  EXPECT_EQ(m.get(kMissing, "ns", Options(), "k", 7).entry->value, V(1));
+  // An old pod's later write is the latest for every scope (last write wins, as in v1).
+  m.legacy_write("ns", Options(), "k", V(3), 1000, 8);
+  for (const auto& c : {kA, kB, kMissing})
+    EXPECT_EQ(m.get(c, "ns", Options(), "k", 9).entry->value, V(3));
+  // list() shows what get() shows.
+  EXPECT_EQ(m.list(kB, "ns", Options(), std::nullopt, std::nullopt, 9).rows.size(), 1u);
 }
 
 TEST(ModelStateStore,
-     AReadOfAV1ValueNeverFailsOnTheQuotaItReturnsTheValueWithoutAdopting) {  // rule 7
-  StateStoreModel m({.scoped = true, .legacy_claim = true});
+     AV1ValueDoesNotCountAgainstAScopesQuotaAndWritingItThereIsANewEntry) {  // rules 3 and 7
+  StateStoreModel m({.scoped = true, .legacy = true});
   m.legacy_write("ns", Options(1), "old", V(1), 1000, 0);
-  m.set(kA, "ns", Options(1), "new", V(2), std::nullopt, 1);
+  EXPECT_TRUE(m.set(kA, "ns", Options(1), "new", V(2), std::nullopt, 1).error.empty());
   StoreResult r = m.get(kA, "ns", Options(1), "old", 2);
   EXPECT_TRUE(r.error.empty());
   EXPECT_EQ(r.entry->value, V(1));
-  EXPECT_EQ(m.get(kB, "ns", Options(1), "old", 3).entry->value, V(1));  // still unclaimed
+  EXPECT_EQ(m.set(kA, "ns", Options(1), "old", V(3), std::nullopt, 3).error, "quota");
+  EXPECT_EQ(m.get(kB, "ns", Options(1), "old", 3).entry->value, V(1));
 }
 
 TEST(ModelStateStore, AnOldPodsWriteKeepsItsOwnQuota) {  // rules 3 and 7
-  StateStoreModel m({.scoped = true, .legacy_claim = true});
+  StateStoreModel m({.scoped = true, .legacy = true});
   EXPECT_TRUE(m.legacy_write("ns", Options(1), "a", V(1), 1000, 0).error.empty());
   EXPECT_EQ(m.legacy_write("ns", Options(1), "b", V(2), 1000, 1).error, "quota");
   EXPECT_EQ(m.legacy_write("ns", Options(1), "a", V(3), 1000, 2).entry->version, 2);   // live

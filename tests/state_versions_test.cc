@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,18 +114,40 @@ StateWorkload Deploy(const std::string& version, const std::string& old) {
   return w;
 }
 
-TEST(StateVersions, LiveV1ValuesStayReadableAfterBeta23AndBeta24ButNotAfterBeta30) {
-  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "legacy-readable", 10, Shipped()), 0);
-  EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-readable", 10, Shipped()), 0);
-  EXPECT_EQ(Violations(Deploy("beta30", "beta3"), "legacy-readable", 10, Shipped()), 10);
+// The classes `property` shows in `runs` seeds.
+std::set<std::string> Classes(StateWorkload w, const std::string& property, int runs,
+                              const real::ScriptCatalog& scripts) {
+  std::set<std::string> seen;
+  for (int s = 1; s <= runs; ++s) {
+    w.seed = static_cast<uint64_t>(s);
+    for (const std::string& c : RunStateProperty(property, w, scripts, nullptr).classes)
+      seen.insert(c);
+  }
+  return seen;
 }
 
-TEST(StateVersions, Beta24AdoptsEachV1WriteOnceAndAClaimWithoutTombstoneIsCaught) {
-  EXPECT_EQ(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, Shipped()), 0);
-  const real::ScriptCatalog broken =
-      testing_catalogs::WithBroken("claim-broken-catalog", "state/beta24/CLAIM_LEGACY_SCRIPT.lua",
-                                   "claim-without-tombstone/CLAIM_LEGACY_SCRIPT.lua");
-  EXPECT_GE(Violations(Deploy("beta24", "beta23"), "legacy-adopted-once", 20, broken), 5);
+// Model rule 7 (issue 31): every caller read a v1 value before the upgrade, so every caller
+// still reads it after.
+TEST(StateVersions, EveryCallerKeepsReadingLiveV1ValuesAfterBeta23ButNotAfterBeta24OrBeta30) {
+  EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "legacy-readable", 10, Shipped()), 0);
+  EXPECT_EQ(
+      Classes(Deploy("beta24", "beta23"), "legacy-readable", 10, Shipped()),
+      (std::set<std::string>{"unreadable-without-connection", "v1-value-lost-to-another-scope"}));
+  EXPECT_EQ(Violations(Deploy("beta30", "beta3"), "legacy-readable", 10, Shipped()), 10);
+  EXPECT_EQ(Classes(Deploy("beta30", "beta3"), "legacy-readable", 10, Shipped()),
+            (std::set<std::string>{"v1-value-unreadable"}));
+}
+
+// beta.24's claim tombstones the v1 key, so the first connection that reads it takes it from
+// every other; a claim that leaves the v1 value in place (tests/fixed_scripts/) loses nothing
+// to another scope. A caller without a connection still reads null: the client never claims
+// for it (canClaimLegacy, s000:462), which no script can change.
+TEST(StateVersions, Beta24WithAClaimThatLeavesTheV1ValueLosesNoValueToAnotherScope) {
+  const real::ScriptCatalog fixed =
+      testing_catalogs::WithFixed("claim-keeps-v1", "state/beta24/CLAIM_LEGACY_SCRIPT.lua",
+                                  "beta24-v1-values-stay-shared/CLAIM_LEGACY_SCRIPT.lua");
+  EXPECT_EQ(Classes(Deploy("beta24", "beta23"), "legacy-readable", 20, fixed),
+            (std::set<std::string>{"unreadable-without-connection"}));
 }
 
 TEST(StateVersions, OldPodsWritesAreLostInRollingDeploysToV2ButNotBetweenV1Releases) {

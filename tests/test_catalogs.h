@@ -21,15 +21,24 @@ inline const real::ScriptCatalog& Shipped() {
 }
 
 // The shipped catalog with `script` (e.g. "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua")
-// replaced, in memory, by tests/broken_scripts/<broken>; `tag` names the copy in messages.
-inline real::ScriptCatalog WithBroken(const std::string& tag, const std::string& script,
-                                      const std::string& broken) {
+// replaced, in memory, by tests/<file>; `tag` names the copy in messages.
+inline real::ScriptCatalog WithFile(const std::string& tag, const std::string& script,
+                                    const std::string& file) {
   real::ScriptCatalog c = Shipped();
-  std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/broken_scripts/") + broken,
-                   std::ios::binary);
-  EXPECT_TRUE(in.good()) << tag << ": no broken script " << broken;
+  std::ifstream in(std::string(TESTBED_SOURCE_DIR "/tests/") + file, std::ios::binary);
+  EXPECT_TRUE(in.good()) << tag << ": no script tests/" << file;
   c.replace(script, std::string(std::istreambuf_iterator<char>(in), {}));
   return c;
+}
+// ... by a deliberately broken copy, tests/broken_scripts/<broken> (the negative tests).
+inline real::ScriptCatalog WithBroken(const std::string& tag, const std::string& script,
+                                      const std::string& broken) {
+  return WithFile(tag, script, "broken_scripts/" + broken);
+}
+// ... by a copy that keeps a promise the shipped script breaks, tests/fixed_scripts/<fixed>.
+inline real::ScriptCatalog WithFixed(const std::string& tag, const std::string& script,
+                                     const std::string& fixed) {
+  return WithFile(tag, script, "fixed_scripts/" + fixed);
 }
 
 }  // namespace testbed::testing_catalogs

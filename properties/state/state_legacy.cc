@@ -127,7 +127,7 @@ sim::Task<void> RollingStep(
 
 }  // namespace
 
-// legacy-readable, legacy-adopted-once and rolling-deploy-writes-visible. Client 0 is the old
+// legacy-readable and rolling-deploy-writes-visible. Client 0 is the old
 // pod in the first two; every client runs both versions in the third.
 sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
                              const real::state::VersionScripts& scripts, Legacy probe,
@@ -160,64 +160,42 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
         value["v1"] = i;
         log->keys[key].value = real::state::Stringify(value);
         log->keys[key].old_version = w.old_version;
+        const int64_t inv = rec->world->now_ms();
         try {
           co_await old->set(key, value, std::nullopt);
           log->keys[key].acked_ms = rec->world->now_ms();
+          log->keys[key].live_until_ms = std::min(
+              inv + w.ns.default_ttl_ms,
+              old->expiry_is_relative() ? inv + w.ns.default_ttl_ms : old->last_expires_at_ms());
         } catch (const real::state::StateError&) {
         }
       }
+      // Every third client is a caller without a connection: it read v1 values before the
+      // upgrade too (v1 keys have no scope).
+      std::unique_ptr<real::state::StateNamespace> unscoped;
+      if (id % 3 == 2)
+        unscoped = real::state::MakeNamespace(
+            w.version, ctx, scripts, std::string("provider-under-test"), "ns", w.ns, std::nullopt);
+      real::state::StateNamespace& reader = unscoped ? *unscoped : *ns;
+      const std::string who = unscoped ? std::string() : connection;
       const int64_t first = slot + 50 + rng.range(0, 20);
       const int64_t second = slot + 120 + rng.range(0, 20);
       const int64_t times[2] = {first, second};
       for (int64_t at : times) {
         co_await SleepUntil(ctx, rec, at);
         auto& reads = log->keys[key].reads;
-        reads.push_back(LegacyKey::Read{connection, rec->world->now_ms(), 0, std::nullopt, false});
+        reads.push_back(LegacyKey::Read{who, rec->world->now_ms(), 0, std::nullopt, false});
         const size_t mine = reads.size() - 1;
         try {
-          std::optional<real::state::StateValue> got = co_await ns->get(key);
+          std::optional<real::state::StateValue> got = co_await reader.get(key);
           LegacyKey::Read& r = log->keys[key].reads[mine];
           if (got) r.got = real::state::Stringify(got->value);
           r.ret_ms = rec->world->now_ms();
           r.done = true;
         } catch (const real::state::StateError&) {
-          // Unknown outcome: the claim may have adopted the value for this connection.
+          // Unknown outcome: not judged (rule 7: a read changes nothing in any case).
         }
       }
-      continue;
-    }
-    if (probe == Legacy::kAdoption) {
-      real::state::Json value = real::state::Json::object();
-      try {
-        if (id == 0 && old) {
-          value["origin"] = "v1-" + std::to_string(i);
-          co_await old->set("A", value, std::nullopt);
-        } else {
-          // Six connections share the new pods, so that fresh scopes keep meeting v1 values.
-          const std::string scope = "c" + std::to_string(rng.below(6));
-          auto pod = real::state::MakeNamespace(
-              w.version, ctx, scripts, std::string("provider-under-test"), "ns", w.ns, scope);
-          const uint64_t roll = rng.below(100);
-          value["origin"] = "s" + std::to_string(id) + "-" + std::to_string(i);
-          std::optional<real::state::StateValue> seen;
-          if (roll < 60) {
-            seen = co_await pod->get("A");
-          } else if (roll < 75) {
-            co_await pod->set("A", value, std::nullopt);
-          } else if (roll < 90) {
-            real::state::CasResult r =
-                co_await pod->compare_and_set("A", rng.range(0, 2), value, std::nullopt);
-            seen = r.ok ? r.value : r.current;
-          } else {
-            co_await pod->del("A");
-          }
-          const std::string origin =
-              seen && seen->value.is_object() ? seen->value.value("origin", "") : "";
-          if (origin.rfind("v1-", 0) == 0) log->adopters[origin].insert(scope);
-        }
-      } catch (const real::state::StateError&) {
-      }
-      co_await ctx.sleep(rng.range(0, 30));
       continue;
     }
     if (probe == Legacy::kRolling) {
@@ -227,48 +205,79 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
   }
 }
 
-// legacy-readable: someone reads each live v1 value, and whoever read it keeps reading it.
-std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys) {
+// legacy-readable: every caller reads each live v1 value (rule 7); the class says how one did not.
+std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys,
+                                      bool reads_claim) {
   std::vector<Finding> out;
   auto at = [](int64_t ms) { return "+" + std::to_string(ms - sim::kDefaultEpochMs) + "ms"; };
+  auto name = [](const std::string& c) {
+    return c.empty() ? std::string("a caller without a connection") : "connection " + c;
+  };
   for (const auto& [key, k] : keys) {
     if (k.acked_ms < 0) continue;
+    // The reads that began after the write was acknowledged and ended while it was live.
     std::vector<LegacyKey::Read> after;
-    bool unknown = false;  // a read failed or never returned: it may have adopted the value
-    for (const auto& r : k.reads) {
-      if (!r.done) unknown = true;  // even one that began before the write was acknowledged
-      if (r.done && r.inv_ms > k.acked_ms) after.push_back(r);
-    }
-    if (after.empty()) continue;
-    // A read that overlapped the write and returned it counts too: it adopted the value.
-    bool anyone = false;
-    std::map<std::string, bool> had;
     for (const auto& r : k.reads)
-      if (r.done && r.inv_ms <= k.acked_ms && r.got == k.value) anyone = had[r.connection] = true;
-    std::set<std::string> readers;
-    for (const auto& r : after) readers.insert(r.connection);
-    for (const auto& r : after) {
-      if (r.got && *r.got != k.value) {
-        out.push_back({"reads-other-value", "connection " + r.connection + " read " + key + " as " +
-                                                *r.got + " at " + at(r.inv_ms) +
-                                                "; the old pod wrote " + k.value});
-        break;
-      }
-      if (r.got) anyone = had[r.connection] = true;
-      if (!r.got && had[r.connection]) {
-        out.push_back(
-            {"loses-adopted-value", "connection " + r.connection + " read the v1 value of " + key +
-                                        ", then null at " + at(r.inv_ms) + " while it was live"});
+      if (r.done && r.inv_ms > k.acked_ms && r.ret_ms < k.live_until_ms) after.push_back(r);
+    if (after.empty()) continue;
+    // Who read the value (a read that overlapped the write and returned it counts too).
+    std::map<std::string, int64_t> first_read;  // connection -> when it first read the value
+    for (const auto& r : k.reads)
+      if (r.done && r.got == k.value && !first_read.count(r.connection))
+        first_read[r.connection] = r.ret_ms;
+    const std::string wrote = "an old pod (" + k.old_version + ") wrote " + key + " = " + k.value +
+                              " at " + at(k.acked_ms) + " (live through " +
+                              at(k.live_until_ms - 1) + ")";
+    std::set<std::string> failed;  // callers whose read failed: it may have run (and claimed)
+    for (const auto& r : k.reads)
+      if (!r.done && reads_claim) failed.insert(r.connection);
+    if (first_read.empty() && !failed.empty()) {
+      std::string who;
+      for (const auto& c : failed) who += (who.empty() ? "" : ", ") + name(c);
+      out.push_back({"v1-value-lost-to-another-scope",
+                     wrote +
+                         "; every read after it returned null, though it was live; a read "
+                         "that failed (its reply lost) may have claimed it first: " +
+                         who});
+    } else if (first_read.empty()) {
+      std::set<std::string> readers;
+      for (const auto& r : after) readers.insert(r.connection);
+      out.push_back({"v1-value-unreadable", wrote + "; all " + std::to_string(after.size()) +
+                                                " reads after it, by " +
+                                                std::to_string(readers.size()) +
+                                                " callers of the new version, returned null"});
+    } else {
+      for (const auto& r : after) {
+        if (r.got && *r.got != k.value) {
+          out.push_back({"reads-other-value", name(r.connection) + " read " + key + " as " +
+                                                  *r.got + " at " + at(r.inv_ms) + "; " + wrote});
+          break;
+        }
+        if (r.got) continue;
+        const std::string got_null = "; " + name(r.connection) + " read null at " + at(r.inv_ms);
+        if (first_read.count(r.connection) && first_read.at(r.connection) <= r.inv_ms) {
+          out.push_back({"loses-adopted-value", wrote + "; " + name(r.connection) + " read it at " +
+                                                    at(first_read.at(r.connection)) +
+                                                    ", then null at " + at(r.inv_ms) +
+                                                    " while it was live"});
+        } else if (r.connection.empty()) {
+          out.push_back({"unreadable-without-connection",
+                         wrote + got_null + ", while " + name(first_read.begin()->first) +
+                             " read it: v1 keys have no scope, so this caller read them before "
+                             "the upgrade"});
+        } else {
+          std::string others;
+          for (const auto& [c, t] : first_read)
+            others += (others.empty() ? "" : ", ") + name(c) + " at " + at(t);
+          out.push_back({"v1-value-lost-to-another-scope",
+                         wrote + got_null +
+                             ", though it was live and this connection never "
+                             "wrote or deleted it; it was read by " +
+                             others});
+        }
         break;
       }
     }
-    if (!anyone && !unknown)
-      out.push_back({"v1-value-unreadable",
-                     "an old pod (" + k.old_version + ") wrote " + key + " = " + k.value + " at " +
-                         at(k.acked_ms) + " (live for the namespace's 2000 ms default TTL); all " +
-                         std::to_string(after.size()) + " reads after it, by " +
-                         std::to_string(readers.size()) +
-                         " connections of the new version, returned null"});
     if (out.size() >= 3) break;
   }
   return out;

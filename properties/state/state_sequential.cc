@@ -74,7 +74,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
   sim::Prng rng(w.seed * 1000003);
   const bool legacy = w.version == "beta24";
   model::StateStoreModel m({.scoped = real::state::HasConnectionScopes(w.version),
-                            .legacy_claim = legacy,
+                            .legacy = legacy,
                             .max_ttl = w.version != "beta3"});
   std::vector<std::string> log;
   const std::string provider = "provider-under-test";

@@ -45,10 +45,14 @@ struct AckOp {
   std::optional<int64_t> ttl;
 };
 
-// legacy-readable: a v1 value an old pod wrote, and what each connection read of it.
+// legacy-readable: a v1 value an old pod wrote, and what each connection read of it (the
+// connection "" is a caller without one).
 struct LegacyKey {
   std::string value;      // JSON of what the old pod wrote
   int64_t acked_ms = -1;  // when the old pod's set returned (-1: it did not)
+  // The first instant the value may be gone: the old pod's ttl from its call, by the server's
+  // clock, or the expiry the old pod set from its own clock, whichever is sooner.
+  int64_t live_until_ms = 0;
   std::string old_version;
   struct Read {
     std::string connection;
@@ -124,13 +128,11 @@ inline bool IsV1(const std::string& version) { return version == "beta3" || vers
 // quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
 using SkewWrites = std::map<std::string, std::pair<int64_t, int64_t>>;
 
-// What the legacy workloads saw: every v1 key an old pod wrote and who read it
-// (legacy-readable), and which scopes read each v1 write as their own (legacy-adopted-once).
+// What the legacy workload saw: every v1 key an old pod wrote and who read it (legacy-readable).
 struct LegacyLog {
   std::map<std::string, LegacyKey> keys;
-  std::map<std::string, std::set<std::string>> adopters;  // v1 origin -> scopes
 };
-enum class Legacy { kRead, kAdoption, kRolling };
+enum class Legacy { kRead, kRolling };
 
 // ---- state_probes.cc: the probes, and what every workload shares ----
 std::string Show(const std::optional<real::state::StateValue>& v);
@@ -240,6 +242,8 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
                              const real::state::VersionScripts& scripts, Legacy probe,
                              LegacyLog* log, Recorder* rec);
 
-std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys);
+// reads_claim: the version's reads claim v1 keys, so a failed read may have taken a value.
+std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys,
+                                      bool reads_claim);
 
 }  // namespace testbed::props::state

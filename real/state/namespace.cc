@@ -19,6 +19,8 @@ bool HasConnectionScopes(const std::string& version) {
   return version == "beta24" || version == "beta30";
 }
 
+bool ClaimsLegacy(const std::string& version) { return version == "beta24"; }
+
 const std::string& VersionScripts::body(const std::string& version,
                                         const std::string& constant) const {
   for (const Found& f : found_)

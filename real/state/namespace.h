@@ -47,6 +47,8 @@ std::vector<std::string> PortedVersions();
 bool IsPorted(const std::string& version);
 // Versions whose keys are v2 (scoped by connection): beta24 and later.
 bool HasConnectionScopes(const std::string& version);
+// Versions whose reads claim a v1 key (beta24's CLAIM_LEGACY_SCRIPT): a read can take a value.
+bool ClaimsLegacy(const std::string& version);
 
 // Every version's script bodies, read once from a catalog (shipped or with --scripts overrides).
 class VersionScripts {
