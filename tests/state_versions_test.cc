@@ -150,6 +150,31 @@ TEST(StateVersions, Beta24WithAClaimThatLeavesTheV1ValueLosesNoValueToAnotherSco
             (std::set<std::string>{"unreadable-without-connection"}));
 }
 
+// Model rule 1 (issue 31): an entry lives for its writer's ttl on the server's clock. beta.30
+// sets PXAT from the writer's own clock, so under skew keys expire early or outlive maxTtl; the
+// copy in tests/fixed_scripts/ measures the ttl on the server (TIME, then PX) and keeps every
+// one. list() still trims and filters the index by its caller's clock in client code, which no
+// script can change: list-misses-by-fast-clock stays.
+TEST(StateVersions, Beta30SetsExpiriesByTheWritersClockAndAServerClockCopyKeepsEveryTtl) {
+  StateWorkload w;
+  w.version = "beta30";
+  w.faults = sim::FaultOptions::Parse("skew");
+  const real::ScriptCatalog fixed =
+      testing_catalogs::WithFixedDir("state/beta30", "beta30-expiry-by-server-clock");
+  const std::set<std::string> shipped_ack =
+      Classes(w, "acknowledged-writes-visible", 40, Shipped());
+  const std::set<std::string> shipped_keys = Classes(w, "keys-expire", 40, Shipped());
+  EXPECT_TRUE(shipped_ack.count("expired-early-by-writer-clock"));
+  EXPECT_TRUE(shipped_keys.count("outlives-max-ttl-by-writer-clock"));
+  EXPECT_TRUE(shipped_keys.count("index-expires-before-entry-by-writer-clock"));
+  const std::set<std::string> fixed_ack = Classes(w, "acknowledged-writes-visible", 40, fixed);
+  const std::set<std::string> fixed_keys = Classes(w, "keys-expire", 40, fixed);
+  EXPECT_FALSE(fixed_ack.count("expired-early-by-writer-clock"));
+  EXPECT_FALSE(fixed_keys.count("outlives-max-ttl-by-writer-clock"));
+  EXPECT_FALSE(fixed_keys.count("index-expires-before-entry-by-writer-clock"));
+  EXPECT_TRUE(fixed_ack.count("list-misses-by-fast-clock"));
+}
+
 TEST(StateVersions, OldPodsWritesAreLostInRollingDeploysToV2ButNotBetweenV1Releases) {
   EXPECT_EQ(Violations(Deploy("beta23", "beta3"), "rolling-deploy-writes-visible", 10, Shipped()),
             0);

@@ -41,6 +41,23 @@ inline real::ScriptCatalog WithFixed(const std::string& tag, const std::string& 
   return WithFile(tag, script, "fixed_scripts/" + fixed);
 }
 
+// ... every *.lua of tests/fixed_scripts/<dir> in place of the file of that name in `scripts_dir`
+// (e.g. "state/beta30").
+inline real::ScriptCatalog WithFixedDir(const std::string& scripts_dir, const std::string& dir) {
+  real::ScriptCatalog c = Shipped();
+  const std::filesystem::path from = std::string(TESTBED_SOURCE_DIR "/tests/fixed_scripts/") + dir;
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(from)) {
+    if (e.path().extension() != ".lua") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    c.replace(scripts_dir + "/" + e.path().filename().string(),
+              std::string(std::istreambuf_iterator<char>(in), {}));
+    ++n;
+  }
+  EXPECT_GT(n, 0) << "no scripts in " << from;
+  return c;
+}
+
 }  // namespace testbed::testing_catalogs
 
 namespace testbed::props {

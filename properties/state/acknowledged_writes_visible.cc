@@ -45,24 +45,27 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
       // the promised instant; or, for list() (which sees an entry only through the index), a
       // client whose clock runs ahead: every call trims the index up to its caller's clock
       // (ZREMRANGEBYSCORE -inf now), and list() drops what its caller's clock calls expired.
+      const AckOp* fast = nullptr;  // the call whose caller's clock passed a stated expiry
       auto fast_clock_reached = [&](int64_t stated) {
-        if (r.kind != K::kList) return false;
+        if (r.kind != K::kList || fast) return;
         for (const AckOp& o : ops)
           if (o.inv_seq < r.ret_seq && o.clock_ms != o.inv_ms &&
-              o.clock_ms + (o.ret_ms - o.inv_ms) >= stated)
-            return true;
-        return false;
+              o.clock_ms + (o.ret_ms - o.inv_ms) >= stated) {
+            fast = &o;
+            return;
+          }
       };
       std::string later;
       bool early = w.stated_ms < r.ret_ms;
-      bool by_fast_clock = fast_clock_reached(w.stated_ms);
+      fast_clock_reached(w.stated_ms);
       for (const AckOp& o : ops)
         if (&o != &w && o.key == r.key && o.kind == K::kSet && o.ret_seq > w.inv_seq &&
             o.inv_seq < r.ret_seq) {
           later += ", then " + set_of(o);
           early |= o.stated_ms < r.ret_ms;
-          by_fast_clock |= fast_clock_reached(o.stated_ms);
+          fast_clock_reached(o.stated_ms);
         }
+      const bool by_fast_clock = fast != nullptr;
       const std::string read = r.kind == K::kGet ? "get" : "list";
       const std::string cls = early           ? "expired-early-by-writer-clock"
                               : by_fast_clock ? "list-misses-by-fast-clock"
@@ -75,11 +78,11 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
                         (early ? " by the server's clock: the store expired it at the instant the "
                                  "writer's own clock computed"
                          : by_fast_clock
-                             ? " by the server's clock, while a client's own clock (the reader's "
-                               "read " +
-                                   at(r.clock_ms) +
-                                   ") had passed the expiry the store set: the index is trimmed, "
-                                   "and list() filtered, by the caller's clock"
+                             ? " by the server's clock, while client " +
+                                   std::to_string(fast ? fast->actor : 0) + "'s own clock read " +
+                                   at(fast ? fast->clock_ms + (fast->ret_ms - fast->inv_ms) : 0) +
+                                   ", past the expiry the store set: the index is trimmed, and "
+                                   "list() filtered, by the caller's clock"
                              : "")}};
     }
   }

@@ -776,7 +776,13 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
   a.ret_seq = rec->seq++;
   a.ret_ms = rec->world->now_ms();
   a.exp_lo = a.inv_ms + a.ttl.value_or(default_ttl_ms);
+  // What the store set, read from the server (PTTL, outside the trace) as the write returns: a
+  // changed script may set another expiry than the port computed.
   a.stated_ms = ns.expiry_is_relative() ? a.exp_lo : ns.last_expires_at_ms();
+  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !rejected) {
+    const sim::Reply pttl = rec->world->backend().execute({"PTTL", ns.redis_key(a.key)}, a.ret_ms);
+    if (pttl.integer >= 0) a.stated_ms = a.ret_ms + pttl.integer;
+  }
   if (!rejected) ops->push_back(a);
   co_await ctx.sleep(rng.range(0, 20));
 }

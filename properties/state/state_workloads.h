@@ -38,8 +38,8 @@ struct AckOp {
   // set: the earliest instant the entry may expire, as promised: the writer's ttl on the
   // server's clock from the call's start (model rule 1)
   int64_t exp_lo = 0;
-  // set: the expiry the store itself set on the server (PXAT from the writer's own clock; for a
-  // relative PX, the same as exp_lo)
+  // set: the expiry the store itself set on the server, read back as the write returns (the
+  // shipped scripts: PXAT from the writer's own clock)
   int64_t stated_ms = 0;
   int64_t clock_ms = 0;  // the caller's own clock when it called (inv_ms plus its skew)
   std::optional<int64_t> ttl;
