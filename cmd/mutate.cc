@@ -264,7 +264,7 @@ class MutateRun {
               v.how = absl::StrCat(s.run.property, " / ", c, where);
         });
     const auto eq = equivalent_.find(FullId(v.file, v.mutant));
-    const bool listed = eq != equivalent_.end() && eq->second.after == v.mutant.after;
+    const bool listed = eq != equivalent_.end() && Trim(eq->second.after) == Trim(v.mutant.after);
     if (!v.how.empty()) {
       v.state = "killed";
       if (listed) v.why = "listed equivalent, but killed: " + eq->second.why;

@@ -17,6 +17,7 @@ class Runner : public StateRun {
   using StateRun::StateRun;
   void Check(sim::World& world, RunOutcome& out) override {
     JudgeHistory(history_, w, world.start_ms(), /*hot_key=*/true, out);
+    out.findings.insert(out.findings.end(), rec.findings.begin(), rec.findings.end());
   }
 
  private:

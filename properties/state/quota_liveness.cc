@@ -31,6 +31,9 @@ const StateProperty& QuotaLiveness() {
        Always,
        {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss},
        {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
+        {"overwrite-refused", "a full namespace refuses an overwrite of a live key"},
+        {"deleted-key-recreate-refused",
+         "a key that is gone cannot be written again though the namespace has room"},
         {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
         {"old-pod-delete-leaks-slot",
          "after an old pod deletes an entry the entry is gone, yet the namespace still refuses a "

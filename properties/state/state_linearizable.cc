@@ -66,6 +66,17 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
       o.ambiguous = true;  // the outcome is unknown
     } else {
       keep = false;  // quota and policy errors write nothing
+      // The workload's namespace holds a few keys and admits w.ns.max_entries (rule 3): no
+      // write of it may meet the quota.
+      if (e.quota())
+        rec->findings.push_back(
+            {"quota-error-below-max-entries",
+             absl::StrCat("client ", actor, "'s write of ", key, " at +",
+                          o.invoke_ms - sim::kDefaultEpochMs, "ms failed with \"", e.what(),
+                          "\", in a namespace of maxEntries ", w.ns.max_entries,
+                          " that holds at most ", w.keys, " keys"),
+             {},
+             {Since(ctx, o.invoke_ms)}});
     }
   }
   o.op.expires_at_ms = ns.last_expires_at_ms();
@@ -98,6 +109,8 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
       {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
       {"version-continues-after-delete",
        "a write that lands after a concurrent delete is numbered from the deleted value"},
+      {"quota-error-below-max-entries",
+       "a write was refused with a quota error in a namespace far below its maxEntries"},
       {"no-single-order",
        absl::StrCat("the operations on ", key,
                     " cannot be put in one order that explains their results (a core no "

@@ -807,6 +807,40 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
     const std::optional<int64_t> ttl_a = by_expiry ? std::optional<int64_t>(ttl) : std::nullopt;
     co_await ns->set("a", value, ttl_a);
     co_await ns->set("b", value, std::nullopt);
+    // Rule 3: an overwrite of a live key is always admitted, even in a full namespace (here by
+    // the write that creates a key, in turn: set, compareAndSet at its version, increment).
+    {
+      const int64_t t = rec->world->now_ms();
+      const int how = i % 3;
+      std::optional<real::state::StateError> e;
+      // (Each result bound to a name first: see sim::FailureOf on g++ 12.)
+      if (how == 0) {
+        const std::optional<real::state::StateError> r =
+            co_await sim::FailureOf<real::state::StateError>(ns->set("b", value, std::nullopt));
+        e = r;
+      } else if (how == 1) {
+        const std::optional<real::state::StateError> r =
+            co_await sim::FailureOf<real::state::StateError>(
+                ns->compare_and_set("b", 1, value, std::nullopt));
+        e = r;
+      } else {
+        const std::optional<real::state::StateError> r =
+            co_await sim::FailureOf<real::state::StateError>(
+                ns->increment("b", "n", 1, std::nullopt));
+        e = r;
+      }
+      if (e && e->quota())
+        rec->findings.push_back({"overwrite-refused",
+                                 "namespace " + name + " (maxEntries 2) holds a and b; at +" +
+                                     std::to_string(t - sim::kDefaultEpochMs) + "ms " +
+                                     (how == 0   ? "set(b)"
+                                      : how == 1 ? "compareAndSet(b, 1)"
+                                                 : "increment(b)") +
+                                     ", an overwrite of a live key, failed with \"" + e->what() +
+                                     "\"",
+                                 {},
+                                 {Since(ctx, t)}});
+    }
     std::string how;
     if (by_expiry) {
       co_await ctx.sleep(ttl + 1);
@@ -838,6 +872,21 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
                                    (a ? "its value: the delete was lost" : "null: only b is live"),
                                {},
                                {Since(ctx, sim::kDefaultEpochMs + t)}});
+      // Whatever holds the slot, a is gone and only b is live: writing a again is a new key
+      // in a namespace with one live entry (rule 3), and must be admitted.
+      if (!a) {
+        const int64_t t2 = rec->world->now_ms() - sim::kDefaultEpochMs;
+        const std::optional<real::state::StateError> again =
+            co_await sim::FailureOf<real::state::StateError>(ns->set("a", value, std::nullopt));
+        if (again && again->quota())
+          rec->findings.push_back({"deleted-key-recreate-refused",
+                                   "namespace " + name + " (maxEntries 2): set(a), set(b), then " +
+                                       how + "; get(a) returns null, yet at +" +
+                                       std::to_string(t2) + "ms set(a) failed with \"" +
+                                       again->what() + "\" with only b live",
+                                   {},
+                                   {Since(ctx, sim::kDefaultEpochMs + t2)}});
+      }
     }
   } catch (const real::state::StateError&) {
   }
