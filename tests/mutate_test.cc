@@ -6,7 +6,11 @@
 #include <sstream>
 #include <string>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "real/lua_mutants.h"
+#include "real/script_catalog.h"
 #include "tests/cli_run.h"
 #include "tests/temp_dir.h"
 
@@ -128,6 +132,44 @@ TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
                 file + " --only " + kDeleteReply)
                 .code,
             1);
+}
+
+// Every argument in the committed file names a mutant that exists, on the line it argues about.
+TEST(Mutate, EachMutantArguedEquivalentExistsAsItsLineSays) {
+  std::ifstream in(kSource + "/baselines/state/mutants/equivalent.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  auto trim = [](const std::string& t) {
+    const size_t a = t.find_first_not_of(" \t");
+    return a == std::string::npos ? std::string() : t.substr(a);
+  };
+  ASSERT_GT(j["mutants"].size(), 0u);
+  for (const auto& e : j["mutants"]) {
+    const std::string id = e["id"];
+    const std::string file = id.substr(0, id.rfind(':'));
+    bool found = false;
+    for (const real::ScriptFile& f : shipped.all())
+      if (f.file == file)
+        for (const real::LuaMutant& m : real::MutantsOf(f.body))
+          if (f.file + ":" + m.id == id) {
+            found = true;
+            EXPECT_EQ(trim(m.after), e["after"].get<std::string>()) << id;
+          }
+    EXPECT_TRUE(found) << id;
+    EXPECT_FALSE(e["why"].get<std::string>().empty()) << id;
+  }
+}
+
+// The gate: every mutant of beta.30's scripts is killed or argued equivalent (docs/mutation.md).
+// A property that stops judging what it judges today lets a mutant survive and fails this.
+TEST(Mutate, EveryMutantOfBeta30IsKilledOrArguedEquivalent) {
+  const Result r = Cli("mutate --system state --version beta30 --seed 1 --runs 30 --equivalent " +
+                       kSource + "/baselines/state/mutants/equivalent.json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("result: every mutant that compiles is killed or argued equivalent"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("\nsurvived "), std::string::npos) << r.out;
 }
 
 TEST(Mutate, BadInputIsOneLineAndExit2BeforeAnyRun) {

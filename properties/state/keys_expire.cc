@@ -7,6 +7,8 @@
 // (KEYS and PTTL straight from the backend, outside the trace).
 #include <absl/strings/str_cat.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,24 +24,39 @@ class Runner : public StepRun {
   // The index's observable effect: list() and the quota see an entry only through the index,
   // so at the end of the run every live entry must be in it, and the index must live at least
   // as long as the entry (beta.3 keeps no index: KEYS finds its entries).
+  // The index's observable effect: list() and the quota see an entry only through the index,
+  // so at the end of the run every live entry must be in its index, and the index must live
+  // at least as long as the entry. Keys and indexes pair by family ("apifuse:provider-state:v2":
+  // a v1 key and the old pods' v1 index, a v2 key and the v2 index). beta.3 keeps no index:
+  // KEYS finds its entries.
   void CheckIndexCoversEntries(sim::World& world, int64_t end, bool skewed, RunOutcome& out) {
     if (w.version == "beta3") return;
+    auto family = [](const std::string& k) {  // the first three ':'-separated fields
+      size_t at = 0;
+      for (int n = 0; n < 3 && at != std::string::npos; ++n) at = k.find(':', at + 1);
+      return k.substr(0, at);
+    };
     const sim::Reply keys = world.backend().execute({"KEYS", "*"}, end);
-    std::string index;  // the namespace's sorted set (one namespace, one scope per run)
+    std::vector<std::string> indexes;  // every sorted set: an index of some scope's namespace
     for (const sim::Reply& k : keys.elements)
-      if (world.backend().execute({"TYPE", k.str}, end).str == "zset") index = k.str;
-    const int64_t index_pttl =
-        index.empty() ? -2 : world.backend().execute({"PTTL", index}, end).integer;
+      if (world.backend().execute({"TYPE", k.str}, end).str == "zset") indexes.push_back(k.str);
     for (const sim::Reply& k : keys.elements) {
-      if (k.str.find(":index:") != std::string::npos) continue;  // the index and its cursor
+      if (k.str.find(":index:") != std::string::npos) continue;  // an index and its cursor
+      if (w.old_version == "beta3" && k.str.find(":v1:") != std::string::npos) continue;
       const sim::Reply value = world.backend().execute({"GET", k.str}, end);
       if (value.type != sim::Reply::Type::kBulk ||
           value.str.find("\"deleted\":true") != std::string::npos)
         continue;  // a tombstone, or not an entry of this SDK
+      // Its index: the sorted set of its family that holds it (one namespace per scope).
+      std::string in;
+      for (const std::string& ix : indexes)
+        if (family(ix) == family(k.str) &&
+            world.backend().execute({"ZSCORE", ix, k.str}, end).type == sim::Reply::Type::kBulk)
+          in = ix;
+      const bool indexed = !in.empty();
+      const int64_t index_pttl =
+          indexed ? world.backend().execute({"PTTL", in}, end).integer : int64_t{-2};
       const int64_t pttl = world.backend().execute({"PTTL", k.str}, end).integer;
-      const bool indexed =
-          !index.empty() &&
-          world.backend().execute({"ZSCORE", index, k.str}, end).type == sim::Reply::Type::kBulk;
       if (indexed && (index_pttl == -1 || index_pttl >= pttl)) continue;
       std::string text =
           absl::StrCat("at the end of the run (+", end - sim::kDefaultEpochMs, "ms) entry ", k.str,
@@ -108,8 +125,16 @@ class Runner : public StepRun {
     real::state::Json value = real::state::Json::object();
     value["client"] = id;
     value["n"] = i;
+    // In a deploy whose new pods claim v1 keys, an old pod writes the same keys too, so that
+    // reads and writes claim them (with the old pod's ttl, into the v2 index).
+    std::unique_ptr<real::state::StateNamespace> old;
+    // (Its first two writes come first, before a new pod's own write shadows the key.)
+    if (real::state::ClaimsLegacy(w.version) && (i < 2 || roll >= 85))
+      old = OldPod(ctx, w, scripts, "ns", w.ns, "conn");
     try {
-      if (roll < 30) {
+      if (old) {
+        co_await old->set(key, value, ttl);
+      } else if (roll < 30) {
         co_await ns.set(key, value, ttl);
       } else if (roll < 50) {
         std::optional<real::state::StateValue> seen = co_await ns.get(key);
@@ -127,6 +152,20 @@ class Runner : public StepRun {
       // quota, policy and transport errors: whatever the call wrote is judged at the end
     }
     co_await ctx.sleep(rng.range(0, 50));
+  }
+
+  // A connection that never touched the keys reads each: in a deploy whose reads claim v1
+  // keys, a live v1 value is claimed into its scope (with the old key's remaining ttl, into its
+  // index) and left there for the judge.
+  sim::Task<void> Finish(sim::Ctx& ctx, real::state::StateNamespace&, int id) override {
+    if (!real::state::ClaimsLegacy(w.version)) co_return;
+    auto late = Namespace(ctx, "late" + std::to_string(id));
+    for (int k = 0; k < 3; ++k) {
+      try {
+        co_await late->get("k" + std::to_string(k));
+      } catch (const real::state::StateError&) {
+      }
+    }
   }
 };
 

@@ -32,6 +32,8 @@ const StateProperty& QuotaSafety() {
        Always,
        {sim::Fault::kLatency, sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause},
        {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
+        {"refusal-reported-as-written",
+         "a write the full namespace refused is acknowledged as written, and nothing is stored"},
         {"expiry-instant-overfill",
          "at an entry's expiry millisecond a new key is accepted while get() still returns the "
          "old one"},

@@ -501,6 +501,16 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                                      "2 live entries in a namespace with maxEntries 1",
                                  {},
                                  {Since(ctx, t_a)}});
+      // An acknowledged write reads back while it is live: a refusal reported as a success
+      // leaves nothing behind.
+      if (!x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
+        rec->findings.push_back(
+            {"refusal-reported-as-written",
+             "at +" + std::to_string(t1 - sim::kDefaultEpochMs) + "ms " + write_x +
+                 " was acknowledged as written in a full namespace (maxEntries 1, a live), "
+                 "yet get(x) returns null: nothing was stored",
+             {},
+             {Since(ctx, t_a)}});
     }
     co_await SleepUntil(ctx, rec, t_a + ttl);
     const int64_t t0 = rec->world->now_ms();
