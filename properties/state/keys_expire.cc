@@ -42,7 +42,6 @@ class Runner : public StepRun {
       if (world.backend().execute({"TYPE", k.str}, end).str == "zset") indexes.push_back(k.str);
     for (const sim::Reply& k : keys.elements) {
       if (k.str.find(":index:") != std::string::npos) continue;  // an index and its cursor
-      if (w.old_version == "beta3" && k.str.find(":v1:") != std::string::npos) continue;
       const sim::Reply value = world.backend().execute({"GET", k.str}, end);
       if (value.type != sim::Reply::Type::kBulk ||
           value.str.find("\"deleted\":true") != std::string::npos)
