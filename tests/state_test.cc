@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "properties/state/state_props.h"
@@ -44,6 +45,48 @@ TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisS
     }
   }
   EXPECT_GE(scenarios, 60);
+}
+
+// Issue 31: a saved finding's sentence is true of its own run. It names a clock that ran off
+// only where one did, and a crash, a restart or a failover only where one happened.
+TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
+  using sim::EventKind;
+  using sim::Fault;
+  struct Claim {
+    std::vector<std::string> words;
+    std::function<bool(const sim::TraceEvent&)> happened;
+  };
+  auto fault = [](Fault f) {
+    return [f](const sim::TraceEvent& e) { return e.fault == f && !e.planned; };
+  };
+  const std::vector<Claim> claims = {
+      {{"skew", "clock ran ahead", "clock runs ahead", "writer's own", "fast clock", "own clock",
+        "clocks were skewed", "caller's clock"},
+       [](const sim::TraceEvent& e) {
+         return e.kind == EventKind::kClock && (!e.planned || e.fault == Fault::kSkew);
+       }},
+      {{"crash"}, fault(Fault::kCrash)},
+      {{"restart"}, fault(Fault::kRestart)},
+      {{"failover"}, fault(Fault::kFailover)}};
+  int judged = 0;
+  for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    const scenarios::Scenario s = scenarios::Load(e.path());
+    const RunOutcome r = s.system->Run(s.spec, Shipped(), nullptr);
+    for (const Finding& f : r.findings) {
+      if (!s.cls.empty() && ClassOf(f) != s.cls) continue;
+      std::string text = f.text;
+      std::transform(text.begin(), text.end(), text.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      ++judged;
+      for (const Claim& c : claims)
+        for (const std::string& w : c.words)
+          if (text.find(w) != std::string::npos)
+            EXPECT_TRUE(std::any_of(r.trace.events.begin(), r.trace.events.end(), c.happened))
+                << s.name << " names \"" << w << "\" but its run had none: " << f.text;
+    }
+  }
+  EXPECT_GE(judged, 150);
 }
 
 // Every fault but resend: a request the client library re-sends after a reconnect is applied
