@@ -156,6 +156,7 @@ RunSeen RunOne(const props::System& system, const props::RunSpec& r,
 
 // One mutant's verdict.
 struct Verdict {
+  std::string version;
   std::string file;  // catalog file
   real::LuaMutant mutant;
   std::string state;             // stillborn, killed, equivalent, survived
@@ -233,6 +234,7 @@ class MutateRun {
         real::ScriptCatalog mutated = shipped;
         mutated.replace(f.file, m.body);
         Verdict v;
+        v.version = version;
         v.file = f.file;
         v.mutant = m;
         if (!system_.FirstCompileError(mutated, version).empty()) {
@@ -288,16 +290,21 @@ class MutateRun {
       if (f.file == v.file) std::ofstream(file, std::ios::binary) << f.body;
   }
 
-  static void Print(const Verdict& v) {
+  void Print(const Verdict& v) const {
     const std::string id = FullId(v.file, v.mutant);
     std::string line =
         absl::StrCat(v.state, " ", id, " [", v.mutant.op, "] `", Trim(v.mutant.before), "` -> `",
                      v.mutant.after.empty() ? "(line dropped)" : Trim(v.mutant.after), "`");
     if (v.state == "killed") absl::StrAppend(&line, "\n    by ", v.how);
-    if (v.state == "survived")
+    if (v.state == "survived") {
       absl::StrAppend(&line, "\n    ", v.runs, " runs, ", v.differ,
                       v.differ ? " with calls or replies that differ from the shipped scripts'"
                                : " differ: no run reaches a different call or reply");
+      MutateSpec one = spec_;
+      one.only = id;
+      one.versions = {v.version};
+      absl::StrAppend(&line, "\n    replay: ", one.Write());
+    }
     if (!v.why.empty()) absl::StrAppend(&line, "\n    ", v.why);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
@@ -328,7 +335,7 @@ class MutateRun {
                   live ? absl::StrCat(at("killed") * 100 / live, "%").c_str() : "-");
       survived += at("survived");
     }
-    std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
+    if (spec_.only.empty()) std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
     std::printf("result: %s\n", survived == 0
                                     ? "every mutant that compiles is killed or argued equivalent"
                                     : absl::StrCat(survived, " mutants survive").c_str());

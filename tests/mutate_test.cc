@@ -111,6 +111,14 @@ TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
   EXPECT_NE(survives.out.find(std::string("survived ") + kDeleteReply), std::string::npos)
       << survives.out;
   EXPECT_NE(survives.out.find("result: 1 mutants survive"), std::string::npos) << survives.out;
+  // Its replay line, run, shows the same survivor.
+  const std::string replay = testing_cli::LineStarting(
+      survives.out.substr(survives.out.find("\n    replay: ") + 5), "replay: testbed ");
+  ASSERT_FALSE(replay.empty()) << survives.out;
+  const Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << replay << "\n" << again.out;
+  EXPECT_NE(again.out.find(std::string("survived ") + kDeleteReply), std::string::npos)
+      << again.out;
 
   TempDir dir("mutate");
   const std::string file = dir.path() + "/equivalent.json";
