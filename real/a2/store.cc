@@ -3,12 +3,23 @@
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "model/json_text.h"
 
 namespace testbed::real::a2 {
+
+namespace {
+// `Math.min(...wanted) - 1` (s003:973-974, 1162-1163): the index to read after. Math.min of no
+// numbers is Infinity, and Infinity - 1 is Infinity, so a reply that names no index reads the
+// frontier and then nothing (INT64_MAX stands for Infinity; read_range returns no rows past it).
+int64_t AfterMinimum(const std::vector<int64_t>& wanted) {
+  if (wanted.empty()) return std::numeric_limits<int64_t>::max();
+  return *std::min_element(wanted.begin(), wanted.end()) - 1;
+}
+}  // namespace
 namespace {
 
 // A list of strings built outside the coroutines: g++ 12 rejects a braced list of strings inside
@@ -437,8 +448,8 @@ sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEve
     out.has_pending = StrOr(r.at(1)) == "1";
     std::vector<int64_t> wanted;
     for (size_t i = 2; i < r.size(); ++i) wanted.push_back(Num(r[i]));
-    const int64_t min = *std::min_element(wanted.begin(), wanted.end());
-    std::vector<StoredEvent> rows = co_await read_range(session_id, min - 1, std::nullopt);
+    std::vector<StoredEvent> rows =
+        co_await read_range(session_id, AfterMinimum(wanted), std::nullopt);
     std::vector<StoredEvent> existing;
     for (StoredEvent& row : rows)
       if (std::find(wanted.begin(), wanted.end(), row.index) != wanted.end())
@@ -550,8 +561,8 @@ sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_
     if (events.empty()) co_return out;
     std::vector<int64_t> wanted;
     for (size_t i = 1; i < r.size(); ++i) wanted.push_back(Num(r[i]));
-    const int64_t min = *std::min_element(wanted.begin(), wanted.end());
-    std::vector<StoredEvent> rows = co_await read_range(session_id, min - 1, std::nullopt);
+    std::vector<StoredEvent> rows =
+        co_await read_range(session_id, AfterMinimum(wanted), std::nullopt);
     std::map<int64_t, StoredEvent> by_index;
     for (StoredEvent& row : rows) by_index[row.index] = std::move(row);
     std::vector<StoredEvent> existing;
