@@ -454,6 +454,47 @@ sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
   }
 }
 
+namespace {
+
+// The quota probes' write that creates or overwrites `key`, by each of the writes that have a
+// quota check of their own in the scripts, in turn (`how` 0, 1, 2: set, compareAndSet at
+// `expected`, increment): how a caller names it, whether it wrote, and what it failed with.
+struct KeyWrite {
+  std::string shown;
+  bool written = false;
+  std::optional<real::state::StateError> error;
+};
+sim::Task<KeyWrite> WriteKeyBy(real::state::StateNamespace& ns, int how, std::string key,
+                               int64_t expected, real::state::Json value,
+                               std::optional<int64_t> ttl) {
+  KeyWrite out;
+  out.shown = how == 0   ? "set(" + key + ")"
+              : how == 1 ? "compareAndSet(" + key + ", " + std::to_string(expected) + ")"
+                         : "increment(" + key + ")";
+  if (how == 1) {  // its answer says whether it wrote
+    try {
+      out.written = (co_await ns.compare_and_set(key, expected, value, ttl)).ok;
+    } catch (const real::state::StateError& e) {
+      out.error = e;
+    }
+    co_return out;
+  }
+  // (Each result bound to a name first: see sim::FailureOf on g++ 12.)
+  if (how == 0) {
+    const std::optional<real::state::StateError> e =
+        co_await sim::FailureOf<real::state::StateError>(ns.set(key, value, ttl));
+    out.error = e;
+  } else {
+    const std::optional<real::state::StateError> e =
+        co_await sim::FailureOf<real::state::StateError>(ns.increment(key, "n", 1, ttl));
+    out.error = e;
+  }
+  out.written = !out.error;
+  co_return out;
+}
+
+}  // namespace
+
 sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                            const real::state::VersionScripts& scripts, int id, int i, int64_t ttl,
                            Recorder* rec) {
@@ -471,23 +512,9 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     // While a is live, a second key must be refused (x expires with a, if it is accepted),
     // whichever write creates it: set, compareAndSet(x, 0) or increment (each has its own
     // quota check in the scripts).
-    const int how = i % 3;
-    const std::string write_x = how == 0   ? "set(x)"
-                                : how == 1 ? "compareAndSet(x, 0)"
-                                           : "increment(x)";
-    bool x_accepted = false;
-    try {
-      if (how == 0) {
-        co_await ns.set("x", value, ttl);
-        x_accepted = true;
-      } else if (how == 1) {
-        x_accepted = (co_await ns.compare_and_set("x", 0, value, ttl)).ok;
-      } else {
-        co_await ns.increment("x", "n", 1, ttl);
-        x_accepted = true;
-      }
-    } catch (const real::state::StateError&) {
-    }
+    const KeyWrite x_write = co_await WriteKeyBy(ns, i % 3, "x", 0, value, ttl);
+    const bool x_accepted = x_write.written;
+    const std::string& write_x = x_write.shown;
     if (x_accepted) {
       const int64_t t1 = rec->world->now_ms();
       std::optional<real::state::StateValue> a = co_await ns.get("a");
@@ -821,33 +848,13 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
     // the write that creates a key, in turn: set, compareAndSet at its version, increment).
     {
       const int64_t t = rec->world->now_ms();
-      const int how = i % 3;
-      std::optional<real::state::StateError> e;
-      // (Each result bound to a name first: see sim::FailureOf on g++ 12.)
-      if (how == 0) {
-        const std::optional<real::state::StateError> r =
-            co_await sim::FailureOf<real::state::StateError>(ns->set("b", value, std::nullopt));
-        e = r;
-      } else if (how == 1) {
-        const std::optional<real::state::StateError> r =
-            co_await sim::FailureOf<real::state::StateError>(
-                ns->compare_and_set("b", 1, value, std::nullopt));
-        e = r;
-      } else {
-        const std::optional<real::state::StateError> r =
-            co_await sim::FailureOf<real::state::StateError>(
-                ns->increment("b", "n", 1, std::nullopt));
-        e = r;
-      }
-      if (e && e->quota())
+      const KeyWrite b = co_await WriteKeyBy(*ns, i % 3, "b", 1, value, std::nullopt);
+      if (b.error && b.error->quota())
         rec->findings.push_back({"overwrite-refused",
                                  "namespace " + name + " (maxEntries 2) holds a and b; at +" +
-                                     std::to_string(t - sim::kDefaultEpochMs) + "ms " +
-                                     (how == 0   ? "set(b)"
-                                      : how == 1 ? "compareAndSet(b, 1)"
-                                                 : "increment(b)") +
-                                     ", an overwrite of a live key, failed with \"" + e->what() +
-                                     "\"",
+                                     std::to_string(t - sim::kDefaultEpochMs) + "ms " + b.shown +
+                                     ", an overwrite of a live key, failed with \"" +
+                                     b.error->what() + "\"",
                                  {},
                                  {Since(ctx, t)}});
     }
