@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -165,6 +167,26 @@ TEST(Mutate, EachMutantArguedEquivalentExistsAsItsLineSays) {
           }
     EXPECT_TRUE(found) << id;
     EXPECT_FALSE(e["why"].get<std::string>().empty()) << id;
+  }
+}
+
+// Each class added to kill a survivor is seen failing on the mutant it was made for.
+TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"state/beta23/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:12.2",
+       "cas-versions-linearizable / quota-error-below-max-entries"},
+      {"state/beta23/SET_WITH_QUOTA_SCRIPT.lua:10.3",
+       "quota-liveness / deleted-key-recreate-refused"},
+      {"state/beta23/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:24.1",
+       "quota-safety / refusal-reported-as-written"},
+      {"state/beta24/SET_WITH_QUOTA_SCRIPT.lua:10.3", "quota-liveness / overwrite-refused"},
+      {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:33.6", "keys-expire / entry-missing-from-index"},
+      {"state/beta30/SET_WITH_QUOTA_SCRIPT.lua:16.3", "keys-expire / index-expires-before-entry"}};
+  for (const auto& [id, by] : cases) {
+    const Result r = Cli("mutate --system state --seed 1 --runs 30 --only " + id);
+    EXPECT_EQ(r.code, 0) << id << "\n" << r.out;
+    EXPECT_NE(r.out.find("killed " + id), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    by " + by + " ("), std::string::npos) << by << "\n" << r.out;
   }
 }
 
