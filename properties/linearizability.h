@@ -43,6 +43,10 @@ struct Operation {
   int64_t invoke_ms = 0;
   int64_t ret_ms = kNever;
   bool ambiguous = false;
+  // A request of it was re-sent after a reconnect (ioredis's autoResendUnfulfilledCommands): it
+  // may have taken effect once more before the outcome it reports. Checkers read it only
+  // through WithResentTwins.
+  bool resent = false;
   Op op;  // input and, unless ambiguous, output
 };
 

@@ -145,6 +145,54 @@ std::string FormatRegisterOperation(const Operation<model::RegisterOp>& o) {
   return s;
 }
 
+namespace {
+// A get that found nothing (or a compareAndSet that failed finding nothing) after a write had
+// been acknowledged, with nothing in h that may have removed it: a delete (or an ambiguous write)
+// invoked before the get returned, or a write whose expiry may have passed by then. An
+// explanation that a later write surely undid (one invoked after it returned, returned before the
+// get began, and alive when the get returned) explains nothing.
+bool MissUnexplained(const RegisterHistory& h, const Operation<model::RegisterOp>& o) {
+  using K = model::RegisterOp::Kind;
+  using Op = Operation<model::RegisterOp>;
+  auto is_write = [](const Op& w) { return w.op.kind == K::kSet || w.op.kind == K::kCas; };
+  auto acked_write = [](const Op& w) {
+    return !w.ambiguous && (w.op.kind == K::kSet || (w.op.kind == K::kCas && w.op.ok));
+  };
+  const bool misses = !o.ambiguous && !o.op.ok &&
+                      (o.op.kind == K::kGet || (o.op.kind == K::kCas && o.op.out_version == 0));
+  auto undone = [&](const Op& e) {
+    return std::any_of(h.begin(), h.end(), [&](const Op& w) {
+      return acked_write(w) && e.ret < w.invoke && w.ret < o.invoke &&
+             w.op.expires_at_ms >= o.ret_ms;
+    });
+  };
+  return misses &&
+         std::any_of(h.begin(), h.end(),
+                     [&](const Op& w) { return acked_write(w) && w.ret < o.invoke; }) &&
+         std::none_of(h.begin(), h.end(), [&](const Op& w) {
+           return w.invoke < o.ret &&
+                  (w.op.kind == K::kDelete || (w.ambiguous && is_write(w)) ||
+                   (is_write(w) && w.op.expires_at_ms < o.ret_ms)) &&
+                  !undone(w);
+         });
+}
+}  // namespace
+
+RegisterHistory WithResentTwins(RegisterHistory ops) {
+  using K = model::RegisterOp::Kind;
+  const size_t n = ops.size();
+  for (size_t i = 0; i < n; ++i)
+    if (ops[i].resent && ops[i].op.kind != K::kGet) {
+      Operation<model::RegisterOp> twin = ops[i];
+      twin.ambiguous = true;
+      twin.resent = false;
+      twin.ret = kNever;
+      twin.ret_ms = kNever;
+      ops.push_back(std::move(twin));
+    }
+  return ops;
+}
+
 RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
@@ -180,50 +228,53 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
                  (w.ambiguous || (acked_write(w) && w.op.out_version == o.op.out_version - 1));
         }))
       return false;
-    // A get that found nothing (or a compareAndSet that failed finding nothing) after a write
-    // had been acknowledged needs what may have
-    // removed it: a delete (or an ambiguous write) invoked before the get returned, or a write
-    // whose expiry may have passed by then. Dropping the delete alone would leave a miss that
-    // nothing explains, a conflict the history never had.
-    // An explanation that a later write surely undid (one invoked after it returned, returned
-    // before the get began, and alive when the get returned) explains nothing.
-    const bool misses = !o.ambiguous && !o.op.ok &&
-                        (o.op.kind == K::kGet || (o.op.kind == K::kCas && o.op.out_version == 0));
-    auto undone = [&](const Op& e) {
-      return std::any_of(h.begin(), h.end(), [&](const Op& w) {
-        return acked_write(w) && e.ret < w.invoke && w.ret < o.invoke &&
-               w.op.expires_at_ms >= o.ret_ms;
-      });
-    };
-    if (misses &&
-        std::any_of(h.begin(), h.end(),
-                    [&](const Op& w) { return acked_write(w) && w.ret < o.invoke; }) &&
-        std::none_of(h.begin(), h.end(), [&](const Op& w) {
-          return w.invoke < o.ret &&
-                 (w.op.kind == K::kDelete || (w.ambiguous && is_write(w)) ||
-                  (is_write(w) && w.op.expires_at_ms < o.ret_ms)) &&
-                 !undone(w);
-        }))
-      return false;
+    if (MissUnexplained(h, o)) return false;
     return true;
   };
   if (!rejected(ops)) return ops;
+  // Dropping a read is sound: fewer observations can only make a history easier to order. Dropping
+  // a write is not: the write may be what explains a later read (a short TTL that expired, a
+  // delete), and a core without it would name a conflict the run never had. So a dropped write
+  // stays in every later check as an ambiguous write that never returned (it may have taken
+  // effect at any point after its invocation, or never): a weaker history, so a core that is
+  // still rejected with it conflicts in the full history too, whatever the dropped writes did.
+  // Only the core is shown.
+  RegisterHistory relaxed;
+  auto relax = [](Op o) {
+    o.ambiguous = true;
+    o.ret = kNever;
+    o.ret_ms = kNever;
+    return o;
+  };
+  auto with_relaxed = [&relaxed](RegisterHistory h, const RegisterHistory& more) {
+    h.insert(h.end(), relaxed.begin(), relaxed.end());
+    h.insert(h.end(), more.begin(), more.end());
+    return h;
+  };
   for (size_t i = 0; i < ops.size();) {
     RegisterHistory without = ops;
+    RegisterHistory dropped{without[i]};
     without.erase(without.begin() + static_cast<long>(i));
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t j = 0; j < without.size(); ++j)
         if (!supported(without[j], without)) {
+          dropped.push_back(without[j]);
           without.erase(without.begin() + static_cast<long>(j));
           changed = true;
           break;
         }
     }
-    if (without.size() < ops.size() && rejected(without))
+    RegisterHistory dropped_writes;
+    for (const Op& d : dropped)
+      if (d.op.kind != K::kGet && !(d.op.kind == K::kCas && !d.op.ok && !d.ambiguous))
+        dropped_writes.push_back(relax(d));
+    if (without.size() < ops.size() && rejected(with_relaxed(without, dropped_writes))) {
       ops = std::move(without);
-    else
+      relaxed.insert(relaxed.end(), dropped_writes.begin(), dropped_writes.end());
+    } else {
       ++i;
+    }
   }
   return ops;
 }
@@ -329,13 +380,68 @@ RegisterHistory PinObservedWrites(RegisterHistory ops) {
 }
 
 namespace {
-bool FailsOnItsOwnWrite(const Operation<model::RegisterOp>& c) {
+using RegisterOperation = Operation<model::RegisterOp>;
+
+bool FailsOnItsOwnWrite(const RegisterOperation& c) {
   return !c.ambiguous && c.op.kind == model::RegisterOp::Kind::kCas && !c.op.ok &&
          !c.op.value.empty() && c.op.out_value == c.op.value;
 }
+
+bool AckedWrite(const RegisterOperation& o) {
+  using K = model::RegisterOp::Kind;
+  return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
+}
+
+bool Before(const RegisterOperation& a, const RegisterOperation& b) { return a.ret < b.invoke; }
+
+// An acknowledged write that replaced w after w returned and before r began, and whose expiry
+// had passed when r returned: r finding nothing is that write's expiry, not a miss of w.
+bool ExpiredSuccessor(const RegisterHistory& core, const RegisterOperation& w,
+                      const RegisterOperation& r) {
+  return std::any_of(core.begin(), core.end(), [&](const RegisterOperation& x) {
+    return AckedWrite(x) && Before(w, x) && Before(x, r) && x.op.expires_at_ms < r.ret_ms;
+  });
+}
+
+// Something in the key's history that may have emptied the key after w began and before c
+// returned: a delete (acknowledged or not), or a write whose expiry passed before c returned.
+// After it a write starts again from version 1, so a later compareAndSet at a lower version, or
+// a version 1 seen again, is no anomaly.
+bool Resettable(const RegisterHistory& history, const RegisterOperation& w,
+                const RegisterOperation& c) {
+  using K = model::RegisterOp::Kind;
+  return std::any_of(history.begin(), history.end(), [&](const RegisterOperation& x) {
+    const bool same = x.actor == w.actor && x.invoke == w.invoke;
+    return x.invoke < c.ret && !Before(x, w) &&
+           (x.op.kind == K::kDelete || ((x.op.kind == K::kSet || x.op.kind == K::kCas) && !same &&
+                                        x.op.expires_at_ms < c.ret_ms));
+  });
+}
+
+// A get that found nothing (`miss`), the write of version n - 1 that had expired before the get
+// returned (`expired`), and a write acknowledged as version n that did not end before the get
+// began (`write`): the write landed after the key expired, yet counted from the expired value
+// (set() reads the version with a separate GET before its script runs).
+struct ContinuedPastExpiry {
+  const RegisterOperation* miss = nullptr;
+  const RegisterOperation* expired = nullptr;
+  const RegisterOperation* write = nullptr;
+};
+ContinuedPastExpiry FindContinuedPastExpiry(const RegisterHistory& core) {
+  using K = model::RegisterOp::Kind;
+  for (const auto& r : core)
+    if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok)
+      for (const auto& w : core)
+        if (AckedWrite(w) && w.op.out_version > 1 && !Before(w, r))
+          for (const auto& p : core)
+            if (AckedWrite(p) && p.op.out_version == w.op.out_version - 1 && Before(p, r) &&
+                p.op.expires_at_ms < r.ret_ms)
+              return {&r, &p, &w};
+  return {};
+}
 }  // namespace
 
-std::string RegisterClass(const RegisterHistory& core) {
+std::string RegisterClass(const RegisterHistory& core, const RegisterHistory& history) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
   auto acked_write = [](const Op& o) {
@@ -354,7 +460,7 @@ std::string RegisterClass(const RegisterHistory& core) {
     if (!c.ambiguous && c.op.kind == K::kCas && c.op.ok)
       for (const Op& w : core)
         if (acked_write(w) && before(w, c) && w.op.out_version > c.op.expected &&
-            w.op.expires_at_ms > c.ret_ms)
+            w.op.expires_at_ms > c.ret_ms && !Resettable(history, w, c))
           return "stale-cas-succeeds";
   // A write that does not end before a delete starts, numbered past 1, is seen after the delete
   // ends, while every other write of a lower version ended before the delete: the write landed
@@ -378,12 +484,15 @@ std::string RegisterClass(const RegisterHistory& core) {
                        w.op.out_version;
           }))
         return "version-continues-after-delete";
+  const bool no_delete =
+      std::none_of(core.begin(), core.end(), [](const Op& d) { return d.op.kind == K::kDelete; });
+  if (const ContinuedPastExpiry c = FindContinuedPastExpiry(core); clear && no_delete && c.write)
+    return "version-continues-after-expiry";
   for (const Op& r : core)
     if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok)
       for (const Op& w : core)
-        if (acked_write(w) && before(w, r) && w.op.expires_at_ms > r.ret_ms &&
-            std::none_of(core.begin(), core.end(),
-                         [](const Op& d) { return d.op.kind == K::kDelete; }))
+        if (no_delete && acked_write(w) && before(w, r) && w.op.expires_at_ms > r.ret_ms &&
+            !ExpiredSuccessor(core, w, r) && MissUnexplained(history, r))
           return "get-misses-write";
   return "";
 }
@@ -410,14 +519,15 @@ std::string Who(const Operation<model::RegisterOp>& o) {
 }
 }  // namespace
 
-std::string RegisterSentence(const RegisterHistory& core, const std::string& key) {
+std::string RegisterSentence(const RegisterHistory& core, const std::string& key,
+                             const RegisterHistory& history) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
   auto acked_write = [](const Op& o) {
     return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
   };
   auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
-  const std::string cls = RegisterClass(core);
+  const std::string cls = RegisterClass(core, history);
   if (cls == "cas-fails-on-its-own-write")
     for (const Op& c : core)
       if (FailsOnItsOwnWrite(c))
@@ -436,13 +546,22 @@ std::string RegisterSentence(const RegisterHistory& core, const std::string& key
     for (const Op& c : core)
       for (const Op& w : core)
         if (!c.ambiguous && c.op.kind == K::kCas && c.op.ok && acked_write(w) && before(w, c) &&
-            w.op.out_version > c.op.expected)
+            w.op.out_version > c.op.expected && w.op.expires_at_ms > c.ret_ms &&
+            !Resettable(history, w, c))
           return Who(c) + " succeeded on " + key + " after " + Who(w) +
                  " had already been acknowledged as version " + std::to_string(w.op.out_version);
+  if (cls == "version-continues-after-expiry") {
+    const ContinuedPastExpiry c = FindContinuedPastExpiry(core);
+    return Who(*c.write) + " was acknowledged as version " +
+           std::to_string(c.write->op.out_version) + " on " + key + ", counted from " +
+           Who(*c.expired) + "'s version " + std::to_string(c.expired->op.out_version) +
+           ", which had expired when " + Who(*c.miss) + " found nothing";
+  }
   if (cls == "get-misses-write")
     for (const Op& r : core)
       for (const Op& w : core)
-        if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok && acked_write(w) && before(w, r))
+        if (!r.ambiguous && r.op.kind == K::kGet && !r.op.ok && acked_write(w) && before(w, r) &&
+            w.op.expires_at_ms > r.ret_ms && !ExpiredSuccessor(core, w, r))
           return Who(r) + " found nothing on " + key + " after " + Who(w) +
                  " was acknowledged as version " + std::to_string(w.op.out_version) +
                  " and before it expired";

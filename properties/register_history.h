@@ -33,6 +33,9 @@ RegisterHistory PinObservedWrites(RegisterHistory ops);
 // of them makes the rest linearizable (a 1-minimal core, found by dropping one operation at a
 // time, as delta debugging does). A core of two or three operations names a bug's shape far
 // better than the whole history around it. A search that runs out of budget keeps the op.
+// Every write dropped from the core stays in its checks as an ambiguous write that never
+// returned, so the core conflicts whatever the other writes did: a core never blames an order
+// that a dropped write (a short TTL, a delete) explains.
 // max_states: the search budget of each check; a check that runs out keeps the operation
 // (the core stays rejected, only less small).
 RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states = 2'000'000);
@@ -43,14 +46,25 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states = 2'000'000
 std::string RegisterShape(const RegisterHistory& core);
 // One sentence saying what cannot be ordered, e.g. "client 0's cas(expected 0) and client 2's
 // set were both acknowledged as version 1 on k1" (actors are client ids).
-std::string RegisterSentence(const RegisterHistory& core, const std::string& key);
+// history: the key's whole history, which RegisterClass reads as well.
+std::string RegisterSentence(const RegisterHistory& core, const std::string& key,
+                             const RegisterHistory& history);
 // The history with its times (invoke_ms, ret_ms, expiries) made relative to `start_ms`.
 RegisterHistory RelativeTimes(RegisterHistory ops, int64_t start_ms);
 // The named class of a core ("" when none fits): "duplicate-version" (two concurrent writes
 // acknowledged with one version), "version-reused" (the same, one after the other),
 // "stale-cas-succeeds" (a compareAndSet won against a version an earlier acknowledged write
-// had replaced), "get-misses-write" (get() found nothing after an acknowledged live write,
-// with no delete).
-std::string RegisterClass(const RegisterHistory& core);
+// had replaced), "version-continues-after-delete", "version-continues-after-expiry" (a write
+// landed after a delete or an expiry but counted from the value before it), "get-misses-write"
+// (get() found nothing after an acknowledged write that nothing later replaced and that was
+// alive, with no delete).
+// history: the key's whole history the core came from: a get that found nothing is called a
+// miss only when nothing in it may have removed the value.
+std::string RegisterClass(const RegisterHistory& core, const RegisterHistory& history);
+inline std::string RegisterClass(const RegisterHistory& core) { return RegisterClass(core, core); }
+// The history plus, for each write whose request was re-sent after a reconnect, an ambiguous
+// twin (it may have taken effect once more, at any point after its invocation): the history
+// the resend fault can really produce.
+RegisterHistory WithResentTwins(RegisterHistory ops);
 
 }  // namespace testbed::props

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "sim/faults.h"
+
 namespace testbed::scenarios {
 
 const Accepted* Baseline::find(const std::string& property, const std::string& cls) const {
@@ -32,6 +34,14 @@ Baseline LoadBaseline(const std::string& path) {
   Baseline b;
   b.system = text(j, "system", true);
   b.version = text(j, "version", true);
+  if (j.contains("faults")) {
+    b.faults = text(j, "faults", true);
+    try {
+      sim::FaultList::Parse(b.faults, true);
+    } catch (const std::invalid_argument& e) {
+      fail(std::string("field \"faults\": ") + e.what());
+    }
+  }
   if (!j.contains("accepted") || !j["accepted"].is_array())
     fail("field \"accepted\" must be an array");
   for (const auto& e : j["accepted"]) {
@@ -49,6 +59,7 @@ void SaveBaseline(const std::string& path, const Baseline& b) {
   nlohmann::ordered_json j;
   j["system"] = b.system;
   j["version"] = b.version;
+  if (b.faults != "none") j["faults"] = b.faults;
   j["accepted"] = nlohmann::ordered_json::array();
   for (const auto& a : b.accepted) {
     nlohmann::ordered_json e;

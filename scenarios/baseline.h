@@ -16,6 +16,9 @@ struct Accepted {
 
 struct Baseline {
   std::string system, version;
+  // The fault list the classes were triaged under (check's --faults: "none", "all", a list): CI's
+  // gate runs the version with it as well as without faults. Optional, "none" when absent.
+  std::string faults = "none";
   std::vector<Accepted> accepted;
   const Accepted* find(const std::string& property, const std::string& cls) const;
 };

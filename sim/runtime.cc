@@ -72,6 +72,7 @@ struct World::Thread {
   bool finished = false;
   bool cancelled = false;
   int64_t steps = 0;
+  int64_t resent = 0;  // calls applied, then re-sent after a reconnect (a resend fault)
   std::vector<std::pair<ThreadId, std::coroutine_handle<>>> joiners;
 };
 
@@ -134,6 +135,7 @@ void Ctx::cancel(ThreadId t) {
 }
 
 int64_t Ctx::now_ms() const { return world_.actor_time(actor_); }
+int64_t Ctx::resent_calls() const { return world_.threads_[thread_]->resent; }
 const Clock& Ctx::clock() const { return world_.actors_[actor_]->clock; }
 
 void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) {
@@ -515,6 +517,7 @@ void World::execute(PendingCall c) {
   }
   if (c.resend) {  // the reply is lost with the connection; the client library re-sends it
     c.resend = false;
+    ++th.resent;
     c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.resend_ms_max));
     record_fault(th.id, Fault::kResend, -1,
                  absl::StrCat("fault ", InfoOf(Fault::kResend).name,

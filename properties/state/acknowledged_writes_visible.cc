@@ -31,11 +31,14 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
   for (const AckOp& r : ops) {
     if ((r.kind != K::kGet && r.kind != K::kList) || r.ambiguous || r.found) continue;
     for (const AckOp& w : ops) {
-      if (w.kind != K::kSet || w.ambiguous || w.key != r.key || w.ret_seq >= r.inv_seq) continue;
+      if (w.kind != K::kSet || w.ambiguous || w.rejected || w.key != r.key ||
+          w.ret_seq >= r.inv_seq)
+        continue;
       if (w.exp_lo < r.ret_ms) continue;
       bool removable = false;
       for (const AckOp& o : ops) {
-        if (&o == &w || o.key != r.key || (o.kind != K::kSet && o.kind != K::kDelete)) continue;
+        if (&o == &w || o.rejected || o.key != r.key || (o.kind != K::kSet && o.kind != K::kDelete))
+          continue;
         const bool overlaps = o.inv_seq < r.ret_seq && (o.ambiguous || o.ret_seq > w.inv_seq);
         if (overlaps && (o.kind == K::kDelete || o.ambiguous || o.exp_lo < r.ret_ms))
           removable = true;

@@ -39,7 +39,7 @@ const StateProperty& ForeignValuesConsistent() {
        "creates the key; when it returns version n, compareAndSet(n) replaces it, and get() "
        "then returns the new value",
        Always,
-       LosesWrites(),
+       AndResend(LosesWrites()),
        {{"absent-but-cas-refused",
          "get() returns null, and compareAndSet(0) fails reporting current = null"},
         {"read-but-cas-refused", "get() returns version n, and compareAndSet(n) fails"},

@@ -48,7 +48,7 @@ const StateProperty& MemoryMatchesRedis() {
       {"memory-matches-redis",
        "the memory backend answers as the Redis backend does",
        [](const std::string& v, const std::string&) { return v == "beta30"; },
-       MovesTheInstant(),
+       AndResend(MovesTheInstant()),
        {{"differs-on-get", "get() answers differently on the two backends"},
         {"differs-on-set", "set() answers differently on the two backends"},
         {"differs-on-compareAndSet", "compareAndSet() answers differently on the two backends"},

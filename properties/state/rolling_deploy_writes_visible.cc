@@ -29,8 +29,10 @@ const StateProperty& RollingDeployWritesVisible() {
        "write",
        [](const std::string&, const std::string& old) { return !old.empty(); },
        // Reorder too: the probe judges one client's calls in sequence, and a request held past
-       // its timeout lands after the client's later writes (no fault of the store).
-       {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss, sim::Fault::kReorder},
+       // its timeout lands after the client's later writes (no fault of the store). Resend:
+       // see AndResend.
+       AndResend({sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss,
+                  sim::Fault::kReorder}),
        {{"loses-write", "a pod reads null after its own version's acknowledged write"},
         {"loses-write-across-versions",
          "a pod reads null after the other version's acknowledged write"},

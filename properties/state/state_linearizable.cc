@@ -27,6 +27,7 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
   const std::optional<int64_t> ttl =
       rng.chance({1, 3}) ? std::optional<int64_t>(rng.range(5, 200)) : std::nullopt;
   bool keep = true;
+  const int64_t resent_before = ctx.resent_calls();
   try {
     if (roll < 35) {
       o.op.kind = RegisterOp::Kind::kGet;
@@ -79,6 +80,7 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
              {Since(ctx, o.invoke_ms)}});
     }
   }
+  o.resent = ctx.resent_calls() > resent_before;
   o.op.expires_at_ms = ns.last_expires_at_ms();
   if (ns.expiry_is_relative() &&
       (o.op.kind == RegisterOp::Kind::kSet || o.op.kind == RegisterOp::Kind::kCas)) {
@@ -102,6 +104,10 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
        "a compareAndSet is reported as failed, yet the current value it reports is the one it "
        "wrote: it took effect (a request applied twice, as a client library's re-send after a "
        "reconnect does)"},
+      {"resent-write-effect-hidden",
+       "a write re-sent after a reconnect had already taken effect, and its caller saw only the "
+       "re-sent request's outcome (a client library's re-send: the history has an order only when "
+       "the first sending took effect too)"},
       {"duplicate-version", "two concurrent writers were acknowledged with the same version"},
       {"version-reused", "a key's version repeats: a later write gets an earlier one's version"},
       {"stale-cas-succeeds",
@@ -109,6 +115,8 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
       {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
       {"version-continues-after-delete",
        "a write that lands after a concurrent delete is numbered from the deleted value"},
+      {"version-continues-after-expiry",
+       "a write that lands after its key expired is numbered from the expired value"},
       {"quota-error-below-max-entries",
        "a write was refused with a quota error in a namespace far below its maxEntries"},
       {"no-single-order",
@@ -116,6 +124,46 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
                     " cannot be put in one order that explains their results (a core no "
                     "narrower class describes; its shape is in the text)")}};
 }
+
+namespace {
+// A key whose history the resends alone explain: a write its caller was told about once took
+// effect twice. A compareAndSet told it failed whose reported current value is its own is
+// cas-fails-on-its-own-write; any other such key is resent-write-applied-twice.
+Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& key,
+                      const StateWorkload& w, int64_t start_ms) {
+  using K = RegisterOp::Kind;
+  Finding f{"resent-write-effect-hidden", ""};
+  std::string who;
+  std::vector<Involved> involved;
+  for (const auto& o : props::RelativeTimes(on_key, start_ms)) {
+    if (!o.resent || o.op.kind == K::kGet) continue;
+    const bool own = o.op.kind == K::kCas && !o.ambiguous && !o.op.ok && !o.op.value.empty() &&
+                     o.op.out_value == o.op.value;
+    if (own) f.cls = "cas-fails-on-its-own-write";
+    const std::string line = props::FormatRegisterOperation(o);
+    const char* kind = o.op.kind == K::kDelete ? "delete" : o.op.kind == K::kSet ? "set" : "cas";
+    absl::StrAppend(&who, who.empty() ? "" : "; ", "client ", o.actor, "'s ", kind, " at +",
+                    o.invoke_ms, "ms (", line.substr(line.find(kind)), ")",
+                    own ? ", whose reported current value is the one it wrote itself" : "");
+    involved.push_back({"client" + std::to_string(o.actor % w.clients), o.invoke_ms,
+                        o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms});
+  }
+  f.text = absl::StrCat(
+      "a write on ", key,
+      " was re-sent after a reconnect, and its caller saw only the re-sent request's outcome: ",
+      who,
+      ".\n  only with each re-sent write also taking effect before its reply was lost does the "
+      "history of ",
+      key, " have an order (nothing else is wrong with it).\n  the history of ", key,
+      " (ms since the run's start):\n  actor invoke return invoke_ms return_ms operation -> "
+      "result");
+  for (const auto& o : props::RelativeTimes(on_key, start_ms))
+    absl::StrAppend(&f.text, "\n  ", props::FormatRegisterOperation(o),
+                    o.resent ? "  (re-sent)" : "");
+  f.involved = std::move(involved);
+  return f;
+}
+}  // namespace
 
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
@@ -132,10 +180,21 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     props::RegisterHistory on_key;
     for (const auto& o : history)
       if (o.partition == key) on_key.push_back(o);
-    const props::RegisterHistory core =
-        props::RejectedCore(props::PinObservedWrites(on_key), hot_key ? 20'000 : 2'000'000);
+    // A write re-sent after a reconnect may have taken effect twice: the history checked from here
+    // on has its twin, so only what the resends cannot explain is blamed on the store.
+    const props::RegisterHistory twins = props::PinObservedWrites(props::WithResentTwins(on_key));
+    if (twins.size() > on_key.size()) {
+      const props::Verdict explained =
+          props::Checker<model::StateRegisterModel>(model, hot_key ? 100'000 : 50'000'000)
+              .check(twins);
+      if (explained.ok && explained.complete) {
+        out.findings.push_back(ResentFinding(on_key, key, w, start_ms));
+        continue;
+      }
+    }
+    const props::RegisterHistory core = props::RejectedCore(twins, hot_key ? 20'000 : 2'000'000);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
-    std::string text = props::RegisterSentence(core, key) + ".\n";
+    std::string text = props::RegisterSentence(core, key, twins) + ".\n";
     if (hot_key)
       text += "  (" + std::to_string(w.clients * kHotKeyThreadsPerClient) +
               " actors on one key: client c's thread t is actor c + " + std::to_string(w.clients) +
@@ -145,7 +204,9 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
             "operation -> result\n";
     for (const auto& o : props::RelativeTimes(on_key, start_ms))
       text += "  " + props::FormatRegisterOperation(o) + "\n";
-    text += "  the operations that cannot be ordered (dropping any one of them leaves an order";
+    text +=
+        "  the operations that cannot be ordered, whatever the key's other writes did (dropping "
+        "any one of them leaves an order";
     const bool pinned_in_core = std::any_of(core.begin(), core.end(), [&](const auto& c) {
       return !c.ambiguous && std::any_of(on_key.begin(), on_key.end(), [&](const auto& o) {
         return o.ambiguous && o.actor == c.actor && o.invoke == c.invoke;
@@ -166,7 +227,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
     // hot key's cores are longer still), so a shape names no class a baseline could hold: it is
     // "no-single-order", with its shape in the text.
-    std::string cls = props::RegisterClass(core);
+    std::string cls = props::RegisterClass(core, twins);
     if (cls.empty()) {
       cls = "no-single-order";
       text += "\n  shape: " + props::RegisterShape(core);

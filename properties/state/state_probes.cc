@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "model/state_store.h"
 #include "sim/clock.h"
@@ -359,6 +360,7 @@ sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns
     const int64_t expected = got ? got->version : 0;
     real::state::Json mine = real::state::Json::object();
     mine["mine"] = 1;
+    const int64_t cas_from_ms = ctx.world().now_ms();
     const real::state::CasResult cas =
         co_await ns.compare_and_set(key, expected, mine, std::nullopt);
     const std::string cas_text =
@@ -373,8 +375,14 @@ sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns
                                {Since(ctx, since)}});
       co_return;
     }
+    // The expiry the write set (a PXAT, which Redis compares with its own clock; beta.3's PX counts
+    // from when the script ran, at the earliest from the call): a client paused past it reads null
+    // rightly, whatever clock computed it (keys-expire judges that clock).
+    const int64_t expires_at_ms =
+        ns.expiry_is_relative() ? cas_from_ms + ns.last_ttl_ms() : ns.last_expires_at_ms();
     const std::optional<real::state::StateValue> after = co_await ns.get(key);
-    if (!after || after->value != mine)
+    const bool expired = !after && ctx.world().now_ms() > expires_at_ms;
+    if (!expired && (!after || after->value != mine))
       rec->findings.push_back(
           {"cas-not-visible",
            lead + read + ", " + cas_text + " succeeded, and get() then returned " + Show(after),
@@ -783,44 +791,53 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
   real::state::Json value = real::state::Json::object();
   value["client"] = id;
   value["n"] = i;
+  a.kind = roll < 40   ? AckOp::Kind::kSet
+           : roll < 65 ? AckOp::Kind::kGet
+           : roll < 90 ? AckOp::Kind::kList
+                       : AckOp::Kind::kDelete;
   a.inv_seq = rec->seq++;
   a.inv_ms = rec->world->now_ms();
   a.clock_ms = ctx.now_ms();
-  bool rejected = false;
+  a.exp_lo = a.inv_ms + a.ttl.value_or(default_ttl_ms);
+  // Recorded as it starts, with an unknown outcome: a client that crashes during the call never
+  // returns, and its write may still have landed.
+  const size_t at = ops->size();
+  {
+    AckOp in_flight = a;
+    in_flight.ambiguous = true;
+    in_flight.ret_seq = std::numeric_limits<int64_t>::max();
+    in_flight.ret_ms = std::numeric_limits<int64_t>::max() / 4;  // never, with room for sums
+    ops->push_back(in_flight);
+  }
   try {
-    if (roll < 40) {
-      a.kind = AckOp::Kind::kSet;
+    if (a.kind == AckOp::Kind::kSet) {
       co_await ns.set(a.key, value, a.ttl);
-    } else if (roll < 65) {
-      a.kind = AckOp::Kind::kGet;
+    } else if (a.kind == AckOp::Kind::kGet) {
       std::optional<real::state::StateValue> v = co_await ns.get(a.key);
       a.found = v.has_value();
-    } else if (roll < 90) {
-      a.kind = AckOp::Kind::kList;
+    } else if (a.kind == AckOp::Kind::kList) {
       std::vector<real::state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
       for (const auto& r : rows) a.found |= r.key == a.key;
     } else {
-      a.kind = AckOp::Kind::kDelete;
       co_await ns.del(a.key);
     }
   } catch (const real::state::StateError& e) {
     if (e.transport()) {
       a.ambiguous = true;
     } else {
-      rejected = true;  // quota and policy errors write nothing
+      a.rejected = true;  // quota and policy errors write nothing
     }
   }
   a.ret_seq = rec->seq++;
   a.ret_ms = rec->world->now_ms();
-  a.exp_lo = a.inv_ms + a.ttl.value_or(default_ttl_ms);
   // What the store set, read from the server (PTTL, outside the trace) as the write returns: a
   // changed script may set another expiry than the port computed.
   a.stated_ms = ns.expiry_is_relative() ? a.exp_lo : ns.last_expires_at_ms();
-  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !rejected) {
+  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !a.rejected) {
     const sim::Reply pttl = rec->world->backend().execute({"PTTL", ns.redis_key(a.key)}, a.ret_ms);
     if (pttl.integer >= 0) a.stated_ms = a.ret_ms + pttl.integer;
   }
-  if (!rejected) ops->push_back(a);
+  (*ops)[at] = a;
   co_await ctx.sleep(rng.range(0, 20));
 }
 

@@ -35,6 +35,7 @@ struct AckOp {
   int64_t inv_seq = 0, ret_seq = 0, inv_ms = 0, ret_ms = 0;
   bool ambiguous = false;  // a transport error: it may or may not have happened
   bool found = false;      // get/list: the key was there
+  bool rejected = false;   // a quota or policy error: it wrote nothing (the judge skips it)
   // set: the earliest instant the entry may expire, as promised: the writer's ttl on the
   // server's clock from the call's start (model rule 1)
   int64_t exp_lo = 0;
@@ -116,6 +117,16 @@ class StepRun : public StateRun {
  private:
   sim::Task<void> Client(sim::Ctx& ctx, int id) final;
 };
+
+// A probe that judges one client's calls in sequence takes each outcome as reported. A request
+// re-sent after a reconnect (the resend fault) may have taken effect before the outcome its
+// caller saw, which such a probe would blame on the store: it sets resend aside too. The
+// linearizability properties judge the resend (resent-write-effect-hidden,
+// cas-fails-on-its-own-write).
+inline sim::FaultSet AndResend(sim::FaultSet s) {
+  s.insert(sim::Fault::kResend);
+  return s;
+}
 
 // The probes aim at one exact millisecond; the model answers one instant per call.
 inline sim::FaultSet MovesTheInstant() {
