@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -79,6 +80,19 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
       std::transform(text.begin(), text.end(), text.begin(),
                      [](unsigned char c) { return std::tolower(c); });
       ++judged;
+      // Every instant the sentence says something happened at ("at +12ms", "from +3ms to +9ms")
+      // is one the run reached: the last event of its trace, plus the longest a reply can still
+      // be on its way (a delayed or slow reply; 100 ms is more than any fault's). keys-expire
+      // reads the server once the run is over, at the instant it names ("on the server at").
+      int64_t last_ms = 0;
+      for (const sim::TraceEvent& ev : r.trace.events)
+        if (!ev.planned) last_ms = std::max(last_ms, ev.at_ms);
+      static const std::regex kAt(R"((on the server )?(?:at|from \+[0-9]+ms to) \+([0-9]+)ms)");
+      for (std::sregex_iterator m(text.begin(), text.end(), kAt), end; m != end; ++m)
+        if (!(*m)[1].matched)
+          EXPECT_LE(std::stoll((*m)[2].str()), last_ms + 100)
+              << s.name << " names " << (*m)[0].str() << ", past its run's last event at +"
+              << last_ms << "ms: " << f.text;
       for (const Claim& c : claims)
         for (const std::string& w : c.words)
           if (text.find(w) != std::string::npos)
