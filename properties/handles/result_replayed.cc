@@ -21,9 +21,11 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
     for (const Op& o : rec.ops) {
       if (o.draft != c.draft || o.inv <= c.ret || o.inv >= until || o.ret == kNever) continue;
       // A caller that discarded the draft gave up its result (a choice: the seed guards a
-      // committing record against discard, and is silent on a committed one).
+      // committing record against discard, and is silent on a committed one). A discard whose
+      // reply was lost, or whose caller crashed, may have landed too.
       const bool discarded = std::any_of(rec.ops.begin(), rec.ops.end(), [&](const Op& d) {
-        return d.draft == c.draft && d.op == "discard" && d.outcome == "ok" && d.inv <= o.ret &&
+        return d.draft == c.draft && d.op == "discard" &&
+               (d.outcome == "ok" || d.transport || d.ret == kNever) && d.inv <= o.ret &&
                d.ret >= c.inv;
       });
       if (discarded) continue;
