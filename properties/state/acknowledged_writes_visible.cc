@@ -113,7 +113,7 @@ const StateProperty& AcknowledgedWritesVisible() {
        "after a write is acknowledged, get() and list() find the key until it is overwritten, "
        "deleted or its ttl has passed by the server's clock",
        Always,
-       LosesWrites(),
+       AndResend(LosesWrites()),
        {{"get-misses-live-write", "get() finds nothing while an acknowledged write is alive"},
         {"list-misses-live-write", "list() leaves out a key while an acknowledged write is alive"},
         {"list-misses-by-fast-clock",

@@ -30,7 +30,8 @@ const StateProperty& QuotaSafety() {
       {"quota-safety",
        "a namespace never holds more live entries than maxEntries",
        Always,
-       {sim::Fault::kLatency, sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause},
+       AndResend(
+           {sim::Fault::kLatency, sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause}),
        {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
         {"refusal-reported-as-written",
          "a write the full namespace refused is acknowledged as written, and nothing is stored"},

@@ -26,7 +26,9 @@ const StateProperty& ValueReadBack() {
       {"value-read-back",
        "a value reads back exactly as written (JSON equality)",
        Always,
-       {},
+       // A lost write (restart, failover, key loss) or a re-send reads back another value that
+       // is no bending of the caller's (see AndResend).
+       AndResend(LosesWrites()),
        {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
         {"number-bent", "a number reads back as a different number"},
         {"string-bent", "a string reads back with different characters"},
