@@ -444,10 +444,8 @@ ContinuedPastExpiry FindContinuedPastExpiry(const RegisterHistory& core) {
 std::string RegisterClass(const RegisterHistory& core, const RegisterHistory& history) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
-  auto acked_write = [](const Op& o) {
-    return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
-  };
-  auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
+  const auto acked_write = AckedWrite;  // (the helpers above)
+  const auto before = Before;
   // Values are unique per write: a compareAndSet that reports the value it wrote itself as the
   // current one took effect, although it says it failed (a request applied twice).
   for (const Op& c : core)
@@ -523,10 +521,8 @@ std::string RegisterSentence(const RegisterHistory& core, const std::string& key
                              const RegisterHistory& history) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
-  auto acked_write = [](const Op& o) {
-    return !o.ambiguous && (o.op.kind == K::kSet || (o.op.kind == K::kCas && o.op.ok));
-  };
-  auto before = [](const Op& a, const Op& b) { return a.ret < b.invoke; };
+  const auto acked_write = AckedWrite;  // (the helpers above)
+  const auto before = Before;
   const std::string cls = RegisterClass(core, history);
   if (cls == "cas-fails-on-its-own-write")
     for (const Op& c : core)
