@@ -33,7 +33,10 @@ const StateProperty& NamesAreOpaque() {
         {"names-change-set", "set() answers differently under the odd names"},
         {"names-change-compareAndSet", "compareAndSet() answers differently under the odd names"},
         {"names-change-list", "list() answers differently under the odd names"},
-        {"names-change-increment", "increment() answers differently under the odd names"}}},
+        {"names-change-increment", "increment() answers differently under the odd names"},
+        {"names-change-legacy-write",
+         "an old pod's write (the version before the v2 layout) answers differently under the odd "
+         "names"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }
