@@ -19,8 +19,16 @@
 //      result, live for resultTtlMs from the commit's end; every later commit replays that
 //      result; update reports HANDLE_COMMITTED. A work that fails leaves the draft active
 //      (its idle deadline refreshed at the failure, js 735) and the error goes to the caller.
+//      Once the work ran, the replay is owed whatever its own caller was told: the claim's
+//      lease and the finalize's retries exist so that "a successful mutation" is not "lost and
+//      the retry would see NOT_FOUND instead of the promised replay" (js 633-635, 795), and a
+//      crashed committer holds the draft BUSY "for at most the lease" (js 636).
 //   4. discard makes the handle not found at once (a tombstone); discarding an absent handle
-//      succeeds.
+//      succeeds. Discarding a committed draft gives its result up: the seed guards only a
+//      `committing` record against discard ("the upstream work may succeed and needs to
+//      persist its replayable result", js 849-851) and tombstones every other record. [choice:
+//      the comments are silent on a committed record, so result-replayed accepts both a discard
+//      that removes it and one that would refuse]
 //   5. A bound draft belongs to its connection: from another connection it is not found. A
 //      public kind (provider scope) is the same handle from every connection, and it answers
 //      "not found" and "expired" alike, as HANDLE_INVALID (js 153, 171, 188).

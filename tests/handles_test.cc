@@ -281,13 +281,30 @@ TEST(HandlesSystem, EachPropertyIsSeenFailing) {
           "busy-means-committing,data-read-back");
   EXPECT_NE(r.out.find("class busy-from-concurrent-read"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("class number-bent"), std::string::npos) << r.out;
-  // With faults: updates retried after a lost reply, and BUSY beyond the lease.
+  // With faults, each class by the one fault kind that shows its mechanism (300 runs of seed 1
+  // each; fault-free, the same properties show none of them).
+  const std::vector<std::pair<std::string, std::vector<std::string>>> by_fault = {
+      {"resend",
+       {"update-reapplied-after-resend", "busy-on-its-own-claim", "resent-create-orphans-draft"}},
+      {"lost-reply", {"update-retried-after-lost-reply"}},
+      {"pause", {"lease-lapsed-in-pause"}},
+      {"outage", {"finalize-gave-up"}},
+      {"clock-jump", {"result-expired-by-clock", "result-lost-by-committer-clock"}},
+      {"failover", {"work-ran-twice-after-lost-claim"}},
+  };
+  for (const auto& [fault, classes] : by_fault) {
+    r = Cli("check --system handles --seed 1 --runs 300 --quiet --faults " + fault +
+            " --properties updates-exactly-once,busy-means-committing,result-replayed,"
+            "quota-counts-live-handles,work-at-most-once");
+    for (const std::string& cls : classes)
+      EXPECT_NE(r.out.find("class " + cls + ":"), std::string::npos) << fault << ": " << r.out;
+  }
+  // A committer that crashes before its finalize leaves its claim for max(the draft's storage
+  // ttl, lease) (js 647): rare on this workload, so 1,000 runs.
   r =
-      Cli("check --system handles --seed 1 --runs 300 --quiet --faults all --properties "
-          "updates-exactly-once,busy-means-committing,result-replayed");
-  EXPECT_NE(r.out.find("class update-applied-twice"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("class busy-beyond-lease"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("class result-lost"), std::string::npos) << r.out;
+      Cli("check --system handles --seed 1 --runs 1000 --quiet --faults crash --properties "
+          "busy-means-committing");
+  EXPECT_NE(r.out.find("class busy-beyond-lease:"), std::string::npos) << r.out;
   // The memory backend ends a record's grace one millisecond before Redis does.
   r =
       Cli("check --system handles --seed 1 --runs 50 --quiet --properties "
@@ -330,7 +347,7 @@ RC_GTEST_PROP(HandlesModel, ASequentialRunAnswersEveryCallAsTheModelOfTheLifecyc
 // renewals and finalizes meet faults (lost replies, outages, pauses, crashes).
 TEST(HandlesSystem, TheWorkloadReachesTheRenewalLoopAndTheFinalizeUnderFaults) {
   int renewals = 0, faulted_renewals = 0, crashes = 0, pauses = 0;
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
     props::RunSpec spec;
     spec.property = "work-at-most-once";
     spec.version = "beta30";
@@ -349,10 +366,11 @@ TEST(HandlesSystem, TheWorkloadReachesTheRenewalLoopAndTheFinalizeUnderFaults) {
       if (e.kind == sim::EventKind::kFault && e.text.rfind("fault pause", 0) == 0) ++pauses;
     }
   }
-  EXPECT_GT(renewals, 20);
-  EXPECT_GT(faulted_renewals, 0);
-  EXPECT_GT(crashes, 5);
-  EXPECT_GT(pauses, 5);
+  // (With the 2 s lease only work longer than 1 s renews: about one commit in three.)
+  EXPECT_GT(renewals, 30);
+  EXPECT_GT(faulted_renewals, 5);
+  EXPECT_GT(crashes, 20);
+  EXPECT_GT(pauses, 20);
 }
 
 TEST(HandlesModel, ARuntimeWithoutConnectionScopesDisagreesWithIt) {

@@ -30,10 +30,15 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
       if (end >= b.inv) committing = true;
     }
     if (committing) continue;
-    std::string cls = "busy-with-no-committer", with;
+    // A commit told BUSY about its own claim: the client library re-sent the claim's CAS,
+    // the first sending had landed, and the runtime takes any lost claim CAS for a rival's
+    // (js 665-677 does not compare the claim id, as its transport-error path does).
+    std::string cls =
+        b.op == "commit" && b.resent ? "busy-on-its-own-claim" : "busy-with-no-committer";
+    std::string with;
     for (const Op& c : rec.ops)
-      if (c.draft == b.draft && c.op == "commit" && c.inv < b.inv &&
-          (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
+      if (cls != "busy-on-its-own-claim" && c.draft == b.draft && c.op == "commit" &&
+          c.inv < b.inv && (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
         cls = "busy-beyond-lease";
         with = absl::StrCat("; the last committer (", Describe(c),
                             c.ret == kNever && crashed_at.count(c.actor)
@@ -42,18 +47,21 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
                             ") ended more than one lease (", kLeaseMs, " ms) before");
       }
     for (const Op& o : rec.ops)
+      // (A call that failed in transport may land later: a request held past the client's
+      // timeout is applied late.)
       if (cls == "busy-with-no-committer" && &o != &b && o.draft == b.draft && o.inv <= b.ret &&
-          o.ret >= b.inv &&
+          (o.ret >= b.inv || o.transport) &&
           (o.op == "read" || o.op == "foreign-read" || o.op == "update" || o.op == "discard")) {
         cls = "busy-from-concurrent-" + (o.op == "foreign-read" ? std::string("read") : o.op);
         with = "; concurrently " + Describe(o);
         break;
       }
-    out.push_back(
-        {cls,
-         absl::StrCat("on ", b.draft, ": ", Describe(b), with, "; no commit of it was in flight"),
-         {},
-         {Involve(b)}});
+    out.push_back({cls,
+                   absl::StrCat("on ", b.draft, ": ", Describe(b), with,
+                                b.resent ? "; one of its calls was re-sent after a reconnect" : "",
+                                "; no other commit of it was in flight"),
+                   {},
+                   {Involve(b)}});
   }
   return out;
 }
@@ -73,7 +81,10 @@ const HandlesProperty& BusyMeansCommitting() {
         {"busy-from-concurrent-update", "a concurrent update made an operation report BUSY"},
         {"busy-from-concurrent-discard",
          "a concurrent discard made a commit report BUSY instead of not found"},
-        {"busy-with-no-committer", "BUSY with no commit in flight and none died within a lease"}}},
+        {"busy-with-no-committer", "BUSY with no commit in flight and none died within a lease"},
+        {"busy-on-its-own-claim",
+         "a commit whose claim CAS the client library re-sent was told BUSY about its own "
+         "claim, which then holds the draft with no committer"}}},
       Run<Judge>};
   return kProperty;
 }

@@ -21,7 +21,11 @@ const HandlesProperty& DataReadBack() {
         {"number-bent", "a number reads back as a different number"},
         {"string-bent", "a string reads back with different characters"},
         {"structure-bent", "the data reads back with a different structure"},
-        {"update-not-visible", "a read after an acknowledged update returns the data before it"}}},
+        {"update-not-visible", "a read after an acknowledged update returns the data before it"},
+        {"failed-update-landed",
+         "an update the caller was told failed (HANDLE_BUSY) had landed: the client library "
+         "re-sent its CAS after a reconnect, and update took the re-send's conflict with its own "
+         "first sending for a concurrent writer until its attempts ran out"}}},
       Run<ReadBackMismatches>};
   return kProperty;
 }

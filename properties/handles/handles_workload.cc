@@ -25,19 +25,19 @@ sim::Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int ac
                          int64_t duration_ms, bool fails) {
   co_await ctx.sleep(duration_ms);
   if (fails) throw std::runtime_error("upstream failed");
-  Draft& d = rec->drafts[draft];
-  ++d.effects;
-  d.effect_log.push_back(absl::StrCat("client ", actor, " at +", rec->now(), "ms"));
   Json result = Json::object();
   result["by"] = actor;
   result["op"] = op;
+  rec->drafts[draft].effects.push_back({actor, rec->now(), result});
   co_return result;
 }
 
 // How an LLM caller retries: after HANDLE_BUSY ("Retry shortly with the same handle") and after
-// a storage error that failed in transport, up to 3 attempts.
+// HANDLE_STORAGE_UNAVAILABLE (storage "is not available": a transient condition, whether the
+// call failed in transport or, like a commit whose result could not be persisted after the work
+// completed, in the runtime), up to 3 attempts.
 bool Retryable(const HandleError& e) {
-  return e.code == "HANDLE_BUSY" || (e.code == "HANDLE_STORAGE_UNAVAILABLE" && e.transport);
+  return e.code == "HANDLE_BUSY" || e.code == "HANDLE_STORAGE_UNAVAILABLE";
 }
 
 struct ClientArgs {
@@ -292,6 +292,7 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   real::handles::HandleContext h(options, ctx, rng);
   const uint64_t how = op.below(3);
   std::string gone;
+  const int64_t resent_before = ctx.resent_calls();
   try {
     const std::string x = co_await h.create(kind, Json::object());
     const std::string y = co_await h.create(kind, Json::object());
@@ -317,13 +318,21 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   try {
     co_await h.create(kind, Json::object());
   } catch (const HandleError& e) {
+    // A create's CAS-if-absent that the client library re-sent fails against its own first
+    // sending; the runtime takes that for a collision and allocates other words (js 557-562),
+    // so the first draft lives on with a handle no caller was given. (A re-sent discard or
+    // commit lands once: its version no longer matches.) Named so only after discards: after
+    // idle expiry or expired results, the grace a record is kept for fails the create anyway.
+    const bool create_resent = how == 1 && ctx.resent_calls() > resent_before;
     if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
       a.rec->findings.push_back(
-          {how == 0   ? "expired-drafts-hold-quota"
-           : how == 1 ? "discarded-drafts-hold-quota"
-                      : "expired-results-hold-quota",
-           absl::StrCat("a kind with maxEntries 2: two drafts; ", gone, "; at +", t,
-                        "ms, with no live handle, create failed: ", e.what()),
+          {create_resent ? "resent-create-orphans-draft"
+           : how == 0    ? "expired-drafts-hold-quota"
+           : how == 1    ? "discarded-drafts-hold-quota"
+                         : "expired-results-hold-quota",
+           absl::StrCat("a kind with maxEntries 2: two drafts",
+                        create_resent ? " (a call was re-sent after a reconnect)" : "", "; ", gone,
+                        "; at +", t, "ms, with no live handle, create failed: ", e.what()),
            {},
            {Since(ctx, sim::kDefaultEpochMs + t)}});
   }
@@ -344,6 +353,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     co_return;
   }
   Recorder* rec = a.rec;
+  rec->actors[a.id] = &ctx;
   const real::handles::HandleKind& kind = DraftKind();
   sim::Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
   auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
@@ -385,6 +395,10 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
       Json want = data;
       want["note"] = "caf\u00e9";
       bool updated = false, unknown = false;
+      const int64_t resent_before = ctx.resent_calls();
+      // (Recorded as ops: a call of them that failed in transport may land late, under
+      // another client's claim, once the draft is in the pool.)
+      const size_t u = rec->begin(handle, "update", a.id);
       try {
         // (g++ 12 destroys a lambda temporary inside a co_await expression twice: named locals.)
         const std::function<Json(Json)> add_note = [](Json d) {
@@ -393,14 +407,37 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         };
         co_await h.update(kind, handle, add_note);
         updated = true;
+        rec->end(u, "ok");
       } catch (const HandleError& e) {
         unknown = e.transport;  // it may have landed: nothing to compare
+        rec->end(u, e.code, e.transport);
       }
+      // The client library re-sent one of the update's CASes: the first sending landed, the
+      // re-send failed on the version it moved, and update retried into HANDLE_BUSY (js 590-613).
+      const bool resent = !updated && ctx.resent_calls() > resent_before;
+      const size_t rd = unknown ? 0 : rec->begin(handle, "read", a.id);
       try {
         if (unknown) throw HandleError("", "");
-        real::handles::HandleRecord r = co_await h.read(kind, handle);
+        real::handles::HandleRecord r;
+        try {
+          r = co_await h.read(kind, handle);
+        } catch (const HandleError& e) {
+          rec->end(rd, e.code, e.transport);
+          throw;
+        }
+        Json seen = r.data;
+        seen["status"] = r.status;
+        rec->end(rd, "ok", false, seen);
         const Json& expected = updated ? want : data;
-        if (r.data != expected)
+        if (resent && r.data.contains("note"))
+          rec->read_back_mismatches.push_back(
+              {"failed-update-landed",
+               absl::StrCat("client ", a.id, "'s update of ", handle,
+                            " failed after a re-sent call, yet read() returned it: ",
+                            real::state::Stringify(r.data)),
+               {},
+               {Since(ctx, sim::kDefaultEpochMs + a.rec->now())}});
+        else if (r.data != expected && !resent)
           rec->read_back_mismatches.push_back(
               {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
                absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
@@ -415,7 +452,8 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     }
     const std::string draft = rec->pool[op_rng.below(rec->pool.size())];
     if (roll < 55) {
-      const int64_t duration = op_rng.range(0, 500);
+      int64_t duration = op_rng.range(0, 500);
+      if (duration > 200) duration = 200 + (duration - 200) * 9;  // a long upstream call
       const bool fails = op_rng.chance({1, 10});
       for (int attempt = 0; attempt < 3; ++attempt) {
         const size_t c = rec->begin(draft, "commit", a.id);
@@ -449,6 +487,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
       const std::string token = absl::StrCat("c", a.id, "-", i);
       for (int attempt = 0; attempt < 3; ++attempt) {
         const size_t c = rec->begin(draft, "update", a.id);
+        rec->ops[c].token = token;
         bool retry = false;
         try {
           const std::function<Json(Json)> append = [token](Json d) {
@@ -509,6 +548,14 @@ const real::handles::HandleKind& DraftKind() {
     return k;
   }();
   return kind;
+}
+
+const Op* CommitThatRan(const Recorder& rec, const std::string& draft, const Effect& e) {
+  for (const Op& o : rec.ops)
+    if (o.draft == draft && o.op == "commit" && o.actor == e.actor && o.inv <= e.at &&
+        o.ret >= e.at)
+      return &o;
+  return nullptr;
 }
 
 Involved Involve(const Op& o) {

@@ -23,9 +23,15 @@ using real::handles::Json;
 
 constexpr int64_t kNever = INT64_MAX;
 // The commit lease: the seed's commitLeaseMs option (default 5 minutes), shortened so that the
-// drafts' deadlines, upstream work and the lease are all of one scale in virtual time: work
-// takes 0 to 500 ms, so the renewal loop (every lease / 2) runs in most commits.
-constexpr int64_t kLeaseMs = 200;
+// drafts' deadlines, upstream work and the lease are of one scale in virtual time, yet still
+// longer than what the seed takes for granted fits in it: a finalize's three attempts, each up
+// to the SDK's 250 ms Redis timeout, with 50 and 100 ms between them (js 797-818), end within
+// half a lease. (At 200 ms, a lost request during the finalize lost the result only because the
+// lease was shorter than one Redis timeout: an artifact no real deployment has.) Work takes 0
+// to 200 ms in two commits in five; the others run 0.2 to 2.9 s, most of them past the renewal
+// interval (lease / 2) and some past the lease itself, so the renewal loop is what keeps their
+// claims.
+constexpr int64_t kLeaseMs = 2000;
 constexpr int64_t kHorizonMs = 4000;
 
 // A bound draft kind with small TTLs: idle 400 ms, hard 1.5 s, results replay for 1 s.
@@ -39,14 +45,26 @@ struct Op {
   std::string outcome = "";       // "ok", "replayed", or the HandleError code
   bool transport = false;
   Json value = Json();  // commit: the result; read and update: the data
+  // The client library re-sent one of its calls after a reconnect (fault "resend"): the call
+  // may have been applied twice (counted on the actor's thread from begin() to end()).
+  bool resent = false;
+  int64_t resent_base = 0;
+  std::string token = "";  // update: the entry it appends to the data's log (retries share it)
 };
 
 // The calls an operation made, for the timeline's highlights.
 Involved Involve(const Op& o);
 
+// One upstream side effect of work(): who ran it (in which of its commits), when it ended,
+// and the result it returned.
+struct Effect {
+  int actor = 0;
+  int64_t at = 0;
+  Json result;
+};
+
 struct Draft {
-  int effects = 0;                      // upstream side effects of work()
-  std::vector<std::string> effect_log;  // who ran it, when
+  std::vector<Effect> effects;
 };
 
 struct Recorder {
@@ -65,9 +83,11 @@ struct Recorder {
     bool ran = false;
   };
   std::vector<Answered> on_redis, on_memory;  // memory-matches-redis: client 0, client 1
+  std::map<int, const sim::Ctx*> actors;      // each client's main thread, for its re-sent calls
   int64_t now() const { return world->now_ms() - sim::kDefaultEpochMs; }
   size_t begin(const std::string& draft, const std::string& op, int actor) {
     ops.push_back({draft, op, actor, now()});
+    if (actors.count(actor)) ops.back().resent_base = actors.at(actor)->resent_calls();
     return ops.size() - 1;
   }
   void end(size_t i, const std::string& outcome, bool transport = false, Json value = Json()) {
@@ -75,6 +95,8 @@ struct Recorder {
     ops[i].outcome = outcome;
     ops[i].transport = transport;
     ops[i].value = std::move(value);
+    if (actors.count(ops[i].actor))
+      ops[i].resent = actors.at(ops[i].actor)->resent_calls() > ops[i].resent_base;
   }
 };
 
@@ -130,6 +152,9 @@ inline std::vector<Finding> WorkloadFindings(const Recorder& r, const sim::Trace
 // The properties about replies and reads set LosesWrites() aside (a replica behind, a store
 // rebuilt from a prefix), while work-at-most-once and updates-exactly-once keep those faults, to
 // show what the lease design does when Redis loses a claim or a finalize.
+
+// The commit call in which the work of `e` ran (nullptr if none: the horizon cut it off).
+const Op* CommitThatRan(const Recorder& rec, const std::string& draft, const Effect& e);
 
 // "client 0 commit from +10ms to +230ms -> ok {...}"
 std::string Describe(const Op& o);

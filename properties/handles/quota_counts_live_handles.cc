@@ -17,7 +17,10 @@ const HandlesProperty& QuotaCountsLiveHandles() {
        {{"expired-drafts-hold-quota", "drafts past their deadline still count against maxEntries"},
         {"discarded-drafts-hold-quota", "discarded drafts still count against maxEntries"},
         {"expired-results-hold-quota",
-         "committed drafts whose results expired still count against maxEntries"}}},
+         "committed drafts whose results expired still count against maxEntries"},
+        {"resent-create-orphans-draft",
+         "a create re-sent by the client library after a reconnect made two drafts: the first, "
+         "whose handle no caller got, holds a slot until it expires"}}},
       Run<WorkloadFindings, Workload::kQuota>};
   return kProperty;
 }

@@ -1,6 +1,10 @@
-// Property "result-replayed" of handles: once a commit returned a result, every later commit
-// returns exactly that result ("the promised replay", js 625) and no read finds the draft
-// uncommitted or missing while the result is live (resultTtlMs; this checks its first half).
+// Property "result-replayed" of handles: once the work of a commit ran, every later commit
+// returns exactly the result that work produced ("the promised replay", js 625, 635) and no
+// read finds the draft uncommitted or missing while the result is live (resultTtlMs; this checks
+// its first half). It is anchored on the work, not on what its caller was told: a commit whose
+// caller got an error after the work ran still owes the replay ("otherwise a successful mutation
+// would be lost and the retry would see NOT_FOUND instead of the promised replay", js 633-635;
+// "persisting its result is the one step that must not give up", js 797).
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -10,38 +14,77 @@
 namespace testbed::props::handles {
 namespace {
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
+// What befell the committer during its commit call, from the trace: its process paused (work
+// and renewal loop alike), or its clock is off (a skew, or a jump before the commit returned),
+// which moves every PXAT it writes. "" for neither.
+std::string CommitterMishap(const sim::Trace& trace, const Op& c) {
+  std::string clock;
+  for (const auto& e : trace.events) {
+    if (!e.fault || e.actor != c.actor) continue;
+    if (*e.fault == sim::Fault::kPause && !e.planned && e.at_ms >= c.inv && e.at_ms <= c.ret)
+      return absl::StrCat(e.text, " at +", e.at_ms, "ms");
+    if ((*e.fault == sim::Fault::kSkew || *e.fault == sim::Fault::kClockJump) && e.at_ms <= c.ret &&
+        clock.empty())
+      clock = e.text;
+  }
+  return clock;
+}
+
+std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
   std::vector<Finding> out;
-  for (const Op& c : rec.ops) {
-    // The commit that ran the work and recorded its result (a replay's own return is later
-    // than the result's start: it cannot anchor the window).
-    if (c.op != "commit" || c.outcome != "ok") continue;
-    // While the result is live (the first half of resultTtlMs after the success returned).
-    const int64_t until = c.ret + DraftKind().result_ttl_ms / 2;
+  for (const auto& [draft, d] : rec.drafts) {
+    if (d.effects.empty()) continue;
+    const Effect& work = d.effects[0];
+    // The commit that ran the work. One whose caller crashed, or that the horizon cut off,
+    // never got to persist the result: nothing can be owed to a retry then.
+    const Op* c = CommitThatRan(rec, draft, work);
+    if (c == nullptr || c->ret == kNever) continue;
+    // Its caller got the result: from the finalize, or as a replay of it (a finalize re-tried
+    // after one that landed late).
+    const bool told_ok = c->outcome == "ok" || c->outcome == "replayed";
+    // While the result is live: the first half of resultTtlMs after the work ended (the record's
+    // expires_at_ms is the committer's clock after the work plus resultTtlMs, js 770-778).
+    const int64_t until = work.at + DraftKind().result_ttl_ms / 2;
     for (const Op& o : rec.ops) {
-      if (o.draft != c.draft || o.inv <= c.ret || o.inv >= until || o.ret == kNever) continue;
-      // A caller that discarded the draft gave up its result (a choice: the seed guards a
-      // committing record against discard, and is silent on a committed one). A discard whose
-      // reply was lost, or whose caller crashed, may have landed too.
-      const bool discarded = std::any_of(rec.ops.begin(), rec.ops.end(), [&](const Op& d) {
-        return d.draft == c.draft && d.op == "discard" &&
-               (d.outcome == "ok" || d.transport || d.ret == kNever) && d.inv <= o.ret &&
-               d.ret >= c.inv;
+      if (o.draft != draft || o.inv <= c->ret || o.inv >= until || o.ret == kNever) continue;
+      // Discarding a committed draft gives its result up (model rule 4: the seed guards only a
+      // `committing` record against discard, js 849-851, and tombstones every other record).
+      // A discard whose reply was lost, or whose caller crashed, may have landed too.
+      const bool discarded = std::any_of(rec.ops.begin(), rec.ops.end(), [&](const Op& x) {
+        return x.draft == draft && x.op == "discard" &&
+               (x.outcome == "ok" || x.transport || x.ret == kNever) && x.inv <= o.ret &&
+               x.ret >= c->inv;
       });
       if (discarded) continue;
+      const bool gone = (o.op == "commit" || o.op == "read") &&
+                        (o.outcome == "HANDLE_NOT_FOUND" || o.outcome == "HANDLE_EXPIRED");
+      const bool uncommitted =
+          o.op == "read" && o.outcome == "ok" && o.value.value("status", "") != "committed";
+      const std::string mishap = CommitterMishap(trace, *c);
+      const bool paused = mishap.rfind("fault pause", 0) == 0;
       std::string cls;
-      if (o.op == "commit" && (o.outcome == "ok" || o.outcome == "replayed") && o.value != c.value)
+      if (o.op == "commit" && (o.outcome == "ok" || o.outcome == "replayed") &&
+          o.value != work.result)
         cls = "different-result";
-      else if ((o.op == "commit" || o.op == "read") &&
-               (o.outcome == "HANDLE_NOT_FOUND" || o.outcome == "HANDLE_EXPIRED"))
+      else if (gone && told_ok && o.outcome == "HANDLE_EXPIRED")
+        cls = "result-expired-by-clock";
+      else if ((gone || uncommitted) && !mishap.empty() && !paused)
+        cls = "result-lost-by-committer-clock";
+      else if ((gone || uncommitted) && told_ok)
         cls = "result-lost";
-      else if (o.op == "read" && o.outcome == "ok" && o.value.value("status", "") != "committed")
-        cls = "result-lost";
+      else if ((gone || uncommitted) && paused)
+        cls = "lease-lapsed-in-pause";
+      else if (gone || uncommitted)
+        cls = "finalize-gave-up";
       if (cls.empty()) continue;
-      out.push_back({cls,
-                     absl::StrCat("on ", c.draft, ": ", Describe(c), "; then ", Describe(o)),
-                     {},
-                     {Involve(c), Involve(o)}});
+      out.push_back(
+          {cls,
+           absl::StrCat("on ", draft, ": the work ran and returned ",
+                        real::state::Stringify(work.result), " at +", work.at, "ms, in ",
+                        Describe(*c), mishap.empty() ? "" : " (the committer: " + mishap + ")",
+                        "; then ", Describe(o)),
+           {},
+           {Involve(*c), Involve(o)}});
       return out;  // the first one per run says it
     }
   }
@@ -53,12 +96,29 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
 const HandlesProperty& ResultReplayed() {
   static const HandlesProperty kProperty = {
       {"result-replayed",
-       "once a commit returned a result, every later commit returns exactly that result and "
-       "the draft reads as committed while the result is live",
+       "once a commit's work ran, every later commit returns exactly its result and the draft "
+       "reads as committed while the result is live, whatever that commit's caller was told",
        Always,
        LosesWrites(),  // they lose acknowledged writes by themselves
-       {{"different-result", "a later commit returned another result than the first success"},
-        {"result-lost", "after a successful commit the draft is missing or uncommitted"}}},
+       {{"different-result", "a later commit returned another result than the work produced"},
+        {"result-lost", "after a successful commit the draft is missing or uncommitted"},
+        {"result-expired-by-clock",
+         "after a successful commit a caller was told HANDLE_EXPIRED while the result was live: "
+         "expires_at_ms is the committer's clock plus resultTtlMs, and the reader compares it "
+         "with its own"},
+        {"result-lost-by-committer-clock",
+         "the result was lost because the committer's clock was off: its claim, renewals and "
+         "committed record expire at PXATs taken from that clock, so a clock behind the server's "
+         "lets them lapse early"},
+        {"lease-lapsed-in-pause",
+         "the committer's process paused longer than the lease while its work ran (the renewal "
+         "loop paused with it): the claim lapsed, the finalize found the draft gone, the caller "
+         "was told HANDLE_STORAGE_UNAVAILABLE and the promised replay is lost"},
+        {"finalize-gave-up",
+         "the work ran, but the finalize gave up after its three attempts (150 ms of pauses) "
+         "while Redis was unreachable, with most of the lease left: the caller was told "
+         "HANDLE_STORAGE_UNAVAILABLE, the claim held the draft BUSY and then lapsed, and the "
+         "promised replay is lost"}}},
       Run<Judge>};
   return kProperty;
 }

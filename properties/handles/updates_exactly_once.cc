@@ -20,9 +20,22 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
     for (const std::string& t :
          std::vector<std::string>(absl::StrSplit(o.value["log"].get<std::string>(), ',')))
       if (!t.empty() && ++seen[t] == 2) {
-        out.push_back({"update-applied-twice",
-                       absl::StrCat("on ", o.draft, ": the update ", t,
-                                    " is in the data twice: ", Describe(o)),
+        // What applied it again: the client library re-sending a CAS that had landed (the
+        // runtime then saw a conflict and ran the update once more), or the caller retrying
+        // an update whose reply it never got.
+        int sent = 0;
+        bool resent = false;
+        for (const Op& u : rec.ops)
+          if (u.op == "update" && u.token == t) {
+            ++sent;
+            resent = resent || u.resent;
+          }
+        out.push_back({resent      ? "update-reapplied-after-resend"
+                       : sent >= 2 ? "update-retried-after-lost-reply"
+                                   : "update-applied-twice",
+                       absl::StrCat("on ", o.draft, ": the update ", t, " (sent ", sent,
+                                    sent == 1 ? " time" : " times", resent ? ", re-sent" : "",
+                                    ") is in the data twice: ", Describe(o)),
                        {},
                        {Involve(o)}});
         return out;
@@ -39,7 +52,14 @@ const HandlesProperty& UpdatesExactlyOnce() {
        "an update the caller retries after a lost reply is applied once",
        Always,
        {},
-       {{"update-applied-twice", "one update's entry is in the draft's data twice"}}},
+       {{"update-applied-twice", "one update's entry is in the draft's data twice"},
+        {"update-retried-after-lost-reply",
+         "the caller retried an update whose reply was lost (as HANDLE_STORAGE_UNAVAILABLE "
+         "invites), and the first had landed: update is a read-modify-write with no request id"},
+        {"update-reapplied-after-resend",
+         "the client library re-sent an update's CAS after a reconnect; the first sending had "
+         "landed, the runtime took the re-send's conflict for a concurrent writer and applied "
+         "the update again"}}},
       Run<Judge>};
   return kProperty;
 }
