@@ -96,6 +96,9 @@ void Define(CLI::App& app, Raw& r) {
                  "I/N: run only the I-th of N interleaved slices of the seed space (runs I-1, "
                  "I-1+N, ...); testbed merge joins the shards' report.json files");
   app.add_flag("--quiet", r.spec.quiet, "no progress or speed lines on stderr");
+  app.add_flag("--verbose", r.spec.verbose,
+               "print every class's counterexample in full (by default a class the baseline "
+               "knows gets one line)");
   app.add_option("--strategy", r.spec.strategy,
                  "random (default): a walk per seed; pct; dfs: every schedule of each seed's "
                  "workload; replay: --choices")
@@ -313,6 +316,7 @@ std::string CheckSpec::Write() const {
   if (!html.empty()) AppendFlag(line, "html", html);
   if (shard_count > 0) AppendFlag(line, "shard", absl::StrCat(shard_index, "/", shard_count));
   if (quiet) AppendFlag(line, "quiet", "");
+  if (verbose) AppendFlag(line, "verbose", "");
   if (strategy != "random") AppendFlag(line, "strategy", strategy);
   if (pct_depth != 2) AppendFlag(line, "pct-depth", absl::StrCat(pct_depth));
   if (preemption_bound != -1) AppendFlag(line, "preemption-bound", absl::StrCat(preemption_bound));
@@ -332,6 +336,7 @@ namespace {
 CheckSpec WithoutOutputs(CheckSpec c) {
   c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = "";
   c.shard_index = c.shard_count = 0;
+  c.verbose = false;
   return c;
 }
 
@@ -457,7 +462,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
   plan.count = max_runs == INT64_MAX   ? INT64_MAX
                : max_runs > plan.first ? (max_runs - plan.first + plan.stride - 1) / plan.stride
                                        : 0;
-  plan.stop = [this] { return OutOfTime(); };
+  plan.stop = [this] { return OutOfTime() || internal::Interrupted() != 0; };
 }
 
 std::unique_ptr<sim::Strategy> CheckRun::MakeStrategy(const props::RunSpec& r) const {
@@ -504,7 +509,7 @@ CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
 // dfs: each seed's search runs here, one after another (a search is one long walk).
 void CheckRun::RunDfs(Progress* progress) {
   for (int64_t j = 0; j < plan.count; ++j) {
-    if (OutOfTime()) break;
+    if (OutOfTime() || internal::Interrupted() != 0) break;
     for (const std::string& p : plan.properties) {
       const props::RunSpec r = plan.At(j, p);
       const sim::DfsResult d = sim::ExploreDfs(
@@ -556,7 +561,7 @@ void CheckRun::Summarize() {
     const scenarios::PropertyTally* t = tally.find(a.property);
     if (!t || !t->classes.count(a.cls)) report.unseen.push_back({a.property, a.cls, a.reason});
   }
-  std::printf("%s", reports::BaselineText(report).c_str());
+  std::printf("%s", reports::BaselineText(report, spec.verbose).c_str());
 }
 
 int CheckRun::ReportScriptFailure() const {
@@ -636,6 +641,10 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
     command.quiet = false;
     report.shard = {spec.shard_index, spec.shard_count, command.Write(), seconds};
   }
+  const int signal = internal::Interrupted();
+  if (signal != 0)
+    report.incomplete = absl::StrCat("interrupted by ", internal::SignalName(signal), " after ",
+                                     reports::Count(tally.runs(), dfs ? "schedule" : "run"));
   internal::WriteReportFiles(report, spec.out, spec.junit, seconds);
   if (!spec.write_baseline.empty()) {
     scenarios::SaveBaseline(spec.write_baseline, written);
@@ -656,6 +665,10 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
                                                                 new_classes == 1 ? "" : "es",
                                                                 " against the baseline")
                                                        .c_str());
+  if (signal != 0) {
+    std::printf("incomplete: %s; the report covers the runs made\n", report.incomplete.c_str());
+    return 128 + signal;
+  }
   return code;
 }
 
@@ -686,21 +699,33 @@ int CheckRun::Run() {
     written.version = spec.version;
     if (baseline) written.accepted = baseline->accepted;
   }
+  int64_t known = 0;  // classes the baseline knows: a line each in the table (--verbose: in full)
   for (const std::string& p : properties)
     for (const std::string& c : tally[p].order) {
       report.violations.push_back(Violation(p, c));
       const reports::ViolationRow& v = report.violations.back();
-      std::printf("%s", reports::ViolationText(v).c_str());
+      if (v.status == "known" && !spec.verbose)
+        ++known;
+      else
+        std::printf("%s", reports::ViolationText(v).c_str());
       if (v.status != "known") code = 1;
       if (!spec.write_baseline.empty() && !written.find(p, c))
         written.accepted.push_back({p, c, "unreviewed: " + v.sentence, v.scenario});
     }
+  if (known > 0)
+    std::printf(
+        "\n%s the baseline knows: the table lists them, --verbose prints their "
+        "counterexamples\n",
+        reports::Count(known, "class").c_str());
   return Finish(code, written);
 }
 
 }  // namespace
 
-int RunCheck(const CheckSpec& spec) { return CheckRun(spec).Run(); }
+int RunCheck(const CheckSpec& spec) {
+  internal::CatchInterrupts();  // before a server is spawned: its stop is the destructor's
+  return CheckRun(spec).Run();
+}
 
 namespace internal {
 Command CheckCommand() {

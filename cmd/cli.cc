@@ -4,7 +4,11 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +165,35 @@ void CheckWritableFile(const std::string& file, const std::string& flag) {
   CheckWritable(dir.empty() ? "." : dir.string(), flag);
 }
 
+namespace {
+std::atomic<int> interrupted{0};
+}  // namespace
+
+void CatchInterrupts() {
+  // The signals are blocked in every thread (this one, and those it starts later inherit the
+  // mask) and taken by one thread of their own with sigwait: no Redis call is cut short by a
+  // handler (a socket read with a timeout fails with EINTR even under SA_RESTART).
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread([set] {
+      int sig = 0;
+      while (sigwait(&set, &sig) == 0)
+        if (interrupted.exchange(sig) != 0) std::_Exit(128 + sig);  // the second one
+    }).detach();
+  });
+}
+
+int Interrupted() { return interrupted.load(); }
+
+std::string SignalName(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
+
 void WriteReportFiles(const reports::CheckReport& report, const std::string& out,
                       const std::string& junit, double seconds) {
   if (!junit.empty()) {
@@ -174,12 +207,53 @@ void WriteReportFiles(const reports::CheckReport& report, const std::string& out
 
 }  // namespace internal
 
+namespace {
+
+// Edit distance, for "did you mean" (the commands are a handful of short words).
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
 int Main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--version") {
+    std::printf("testbed %s (commit %s)\n", TESTBED_VERSION, TESTBED_COMMIT);
+    return 0;
+  }
+  if (argc >= 2 && argv[1][0] != '-' && std::string(argv[1]) != "help") {
+    const std::string given = argv[1];
+    std::string nearest;
+    size_t best = SIZE_MAX;
+    bool known = false;
+    for (const auto& c : internal::Commands()) {
+      known = known || c.name == given;
+      const size_t d = Distance(given, c.name);
+      if (d < best) best = d, nearest = c.name;
+    }
+    if (!known) {
+      std::fprintf(stderr, "testbed: unknown command '%s'%s\nRun 'testbed --help' for the list.\n",
+                   given.c_str(), best <= 2 ? (" (did you mean '" + nearest + "'?)").c_str() : "");
+      return 2;
+    }
+  }
   CLI::App app(
       "Finds races in Redis Lua-script protocols: deterministic simulation of the real "
       "scripts and ported clients, with faults, checked against models.",
       "testbed");
   app.require_subcommand(1);
+  app.footer("testbed --version prints the version and the commit it was built from.");
   std::function<int()> action;
   for (const auto& c : internal::Commands()) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);

@@ -36,6 +36,15 @@ void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values)
 CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
                        const std::string& default_runs);
 
+// SIGINT and SIGTERM: from CatchInterrupts() on (call it before starting threads), the first
+// one is only recorded, so that a campaign can stop at a run boundary and write what it found;
+// a second one ends the process at once (exit 128 + the signal). Interrupted() is the first
+// signal's number, 0 before any.
+void CatchInterrupts();
+int Interrupted();
+// "SIGINT", "SIGTERM".
+std::string SignalName(int sig);
+
 // A subcommand: adds its options to `sub` and returns what runs it once parsed.
 struct Command {
   std::string name;

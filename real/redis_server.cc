@@ -65,8 +65,12 @@ RedisServer::RedisServer(int64_t start_ms) {
   const std::string binary = FindBinary();
   if (!Executable(TESTBED_TIMESHIM_PATH))
     throw SetupError(std::string("clock shim missing: ") + TESTBED_TIMESHIM_PATH);
-  char tmpl[] = "/tmp/testbed-redis-XXXXXX";
-  if (!mkdtemp(tmpl)) throw SetupError("cannot create a temp dir for redis-server");
+  // In $TMPDIR (a test's own directory), else /tmp.
+  std::error_code tmp_error;
+  std::string tmpl = std::filesystem::temp_directory_path(tmp_error).string();
+  if (tmp_error || tmpl.empty()) tmpl = "/tmp";
+  tmpl += "/testbed-redis-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temp dir for redis-server");
   dir_ = tmpl;
   const std::string clock_file = dir_ + "/clock";
   int fd = open(clock_file.c_str(), O_RDWR | O_CREAT, 0600);
@@ -85,6 +89,12 @@ RedisServer::RedisServer(int64_t start_ms) {
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(1);
+      // Out of the terminal's process group: a Ctrl-C goes to the check alone, which stops at a
+      // run boundary and then stops this server itself.
+      setpgid(0, 0);
+      sigset_t none;  // the check blocks SIGINT and SIGTERM for its own thread to take
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
       int devnull = open("/dev/null", O_WRONLY);
       dup2(devnull, 1);
       dup2(devnull, 2);

@@ -1,10 +1,14 @@
 #include "reports/check_report.h"
 
+#include <absl/strings/str_split.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "reports/terminal.h"
 
 namespace testbed::reports {
 namespace {
@@ -85,6 +89,7 @@ std::string ToJson(const CheckReport& r) {
       j["known_not_seen"].push_back(
           {{"property", u.property}, {"class", u.cls}, {"reason", u.reason}});
   }
+  if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
   if (r.shard.count > 0)
     j["shard"] = {{"index", r.shard.index},
                   {"count", r.shard.count},
@@ -103,6 +108,7 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
     r.version = j.at("version").get<std::string>();
     r.old_version = j.at("rolling_from").get<std::string>();
     r.baseline = j.value("baseline", "");
+    r.incomplete = j.value("incomplete", "");
     for (const auto& [name, p] : j.at("properties").items()) {
       if (p.is_string()) {
         r.properties.push_back({name, 0, 0, 0, false});
@@ -172,6 +178,9 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
   m.version = a.version;
   m.old_version = a.old_version;
   m.baseline = a.baseline;
+  for (const CheckReport& s : shards)  // an interrupted shard leaves the merge incomplete
+    if (!s.incomplete.empty() && m.incomplete.empty())
+      m.incomplete = "shard " + std::to_string(s.shard.index) + " " + s.incomplete;
   for (size_t pi = 0; pi < a.properties.size(); ++pi) {
     PropertyRow row = a.properties[pi];
     row.runs = row.passed = row.violated = row.no_verdict = 0;
@@ -234,8 +243,46 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
   return m;
 }
 
+namespace {
+
+// The first line of report.md: what a reviewer needs before anything else.
+std::string Verdict(const CheckReport& r) {
+  int64_t classes = 0, known = 0, runs = 0;
+  for (const auto& p : r.properties) {
+    runs = std::max(runs, p.runs);
+    for (const auto& c : p.classes) {
+      ++classes;
+      known += c.status == "known";
+    }
+  }
+  const int64_t fresh = NewClasses(r), no_verdict = NoVerdict(r);
+  std::string v;
+  if (!r.baseline.empty())
+    v = fresh > 0 ? "**:x: " + Count(fresh, "new class") + " against the baseline**"
+                  : "**:white_check_mark: nothing new against the baseline** (" +
+                        Count(known, "known class") + " seen)";
+  else
+    v = classes > 0 ? "**:x: " + Count(classes, "anomaly class") + "**"
+                    : "**:white_check_mark: no violation**";
+  if (no_verdict > 0) v += ", " + Count(no_verdict, "run") + " without a verdict (not a pass)";
+  if (!r.incomplete.empty()) v = "**:warning: incomplete, " + r.incomplete + "**: " + v;
+  return v + ": " + r.system + " " + r.version + ", seed " + std::to_string(r.seed) + ", " +
+         Count(runs, "run") + " per property\n";
+}
+
+// A counterexample's lines for the PR comment, at most `max` of them (report.json has all).
+std::string Capped(const std::vector<std::string>& lines, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < lines.size() && i < max; ++i) out += Shorten(lines[i], 300) + "\n";
+  if (lines.size() > max)
+    out += "... " + std::to_string(lines.size() - max) + " more in report.json\n";
+  return out;
+}
+
+}  // namespace
+
 std::string ToMarkdown(const CheckReport& r) {
-  std::string md = "## testbed check: " + r.system + " " + r.version +
+  std::string md = Verdict(r) + "\n## testbed check: " + r.system + " " + r.version +
                    (r.old_version.empty() ? "" : " (rolling deploy from " + r.old_version + ")") +
                    " (seed " + std::to_string(r.seed) + ")\n\n";
   if (!r.baseline.empty()) md += "Baseline: `" + r.baseline + "`\n\n";
@@ -253,21 +300,35 @@ std::string ToMarkdown(const CheckReport& r) {
             std::to_string(c.first_seed) + " |\n";
   }
   if (!r.baseline.empty() && !r.unseen.empty()) {
-    md += "\nKnown but not seen this run:\n\n";
-    for (const auto& u : r.unseen) md += "- " + u.property + " / " + u.cls + ": " + u.reason + "\n";
+    md += "\n<details><summary>" + Count(static_cast<int64_t>(r.unseen.size()), "known class") +
+          " not seen this run</summary>\n\n";
+    for (const auto& u : r.unseen) md += "- " + u.property + " / " + u.cls + "\n";
+    md += "\n</details>\n";
   }
   if (r.violations.empty()) return md + "\nNo violation.\n";
+  std::string known;
+  int64_t known_count = 0;
   for (const auto& v : r.violations) {
+    if (v.status == "known") {
+      ++known_count;
+      known += "- " + v.property + " / " + v.cls + " (seed " + std::to_string(v.seed) + "): `" +
+               v.replay + "`\n";
+      continue;
+    }
+    std::vector<std::string> lines = absl::StrSplit(v.counterexample, '\n', absl::SkipEmpty());
     md += "\n### " + v.property + " / " + v.cls + (v.status.empty() ? "" : " (" + v.status + ")") +
           "\n\n" + v.sentence + " (seed " + std::to_string(v.seed) + ", " +
           Count(v.clients, "client") + " x " + Count(v.ops, "operation") + ")\n\n```\n" +
-          v.counterexample + "```\n\n" +
+          Capped(lines, 60) + "```\n\n" +
           (v.html.empty() ? "" : "Timeline: [" + v.html + "](" + v.html + ")\n\n") +
           "<details><summary>Redis calls (" + std::to_string(v.redis_calls.size()) +
-          ")</summary>\n\n```\n";
-    for (const auto& c : v.redis_calls) md += c + "\n";
-    md += "```\n</details>\n\nReplay: `" + v.replay + "`\n";
+          ")</summary>\n\n```\n" + Capped(v.redis_calls, 80) + "```\n</details>\n\nReplay: `" +
+          v.replay + "`\n";
   }
+  if (known_count > 0)
+    md += "\n<details><summary>" + Count(known_count, "known class") +
+          " seen (their counterexamples are in report.json)</summary>\n\n" + known +
+          "\n</details>\n";
   return md;
 }
 

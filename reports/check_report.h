@@ -82,6 +82,9 @@ struct CheckReport {
   std::vector<UnseenRow> unseen;
   ShardInfo shard = {};
   SampleRow sample = {};  // terminal only
+  // A check stopped by a signal before its planned runs ended: "interrupted by SIGINT after N
+  // runs" ("": complete). Its counts and classes are those of the runs it made.
+  std::string incomplete = {};
 };
 
 // Classes with the status "new" (with a baseline), and runs without a verdict.

@@ -34,13 +34,16 @@ std::string SummaryText(const CheckReport& r) {
   return out;
 }
 
-std::string BaselineText(const CheckReport& r) {
+std::string BaselineText(const CheckReport& r, bool all) {
   int64_t known = 0;
   for (const PropertyRow& p : r.properties)
     for (const ClassRow& c : p.classes) known += c.status == "known";
   std::string out =
       absl::StrFormat("baseline %s: %d new, %d known", r.baseline, NewClasses(r), known);
   if (r.unseen.empty()) return out + ", every known class seen\n";
+  if (!all && r.unseen.size() > 5)
+    return absl::StrCat(out, ", ", r.unseen.size(),
+                        " known but not seen this run (--verbose lists them)\n");
   absl::StrAppendFormat(&out, ", %d known but not seen this run:\n", r.unseen.size());
   for (const UnseenRow& u : r.unseen)
     absl::StrAppend(&out, "  known but not seen this run: ", u.property, " / ", u.cls, "\n");
@@ -65,17 +68,25 @@ std::string ViolationText(const ViolationRow& v) {
   if (!v.shape.empty()) absl::StrAppend(&out, "  shape: ", v.shape, "\n");
   absl::StrAppend(&out, v.counterexample,
                   "redis calls (and faults), in the order Redis ran them:\n");
-  for (const std::string& line : v.redis_calls) absl::StrAppend(&out, "  ", line, "\n");
+  for (const std::string& line : v.redis_calls) absl::StrAppend(&out, "  ", Shorten(line), "\n");
   absl::StrAppend(&out, "the same calls per actor, with virtual times:\n");
   for (const auto& [actor, calls] : v.calls_per_actor) {
     absl::StrAppend(&out, "  ", actor, ":\n");
-    for (const std::string& call : calls)
-      absl::StrAppend(&out, "    ", Abbreviate(call).substr(0, 600), "\n");
+    for (const std::string& call : calls) absl::StrAppend(&out, "    ", Shorten(call), "\n");
   }
   absl::StrAppend(&out, "replay: ", v.replay, "\n");
   if (!v.html.empty()) absl::StrAppend(&out, "timeline: ", v.html, "\n");
   if (!v.scenario.empty()) absl::StrAppend(&out, "scenario: ", v.scenario, "\n");
   return out;
+}
+
+std::string Shorten(const std::string& line, size_t max) {
+  std::string out = Abbreviate(line);
+  if (out.size() <= max) return out;
+  // Cut at a UTF-8 character boundary.
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+  return absl::StrCat(out.substr(0, cut), "...(", out.size() - cut, " more bytes)");
 }
 
 }  // namespace testbed::reports

@@ -12,12 +12,16 @@ namespace testbed::reports {
 // The per-property table: runs, passes and violations, each class with its runs, first seed and
 // status, and the notes of a property (runs without a verdict, faults set aside, dfs coverage).
 std::string SummaryText(const CheckReport& r);
-// "baseline FILE: N new, M known, ...", with the known classes no run showed.
-std::string BaselineText(const CheckReport& r);
+// "baseline FILE: N new, M known, ...", with the known classes no run showed (listed when
+// `all` or when there are a few; otherwise counted: report.json lists them).
+std::string BaselineText(const CheckReport& r, bool all = false);
 // A run sample replayed on redis-server, "" when there was none.
 std::string SampleText(const CheckReport& r);
 // One class's counterexample: the finding, its Redis calls (in order, then per actor), its
 // replay line, and the timeline page and scenario file written for it.
 std::string ViolationText(const ViolationRow& v);
+// A line of a counterexample for people: key hashes abbreviated (Abbreviate), and cut at
+// `max` characters with the count of what was left out (report.json keeps it whole).
+std::string Shorten(const std::string& line, size_t max = 400);
 
 }  // namespace testbed::reports

@@ -4,6 +4,7 @@
 // version it is asked to.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -225,12 +226,33 @@ TEST(Baselines, EveryShippedVersionOfEverySystemPassesAgainstItsCommittedBaselin
   EXPECT_EQ(baselines, versions);
 }
 
+TEST(Baselines, APassingCheckIsQuietAndItsReportFitsAPullRequestComment) {
+  // Nothing new against the baseline: the table, the baseline's line, the verdict; each known
+  // class is a row of the table, its counterexample only with --verbose or in report.json.
+  TempDir dir("quiet-pass");
+  const std::string args = "check --system state --version beta30 --seed 1 --runs 50 --baseline " +
+                           kSource + "/baselines/state/beta30.json --out " + dir.path();
+  const Result r = Cli(args);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 60) << r.out;
+  EXPECT_EQ(r.out.find("violation of "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos);
+  const std::string md = ReadFile(dir / "report.md");
+  EXPECT_LT(md.size(), 60000u);
+  EXPECT_EQ(md.rfind("**:white_check_mark: nothing new against the baseline**", 0), 0u) << md;
+  const std::string json = ReadFile(dir / "report.json");
+  EXPECT_NE(json.find("\"counterexample\""), std::string::npos) << "report.json keeps them";
+  const Result verbose = Cli(args + " --verbose");
+  EXPECT_NE(verbose.out.find("violation of "), std::string::npos);
+  EXPECT_NE(verbose.out.find("known but not seen this run: "), std::string::npos);
+}
+
 TEST(Baselines, ASecondAnomalyInAPropertyThatFailsEveryRunIsReportedAsNew) {
   // beta.30's quota-safety fails every run at the expiry instant (a known class); the broken
   // script's `>` instead of `>=` admits a second live entry at any time: a new class.
   TempDir dir("baseline-new");
   const Result r =
-      Cli("check --system state --version beta30 --seed 1 --runs 50 --quiet "
+      Cli("check --system state --version beta30 --seed 1 --runs 50 --quiet --verbose "
           "--properties quota-safety --baseline " +
           kSource + "/baselines/state/beta30.json --scripts " + kSource +
           "/tests/broken_scripts/quota-off-by-one --out " + dir.path() + " --junit " +

@@ -64,8 +64,35 @@ TEST(Reports, WithABaselineEachClassIsNewOrKnownAndUnseenOnesAreListed) {
   EXPECT_EQ(j["known_not_seen"][0]["class"], "overfill");
   const std::string md = ToMarkdown(r);
   EXPECT_NE(md.find("duplicate-version (known) | | | 2 | 8 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("Known but not seen this run:\n\n- quota-safety / overfill"), std::string::npos)
+  EXPECT_NE(md.find("<summary>1 known class not seen this run</summary>\n\n- quota-safety / "
+                    "overfill\n"),
+            std::string::npos)
       << md;
+  // The verdict opens the page; a known class's counterexample stays in report.json.
+  EXPECT_EQ(md.rfind("**:white_check_mark: nothing new against the baseline** (1 known class "
+                     "seen): state beta30, seed 7, 10 runs per property\n",
+                     0),
+            0u)
+      << md;
+  EXPECT_EQ(md.find("### cas-versions-linearizable"), std::string::npos) << md;
+  EXPECT_NE(md.find("- cas-versions-linearizable / duplicate-version (seed 8): `testbed check "
+                    "--seed 8`"),
+            std::string::npos)
+      << md;
+}
+
+TEST(Reports, MarkdownFitsAPullRequestCommentWhateverTheCounterexample) {
+  // A new class with thousands of long Redis calls: the comment caps them and says where the
+  // rest is (GitHub takes 65,536 characters).
+  CheckReport r = Sample();
+  r.violations[0].redis_calls.assign(5000, "EVAL " + std::string(2000, 'x'));
+  r.violations[0].counterexample.clear();
+  for (int i = 0; i < 3000; ++i) r.violations[0].counterexample += std::string(500, 'y') + "\n";
+  const std::string md = ToMarkdown(r);
+  EXPECT_LT(md.size(), 60000u);
+  EXPECT_EQ(md.rfind("**:x: 1 anomaly class**", 0), 0u) << md.substr(0, 200);
+  EXPECT_NE(md.find("... 4920 more in report.json"), std::string::npos);
+  EXPECT_NE(md.find("... 2940 more in report.json"), std::string::npos);
 }
 
 TEST(Reports, MarkdownHasTheTableTheCounterexampleAndTheReplay) {
