@@ -16,7 +16,6 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
   std::vector<Finding> out;
   for (const auto& [draft, d] : rec.drafts) {
     if (d.effects.size() < 2) continue;
-    const Effect& first = d.effects[0];
     const Effect& second = d.effects[1];
     // The fault that lost writes after the draft's first commit began (a claim it lost may
     // have let a version be reused, and a stale CAS land) and before the second run ended.
