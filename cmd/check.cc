@@ -261,23 +261,36 @@ namespace {
 // A line on stderr while runs go on, when stderr is a terminal (never in files or CI logs).
 class Progress {
  public:
-  explicit Progress(bool on) : on_(on && isatty(2)), start_(std::chrono::steady_clock::now()) {}
-  void update(int64_t runs, int64_t violations) {
+  // total: the runs planned (0: a time budget of budget_seconds).
+  Progress(bool on, int64_t total, int64_t budget_seconds, bool baseline)
+      : on_(on && isatty(2)), start_(std::chrono::steady_clock::now()) {
+    state_.total = total;
+    state_.budget_seconds = budget_seconds;
+    state_.baseline = baseline;
+  }
+  // classes(&fresh, &known) counts the classes so far; asked only when the line is redrawn.
+  void update(int64_t runs, const std::function<void(int64_t*, int64_t*)>& classes) {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;
-    const double s = std::chrono::duration<double>(now - start_).count();
-    std::fprintf(stderr, "\r  %.1f s, %lld runs, %lld violations so far ", s,
-                 static_cast<long long>(runs), static_cast<long long>(violations));
+    state_.runs = runs;
+    state_.seconds = std::chrono::duration<double>(now - start_).count();
+    state_.fresh = state_.known = 0;
+    classes(&state_.fresh, &state_.known);
+    const std::string line = reports::ProgressLine(state_);
+    width_ = std::max(width_, line.size() + 2);
+    std::fprintf(stderr, "\r  %-*s", static_cast<int>(width_ - 2), line.c_str());
     shown_ = true;
   }
   ~Progress() {
-    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
+    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
   }
 
  private:
   bool on_, shown_ = false;
+  size_t width_ = 0;
+  reports::ProgressState state_;
   std::chrono::steady_clock::time_point start_, last_{};
 };
 
@@ -378,6 +391,14 @@ class CheckRun {
   void NoteScriptError(const props::RunSpec& r, const props::RunOutcome& o);
   void RunDfs(Progress* progress);
   void RunRandom(Progress* progress);
+  // The classes found so far, new and known against the baseline (all "new" without one).
+  std::function<void(int64_t*, int64_t*)> CountClasses() const {
+    return [this](int64_t* fresh, int64_t* known) {
+      for (const std::string& p : properties)
+        if (const scenarios::PropertyTally* t = tally.find(p))
+          for (const std::string& c : t->order) ++*(StatusOf(p, c) == "known" ? known : fresh);
+    };
+  }
   bool OutOfTime() const {
     return spec.budget_seconds > 0 &&
            std::chrono::steady_clock::now() - start > std::chrono::seconds(spec.budget_seconds);
@@ -526,7 +547,7 @@ void CheckRun::RunDfs(Progress* progress) {
            .prune_visited_states = false,
            .max_schedules = spec.max_schedules});
       tally.AddSearch(p, d.schedules, d.violations, d.exhausted);
-      progress->update(tally.runs(), tally.violations());
+      progress->update(tally.runs(), CountClasses());
     }
   }
 }
@@ -538,7 +559,7 @@ void CheckRun::RunRandom(Progress* progress) {
         if (!o.script_error.empty() && !script_failure)
           script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
         tally.Add(o.run, o.classes, o.incomplete);
-        progress->update(tally.runs(), tally.violations());
+        progress->update(tally.runs(), CountClasses());
       });
 }
 
@@ -675,7 +696,11 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
 int CheckRun::Run() {
   start = std::chrono::steady_clock::now();
   {
-    Progress progress(!spec.quiet);
+    // Runs planned: every property of each index (a time budget: counted against the clock).
+    const int64_t total = plan.count == INT64_MAX
+                              ? 0
+                              : plan.count * static_cast<int64_t>(dfs ? 1 : plan.properties.size());
+    Progress progress(!spec.quiet, dfs ? 0 : total, spec.budget_seconds, baseline.has_value());
     if (dfs)
       RunDfs(&progress);
     else

@@ -1,5 +1,7 @@
 #include "reports/terminal.h"
 
+#include <algorithm>
+
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
@@ -77,6 +79,27 @@ std::string ViolationText(const ViolationRow& v) {
   absl::StrAppend(&out, "replay: ", v.replay, "\n");
   if (!v.html.empty()) absl::StrAppend(&out, "timeline: ", v.html, "\n");
   if (!v.scenario.empty()) absl::StrAppend(&out, "scenario: ", v.scenario, "\n");
+  return out;
+}
+
+std::string ProgressLine(const ProgressState& p) {
+  const double rate = p.seconds > 0 ? static_cast<double>(p.runs) / p.seconds : 0;
+  std::string out;
+  if (p.total > 0) {
+    absl::StrAppendFormat(&out, "%d/%d runs (%d%%), %.0f/s", p.runs, p.total,
+                          p.runs * 100 / p.total, rate);
+    if (rate > 0)
+      absl::StrAppendFormat(&out, ", ETA %.0f s", static_cast<double>(p.total - p.runs) / rate);
+  } else {
+    absl::StrAppendFormat(&out, "%d runs, %.0f/s", p.runs, rate);
+  }
+  if (p.budget_seconds > 0)
+    absl::StrAppendFormat(&out, ", %.0f s left of the budget",
+                          std::max(0.0, static_cast<double>(p.budget_seconds) - p.seconds));
+  if (p.baseline)
+    absl::StrAppend(&out, ", ", Count(p.fresh, "new class"), ", ", p.known, " known");
+  else
+    absl::StrAppend(&out, ", ", Count(p.fresh, "class"), " so far");
   return out;
 }
 

@@ -20,6 +20,17 @@ std::string SampleText(const CheckReport& r);
 // One class's counterexample: the finding, its Redis calls (in order, then per actor), its
 // replay line, and the timeline page and scenario file written for it.
 std::string ViolationText(const ViolationRow& v);
+// The progress line of a running check: runs done of the total (0: not known, as under a time
+// budget or dfs), the rate, an ETA or the time left of a budget, and the classes found so far
+// (new and known against a baseline, or all of them without one).
+struct ProgressState {
+  int64_t runs = 0, total = 0;
+  double seconds = 0;
+  int64_t budget_seconds = 0;
+  int64_t fresh = 0, known = 0;
+  bool baseline = false;
+};
+std::string ProgressLine(const ProgressState& p);
 // A line of a counterexample for people: key hashes abbreviated (Abbreviate), and cut at
 // `max` characters with the count of what was left out (report.json keeps it whole).
 std::string Shorten(const std::string& line, size_t max = 400);

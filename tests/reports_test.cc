@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "reports/check_report.h"
+#include "reports/terminal.h"
 #include "tests/temp_dir.h"
 
 namespace testbed::reports {
@@ -163,4 +164,23 @@ TEST(Reports, CountsReadAsEnglish) {
 }
 
 }  // namespace
+TEST(Reports, TheProgressLineSaysHowFarHowFastHowLongAndWhatWasFound) {
+  ProgressState p;
+  p.runs = 250;
+  p.total = 1000;
+  p.seconds = 2.5;
+  p.baseline = true;
+  p.fresh = 1;
+  p.known = 7;
+  EXPECT_EQ(ProgressLine(p), "250/1000 runs (25%), 100/s, ETA 8 s, 1 new class, 7 known");
+  p.total = 0;  // a time budget
+  p.budget_seconds = 60;
+  p.baseline = false;
+  p.fresh = 3;
+  EXPECT_EQ(ProgressLine(p), "250 runs, 100/s, 58 s left of the budget, 3 classes so far");
+  p.budget_seconds = 0;  // dfs: schedules, no total
+  p.seconds = 0;
+  EXPECT_EQ(ProgressLine(p), "250 runs, 0/s, 3 classes so far");
+}
+
 }  // namespace testbed::reports
