@@ -658,8 +658,16 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (spec.shard_count > 0) {
+    // What merge compares: the runs, not how they were run or where the outputs went (the
+    // thread count, --quiet, a path spelt another way).
     CheckSpec command = WithoutOutputs(spec);
     command.quiet = false;
+    command.jobs = 0;
+    std::error_code ec;
+    if (!spec.baseline.empty())
+      command.baseline = std::filesystem::weakly_canonical(spec.baseline, ec).string();
+    if (!spec.scripts.empty())
+      command.scripts = std::filesystem::weakly_canonical(spec.scripts, ec).string();
     report.shard = {spec.shard_index, spec.shard_count, command.Write(), seconds};
   }
   const int signal = internal::Interrupted();

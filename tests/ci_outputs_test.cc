@@ -115,6 +115,32 @@ TEST(CiOutputs, MergeRefusesShardsThatDoNotMakeOneCheck) {
   }
 }
 
+TEST(CiOutputs, MergeJoinsShardsThatDifferOnlyInHowTheyRan) {
+  // One CI job runs its shard on two threads, another on one, and they spell the baseline's
+  // path differently: the runs are the same, so the shards make one check.
+  TempDir dir("merge-how");
+  const std::string args =
+      "check --system state --version beta30 --seed 2 --quiet --runs 4 --properties "
+      "quota-safety,cas-versions-linearizable --baseline ";
+  ASSERT_NE(Cli(args +
+                TESTBED_SOURCE_DIR "/baselines/state/beta30.json --jobs 1 --shard 1/2 "
+                                   "--out " +
+                (dir / "1"))
+                .code,
+            2);
+  ASSERT_NE(Cli(args +
+                TESTBED_SOURCE_DIR "/baselines/../baselines/state/beta30.json --jobs 2 "
+                                   "--shard 2/2 --out " +
+                (dir / "2"))
+                .code,
+            2);
+  const Result r = Cli("merge " + (dir / "1/report.json") + " " + (dir / "2/report.json"));
+  EXPECT_NE(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("property / class"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("baseline "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nresult: "), std::string::npos) << r.out;
+}
+
 TEST(CiOutputs, TheSchemaCheckCanFail) {
   TempDir dir("junit-bad");
   ASSERT_NE(Cli("check --system state --version beta30 --seed 1 --runs 2 --quiet --properties "
