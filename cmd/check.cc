@@ -377,18 +377,12 @@ class CheckRun {
     props::RunSpec run;
     bool incomplete = false;
     std::vector<std::string> classes;
-    std::string script_error, script_error_line;
-  };
-  struct ScriptFailure {
-    props::RunSpec run;
-    std::string line, error;
   };
 
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
   std::unique_ptr<sim::Strategy> MakeStrategy(const props::RunSpec& r) const;
   // One run of one property (on a campaign thread).
   Outcome RunOne(const props::RunSpec& r);
-  void NoteScriptError(const props::RunSpec& r, const props::RunOutcome& o);
   void RunDfs(Progress* progress);
   void RunRandom(Progress* progress);
   // The classes found so far, new and known against the baseline (all "new" without one).
@@ -409,7 +403,6 @@ class CheckRun {
     return baseline->find(p, c) ? "known" : "new";
   }
   void Summarize();
-  int ReportScriptFailure() const;  // 2, after saying why
   reports::ViolationRow Violation(const std::string& p, const std::string& c);
   int Finish(int code, const scenarios::Baseline& written);
 
@@ -426,7 +419,6 @@ class CheckRun {
   std::chrono::steady_clock::time_point start;
 
   scenarios::Tally tally;
-  std::optional<ScriptFailure> script_failure;
   reports::CheckReport report;
 };
 
@@ -494,12 +486,6 @@ std::unique_ptr<sim::Strategy> CheckRun::MakeStrategy(const props::RunSpec& r) c
   return nullptr;
 }
 
-void CheckRun::NoteScriptError(const props::RunSpec& r, const props::RunOutcome& o) {
-  if (o.script_errors.empty() || script_failure) return;
-  const sim::TraceEvent& e = o.trace.events[o.script_errors.front()];
-  script_failure = ScriptFailure{r, o.trace.Render(e, &script_names), e.reply.str};
-}
-
 CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
   Outcome o;
   o.run = run;
@@ -507,11 +493,6 @@ CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
   props::RunOutcome r = system.Run(run, scripts, server.get(), strategy.get());
   o.classes = r.classes;
   o.incomplete = r.incomplete;
-  if (!r.script_errors.empty()) {
-    const sim::TraceEvent& e = r.trace.events[r.script_errors.front()];
-    o.script_error_line = r.trace.Render(e, &script_names);
-    o.script_error = e.reply.str;
-  }
   const uint64_t i = run.seed - spec.seed;
   if (sample_server && i % static_cast<uint64_t>(spec.real_sample) == 0) {  // jobs == 1 here
     auto again = MakeStrategy(run);
@@ -537,7 +518,6 @@ void CheckRun::RunDfs(Progress* progress) {
           [&](sim::Strategy& strategy, sim::RunResult* run) {
             const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
             *run = o.run;
-            NoteScriptError(r, o);
             std::vector<size_t> choices;
             for (const auto& [n, k] : o.run.choices) choices.push_back(k);
             tally.Seen(r, o.classes, o.incomplete, choices);
@@ -556,8 +536,6 @@ void CheckRun::RunRandom(Progress* progress) {
   scenarios::RunInOrder<Outcome>(
       plan, [&](const props::RunSpec& r) { return RunOne(r); },
       [&](Outcome& o) {
-        if (!o.script_error.empty() && !script_failure)
-          script_failure = ScriptFailure{o.run, o.script_error_line, o.script_error};
         tally.Add(o.run, o.classes, o.incomplete);
         progress->update(tally.runs(), CountClasses());
       });
@@ -583,21 +561,6 @@ void CheckRun::Summarize() {
     if (!t || !t->classes.count(a.cls)) report.unseen.push_back({a.property, a.cls, a.reason});
   }
   std::printf("%s", reports::BaselineText(report, spec.verbose).c_str());
-}
-
-int CheckRun::ReportScriptFailure() const {
-  // A script that fails at run time makes the SDK report "Redis is unavailable", which the
-  // properties must treat as an unknown outcome: the verdicts above mean little.
-  CheckSpec replay = OneRun(spec, script_failure->run.property, script_failure->run.seed);
-  std::fprintf(stderr,
-               "testbed: a script failed at run time (property %s, seed %llu); its calls count as "
-               "unknown outcomes, so the verdicts above are not to be trusted:\n  %s\n  error: %s\n"
-               "replay: %s\n",
-               script_failure->run.property.c_str(),
-               static_cast<unsigned long long>(script_failure->run.seed),
-               reports::Abbreviate(script_failure->line).substr(0, 400).c_str(),
-               script_failure->error.c_str(), replay.Write().c_str());
-  return 2;
 }
 
 // The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed)
@@ -723,7 +686,6 @@ int CheckRun::Run() {
                  static_cast<long long>(tally.runs()), dfs ? "schedules" : "runs", secs,
                  secs > 0 ? tally.runs() / secs : 0.0);
   }
-  if (script_failure) return ReportScriptFailure();
   std::printf("%s", reports::SampleText(report).c_str());
   int code = report.sample.diverged > 0 ? 1 : 0;
   scenarios::Baseline written;

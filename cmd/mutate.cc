@@ -122,13 +122,13 @@ std::map<std::string, Equivalent> LoadEquivalent(const std::string& path) {
   return out;
 }
 
-// What one run did, as a mutant is judged by it: its classes, whether a script failed or the
-// client port threw, and a digest of every call and reply (scripts named by file, so a mutant's
-// other SHA1 digests alike).
+// What one run did, as a mutant is judged by it: its classes (a script that fails at run time is
+// class script-error), whether the client port threw, and a digest of every call and reply (scripts
+// named by file, so a mutant's other SHA1 digests alike).
 struct RunSeen {
   props::RunSpec run;
   std::vector<std::string> classes;
-  std::string failure;  // "": none; else what failed (a script at run time, the client port)
+  std::string failure;  // "": none; else how the client port failed
   size_t digest = 0;
 };
 
@@ -139,10 +139,8 @@ RunSeen RunOne(const props::System& system, const props::RunSpec& r,
   try {
     props::RunOutcome o = system.Run(r, scripts, nullptr);
     s.classes = o.classes;
-    const sim::ScriptNames& names = scripts.names();
-    if (!o.script_errors.empty())
-      s.failure = "a script fails at run time: " +
-                  o.trace.events[o.script_errors.front()].reply.str.substr(0, 200);
+    const sim::ScriptNames& names = scripts.names();  // (a script that fails at run time
+                                                      // is class script-error)
     size_t h = 0;
     for (const sim::TraceEvent& e : o.trace.events)
       if (e.kind == sim::EventKind::kReply)

@@ -32,9 +32,10 @@ std::string SentenceOf(const PropertyInfo& p, const std::string& cls) {
   for (const auto& c : p.classes)
     if (c.name == cls) return c.sentence;
   if (cls.rfind("shape-", 0) == 0) return "a counterexample no named class describes";
-  // The class System::Run adds for a property that judges script errors.
-  if (p.judges_script_errors && cls == "script-error")
-    return "a valid call fails with a script error (the script failed at run time)";
+  // The class System::Run adds to any property whose run had a script fail at run time.
+  if (cls == "script-error")
+    return "a call failed with a script error: the script failed at run time (the SDK reports "
+           "that as Redis being unavailable, an unknown outcome)";
   return "";
 }
 
@@ -57,7 +58,6 @@ RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t 
                        int64_t horizon_ms, const sim::FaultOptions& faults,
                        const real::ScriptCatalog& scripts, real::RedisServer* server,
                        sim::Strategy* strategy) {
-  const PropertyInfo* p = &property;
   std::unique_ptr<sim::Backend> backend = real::MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;
@@ -74,17 +74,15 @@ RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t 
   // An exception that escaped client logic.
   if (!out.run.error.empty()) throw std::runtime_error(out.run.error);
   run.Check(world, out);
-  // A script that fails at run time: a finding of a property that judges them (its calls are
-  // valid input), else a failure of the run that makes its verdicts untrustworthy.
+  // A script that fails at run time is a finding of whatever property ran it (class
+  // script-error, its call and error), minimized and replayed as any other; the property's
+  // other findings stand beside it.
   for (size_t i = 0; i < out.trace.events.size(); ++i) {
     const sim::TraceEvent& e = out.trace.events[i];
     if (e.kind != sim::EventKind::kReply || out.trace.argv_of(e).empty() ||
         out.trace.argv_of(e)[0] != "EVAL" || !e.reply.is_error())
       continue;
-    if (!p->judges_script_errors) {
-      out.script_errors.push_back(i);
-      continue;
-    }
+    out.script_errors.push_back(i);
     const int64_t from =
         e.call >= 0 ? out.trace.events[static_cast<size_t>(e.call)].at_ms : e.at_ms;
     out.findings.push_back({"script-error",

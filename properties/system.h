@@ -46,10 +46,9 @@ struct PropertyInfo {
   // Whether the property means anything for a version and its old pods' version (else "n/a").
   std::function<bool(const std::string& version, const std::string& old_version)> applies;
   sim::FaultSet sets_aside;  // fault kinds that would make it meaningless; it runs without them
-  std::vector<AnomalyClass> classes = {};  // what its findings can be named; others are generic
-  // Its workload's calls are all valid input, so a script that fails at run time is a finding
-  // of class "script-error" (System::Run adds it), not a failure of the run.
-  bool judges_script_errors = false;
+  // What its findings can be named; others are generic. Any property also has "script-error",
+  // which System::Run adds when a script fails at run time.
+  std::vector<AnomalyClass> classes = {};
 };
 
 // An operation a finding is about: the calls `actor` made from `from_ms` to `to_ms` (virtual

@@ -172,7 +172,7 @@ TEST(CliCheck, EveryVersionReportsItsFindingsWithReplayLinesThatReproduceThem) {
   }
 }
 
-TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
+TEST(CliCheck, AScriptThatFailsToCompileIsExit2AndOneThatFailsAtRunTimeIsAFinding) {
   testbed::testing_dirs::TempDir tmp("cli-bad-scripts");
   const std::string dir = tmp.path();
   std::filesystem::create_directories(dir + "/syntax");
@@ -190,17 +190,29 @@ TEST(CliCheck, AScriptThatFailsToCompileOrAtRunTimeIsExit2NotAPass) {
       "check --system state --runs 2 --seed 1 --clients 2 --ops 4 --faults latency --properties "
       "cas-versions-linearizable --scripts " +
       dir + "/runtime");
-  EXPECT_EQ(runtime.code, 2) << runtime.out;
-  EXPECT_NE(runtime.out.find("a script failed at run time"), std::string::npos) << runtime.out;
+  // A finding like any other (exit 1), minimized to the one call that fails.
+  EXPECT_EQ(runtime.code, 1) << runtime.out;
+  EXPECT_NE(runtime.out.find("violation of cas-versions-linearizable, class script-error: a call "
+                             "failed with a script error"),
+            std::string::npos)
+      << runtime.out;
+  EXPECT_NE(runtime.out.find("(seed 1, 1 client x 1 operation)"), std::string::npos) << runtime.out;
   EXPECT_NE(runtime.out.find("undefined_global"), std::string::npos) << runtime.out;
   // Its replay line carries every flag that decided the run, and fails the same way.
   const std::string replay = LineStarting(runtime.out, "replay: testbed ");
   ASSERT_FALSE(replay.empty()) << runtime.out;
-  for (const char* flag : {"--clients 2", "--ops 4", "--faults latency", "--scripts "})
+  for (const char* flag : {"--clients 1", "--ops 1", "--faults latency", "--scripts "})
     EXPECT_NE(replay.find(flag), std::string::npos) << replay;
   const Result again = RunCli(replay.substr(std::string("replay: testbed ").size()));
-  EXPECT_EQ(again.code, 2) << again.out;
+  EXPECT_EQ(again.code, 1) << again.out;
   EXPECT_NE(again.out.find("undefined_global"), std::string::npos) << again.out;
+  // diff names it too: the candidate introduces script-error.
+  const Result diff = RunCli(
+      "diff --system state --runs 3 --seed 1 --properties cas-versions-linearizable "
+      "--candidate " +
+      dir + "/runtime");
+  EXPECT_EQ(diff.code, 1) << diff.out;
+  EXPECT_NE(diff.out.find("script-error"), std::string::npos) << diff.out;
 }
 
 TEST(CliCheck, TheSameSeedWritesTheSameReportTwiceWhateverTheThreadCount) {

@@ -1,7 +1,7 @@
 // Property "valid-calls-never-script-error" of the a2 event store: valid calls with adversarial
 // values and names never fail with a script error. One sequential caller; its calls are all
-// valid input, so System::Run reports each script that fails at run time as a finding
-// (judges_script_errors); the answers themselves are not judged.
+// valid input, and System::Run reports each script that fails at run time as a finding
+// (script-error); the answers themselves are not judged.
 #include "properties/a2/a2_sequential.h"
 
 namespace testbed::props::a2 {
@@ -25,8 +25,7 @@ const A2Property& ValidCallsNeverScriptError() {
        "names, never fail with a script error",
        Always,
        sim::FaultSet::All(),
-       {},
-       true},
+       {}},
       Sequential<kMix, NotJudged>};
   return kProperty;
 }

@@ -43,8 +43,7 @@ const StateProperty& ForeignValuesConsistent() {
        {{"absent-but-cas-refused",
          "get() returns null, and compareAndSet(0) fails reporting current = null"},
         {"read-but-cas-refused", "get() returns version n, and compareAndSet(n) fails"},
-        {"cas-not-visible", "compareAndSet succeeds and get() then returns something else"}},
-       true},
+        {"cas-not-visible", "compareAndSet succeeds and get() then returns something else"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

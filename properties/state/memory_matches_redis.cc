@@ -70,8 +70,7 @@ const StateProperty& MemoryMatchesRedis() {
          "current, and succeeds in memory"},
         {"script-error",
          "a valid call fails with a script error on Redis (the SDK reports Redis as "
-         "unavailable) where the memory backend answers"}},
-       true},
+         "unavailable) where the memory backend answers"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -1,7 +1,7 @@
 // Property "valid-calls-never-script-error" of the state store: set a value a JSON-over-Lua store
 // may choke on (nesting deeper than cjson's 1000, -0, 1e21, long numbers, nested empties, unicode),
 // then compareAndSet it at the version set() returned, then compareAndSet the value back over it.
-// A script that fails at run time is a finding (judges_script_errors).
+// A script that fails at run time is a finding (script-error, as in every property).
 #include <string>
 
 #include "properties/state/state_workloads.h"
@@ -40,8 +40,7 @@ const StateProperty& ValidCallsNeverScriptError() {
          "unavailable)"},
         {"cas-refused-at-current-version",
          "compareAndSet at the version set() returned fails, reporting that version as "
-         "current"}},
-       true},
+         "current"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }
