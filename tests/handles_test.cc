@@ -305,6 +305,14 @@ TEST(HandlesSystem, EachPropertyIsSeenFailing) {
       Cli("check --system handles --seed 1 --runs 1000 --quiet --faults crash --properties "
           "busy-means-committing");
   EXPECT_NE(r.out.find("class busy-beyond-lease:"), std::string::npos) << r.out;
+  // A full kind (maxEntries live drafts) admits a third draft when the CAS script's quota check
+  // is off by one; the shipped scripts refuse it on the same seeds.
+  const std::string limits =
+      "check --system handles --seed 1 --runs 50 --quiet --properties quota-limits-live-handles";
+  r = Cli(limits + " --scripts " TESTBED_SOURCE_DIR "/tests/broken_scripts/cas-quota-off-by-one");
+  EXPECT_NE(r.out.find("class overfill:"), std::string::npos) << r.out;
+  r = Cli(limits);
+  EXPECT_EQ(r.code, 0) << r.out;
   // The memory backend ends a record's grace one millisecond before Redis does.
   r =
       Cli("check --system handles --seed 1 --runs 50 --quiet --properties "

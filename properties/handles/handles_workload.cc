@@ -338,12 +338,77 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   }
 }
 
+// quota-limits-live-handles: a kind with maxEntries 2 and deadlines far off, in a connection of
+// the client's own: two drafts, then a third create must be refused (the namespace is full of
+// live handles), and an update or a commit of a draft already there must still be accepted.
+sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
+  real::handles::HandleKind kind = DraftKind();
+  kind.name = "full";
+  kind.idle_ttl_ms = 2000;
+  kind.max_ttl_ms = 4000;
+  kind.max_entries = 2;
+  sim::Prng rng(sim::OpSeed(a.seed, a.id, i) + 2);
+  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
+  real::handles::HandleOptions options;
+  options.state = state.get();
+  options.connection_id = absl::StrCat("full-", a.id, "-", i);
+  options.commit_lease_ms = kLeaseMs;
+  real::handles::HandleContext h(options, ctx, rng);
+  std::string x;
+  try {
+    x = co_await h.create(kind, Json::object());
+    co_await h.create(kind, Json::object());
+  } catch (const HandleError&) {
+    co_return;  // the setup did not go through: nothing to judge
+  }
+  const int64_t t = a.rec->now();
+  std::string third;
+  try {
+    third = co_await h.create(kind, Json::object());
+  } catch (const HandleError&) {
+  }
+  if (!third.empty())
+    a.rec->findings.push_back({"overfill",
+                               absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +",
+                                            t, "ms a third create was accepted (", third, ")"),
+                               {},
+                               {Since(ctx, sim::kDefaultEpochMs + t)}});
+  // What a full namespace must still accept: a draft that is there changing.
+  const bool commit = op.chance({1, 2});
+  const int64_t u = a.rec->now();
+  std::string refused;
+  try {
+    if (commit) {
+      const real::handles::Work work = [](Json) -> sim::Task<Json> { co_return Json::object(); };
+      co_await h.commit(kind, x, work);
+    } else {
+      const std::function<Json(Json)> touch = [](Json d) {
+        d["n"] = 1;
+        return d;
+      };
+      co_await h.update(kind, x, touch);
+    }
+  } catch (const HandleError& e) {
+    if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport) refused = e.what();
+  }
+  if (!refused.empty())
+    a.rec->findings.push_back(
+        {commit ? "full-kind-refuses-commit" : "full-kind-refuses-update",
+         absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +", u, "ms ",
+                      commit ? "commit" : "update", " of one of them failed: ", refused),
+         {},
+         {Since(ctx, sim::kDefaultEpochMs + u)}});
+}
+
 sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
-  if (a.workload == Workload::kQuota) {
+  if (a.workload == Workload::kQuota || a.workload == Workload::kQuotaLimit) {
     for (int i = 0; i < a.ops; ++i) {
       if (a.skip->count({a.id, i})) continue;  // shrunk away
       sim::Prng op(sim::OpSeed(a.seed, a.id, i));
-      co_await QuotaProbe(ctx, a, i, op);
+      if (a.workload == Workload::kQuota)
+        co_await QuotaProbe(ctx, a, i, op);
+      else
+        co_await QuotaLimitProbe(ctx, a, i, op);
     }
     co_return;
   }

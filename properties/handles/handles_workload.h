@@ -121,6 +121,7 @@ enum class Workload {
   kSequential,      // client0 alone, each call compared with model/handles
   kMemoryLockstep,  // client0 on Redis and client1 on the memory backend, the same calls
   kQuota,           // quota probes: maxEntries 2, two drafts gone, a third create
+  kQuotaLimit,      // maxEntries 2, two live drafts: a third create, an update or a commit
 };
 
 // A run of one workload, judged by `judge` over what the callers saw (and the trace).
