@@ -273,6 +273,26 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
   }
 }
 
+// A probe's own handle runtime: the version's state store, one connection of its own, and the
+// PRNG its creates draw words from.
+struct Probe {
+  Probe(sim::Ctx& ctx, const ClientArgs& a, const std::string& connection, uint64_t seed)
+      : rng(seed),
+        state(a.make_state(a.version, ctx, *a.scripts, "provider-under-test")),
+        h(Options(state.get(), connection), ctx, rng) {}
+  static real::handles::HandleOptions Options(real::handles::HandleState* state,
+                                              const std::string& connection) {
+    real::handles::HandleOptions o;
+    o.state = state;
+    o.connection_id = connection;
+    o.commit_lease_ms = kLeaseMs;
+    return o;
+  }
+  sim::Prng rng;
+  std::unique_ptr<real::handles::HandleState> state;
+  real::handles::HandleContext h;
+};
+
 // quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
 // connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
 // whose result then expires); a third create must be accepted, as no handle is live.
@@ -283,13 +303,8 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   kind.max_ttl_ms = 300;
   kind.result_ttl_ms = 100;
   kind.max_entries = 2;
-  sim::Prng rng(sim::OpSeed(a.seed, a.id, i) + 1);
-  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
-  real::handles::HandleOptions options;
-  options.state = state.get();
-  options.connection_id = absl::StrCat("quota-", a.id, "-", i);
-  options.commit_lease_ms = kLeaseMs;
-  real::handles::HandleContext h(options, ctx, rng);
+  Probe probe(ctx, a, absl::StrCat("quota-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 1);
+  real::handles::HandleContext& h = probe.h;
   const uint64_t how = op.below(3);
   std::string gone;
   const int64_t resent_before = ctx.resent_calls();
@@ -347,13 +362,8 @@ sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& o
   kind.idle_ttl_ms = 2000;
   kind.max_ttl_ms = 4000;
   kind.max_entries = 2;
-  sim::Prng rng(sim::OpSeed(a.seed, a.id, i) + 2);
-  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
-  real::handles::HandleOptions options;
-  options.state = state.get();
-  options.connection_id = absl::StrCat("full-", a.id, "-", i);
-  options.commit_lease_ms = kLeaseMs;
-  real::handles::HandleContext h(options, ctx, rng);
+  Probe probe(ctx, a, absl::StrCat("full-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 2);
+  real::handles::HandleContext& h = probe.h;
   std::string x;
   try {
     x = co_await h.create(kind, Json::object());
