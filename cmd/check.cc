@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -99,6 +100,10 @@ void Define(CLI::App& app, Raw& r) {
   app.add_flag("--verbose", r.spec.verbose,
                "print every class's counterexample in full (by default a class the baseline "
                "knows gets one line)");
+  app.add_option("--format", r.spec.format,
+                 "text (default), or github: also a workflow annotation (::error) per new class, "
+                 "naming the script file where the finding names one")
+      ->check(CLI::IsMember({"text", "github"}));
   app.add_option("--strategy", r.spec.strategy,
                  "random (default): a walk per seed; pct; dfs: every schedule of each seed's "
                  "workload; replay: --choices")
@@ -330,6 +335,7 @@ std::string CheckSpec::Write() const {
   if (shard_count > 0) AppendFlag(line, "shard", absl::StrCat(shard_index, "/", shard_count));
   if (quiet) AppendFlag(line, "quiet", "");
   if (verbose) AppendFlag(line, "verbose", "");
+  if (format != "text") AppendFlag(line, "format", format);
   if (strategy != "random") AppendFlag(line, "strategy", strategy);
   if (pct_depth != 2) AppendFlag(line, "pct-depth", absl::StrCat(pct_depth));
   if (preemption_bound != -1) AppendFlag(line, "preemption-bound", absl::StrCat(preemption_bound));
@@ -350,6 +356,7 @@ CheckSpec WithoutOutputs(CheckSpec c) {
   c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = "";
   c.shard_index = c.shard_count = 0;
   c.verbose = false;
+  c.format = "text";
   return c;
 }
 
@@ -403,6 +410,9 @@ class CheckRun {
     return baseline->find(p, c) ? "known" : "new";
   }
   void Summarize();
+  // The script file a finding's own words name, when they name exactly one: the --scripts
+  // replacement if there is one, else the shipped file ("" when none or several).
+  std::string ScriptFileOf(const reports::ViolationRow& v) const;
   reports::ViolationRow Violation(const std::string& p, const std::string& c);
   int Finish(int code, const scenarios::Baseline& written);
 
@@ -563,6 +573,29 @@ void CheckRun::Summarize() {
   std::printf("%s", reports::BaselineText(report, spec.verbose).c_str());
 }
 
+std::string CheckRun::ScriptFileOf(const reports::ViolationRow& v) const {
+  std::set<std::string> named;  // "<state/beta30/SET_WITH_QUOTA_SCRIPT>"
+  for (size_t at = v.counterexample.find("\"<"); at != std::string::npos;
+       at = v.counterexample.find("\"<", at + 2)) {
+    const size_t end = v.counterexample.find(">\"", at);
+    if (end == std::string::npos) break;
+    const std::string name = v.counterexample.substr(at + 2, end - at - 2);
+    if (name.find('/') != std::string::npos && name.find(' ') == std::string::npos)
+      named.insert(name);
+  }
+  if (named.size() != 1) return "";
+  const std::string name = *named.begin();  // system/version/CONSTANT
+  if (!spec.scripts.empty()) {  // DIR/<system>/<version>/NAME.lua, or DIR/NAME.lua for V's own
+    const std::string nested = spec.scripts + "/" + name + ".lua";
+    const std::string flat = spec.scripts + "/" + name.substr(name.rfind('/') + 1) + ".lua";
+    if (std::filesystem::is_regular_file(nested)) return nested;
+    if (name.rfind(system.scripts_dir(spec.version) + "/", 0) == 0 &&
+        std::filesystem::is_regular_file(flat))
+      return flat;
+  }
+  return "real/scripts/" + name + ".lua";
+}
+
 // The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed)
 // with its calls and replay line, its timeline page and its scenario written.
 reports::ViolationRow CheckRun::Violation(const std::string& p, const std::string& c) {
@@ -707,6 +740,10 @@ int CheckRun::Run() {
       if (!spec.write_baseline.empty() && !written.find(p, c))
         written.accepted.push_back({p, c, "unreviewed: " + v.sentence, v.scenario});
     }
+  if (spec.format == "github")
+    for (const reports::ViolationRow& v : report.violations)
+      if (v.status != "known")
+        std::printf("%s", reports::GithubAnnotation(v, ScriptFileOf(v)).c_str());
   if (known > 0)
     std::printf(
         "\n%s the baseline knows: the table lists them, --verbose prints their "

@@ -64,6 +64,7 @@ struct CheckSpec {
   int64_t shard_index = 0, shard_count = 0;
   bool quiet = false;
   bool verbose = false;  // every class's counterexample in full (by default a known one is a line)
+  std::string format = "text";  // text | github (also workflow annotations for new classes)
   // Exploration: random (a walk from each seed), pct, dfs (every schedule of each seed's
   // workload, up to the preemption bound; a pass is a proof for that size), replay (choices).
   std::string strategy = "random";

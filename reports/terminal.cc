@@ -82,6 +82,37 @@ std::string ViolationText(const ViolationRow& v) {
   return out;
 }
 
+namespace {
+std::string GithubEscape(const std::string& text, bool property) {
+  std::string out;
+  for (char c : text) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else if (property && c == ':')
+      out += "%3A";
+    else if (property && c == ',')
+      out += "%2C";
+    else
+      out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string GithubAnnotation(const ViolationRow& v, const std::string& file) {
+  std::string props;
+  if (!file.empty()) props = "file=" + GithubEscape(file, true) + ",";
+  props += "title=" + GithubEscape(absl::StrCat("testbed: ", v.property, " / ", v.cls,
+                                                v.status.empty() ? "" : " (" + v.status + ")"),
+                                   true);
+  const std::string message = absl::StrCat(v.sentence, " (seed ", v.seed, ")\nreplay: ", v.replay);
+  return absl::StrCat("::error ", props, "::", GithubEscape(message, false), "\n");
+}
+
 std::string ProgressLine(const ProgressState& p) {
   const double rate = p.seconds > 0 ? static_cast<double>(p.runs) / p.seconds : 0;
   std::string out;

@@ -20,6 +20,10 @@ std::string SampleText(const CheckReport& r);
 // One class's counterexample: the finding, its Redis calls (in order, then per actor), its
 // replay line, and the timeline page and scenario file written for it.
 std::string ViolationText(const ViolationRow& v);
+// A GitHub Actions workflow annotation for a class: "::error file=F,title=T::message\n", the
+// message its sentence, seed and replay line (file omitted when ""), escaped as the runner
+// requires (% \r \n in the message; also : and , in the properties).
+std::string GithubAnnotation(const ViolationRow& v, const std::string& file);
 // The progress line of a running check: runs done of the total (0: not known, as under a time
 // budget or dfs), the rate, an ETA or the time left of a budget, and the classes found so far
 // (new and known against a baseline, or all of them without one).

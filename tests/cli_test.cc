@@ -206,6 +206,16 @@ TEST(CliCheck, AScriptThatFailsToCompileIsExit2AndOneThatFailsAtRunTimeIsAFindin
   const Result again = RunCli(replay.substr(std::string("replay: testbed ").size()));
   EXPECT_EQ(again.code, 1) << again.out;
   EXPECT_NE(again.out.find("undefined_global"), std::string::npos) << again.out;
+  // In a GitHub workflow: an annotation on the replaced script's file.
+  const Result github = RunCli(
+      "check --system state --runs 2 --seed 1 --clients 2 --ops 4 --quiet --properties "
+      "cas-versions-linearizable --format github --scripts " +
+      dir + "/runtime");
+  EXPECT_NE(github.out.find("\n::error file=" + dir +
+                            "/runtime/SET_WITH_QUOTA_SCRIPT.lua,title=testbed%3A "
+                            "cas-versions-linearizable / script-error::a call failed"),
+            std::string::npos)
+      << github.out;
   // diff names it too: the candidate introduces script-error.
   const Result diff = RunCli(
       "diff --system state --runs 3 --seed 1 --properties cas-versions-linearizable "

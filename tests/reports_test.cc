@@ -183,4 +183,18 @@ TEST(Reports, TheProgressLineSaysHowFarHowFastHowLongAndWhatWasFound) {
   EXPECT_EQ(ProgressLine(p), "250 runs, 0/s, 3 classes so far");
 }
 
+TEST(Reports, AGithubAnnotationIsOneLineEscapedAsTheRunnerReadsIt) {
+  ViolationRow v;
+  v.property = "quota-safety";
+  v.cls = "overfill";
+  v.status = "new";
+  v.sentence = "100% over, a:b";
+  v.seed = 3;
+  v.replay = "testbed check --seed 3";
+  EXPECT_EQ(GithubAnnotation(v, "real/scripts/x,y.lua"),
+            "::error file=real/scripts/x%2Cy.lua,title=testbed%3A quota-safety / overfill "
+            "(new)::100%25 over, a:b (seed 3)%0Areplay: testbed check --seed 3\n");
+  EXPECT_EQ(GithubAnnotation(v, "").rfind("::error title=", 0), 0u);
+}
+
 }  // namespace testbed::reports
