@@ -141,6 +141,64 @@ TEST(CiOutputs, MergeJoinsShardsThatDifferOnlyInHowTheyRan) {
   EXPECT_NE(r.out.find("\nresult: "), std::string::npos) << r.out;
 }
 
+// The README's concrete commands: each `testbed ...` span and each code line that runs
+// ./build/testbed, without placeholders (S, V, DIR, [optional], ...) or CI-template syntax.
+std::vector<std::string> ReadmeCommands() {
+  const std::string readme = ReadFile(TESTBED_SOURCE_DIR "/README.md");
+  std::vector<std::string> found;
+  const auto take = [&](std::string text) {
+    for (char& c : text)
+      if (c == '\n') c = ' ';
+    const size_t at = text.find("testbed ");
+    if (at == std::string::npos) return;
+    if (at > 0 && text.compare(at >= 8 ? at - 8 : 0, 8, "./build/") != 0) return;
+    std::string command = text.substr(at + 8);
+    if (command.find('[') != std::string::npos || command.find("...") != std::string::npos ||
+        command.find("${{") != std::string::npos || command.find('|') != std::string::npos)
+      return;
+    static const std::regex placeholder("(^| )[A-Z][A-Z_]*( |$)");
+    if (std::regex_search(command, placeholder)) return;
+    if (command.find(' ') == std::string::npos && command != "list" && command != "--version")
+      return;  // `testbed check`, `testbed merge`: the command's name, not a command
+    found.push_back(command);
+  };
+  for (size_t open = readme.find('`'); open != std::string::npos;) {
+    if (readme.compare(open, 3, "```") == 0) {  // a fenced block: its lines, not spans
+      const size_t end = readme.find("```", open + 3);
+      open = end == std::string::npos ? end : readme.find('`', end + 3);
+      continue;
+    }
+    const size_t close = readme.find('`', open + 1);
+    if (close == std::string::npos) break;
+    take(readme.substr(open + 1, close - open - 1));
+    open = readme.find('`', close + 1);
+  }
+  // Indented code lines, outside fenced blocks (the CI workflow there is a template, which
+  // CiOutputs.ShardsMergeIntoTheSingleProcessReportByteForByte runs as such).
+  std::istringstream lines(readme);
+  bool fenced = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("```", 0) == 0) fenced = !fenced;
+    if (!fenced && line.rfind("    ", 0) == 0 && line.find("./build/testbed ") != std::string::npos)
+      take(line.substr(line.find("./build/testbed ")));
+  }
+  return found;
+}
+
+TEST(CiOutputs, EveryConcreteCommandInTheReadmeRunsAsItSays) {
+  TempDir dir("readme");
+  const std::vector<std::string> commands = ReadmeCommands();
+  ASSERT_GE(commands.size(), 5u) << "the README's commands are no longer found";
+  for (std::string command : commands) {
+    // Outputs go to this test's directory, never into the source tree.
+    static const std::regex output("--(html|out|junit|save-scenarios) [^ ]+");
+    command = std::regex_replace(command, output, "--$1 " + dir.path() + "/$1");
+    const Result r = testing_cli::Run(TESTBED_CLI_PATH, command, "cd '" TESTBED_SOURCE_DIR "' &&");
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << "testbed " << command << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("testbed:", 0), std::string::npos) << "testbed " << command;
+  }
+}
+
 TEST(CiOutputs, TheSchemaCheckCanFail) {
   TempDir dir("junit-bad");
   ASSERT_NE(Cli("check --system state --version beta30 --seed 1 --runs 2 --quiet --properties "
