@@ -405,12 +405,23 @@ std::string ToJUnit(const CheckReport& r, double seconds) {
               std::to_string(p.passed) + "\"/><property name=\"violated\" value=\"" +
               std::to_string(p.violated) + "\"/></properties>\n" + cases + "  </testsuite>\n";
   }
+  // An interrupted check is an error of its own: its counts cover only the runs it made.
+  int errors = 0;
+  if (!r.incomplete.empty()) {
+    ++tests;
+    ++errors;
+    suites += "  <testsuite name=\"" + XmlEscape(r.system + "." + r.version) +
+              ".campaign\" tests=\"1\" failures=\"0\" errors=\"1\">\n    <testcase classname=\"" +
+              XmlEscape(r.system + "." + r.version + ".campaign") +
+              "\" name=\"complete\">\n      <error message=\"" + XmlEscape(r.incomplete) +
+              "\" type=\"incomplete\"/>\n    </testcase>\n  </testsuite>\n";
+  }
   char time[32];
   std::snprintf(time, sizeof time, "%.3f", seconds);
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"testbed check " +
          XmlEscape(r.system + " " + r.version) + " seed " + std::to_string(r.seed) + "\" tests=\"" +
-         std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
-         "\" errors=\"0\" time=\"" + time + "\">\n" + suites + "</testsuites>\n";
+         std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+         std::to_string(errors) + "\" time=\"" + time + "\">\n" + suites + "</testsuites>\n";
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& text) {

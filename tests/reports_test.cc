@@ -197,4 +197,18 @@ TEST(Reports, AGithubAnnotationIsOneLineEscapedAsTheRunnerReadsIt) {
   EXPECT_EQ(GithubAnnotation(v, "").rfind("::error title=", 0), 0u);
 }
 
+TEST(Reports, AnInterruptedCheckIsAnErrorInJUnitAndSaysSoInEveryReport) {
+  CheckReport r = Sample();
+  r.incomplete = "interrupted by SIGINT after 12 runs";
+  const std::string xml = ToJUnit(r, 1.0);
+  EXPECT_NE(xml.find("errors=\"1\" time="), std::string::npos) << xml;
+  EXPECT_NE(
+      xml.find("<error message=\"interrupted by SIGINT after 12 runs\" type=\"incomplete\"/>"),
+      std::string::npos)
+      << xml;
+  EXPECT_EQ(FromJson(ToJson(r), "t").incomplete, r.incomplete);
+  EXPECT_EQ(ToMarkdown(r).rfind("**:warning: incomplete, interrupted by SIGINT after 12 runs**", 0),
+            0u);
+}
+
 }  // namespace testbed::reports
