@@ -51,13 +51,12 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
   std::unique_ptr<PropertyRun> run = Prepare(spec, faults, scripts);
-  return RunProperty(*run, *p, spec.seed, horizon_ms(), faults, scripts, server, strategy);
+  return RunProperty(*run, spec.seed, horizon_ms(), faults, scripts, server, strategy);
 }
 
-RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
-                       int64_t horizon_ms, const sim::FaultOptions& faults,
-                       const real::ScriptCatalog& scripts, real::RedisServer* server,
-                       sim::Strategy* strategy) {
+RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
+                       const sim::FaultOptions& faults, const real::ScriptCatalog& scripts,
+                       real::RedisServer* server, sim::Strategy* strategy) {
   std::unique_ptr<sim::Backend> backend = real::MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;

@@ -185,10 +185,9 @@ class System {
 // run check it, and names, describes and script-checks the findings. An exception that escaped
 // client logic is rethrown as std::runtime_error.
 // `scripts` names the script bodies in fault texts and findings.
-RunOutcome RunProperty(PropertyRun& run, const PropertyInfo& property, uint64_t seed,
-                       int64_t horizon_ms, const sim::FaultOptions& faults,
-                       const real::ScriptCatalog& scripts, real::RedisServer* server,
-                       sim::Strategy* strategy = nullptr);
+RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
+                       const sim::FaultOptions& faults, const real::ScriptCatalog& scripts,
+                       real::RedisServer* server, sim::Strategy* strategy = nullptr);
 
 // The registry: every system the CLI knows, in registration order.
 const std::vector<const System*>& Systems();

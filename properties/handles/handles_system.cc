@@ -64,7 +64,7 @@ RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
   auto env = std::make_unique<HandlesEnv>(spec, scripts);
   env->make_state = make_state;
   std::unique_ptr<PropertyRun> run = Bind(std::move(env), p);
-  return RunProperty(*run, p.info, spec.seed, kHorizonMs, faults, scripts, nullptr);
+  return RunProperty(*run, spec.seed, kHorizonMs, faults, scripts, nullptr);
 }
 
 }  // namespace testbed::props::handles

@@ -101,7 +101,7 @@ RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
   const StateProperty& p = Table().find(property);
   p.info.sets_aside.DisableIn(w.faults);
   std::unique_ptr<PropertyRun> run = Prepare(w, p, scripts);
-  return RunProperty(*run, p.info, w.seed, kHorizonMs, w.faults, scripts, server, strategy);
+  return RunProperty(*run, w.seed, kHorizonMs, w.faults, scripts, server, strategy);
 }
 
 void StateRun::Start(sim::World& world) {
