@@ -1,5 +1,7 @@
 #include "model/a2.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <set>
 
@@ -33,7 +35,9 @@ int64_t Model::frontier(const std::string& session) const {
 bool Model::has_pending(const std::string& session) const {
   const Session* s = find(session);
   if (!s) return false;
-  return std::any_of(s->events.begin(), s->events.end(), [](const Ev& e) { return e.pending(); });
+  return std::any_of(s->events.begin(), s->events.end(), [this](const Ev& e) {
+    return e.pending() || (weak(kDeadLetterStallsLane) && e.failed_at && !e.processed_at);
+  });
 }
 
 bool Model::live(const std::string& session, int64_t index, int64_t attempt, int64_t now) const {
@@ -114,8 +118,10 @@ Json Model::append(const std::string& session, const std::vector<AppendIn>& even
     if (!e.cause) continue;
     if (e.cause->index < 1 || e.cause->index > frontier(session)) return Error("TypeError");
     const Ev& parent = sessions_.at(session).events.at(static_cast<size_t>(e.cause->index - 1));
-    if (parent.attempts != e.cause->attempt || !parent.live(now))
-      return Error("SUPERSEDED_ATTEMPT");
+    const bool fenced = weak(kCausedAppendUnfenced)  ? !parent.failed_at
+                        : weak(kExpiredLeaseSettles) ? parent.pending() && parent.holder
+                                                     : parent.live(now);
+    if (parent.attempts != e.cause->attempt || !fenced) return Error("SUPERSEDED_ATTEMPT");
   }
   Json rows = Json::array();
   for (const AppendIn& in : events) {
@@ -125,10 +131,12 @@ Json Model::append(const std::string& session, const std::vector<AppendIn>& even
     e.payload = in.payload;
     e.cause = in.cause;
     e.lane = in.lane;
+    if (weak(kEmptyLaneIsNone) && e.lane == "") e.lane.reset();
     e.created_at = now;
     if (in.settled) e.processed_at = now;
     add_event(session, std::move(e));
     rows.push_back(stored_row(session, frontier(session)));
+    if (in.lane) rows.back()["lane"] = *in.lane;  // the answer echoes what was sent
   }
   return Json{
       {"events", rows}, {"hasPending", has_pending(session)}, {"notified", notified(session, now)}};
@@ -157,6 +165,7 @@ std::vector<int64_t> Model::claimable(const std::string& session, int64_t now,
   std::set<std::string> lanes_taken;  // lanes whose first pending event came before
   for (size_t i = 0; i < s->events.size(); ++i) {
     const Ev& e = s->events[i];
+    if (weak(kDeadLetterStallsLane) && e.failed_at && e.lane) lanes_taken.insert(*e.lane);
     if (!e.pending()) continue;
     const int64_t index = static_cast<int64_t>(i) + 1;
     if (e.lane && !lanes_taken.insert(*e.lane).second) continue;  // queued behind its lane
@@ -177,6 +186,7 @@ Json Model::claim(const std::string& session, const std::string& holder, int64_t
       std::set<std::string> lanes_taken;
       for (size_t i = 0; i < s->events.size(); ++i) {
         const Ev& e = s->events[i];
+        if (weak(kDeadLetterStallsLane) && e.failed_at && e.lane) lanes_taken.insert(*e.lane);
         if (!e.pending()) continue;
         const int64_t index = static_cast<int64_t>(i) + 1;
         if (e.lane && !lanes_taken.insert(*e.lane).second) continue;
@@ -238,7 +248,8 @@ Json Model::complete(const std::string& session, int64_t index, int64_t attempt,
     }
     return Json{{"outcome", "completed"}, {"events", rows}, {"notified", nullptr}};
   }
-  if (e.attempts != attempt || !e.live(now)) return Json{{"outcome", "superseded"}};
+  const bool held = weak(kExpiredLeaseSettles) ? e.pending() && e.holder : e.live(now);
+  if (e.attempts != attempt || !held) return Json{{"outcome", "superseded"}};
   for (const ChildIn& c : children)
     if (ids_.count(c.id)) return Error("PARTIAL_DUPLICATE_BATCH");
   e.processed_at = now;
@@ -276,7 +287,7 @@ Json Model::fail(const std::string& session, int64_t index, int64_t attempt,
   if (e.processed_at || e.attempts != attempt) return answer("superseded");
   if (e.failed_at) return answer("dead_lettered");
   if (!e.holder && e.last_failed_attempt == attempt) return answer("failed");  // a replay
-  if (!e.live(now)) return answer("superseded");
+  if (weak(kExpiredLeaseSettles) ? !e.holder : !e.live(now)) return answer("superseded");
   ++e.failures;
   e.last_error = error;
   e.last_failed_at = now;
@@ -302,7 +313,7 @@ Json Model::put_snapshot(const std::string& session, const std::string& reducer,
                          const Json& state, int64_t now) {
   auto it = snaps_.find({session, reducer});
   const bool backward = it != snaps_.end() && it->second.index >= index;
-  if (!backward && index >= 0 && index <= frontier(session))
+  if (!backward && index >= 0 && (index <= frontier(session) || weak(kSnapshotPastFrontier)))
     snaps_[{session, reducer}] = Snap{index, state, now};
   return Json::object();
 }
@@ -317,6 +328,11 @@ Json Model::presence_set(const std::string& ns, const std::string& participant,
     auto it = entries.find({participant, field});
     const bool present = it != entries.end() && now < it->second.expires_at;
     if (present && it->second.at > at) continue;  // a strictly newer stamp survives
+    if (value.is_null() && weak(kDeleteDropsStamp)) {
+      entries.erase({participant, field});
+      applied[field] = value;
+      continue;
+    }
     Presence p;
     if (!value.is_null()) p.value = value;
     p.seen = seen;
@@ -391,6 +407,66 @@ Json Model::list_snapshots(const std::string& session) const {
 
 void Model::mark_watched(const std::string& session, int64_t ttl_ms, int64_t now) {
   sessions_[session].watched_until = now + ttl_ms;
+}
+
+namespace {
+
+template <typename T>
+void Key(std::string& out, const std::optional<T>& v) {
+  if (!v) {
+    out += '~';
+    return;
+  }
+  if constexpr (std::is_same_v<T, std::string>) {
+    absl::StrAppend(&out, v->size(), ":", *v);
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    absl::StrAppend(&out, "[", v->size());
+    for (const std::string& s : *v) absl::StrAppend(&out, ",", s.size(), ":", s);
+  } else {
+    absl::StrAppend(&out, *v);
+  }
+  out += ';';
+}
+
+}  // namespace
+
+void Model::append_key(std::string& out) const {
+  absl::StrAppend(&out, weak_, "|");
+  for (const auto& [name, s] : sessions_) {
+    absl::StrAppend(&out, "S", name.size(), ":", name, ",", s.watched_until, ",", s.events.size(),
+                    "|");
+    for (const Ev& e : s.events) {
+      Key(out, e.processed_at);
+      Key(out, e.processed_by_attempt);
+      Key(out, e.returned_ids);
+      Key(out, e.first_claimed_at);
+      Key(out, e.last_claimed_at);
+      absl::StrAppend(&out, e.attempts, ",", e.failures, ";");
+      Key(out, e.holder);
+      Key(out, e.expires_at);
+      Key(out, e.last_failed_at);
+      Key(out, e.last_failed_attempt);
+      Key(out, e.last_error);
+      Key(out, e.failed_at);
+      absl::StrAppend(&out, e.id.size(), ":", e.id, ",", e.type.size(), ":", e.type, ",",
+                      e.payload.dump(), ",", e.created_at, ",");
+      Key(out, e.lane);
+      if (e.cause)
+        absl::StrAppend(&out, e.cause->index, ",", e.cause->attempt, ",",
+                        e.cause->batch_size.value_or(-1));
+      out += '|';
+    }
+  }
+  for (const auto& [key, snap] : snaps_)
+    absl::StrAppend(&out, "P", key.first.size(), ":", key.first, key.second.size(), ":", key.second,
+                    ",", snap.index, ",", snap.updated_at, ",", snap.state.dump(), "|");
+  for (const auto& [ns, fields] : presence_) {
+    absl::StrAppend(&out, "N", ns.size(), ":", ns, "|");
+    for (const auto& [pf, v] : fields)
+      absl::StrAppend(&out, pf.first.size(), ":", pf.first, pf.second.size(), ":", pf.second, ",",
+                      v.value ? v.value->dump() : "~", ",", v.seen, ",", v.at, ",", v.expires_at,
+                      "|");
+  }
 }
 
 }  // namespace testbed::model::a2

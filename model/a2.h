@@ -30,7 +30,9 @@
 //   6. Failure: each accepted fail counts one failure and ends the claim; the event is claimable
 //      again, until maxFailures failures dead-letter it. A retry of the last fail of the same
 //      attempt replays "failed"; a fail of a dead-lettered event replays "dead_lettered".
-//   7. Lanes: events of one lane are claimed in index order, one at a time. Choice (the seed
+//   7. Lanes: events of one lane are claimed in index order, one at a time. Every string names a
+//      lane, "" included (the API takes a string; the store's "" is no lane: a finding,
+//      calls-linearizable / empty-lane-is-no-lane). Choice (the seed
 //      is ambiguous): a dead letter settles its lane slot, and the lane moves on. FAIL_ATTEMPT_LUA
 //      carries a settle() that advances the lane head and skips dead letters when it re-queues,
 //      but never calls it; listSessions counts dead letters as not pending. So a lane that stops
@@ -94,6 +96,32 @@ struct ChildIn {
   bool settled = false;
 };
 
+// The shipped scripts' known departures from this contract (the findings the baseline accepts,
+// baselines/a2/), which a model can be told to take on. They name what a rejected concurrent
+// history shows (properties/a2/calls_linearizable.cc): a history the model explains once it
+// takes on one of them broke that promise, and one that no model taking on all of them
+// explains shows a new mechanism. They never judge anything.
+enum Weakness : unsigned {
+  // complete, fail and caused appends accepted from the current attempt while the holder field
+  // is set, whatever the lease's expiry (rule 4; fencing's *-after-lease-expired).
+  kExpiredLeaseSettles = 1,
+  // a caused append checks only that the cause is the current attempt and no dead letter
+  // (rule 4; model-matches-implementation's caused-append-not-fenced).
+  kCausedAppendUnfenced = 2,
+  // a dead letter keeps its lane's head, so the lane stops, and stays pending for hasPending
+  // (rule 7 and 8; drain's classes).
+  kDeadLetterStallsLane = 4,
+  // a presence delete drops the field's stamp (rule 10; presence-lww's classes).
+  kDeleteDropsStamp = 8,
+  // the lane "" is no lane: the event is in no lane, and reads show its lane as null (the
+  // append's own answer echoes ""). A finding of calls-linearizable (rule 7).
+  kEmptyLaneIsNone = 16,
+  // putSnapshot stores a snapshot past the session's frontier (rule 9; snapshots'
+  // snapshot-past-frontier).
+  kSnapshotPastFrontier = 32,
+};
+inline constexpr unsigned kAllWeaknesses = 63;
+
 // Rows:
 //   stored event: {id, type, payload, index, sessionId, createdAt, cause, lane, processedAt,
 //     processedByAttempt, returnedEventIds, firstClaimedAt, lastClaimedAt, attemptCount,
@@ -118,6 +146,8 @@ struct ChildIn {
 //   errors: {error: "PARTIAL_DUPLICATE_BATCH" | "SUPERSEDED_ATTEMPT" | "TypeError"}
 class Model {
  public:
+  Model() = default;
+  explicit Model(unsigned weaknesses) : weak_(weaknesses) {}
   Json append(const std::string& session, const std::vector<AppendIn>& events, int64_t now);
   Json read(const std::string& session, int64_t after, std::optional<int64_t> through) const;
   Json read_events(const std::string& session, int64_t after) const;
@@ -153,6 +183,9 @@ class Model {
   // Events a claim at `now` would grant (index order).
   std::vector<int64_t> claimable(const std::string& session, int64_t now,
                                  const std::vector<int64_t>& exclude = {}) const;
+  // Appends a canonical form of the whole state to `out`: equal states append equal bytes (the
+  // memoization key of a linearizability search over calls, properties/a2/calls_linearizable.cc).
+  void append_key(std::string& out) const;
 
  private:
   struct Ev {
@@ -193,6 +226,9 @@ class Model {
   Json notified(const std::string& session, int64_t now) const;
   const Session* find(const std::string& session) const;
 
+  bool weak(Weakness w) const { return (weak_ & w) != 0; }
+
+  unsigned weak_ = 0;
   std::map<std::string, Session> sessions_;
   std::map<std::string, std::pair<std::string, int64_t>> ids_;  // id -> (session, index)
   std::map<std::pair<std::string, std::string>, Snap> snaps_;

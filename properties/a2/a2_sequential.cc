@@ -24,38 +24,6 @@ const char* const kOps[] = {"append",        "claim",       "renew",        "com
                             "listSnapshots", "markWatched"};
 constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
 
-// One planned call.
-struct Plan {
-  std::string op;
-  std::string session, reducer, ns, holder;
-  std::vector<real::a2::NewEvent> events;      // append (ids may be missing: generated)
-  std::vector<real::a2::ChildEvent> children;  // complete
-  int64_t index = 0, attempt = 0, after = 0;
-  std::optional<int64_t> through;
-  std::vector<int64_t> exclude;
-  std::vector<real::a2::ClaimRef> refs;
-  Json state;
-  std::string participant;
-  std::vector<std::pair<std::string, Json>> values;
-  int64_t seen = 0, at = 0, limit = 0, ttl = 0;
-  std::optional<std::string> cursor;
-};
-
-struct Held {
-  std::string session, holder;
-  int64_t index = 0, attempt = 0;
-  int64_t claimed_at = 0;  // the client's clock
-};
-
-// What the client remembers to plan its next call.
-struct Memory {
-  std::vector<std::pair<std::string, std::vector<real::a2::NewEvent>>> batches;  // sent appends
-  std::vector<Held> held;
-  std::map<std::pair<std::string, int64_t>, std::vector<real::a2::ChildEvent>> completions;
-  std::optional<std::string> cursor;
-  int fresh = 0;
-};
-
 std::string CauseText(const std::optional<real::a2::Cause>& c) {
   return c ? absl::StrCat("{index:", c->index, ",attempt:", c->attempt, "}") : "";
 }
@@ -84,6 +52,8 @@ Json ValueFor(sim::Prng& rng, const Mix& mix, int i) {
   }
   return Json{{"n", i}};
 }
+
+}  // namespace
 
 Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
               int64_t now) {
@@ -126,6 +96,8 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       const uint64_t lane = rng.below(4);
       if (lane == 1) e.lane = "L1";
       if (lane == 2) e.lane = "L2";
+      if (mix.boundaries && mem.empty_lane && lane == 3 && rng.chance({1, 2}))
+        e.lane = "";  // a lane named ""
       e.settled = rng.chance({1, 6});
       if (!mem.held.empty() && rng.chance({1, 6})) {
         const Held& h = mem.held[rng.below(mem.held.size())];
@@ -154,6 +126,11 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     p.attempt = h.attempt;
     if (p.op == "renew") {
       p.refs.push_back({h.index, h.attempt});
+      // A renew from a worker that does not hold the claim.
+      if (mix.boundaries && rng.chance({1, 5})) p.holder = h.holder == "w1" ? "w2" : "w1";
+    } else if (p.op == "fail") {
+      // Limits below, at and above the event's failure count.
+      if (mix.boundaries) p.max_failures = rng.range(1, 3);
     } else if (p.op == "complete") {
       auto done = mem.completions.find({h.session, h.index});
       if (done != mem.completions.end() && rng.chance({1, 2})) {
@@ -194,6 +171,10 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     }
     p.seen = i;
     p.at = now - rng.range(0, 50);  // the sender's clock, behind the store's
+    const auto last = mem.stamps.find({p.participant, p.values[0].first});
+    if (mix.boundaries && last != mem.stamps.end() && rng.chance({1, 3}))
+      p.at = last->second;  // a tie with the field's last stamp: the incoming write wins
+    for (const auto& [field, v] : p.values) mem.stamps[{p.participant, field}] = p.at;
     p.ttl = kPresenceTtlMs;
   } else if (p.op == "listSessions") {
     p.limit = rng.range(1, 3);
@@ -263,6 +244,8 @@ std::string Describe(const Plan& p) {
   return absl::StrCat("markWatched(", Quote(p.session), ", ", p.ttl, ")");
 }
 
+namespace {
+
 // The port's results in model/a2.h's shapes.
 Json CauseJson(const std::optional<real::a2::Cause>& c) {
   if (!c) return Json();
@@ -316,9 +299,12 @@ struct Notified {
   std::optional<int64_t> count;
 };
 
-// The call on the port; the answer in model/a2.h's shape.
-sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notified) {
-  notified->count.reset();
+// The call on the port; the answer in model/a2.h's shape. notified: null when the caller does
+// not follow notifications.
+sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notified,
+                        bool* transport) {
+  if (notified) notified->count.reset();
+  *transport = false;
   Json out;
   try {
     if (p.op == "append") {
@@ -345,7 +331,7 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
       if (r.outcome == "completed") out["events"] = Rows(r.events);
     } else if (p.op == "fail") {
       const real::a2::FailResult r =
-          co_await store.fail_attempt(p.session, p.index, p.attempt, "boom", 2);
+          co_await store.fail_attempt(p.session, p.index, p.attempt, "boom", p.max_failures);
       out = Json{{"outcome", r.outcome}, {"failureCount", r.failure_count}};
     } else if (p.op == "read") {
       out = Rows(co_await store.read(p.session, p.after, p.through));
@@ -403,17 +389,23 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
     }
   } catch (const real::a2::A2Error& e) {
     out = Json{{"error", e.code}};
+    *transport = e.transport;
   } catch (const real::a2::TypeError&) {
     out = Json{{"error", "TypeError"}};
   }
-  if ((p.op == "append" && !out.contains("error")) ||
-      (p.op == "complete" && out.value("outcome", "") == "completed"))
+  if (notified && ((p.op == "append" && !out.contains("error")) ||
+                   (p.op == "complete" && out.value("outcome", "") == "completed")))
     out["notified"] = Opt(notified->count);
   co_return out;
 }
 
-// The model's answer to the same call; `generated`: the ids the port drew for events without
-// one, in order.
+}  // namespace
+
+sim::Task<Json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport) {
+  Json out = co_await Perform(store, p, nullptr, transport);
+  co_return out;
+}
+
 Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>& generated,
                  int64_t now) {
   if (p.op == "append") {
@@ -445,7 +437,7 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
       in.push_back(m::ChildIn{c.id, c.type, c.payload, c.lane, c.settled});
     return model.complete(p.session, p.index, p.attempt, in, now);
   }
-  if (p.op == "fail") return model.fail(p.session, p.index, p.attempt, "boom", 2, now);
+  if (p.op == "fail") return model.fail(p.session, p.index, p.attempt, "boom", p.max_failures, now);
   if (p.op == "read") return model.read(p.session, p.after, p.through);
   if (p.op == "readEvents") return model.read_events(p.session, p.after);
   if (p.op == "readState") return model.read_state(p.session, p.reducer);
@@ -459,7 +451,6 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
   return Json::object();
 }
 
-// Orders what the contract leaves unordered: a read's presence rows, a page's sessions.
 void Normalize(const std::string& op, Json& answer) {
   if (op == "presenceRead" && answer.is_array())
     std::sort(answer.begin(), answer.end(), [](const Json& a, const Json& b) {
@@ -471,7 +462,6 @@ void Normalize(const std::string& op, Json& answer) {
               [](const Json& a, const Json& b) { return a["sessionId"] < b["sessionId"]; });
 }
 
-// The client's memory learns from the store's answers (what a caller sees).
 void Learn(Memory& mem, const Plan& p, const Json& answer, int64_t now) {
   if (p.op == "claim" && answer.value("outcome", "") == "claimed")
     for (const Json& e : answer["events"])
@@ -482,6 +472,8 @@ void Learn(Memory& mem, const Plan& p, const Json& answer, int64_t now) {
                                             : std::optional(answer["cursor"].get<std::string>());
   if (mem.held.size() > 6) mem.held.erase(mem.held.begin());
 }
+
+namespace {
 
 // Isolation: the same calls under names free of ':', '*' and emptiness, on a second key prefix.
 std::string Plain(const std::string& name) {
@@ -550,11 +542,12 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
     step.call = Describe(p);
     step.at = ctx.world().now_ms() - ctx.world().start_ms();
     generated.clear();
-    Json answer = co_await Perform(store, p, &notified);
+    bool transport = false;
+    Json answer = co_await Perform(store, p, &notified, &transport);
     if (isolation) {
       generated_plain.clear();
       const Plan q = Renamed(p);
-      step.model = co_await Perform(plain, q, &notified_plain);
+      step.model = co_await Perform(plain, q, &notified_plain, &transport);
       MapBack(step.model, p, mix);
     } else {
       step.model = ModelAnswer(model, p, generated, now);

@@ -7,11 +7,15 @@
 // whose two answers differ.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/a2.h"
 #include "properties/a2/a2_workload.h"
+#include "sim/prng.h"
 #include "sim/task.h"
 
 namespace testbed::props::a2 {
@@ -29,7 +33,67 @@ struct Mix {
   // lease expired (property fencing reports those, concurrently): off, the client sends them
   // only from live claims or from attempts another claim superseded.
   bool expired_own = false;
+  // Reach (issue 28): renew sometimes names the other holder; fail counts sometimes land on
+  // the dead-letter limit (maxFailures 1, 2 or 3 around the event's failures); presence
+  // stamps sometimes repeat the field's last stamp (an LWW tie); in some runs
+  // (Memory::empty_lane), lanes include "". Off: the
+  // draws are those of the mixes made before them.
+  bool boundaries = false;
 };
+
+// One planned call (model/a2.h names its op).
+struct Plan {
+  std::string op;
+  std::string session, reducer, ns, holder;
+  std::vector<real::a2::NewEvent> events;      // append (ids may be missing: generated)
+  std::vector<real::a2::ChildEvent> children;  // complete
+  int64_t index = 0, attempt = 0, after = 0;
+  std::optional<int64_t> through;
+  std::vector<int64_t> exclude;
+  std::vector<real::a2::ClaimRef> refs;
+  Json state;
+  std::string participant;
+  std::vector<std::pair<std::string, Json>> values;
+  int64_t seen = 0, at = 0, limit = 0, ttl = 0;
+  int64_t max_failures = 2;  // fail
+  std::optional<std::string> cursor;
+};
+
+struct Held {
+  std::string session, holder;
+  int64_t index = 0, attempt = 0;
+  int64_t claimed_at = 0;  // the client's clock
+};
+
+// What the client remembers to plan its next call.
+struct Memory {
+  std::vector<std::pair<std::string, std::vector<real::a2::NewEvent>>> batches;  // sent appends
+  std::vector<Held> held;
+  std::map<std::pair<std::string, int64_t>, std::vector<real::a2::ChildEvent>> completions;
+  std::optional<std::string> cursor;
+  int fresh = 0;
+  std::map<std::pair<std::string, std::string>, int64_t> stamps;  // presence: last `at` sent
+  bool empty_lane = false;  // Mix::boundaries: this run also appends to the lane ""
+};
+
+// The next call a client makes, from what it remembers and what `model` (a planning view of
+// the store: its answers are not judged) says of frontiers and expiries. `i` numbers the
+// call: ids and values are made from it.
+Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const model::a2::Model& model, int i,
+              int64_t now);
+// The call as a line: op(arguments).
+std::string Describe(const Plan& p);
+// The call on the port, the answer in model/a2.h's shape (an error as {"error": code}; a
+// failure in transport sets *transport).
+sim::Task<nlohmann::json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport);
+// The model's answer to the same call; `generated`: the ids the port drew for events without
+// one, in order.
+nlohmann::json ModelAnswer(model::a2::Model& model, const Plan& p,
+                           const std::vector<std::string>& generated, int64_t now);
+// Orders what the contract leaves unordered: a read's presence rows, a page's sessions.
+void Normalize(const std::string& op, nlohmann::json& answer);
+// The client's memory learns from the store's answers (what a caller sees).
+void Learn(Memory& mem, const Plan& p, const nlohmann::json& answer, int64_t now);
 
 // What each call's store answer is compared with: the model's answer, or the store's answer
 // to the same call under plain names (a second key prefix; the names mapped back).
