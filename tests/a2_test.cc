@@ -13,6 +13,7 @@
 #include "model/json_text.h"
 #include "properties/system.h"
 #include "scenarios/baseline.h"
+#include "sim/faults.h"
 #include "sim/prng.h"
 #include "tests/test_catalogs.h"
 
@@ -350,13 +351,15 @@ RC_GTEST_PROP(A2Port, JsonParseGivesWhatNlohmannGivesTypeForType, ()) {
 }
 
 props::RunOutcome RunA2(const std::string& property, uint64_t seed, int ops,
-                        const real::ScriptCatalog& scripts, int clients = 3) {
+                        const real::ScriptCatalog& scripts, int clients = 3,
+                        const std::string& faults = "none") {
   props::RunSpec spec;
   spec.property = property;
   spec.version = "0.5.0";
   spec.seed = seed;
   spec.clients = clients;
   spec.ops = ops;
+  spec.faults = sim::FaultList::Parse(faults);
   return props::FindSystem("a2")->Run(spec, scripts, nullptr);
 }
 
@@ -457,6 +460,26 @@ TEST(A2Properties, TheShippedScriptsBreakTheCallsModelOnlyThroughTheirKnownWeakn
        {"settled-after-lease-expired", "caused-append-not-fenced", "dead-letter-stalls-lane",
         "delete-drops-presence-stamp", "empty-lane-is-no-lane"})
     EXPECT_TRUE(seen.count(c)) << c << " not seen in 120 runs";
+}
+
+// durability finds nothing under every fault that loses no acknowledged write, and names each
+// consequence of the faults that do (restart here: Redis comes back from an older snapshot).
+TEST(A2Properties, DurabilityFindsNothingUntilWritesAreLostAndThenNamesWhatBroke) {
+  const std::string keeps_writes =
+      "lost-request,lost-reply,latency,delay,pause,crash,skew,clock-jump,outage,reorder,"
+      "scan-duplicates,resend";
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 80; ++seed) {
+    const props::RunOutcome kept =
+        RunA2("durability", seed, 12, testing_catalogs::Shipped(), 3, keeps_writes);
+    EXPECT_FALSE(kept.violated) << "seed " << seed << "\n" << kept.description;
+    const props::RunOutcome lost =
+        RunA2("durability", seed, 12, testing_catalogs::Shipped(), 3, "restart");
+    seen.insert(lost.classes.begin(), lost.classes.end());
+  }
+  for (const char* c : {"index-reused", "attempt-reused", "append-lost", "completion-lost",
+                        "completed-event-claimed"})
+    EXPECT_TRUE(seen.count(c)) << c << " not seen under restart in 80 runs";
 }
 
 // The shipped store's own findings, each seen by its property within a few seeds.

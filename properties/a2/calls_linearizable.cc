@@ -28,46 +28,13 @@
 #include <set>
 
 #include "model/json_text.h"
-#include "properties/a2/a2_sequential.h"
+#include "properties/a2/a2_calls.h"
 #include "properties/linearizability.h"
 
 namespace testbed::props::a2 {
 namespace {
 
 namespace m = model::a2;
-
-// Weights: append, claim, renew, complete, fail, read, readEvents, readState, putSnapshot,
-// presenceSet, presenceRead, listSessions (not here: it spans sessions), listSnapshots,
-// markWatched (not here: notifications are not judged concurrently).
-const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
-                  {"s1"},
-                  {"sum"},
-                  {"room-1"},
-                  /*late=*/true,
-                  /*adversarial=*/false,
-                  /*past_frontier=*/false,
-                  /*expired_own=*/true,
-                  /*boundaries=*/true};
-
-// One call of the run.
-struct Call {
-  int actor = 0;
-  Plan plan;
-  std::string line;                     // Describe(plan)
-  std::vector<std::string> generated;   // ids the port drew for events without one
-  int64_t now = 0;                      // the caller's clock, as the store got it
-  int64_t ahead = 0;                    // how far that clock was ahead of Redis's
-  int64_t invoke = 0, ret = kNever;     // real-time order of events
-  int64_t inv_ms = 0, ret_ms = kNever;  // virtual ms since the run's start
-  bool ambiguous = true;                // no reply, or a failure in transport
-  bool resent = false;                  // re-sent after a reconnect: it may have run twice
-  Json answer;                          // normalized, without "notified"
-};
-
-bool ReadOnly(const std::string& op) {
-  return op == "read" || op == "readEvents" || op == "readState" || op == "presenceRead" ||
-         op == "listSnapshots";
-}
 
 std::string Partition(const Plan& p) {
   return p.op == "presenceSet" || p.op == "presenceRead" ? "presence:" + p.ns
@@ -338,6 +305,14 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
   // earlier clock still counts live.
   const bool presence_rows =
       op == "presenceRead" && (field == "missing-rows" || field == "other-rows");
+  // A set refused by an entry its own clock has expired: PRESENCE_SET_LUA compares stamps
+  // without looking at the entry's expiry (`e`), and the entry stays until a read prunes it or
+  // Redis expires the whole key.
+  if (op == "presenceSet" && (store == "null" || field == "values"))
+    for (const auto& o : part)
+      if (o.op->invoke < s.op->ret && o.op->plan.op == "presenceSet" &&
+          o.op->plan.participant == at.plan.participant && o.op->plan.at > at.plan.at)
+        return "presence-expired-stamp-still-wins";
   const bool presence_applied = op == "presenceSet" && (store == "ok" || field == "values");
   // The call itself ran after its clock's now by Redis's clock (skewed behind, or slow).
   const bool late = at.ahead < 0 || (at.ret_ms != kNever && at.ret_ms > at.inv_ms);
@@ -360,81 +335,6 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
   if (EventField(field) && op != "fail" && op != "presenceSet" && op != "presenceRead")
     return "event-" + field;
   return absl::StrCat(op, "-", field);
-}
-
-std::string Short(const Json& j) {
-  std::string s = model::JsonStringify(j);
-  if (s.size() > 240) s = absl::StrCat(s.substr(0, 200), "... (", s.size(), " bytes)");
-  return s;
-}
-
-std::string CallText(const Call& c) {
-  return absl::StrCat(Actor(c.actor), " ", Ms(c.inv_ms), "..",
-                      c.ret_ms == kNever ? std::string("?") : Ms(c.ret_ms), " ", c.line, " -> ",
-                      c.ambiguous ? std::string("? (no reply)") : Short(c.answer));
-}
-
-class CallsRun : public PropertyRun {
- public:
-  explicit CallsRun(const A2Env& env) : env_(env) {}
-  void Start(sim::World& world) override {
-    world_ = &world;
-    for (int c = 0; c < env_.spec.clients; ++c)
-      world.add_actor(Actor(c), [this, c](sim::Ctx& ctx) { return Client(ctx, c); });
-  }
-  void Check(sim::World&, RunOutcome& out) override;
-
- private:
-  sim::Task<void> Client(sim::Ctx& ctx, int id);
-  int64_t Now() const { return world_->now_ms() - world_->start_ms(); }
-
-  const A2Env& env_;
-  sim::World* world_ = nullptr;
-  std::vector<Call> calls_;
-  int64_t seq_ = 0;
-  m::Model planning_;  // what the clients plan with; its answers are not judged
-};
-
-sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
-  const RunSpec& s = env_.spec;
-  size_t current = 0;
-  uint64_t next_id = 0;
-  real::a2::Store store(ctx, env_.bodies, kPrefix, [this, id, &current, &next_id] {
-    calls_[current].generated.push_back(absl::StrCat("gen-", id, "-", next_id++));
-    return calls_[current].generated.back();
-  });
-  Memory mem;
-  // A quarter of the runs also append to the lane "" (it dominates the runs it is in).
-  mem.empty_lane = sim::Prng(s.seed ^ 0x6c616e65ULL).chance({1, 4});
-  for (int i = 0; i < s.ops; ++i) {
-    if (s.skip.count({id, i})) continue;
-    sim::Prng rng(sim::OpSeed(s.seed, id, i));
-    co_await ctx.sleep(rng.range(0, kLeaseMs));
-    const int64_t now = ctx.now_ms();
-    Call c;
-    c.actor = id;
-    c.plan = MakePlan(rng, kMix, mem, planning_, id * 1000 + i, now);
-    c.line = Describe(c.plan);
-    c.now = now;
-    c.ahead = now - ctx.world().now_ms();
-    c.invoke = seq_++;
-    c.inv_ms = Now();
-    current = calls_.size();
-    calls_.push_back(std::move(c));
-    const int64_t resent_before = ctx.resent_calls();
-    bool transport = false;
-    Json answer = co_await PerformCall(store, calls_[current].plan, &transport);
-    Call& done = calls_[current];
-    done.ret = seq_++;
-    done.ret_ms = Now();
-    done.ambiguous = transport;
-    done.resent = ctx.resent_calls() > resent_before;
-    Normalize(done.plan.op, answer);
-    if (answer.is_object()) answer.erase("notified");
-    done.answer = answer;
-    Learn(mem, done.plan, answer, now);
-    ModelAnswer(planning_, done.plan, done.generated, now);
-  }
 }
 
 // The known weaknesses (model/a2.h) in the order they are tried, each with the class a history
@@ -502,8 +402,8 @@ Finding Explain(const std::string& cls, const std::string& preface, const Histor
   return {cls, text, {}, involved};
 }
 
-void CallsRun::Check(sim::World&, RunOutcome& out) {
-  const History history = MakeHistory(calls_);
+void Judge(const std::vector<Call>& calls, RunOutcome& out) {
+  const History history = MakeHistory(calls);
   const CallsModel model;
   const Verdict v = Checker<CallsModel>(model, kMaxStates).check(history);
   if (!v.complete) out.incomplete = true;
@@ -625,6 +525,10 @@ std::vector<AnomalyClass> Classes() {
                  "expire by the callers' clocks (a read HDELs what its now has passed, and the "
                  "whole key expires on Redis's clock), so a call whose clock is ahead prunes them "
                  "for everyone"});
+  out.push_back({"presence-expired-stamp-still-wins",
+                 "presence.set refused a write because of an entry its own clock had expired: "
+                 "the set compares stamps without looking at the entry's expiry, and the entry "
+                 "stays until a read prunes it or Redis expires the whole key"});
   out.push_back({"snapshot-listed-twice",
                  "listSnapshots listed a reducer twice: SCAN may return a key more than once, "
                  "and the port keeps every key it returns"});
@@ -647,7 +551,7 @@ const A2Property& CallsLinearizable() {
        "(model/a2.h) answers for the calls taken one at a time in an order that respects real "
        "time",
        Always, LosesWrites(), Classes()},
-      MakeRun<CallsRun, A2Env>};
+      Calls<Judge>};
   return kProperty;
 }
 

@@ -1,0 +1,91 @@
+#include "properties/a2/a2_calls.h"
+
+#include <absl/strings/str_cat.h>
+
+#include "model/json_text.h"
+#include "sim/prng.h"
+
+namespace testbed::props::a2 {
+namespace {
+
+// Weights: append, claim, renew, complete, fail, read, readEvents, readState, putSnapshot,
+// presenceSet, presenceRead, listSessions (not here: it spans sessions), listSnapshots,
+// markWatched (not here: notifications are not judged concurrently).
+const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
+                  {"s1"},
+                  {"sum"},
+                  {"room-1"},
+                  /*late=*/true,
+                  /*adversarial=*/false,
+                  /*past_frontier=*/false,
+                  /*expired_own=*/true,
+                  /*boundaries=*/true};
+
+}  // namespace
+
+bool ReadOnly(const std::string& op) {
+  return op == "read" || op == "readEvents" || op == "readState" || op == "presenceRead" ||
+         op == "listSnapshots";
+}
+
+std::string Short(const Json& j) {
+  std::string s = model::JsonStringify(j);
+  if (s.size() > 240) s = absl::StrCat(s.substr(0, 200), "... (", s.size(), " bytes)");
+  return s;
+}
+
+std::string CallText(const Call& c) {
+  return absl::StrCat(Actor(c.actor), " ", Ms(c.inv_ms), "..",
+                      c.ret_ms == kNever ? std::string("?") : Ms(c.ret_ms), " ", c.line, " -> ",
+                      c.ambiguous ? std::string("? (no reply)") : Short(c.answer));
+}
+
+void CallsRun::Start(sim::World& world) {
+  world_ = &world;
+  for (int c = 0; c < env_.spec.clients; ++c)
+    world.add_actor(Actor(c), [this, c](sim::Ctx& ctx) { return Client(ctx, c); });
+}
+
+sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
+  const RunSpec& s = env_.spec;
+  size_t current = 0;
+  uint64_t next_id = 0;
+  real::a2::Store store(ctx, env_.bodies, kPrefix, [this, id, &current, &next_id] {
+    calls_[current].generated.push_back(absl::StrCat("gen-", id, "-", next_id++));
+    return calls_[current].generated.back();
+  });
+  Memory mem;
+  // A quarter of the runs also append to the lane "" (it dominates the runs it is in).
+  mem.empty_lane = sim::Prng(s.seed ^ 0x6c616e65ULL).chance({1, 4});
+  for (int i = 0; i < s.ops; ++i) {
+    if (s.skip.count({id, i})) continue;
+    sim::Prng rng(sim::OpSeed(s.seed, id, i));
+    co_await ctx.sleep(rng.range(0, kLeaseMs));
+    const int64_t now = ctx.now_ms();
+    Call c;
+    c.actor = id;
+    c.plan = MakePlan(rng, kMix, mem, planning_, id * 1000 + i, now);
+    c.line = Describe(c.plan);
+    c.now = now;
+    c.ahead = now - ctx.world().now_ms();
+    c.invoke = seq_++;
+    c.inv_ms = Now();
+    current = calls_.size();
+    calls_.push_back(std::move(c));
+    const int64_t resent_before = ctx.resent_calls();
+    bool transport = false;
+    Json answer = co_await PerformCall(store, calls_[current].plan, &transport);
+    Call& done = calls_[current];
+    done.ret = seq_++;
+    done.ret_ms = Now();
+    done.ambiguous = transport;
+    done.resent = ctx.resent_calls() > resent_before;
+    Normalize(done.plan.op, answer);
+    if (answer.is_object()) answer.erase("notified");
+    done.answer = answer;
+    Learn(mem, done.plan, answer, now);
+    ModelAnswer(planning_, done.plan, done.generated, now);
+  }
+}
+
+}  // namespace testbed::props::a2

@@ -1,0 +1,64 @@
+// a2's concurrent calls workload, which calls-linearizable and durability share
+// (properties/a2/*.cc): every client plans its calls as the sequential client does
+// (properties/a2/a2_sequential.h: stale claims, pauses past the lease, retried batches and
+// completions, renewals from the wrong holder, fail limits around the failure count, presence
+// stamps that tie, the lane "" in a quarter of the runs) on one session and one presence
+// namespace, all at once. Each call is recorded whole, with the `now` its caller's clock gave the
+// store, its window and its answer; a property judges the list.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "properties/a2/a2_sequential.h"
+#include "properties/linearizability.h"
+
+namespace testbed::props::a2 {
+
+// One call of a run.
+struct Call {
+  int actor = 0;
+  Plan plan;
+  std::string line;                     // Describe(plan)
+  std::vector<std::string> generated;   // ids the port drew for events without one
+  int64_t now = 0;                      // the caller's clock, as the store got it
+  int64_t ahead = 0;                    // how far that clock was ahead of Redis's
+  int64_t invoke = 0, ret = kNever;     // real-time order of events
+  int64_t inv_ms = 0, ret_ms = kNever;  // virtual ms since the run's start
+  bool ambiguous = true;                // no reply, or a failure in transport
+  bool resent = false;                  // re-sent after a reconnect: it may have run twice
+  Json answer;                          // normalized, without "notified"
+};
+
+bool ReadOnly(const std::string& op);
+std::string Short(const nlohmann::json& j);  // a JSON text, cut past 240 bytes
+std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...) -> {...}"
+
+// A run of the workload, judged by `judge` over the calls.
+class CallsRun : public PropertyRun {
+ public:
+  using Judge = void (*)(const std::vector<Call>& calls, RunOutcome& out);
+  CallsRun(const A2Env& env, Judge judge) : env_(env), judge_(judge) {}
+  void Start(sim::World& world) override;
+  void Check(sim::World&, RunOutcome& out) override { judge_(calls_, out); }
+
+ private:
+  sim::Task<void> Client(sim::Ctx& ctx, int id);
+  int64_t Now() const { return world_->now_ms() - world_->start_ms(); }
+
+  const A2Env& env_;
+  Judge judge_;
+  sim::World* world_ = nullptr;
+  std::vector<Call> calls_;
+  int64_t seq_ = 0;
+  model::a2::Model planning_;  // what the clients plan with; its answers are not judged
+};
+
+// A property's `make` for the workload.
+template <CallsRun::Judge J>
+std::unique_ptr<PropertyRun> Calls(const A2Env& env) {
+  return std::make_unique<CallsRun>(env, J);
+}
+
+}  // namespace testbed::props::a2
