@@ -146,27 +146,30 @@ TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
 
 // Every argument in the committed file names a mutant that exists, on the line it argues about.
 TEST(Mutate, EachMutantArguedEquivalentExistsAsItsLineSays) {
-  std::ifstream in(kSource + "/baselines/state/mutants/equivalent.json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-  auto trim = [](const std::string& t) {
-    const size_t a = t.find_first_not_of(" \t");
-    return a == std::string::npos ? std::string() : t.substr(a);
-  };
-  ASSERT_GT(j["mutants"].size(), 0u);
-  for (const auto& e : j["mutants"]) {
-    const std::string id = e["id"];
-    const std::string file = id.substr(0, id.rfind(':'));
-    bool found = false;
-    for (const real::ScriptFile& f : shipped.all())
-      if (f.file == file)
-        for (const real::LuaMutant& m : real::MutantsOf(f.body))
-          if (f.file + ":" + m.id == id) {
-            found = true;
-            EXPECT_EQ(trim(m.after), e["after"].get<std::string>()) << id;
-          }
-    EXPECT_TRUE(found) << id;
-    EXPECT_FALSE(e["why"].get<std::string>().empty()) << id;
+  for (const char* system : {"state", "a2"}) {
+    std::ifstream in(kSource + "/baselines/" + system + "/mutants/equivalent.json");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const real::ScriptCatalog shipped =
+        real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    auto trim = [](const std::string& t) {
+      const size_t a = t.find_first_not_of(" \t");
+      return a == std::string::npos ? std::string() : t.substr(a);
+    };
+    ASSERT_GT(j["mutants"].size(), 0u);
+    for (const auto& e : j["mutants"]) {
+      const std::string id = e["id"];
+      const std::string file = id.substr(0, id.rfind(':'));
+      bool found = false;
+      for (const real::ScriptFile& f : shipped.all())
+        if (f.file == file)
+          for (const real::LuaMutant& m : real::MutantsOf(f.body))
+            if (f.file + ":" + m.id == id) {
+              found = true;
+              EXPECT_EQ(trim(m.after), e["after"].get<std::string>()) << id;
+            }
+      EXPECT_TRUE(found) << id;
+      EXPECT_FALSE(e["why"].get<std::string>().empty()) << id;
+    }
   }
 }
 
@@ -181,9 +184,16 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
        "quota-safety / refusal-reported-as-written"},
       {"state/beta24/SET_WITH_QUOTA_SCRIPT.lua:10.3", "quota-liveness / overwrite-refused"},
       {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:33.6", "keys-expire / entry-missing-from-index"},
-      {"state/beta30/SET_WITH_QUOTA_SCRIPT.lua:16.3", "keys-expire / index-expires-before-entry"}};
+      {"state/beta30/SET_WITH_QUOTA_SCRIPT.lua:16.3", "keys-expire / index-expires-before-entry"},
+      // a2's calls-linearizable and its reach (issue 28): renew from the wrong holder, the
+      // dead-letter limit.
+      {"a2/0.5.0/RENEW_CLAIMS_LUA.lua:18.7", "calls-linearizable / renew-renewed"},
+      {"a2/0.5.0/FAIL_ATTEMPT_LUA.lua:52.1",
+       "calls-linearizable / fail-answered-failed-not-dead-lettered"}};
   for (const auto& [id, by] : cases) {
-    const Result r = Cli("mutate --system state --seed 1 --runs 30 --only " + id);
+    const std::string system = id.substr(0, id.find('/'));
+    const Result r = Cli("mutate --system " + system + " --seed 1 --runs " +
+                         (system == "a2" ? "20" : "30") + " --only " + id);
     EXPECT_EQ(r.code, 0) << id << "\n" << r.out;
     EXPECT_NE(r.out.find("killed " + id), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("    by " + by + " ("), std::string::npos) << by << "\n" << r.out;
