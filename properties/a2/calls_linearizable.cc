@@ -325,12 +325,14 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
   if (store != model) return absl::StrCat(op, "-answered-", store, "-not-", model);
   // SCAN may return a key twice (the scan-duplicates fault), and listSnapshots keeps both.
   if (op == "listSnapshots" && field == "duplicate-rows") return "snapshot-listed-twice";
-  // read() is three round trips (the counter, the stream, the meta hash: s003 readRange), so a
+  // read() is three round trips (the counter, the stream, the meta hash: s003 readRange), and so
+  // are the rows an append or a completion re-reads when it replays (s003 973, 1162), so a
   // write that runs between them shows in some of its rows and not in others.
-  if (op == "read" && field != "answer")
+  if ((op == "read" && field != "answer") ||
+      ((op == "append" || op == "complete") && EventField(field)))
     for (const auto& o : part)
-      if (!ReadOnly(o.op->plan.op) && o.op->inv_ms <= at.ret_ms && at.inv_ms <= o.op->ret_ms &&
-          at.ret_ms > at.inv_ms)
+      if (o.op != &at && !ReadOnly(o.op->plan.op) && o.op->inv_ms <= at.ret_ms &&
+          at.inv_ms <= o.op->ret_ms && at.ret_ms > at.inv_ms)
         return "read-not-a-snapshot";
   if (EventField(field) && op != "fail" && op != "presenceSet" && op != "presenceRead")
     return "event-" + field;
@@ -533,9 +535,9 @@ std::vector<AnomalyClass> Classes() {
                  "listSnapshots listed a reducer twice: SCAN may return a key more than once, "
                  "and the port keeps every key it returns"});
   out.push_back({"read-not-a-snapshot",
-                 "read answered rows that no single instant explains, while a write ran "
-                 "concurrently: the port reads the counter, the stream and the meta hash in "
-                 "separate round trips"});
+                 "read (or the replay of an append or a completion) answered rows that no "
+                 "single instant explains, while a write ran concurrently: the port reads the "
+                 "counter, the stream and the meta hash in separate round trips"});
   out.push_back({"calls-unexplained",
                  "no order of the calls explains every answer, and none explains a longest "
                  "prefix the search could name"});
