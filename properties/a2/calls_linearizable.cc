@@ -302,9 +302,11 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
   // Presence expires by the callers' clocks: a read prunes (HDEL) what its own now has passed,
   // and the whole key expires on Redis's clock. So a call with a later clock that ran first, or
   // a write whose clock ran ahead of Redis's, removes entries (and their stamps) that an
-  // earlier clock still counts live.
+  // earlier clock still counts live; a stamp gone early lets an older write in, which a read
+  // then shows.
   const bool presence_rows =
-      op == "presenceRead" && (field == "missing-rows" || field == "other-rows");
+      op == "presenceRead" &&
+      (field == "missing-rows" || field == "other-rows" || field == "extra-rows");
   // A set refused by an entry its own clock has expired: PRESENCE_SET_LUA compares stamps
   // without looking at the entry's expiry (`e`), and the entry stays until a read prunes it or
   // Redis expires the whole key.
