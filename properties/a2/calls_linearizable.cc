@@ -1,22 +1,24 @@
 // Property "calls-linearizable" of the a2 event store: what several concurrent callers got from
 // their calls, under faults, is explained by the model of the store's contract (model/a2.h)
 // taking the calls one at a time in some order that respects real time (each call takes effect
-// between its invocation and its reply, a call that got no reply may have taken effect or not).
+// between its invocation and its reply; a call that got no reply may have taken effect or not; a
+// call re-sent after a reconnect may have taken effect twice).
 //
-// Every client plans its calls as the sequential property does (properties/a2/a2_sequential.h:
-// stale claims, pauses past the lease, retried batches and completions, renewals from the
-// wrong holder, fail limits around the failure count, presence stamps that tie, the lane ""),
-// on one session and one presence namespace, all at once. Each call goes to the model with the
+// The calls are the calls workload's (properties/a2/a2_calls.h). Each goes to the model with the
 // `now` its caller's clock gave the store, so the model judges the store's logic, not the
 // callers' clocks (single-holder judges those).
 //
 // The check is the state store's: a linearizability search (properties/linearizability.h) whose
-// model step is the model's answer to one call, partitioned by session (and presence namespace),
-// with a budget past which the run is "no verdict", never a pass. A rejected history is reduced
-// to a 1-minimal core, and the core's first call that no order explains is named by mechanism:
-// the call, and the kind of answer the store gave where the model gives another
-// ("complete-answered-completed-not-superseded"), or the field of an answer of the same kind
-// that differs ("claim-attemptCount").
+// model step is the model's answer to one call, partitioned by session and presence namespace,
+// with a budget past which the run is "no verdict", never a pass. A rejected partition is named
+// by mechanism. First the model takes on every known weakness of the shipped scripts
+// (model/a2.h, Weakness): what it still cannot explain is new, and is cut to its shortest
+// rejected prefix without the reads it does not need; the call the nearest order stops at names
+// it, by the kind of answer the store gave where the model gives another
+// ("claim-answered-claimed-not-busy") or the field that differs ("renew-renewed",
+// "event-attemptCount", "claim-extra-rows"), or by a mechanism read off the calls around it
+// (read-not-a-snapshot, presence expiry by another clock). A history a known weakness explains
+// takes that weakness's class, so a known class never hides a new mechanism.
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
