@@ -327,8 +327,6 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
           (o.op->now > at.now || (o.op->plan.op == "presenceSet" && o.op->ahead > 0)))
         return "presence-expired-by-another-clock";
   if (store != model) return absl::StrCat(op, "-answered-", store, "-not-", model);
-  // SCAN may return a key twice (the scan-duplicates fault), and listSnapshots keeps both.
-  if (op == "listSnapshots" && field == "duplicate-rows") return "snapshot-listed-twice";
   // read() is three round trips (the counter, the stream, the meta hash: s003 readRange), and so
   // are the rows an append or a completion re-reads when it replays (s003 973, 1162), so a
   // write that runs between them shows in some of its rows and not in others.
@@ -408,7 +406,31 @@ Finding Explain(const std::string& cls, const std::string& preface, const Histor
   return {cls, text, {}, involved};
 }
 
-void Judge(const std::vector<Call>& calls, RunOutcome& out) {
+// SCAN may return a key more than once (the scan-duplicates fault), and listSnapshots keeps every
+// key it returns. That is a finding of its own, judged here call by call; the search then sees
+// each listing without its repeats, so a repeat never stands in for another mechanism.
+std::vector<Call> WithoutRepeatedSnapshots(std::vector<Call> calls, RunOutcome& out) {
+  bool reported = false;
+  for (Call& c : calls) {
+    if (c.ambiguous || c.plan.op != "listSnapshots" || !c.answer.is_array()) continue;
+    Json unique = Json::array();
+    std::set<Json> names;
+    for (const Json& row : c.answer)
+      if (names.insert(row.value("reducerName", Json())).second) unique.push_back(row);
+    if (unique.size() == c.answer.size()) continue;
+    if (!reported)
+      out.findings.push_back({"snapshot-listed-twice",
+                              absl::StrCat("listSnapshots listed a reducer twice:\n", CallText(c)),
+                              {},
+                              {Involve(c.actor, c.inv_ms, c.ret_ms)}});
+    reported = true;
+    c.answer = std::move(unique);
+  }
+  return calls;
+}
+
+void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
+  const std::vector<Call> calls = WithoutRepeatedSnapshots(recorded, out);
   const History history = MakeHistory(calls);
   const CallsModel model;
   const Verdict v = Checker<CallsModel>(model, kMaxStates).check(history);
