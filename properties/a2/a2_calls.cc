@@ -23,6 +23,13 @@ const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
 
 }  // namespace
 
+const Json* RowList(const Json& answer) {
+  const Json* list = answer.is_array()                                 ? &answer
+                     : answer.is_object() && answer.contains("events") ? &answer["events"]
+                                                                       : nullptr;
+  return list && list->is_array() ? list : nullptr;
+}
+
 bool ReadOnly(const std::string& op) {
   return op == "read" || op == "readEvents" || op == "readState" || op == "presenceRead" ||
          op == "listSnapshots";

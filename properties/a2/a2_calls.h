@@ -32,6 +32,9 @@ struct Call {
 };
 
 bool ReadOnly(const std::string& op);
+// The rows of an answer (a read's array, or the "events" of an append, claim or completion);
+// null when it has none.
+const nlohmann::json* RowList(const nlohmann::json& answer);
 std::string Short(const nlohmann::json& j);  // a JSON text, cut past 240 bytes
 std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...) -> {...}"
 

@@ -240,10 +240,8 @@ std::string Kind(const Json& a) {
 // snapshots by reducer.
 std::map<std::string, Json> RowsOf(const Json& a) {
   std::map<std::string, Json> rows;
-  const Json* list = a.is_array()                            ? &a
-                     : a.is_object() && a.contains("events") ? &a["events"]
-                                                             : nullptr;
-  if (!list || !list->is_array()) return rows;
+  const Json* list = RowList(a);
+  if (!list) return rows;
   for (const Json& r : *list) {
     if (!r.is_object()) continue;
     std::string key = r.contains("index") ? r["index"].dump() : "";
@@ -258,10 +256,8 @@ std::map<std::string, Json> RowsOf(const Json& a) {
 // "other-rows"), else the first field that differs, named as the answer names it.
 std::string Field(const Json& store, const Json& model) {
   const std::map<std::string, Json> s = RowsOf(store), m = RowsOf(model);
-  const Json* list = store.is_array()                                ? &store
-                     : store.is_object() && store.contains("events") ? &store["events"]
-                                                                     : nullptr;
-  if (list && list->is_array() && list->size() > s.size()) return "duplicate-rows";
+  const Json* list = RowList(store);
+  if (list && list->size() > s.size()) return "duplicate-rows";
   bool missing = false, extra = false;
   for (const auto& [k, v] : m) missing = missing || !s.count(k);
   for (const auto& [k, v] : s) extra = extra || !m.count(k);

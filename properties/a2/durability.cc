@@ -32,11 +32,8 @@ std::vector<Seen> RowsShown(const std::vector<Call>& calls) {
   std::vector<Seen> out;
   for (const Call& c : calls) {
     if (c.ambiguous || c.plan.op == "presenceSet" || c.plan.op == "presenceRead") continue;
-    const Json& a = c.answer;
-    const Json* rows = a.is_array()                            ? &a
-                       : a.is_object() && a.contains("events") ? &a["events"]
-                                                               : nullptr;
-    if (!rows || !rows->is_array()) continue;
+    const Json* rows = RowList(c.answer);
+    if (!rows) continue;
     for (const Json& r : *rows)
       if (r.is_object() && r.contains("index") && r.contains("id")) out.push_back({&c, r});
   }
