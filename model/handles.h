@@ -2,7 +2,11 @@
 // PRNG; every call takes `now` (ms) and the caller names the handle a create draws. It answers
 // whole calls of one caller in sequence, so a sequential, fault-free run of the port
 // (real/handles/) can be compared with it call for call (property
-// "model-matches-implementation" of the handles system).
+// "model-matches-implementation" of the handles system). Under concurrency and faults,
+// "calls-linearizable" (properties/handles/calls_linearizable.cc) judges the same contract with
+// the two refinements concurrency needs, both from the seed: commit is a claim, then a finalize
+// (or, when the work failed, a restore) around the work, with BUSY while a claim holds; and each
+// deadline is a stamp of its writer's clock, judged by each caller's own clock.
 //
 // The contract, from the seed's comments (where the code is weaker, that is a finding):
 //   1. A draft is active from create until its idle deadline (now + idleTtlMs, slid by every

@@ -209,6 +209,8 @@ class World {
   World& operator=(const World&) = delete;
 
   ActorId add_actor(std::string name, std::function<Task<void>(Ctx&)> body);
+  // An actor's clock now (virtual time + its skew + its jumps), as its Ctx::now_ms() reads it.
+  int64_t actor_clock_ms(ActorId a) const { return actor_time(a); }
   // A fault at start + offset_ms. value: pause length, clock jump, or failover lag (commands).
   void schedule(FaultKind kind, int64_t offset_ms, ActorId actor = -1, int64_t value = 0);
   RunResult run();

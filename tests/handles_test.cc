@@ -322,6 +322,33 @@ TEST(HandlesSystem, EachPropertyIsSeenFailing) {
   EXPECT_NE(r.out.find("the memory backend answers: HANDLE_NOT_FOUND"), std::string::npos);
 }
 
+// calls-linearizable: on the shipped runtime, fault-free, the data's bends are the only thing the
+// model cannot explain (they show in every run); under faults, the clock mechanisms the model
+// takes on as known weaknesses are named; and a CAS script that ignores the expected version
+// shows new mechanisms although the bends already fail every run.
+TEST(HandlesSystem, CallsLinearizableNamesKnownMechanismsAndSeesNewOnesPastThem) {
+  const std::string check =
+      "check --system handles --seed 1 --quiet --properties calls-linearizable ";
+  Result r = Cli(check + "--runs 50");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("calls-linearizable                                 50        0       50"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  number-bent                                                        50"),
+            std::string::npos)
+      << r.out;
+  r = Cli(check + "--runs 50 --baseline " TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Cli(check + "--runs 300 --faults all");
+  for (const char* cls : {"write-refused-by-caller-clock", "claim-lost-by-committer-clock"})
+    EXPECT_NE(r.out.find(std::string("class ") + cls + ":"), std::string::npos) << cls << r.out;
+  EXPECT_EQ(r.out.find("-answered-"), std::string::npos) << r.out;
+  r = Cli(check + "--runs 50 --scripts " TESTBED_SOURCE_DIR
+                  "/tests/broken_scripts/cas-without-version-check");
+  EXPECT_NE(r.out.find("class commit-ran-work-under-another-claim:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("class number-bent:"), std::string::npos) << r.out;
+}
+
 props::RunOutcome Sequential(const std::string& version, uint64_t seed, int ops) {
   props::RunSpec spec;
   spec.property = "model-matches-implementation";

@@ -32,6 +32,7 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
 #include "properties/linearizability.h"
+#include "properties/nearest_order.h"
 
 namespace testbed::props::a2 {
 namespace {
@@ -44,7 +45,7 @@ std::string Partition(const Plan& p) {
 }
 
 // The model's answer to a call, as the store's answers are kept.
-Json Answer(m::Model& model, const Call& c) {
+Json Answered(m::Model& model, const Call& c) {
   Json a = ModelAnswer(model, c.plan, c.generated, c.now);
   Normalize(c.plan.op, a);
   if (a.is_object()) a.erase("notified");
@@ -55,24 +56,33 @@ Json Answer(m::Model& model, const Call& c) {
 struct CallsModel {
   using State = m::Model;
   using Op = const Call*;
+  using Answer = Json;
   unsigned weaknesses = 0;  // model/a2.h's Weakness: only ever to name a finding
   State init() const { return m::Model(weaknesses); }
   bool read_only(Op c) const { return ReadOnly(c->plan.op); }
   std::vector<std::pair<State, int64_t>> step(const State& s, Op c, int64_t lo, int64_t,
                                               bool ambiguous) const {
     State next = s;
-    const Json a = Answer(next, *c);
+    const Json a = Answered(next, *c);
     if (!ambiguous && a != c->answer) return {};
     std::vector<std::pair<State, int64_t>> out;
     out.emplace_back(std::move(next), lo);
     return out;
   }
+  Json explain(const State& s, Op c, bool ambiguous, std::vector<State>& next) const {
+    State n = s;
+    const Json a = Answered(n, *c);
+    if (ambiguous || a == c->answer) next.push_back(std::move(n));
+    return a;
+  }
   void append_key(const State& s, std::string& out) const { s.append_key(out); }
 };
 
-using History = std::vector<Operation<const Call*>>;
+using History = CallHistory<CallsModel>;
+using Stuck = props::Stuck<CallsModel>;
 
 constexpr int64_t kMaxStates = 5'000;
+constexpr int64_t kShrinkStates = 2'000;
 
 // The calls as a history: a re-sent call also as an ambiguous twin (it may have taken effect
 // once more, before the reply its caller got).
@@ -96,132 +106,6 @@ History MakeHistory(const std::vector<Call>& calls) {
     }
   }
   return h;
-}
-
-// A memoized search for an order (Wing & Gong with Lowe's memo, as properties/linearizability.h
-// does it) that also keeps where the orders it tried got furthest: the call no order explains
-// after the most explained calls, and the model's answer there.
-struct Stuck {
-  const Operation<const Call*>* op = nullptr;
-  Json model_answer;
-  int64_t explained = -1;
-  std::vector<const Operation<const Call*>*> before;  // the order up to it
-};
-
-class Search {
- public:
-  Search(const History& h, int64_t budget, unsigned weaknesses)
-      : h_(h), budget_(budget), weaknesses_(weaknesses) {}
-  // Linearizable (false also when out of budget: see gave_up()).
-  bool Run() {
-    std::vector<bool> done(h_.size(), false);
-    std::vector<const Operation<const Call*>*> order;
-    return Step(done, 0, m::Model(weaknesses_), order);
-  }
-  bool gave_up() const { return gave_up_; }
-  const Stuck& stuck() const { return stuck_; }
-
- private:
-  bool Step(std::vector<bool>& done, int64_t explained, const m::Model& state,
-            std::vector<const Operation<const Call*>*>& order) {
-    if (std::find(done.begin(), done.end(), false) == done.end()) return true;
-    std::string key(done.begin(), done.end());
-    state.append_key(key);
-    if (!memo_.insert(std::move(key)).second) return false;
-    if (--budget_ < 0) {
-      gave_up_ = true;
-      return false;
-    }
-    int64_t min_ret = kNever;  // a call can go next if none pending returned before it began
-    for (size_t i = 0; i < h_.size(); ++i)
-      if (!done[i]) min_ret = std::min(min_ret, h_[i].ret);
-    for (size_t i = 0; i < h_.size() && !gave_up_; ++i) {
-      if (done[i] || h_[i].invoke > min_ret) continue;
-      m::Model next = state;
-      const Json a = Answer(next, *h_[i].op);
-      done[i] = true;
-      order.push_back(&h_[i]);
-      bool ok = false;
-      if (h_[i].ambiguous) {
-        ok = Step(done, explained, next, order);
-        if (!ok && !gave_up_) {
-          order.pop_back();
-          ok = Step(done, explained, state, order);  // never took effect
-          order.push_back(&h_[i]);
-        }
-      } else if (a == h_[i].op->answer) {
-        ok = Step(done, explained + 1, next, order);
-      } else if (explained > stuck_.explained) {
-        order.pop_back();
-        stuck_ = {&h_[i], a, explained, order};
-        order.push_back(&h_[i]);
-      }
-      order.pop_back();
-      done[i] = false;
-      if (ok) return true;
-    }
-    return false;
-  }
-
-  const History& h_;
-  int64_t budget_;
-  unsigned weaknesses_;
-  absl::flat_hash_set<std::string> memo_;
-  Stuck stuck_;
-  bool gave_up_ = false;
-};
-
-constexpr int64_t kShrinkStates = 2'000;
-
-// Rejected with a verdict (not out of budget).
-bool Rejected(const History& h, unsigned weaknesses) {
-  Search s(h, kShrinkStates, weaknesses);
-  return !s.Run() && !s.gave_up();
-}
-
-// The first k calls (in invocation order) as they were, and the calls after them that may still
-// have taken effect before one of those returned as calls that may or may not have happened
-// (reads dropped). Calls invoked after every definite one of the first k returned cannot change
-// their answers and are dropped. So a prefix that is rejected shows a history that is.
-History Prefix(const History& h, size_t k) {
-  int64_t last_ret = -1;
-  for (size_t i = 0; i < k; ++i)
-    if (!h[i].ambiguous) last_ret = std::max(last_ret, h[i].ret);
-  History out(h.begin(), h.begin() + static_cast<long>(k));
-  for (size_t i = k; i < h.size(); ++i) {
-    if (h[i].invoke > last_ret || ReadOnly(h[i].op->plan.op)) continue;
-    out.push_back(h[i]);
-    out.back().ambiguous = true;
-    out.back().ret = kNever;
-  }
-  return out;
-}
-
-// A small rejected history: the shortest rejected prefix (found by bisection), then without
-// each read (in turn) that the rejection does not need.
-History Shrink(const History& h, unsigned weaknesses) {
-  size_t lo = 1, hi = h.size();  // hi: a rejected prefix length
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (Rejected(Prefix(h, mid), weaknesses))
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  History core = Prefix(h, hi);
-  if (!Rejected(core, weaknesses)) return h;  // the bisection went astray: keep it all
-  for (size_t i = 0; i < core.size();) {
-    if (ReadOnly(core[i].op->plan.op) && core.size() > 1) {
-      History t = core;
-      t.erase(t.begin() + static_cast<long>(i));
-      if (Rejected(t, weaknesses)) {
-        core = std::move(t);
-        continue;
-      }
-    }
-    ++i;
-  }
-  return core;
 }
 
 // What kind of answer: its error, its outcome, or "ok" ("null" for presence.set's nothing).
@@ -438,11 +322,12 @@ void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
   // A new mechanism first: what the model cannot explain even when it takes on every known
   // weakness of the shipped scripts is named by the call it stops at, so a known class never
   // hides it.
-  Search lenient(part, kMaxStates, m::kAllWeaknesses);
+  const CallsModel lenient_model{m::kAllWeaknesses}, strict{0};
+  NearestOrder<CallsModel> lenient(lenient_model, part, kMaxStates);
   const bool explained = lenient.Run();
   if (!explained && !lenient.gave_up()) {
-    const History core = Shrink(part, m::kAllWeaknesses);
-    Search search(core, kMaxStates, m::kAllWeaknesses);
+    const History core = Shrink(lenient_model, part, kShrinkStates);
+    NearestOrder<CallsModel> search(lenient_model, core, kMaxStates);
     search.Run();
     out.findings.push_back(
         Explain(search.stuck().op ? ClassOfStuck(search.stuck(), part) : "calls-unexplained",
@@ -451,11 +336,11 @@ void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
     return;
   }
   // Else the known weakness that explains the history alone names it.
-  const History core = Shrink(part, 0);
-  Search search(core, kMaxStates, 0);
+  const History core = Shrink(strict, part, kShrinkStates);
+  NearestOrder<CallsModel> search(strict, core, kMaxStates);
   search.Run();
   for (const Known& k : KnownWeaknesses())
-    if (!Rejected(core, k.weakness)) {
+    if (!Rejected(CallsModel{k.weakness}, core, kShrinkStates)) {
       out.findings.push_back(Explain(
           k.cls, absl::StrCat("Explained once the model takes on a known weakness (", k.cls, "). "),
           core, search.stuck(), v.partition));
@@ -463,7 +348,7 @@ void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
     }
   // Several at once: the first the explanation cannot do without names it.
   for (const Known& k : KnownWeaknesses())
-    if (Rejected(core, m::kAllWeaknesses & ~k.weakness)) {
+    if (Rejected(CallsModel{m::kAllWeaknesses & ~k.weakness}, core, kShrinkStates)) {
       out.findings.push_back(
           Explain(k.cls,
                   absl::StrCat("Explained once the model takes on known weaknesses, ", k.cls,

@@ -21,9 +21,14 @@ namespace {
 
 // The simulated upstream call of a commit: it takes `duration_ms`, and either fails before it
 // has any effect or has its one side effect and returns a result.
+// `call` is the commit's index in the recorder's calls, where the work's window is kept.
 sim::Task<Json> Upstream(sim::Ctx& ctx, Recorder* rec, std::string draft, int actor, int op,
-                         int64_t duration_ms, bool fails) {
+                         size_t call, int64_t duration_ms, bool fails) {
+  rec->ops[call].work_start = rec->now();
+  rec->ops[call].clock_work_start = rec->clock(actor);
   co_await ctx.sleep(duration_ms);
+  rec->ops[call].work_end = rec->now();
+  rec->ops[call].clock_work_end = rec->clock(actor);
   if (fails) throw std::runtime_error("upstream failed");
   Json result = Json::object();
   result["by"] = actor;
@@ -460,11 +465,12 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
       const size_t c = rec->begin("", "create", a.id);
       std::string handle;
       try {
+        rec->ops[c].sent = data;
         handle = co_await h.create(kind, data);
         rec->ops[c].draft = handle;
         rec->end(c, "ok");
       } catch (const HandleError& e) {
-        rec->end(c, e.code, e.transport);
+        rec->fail(c, e);
         continue;
       }
       Json want = data;
@@ -485,7 +491,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         rec->end(u, "ok");
       } catch (const HandleError& e) {
         unknown = e.transport;  // it may have landed: nothing to compare
-        rec->end(u, e.code, e.transport);
+        rec->fail(u, e);
       }
       // The client library re-sent one of the update's CASes: the first sending landed, the
       // re-send failed on the version it moved, and update retried into HANDLE_BUSY (js 590-613).
@@ -497,7 +503,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         try {
           r = co_await h.read(kind, handle);
         } catch (const HandleError& e) {
-          rec->end(rd, e.code, e.transport);
+          rec->fail(rd, e);
           throw;
         }
         Json seen = r.data;
@@ -534,13 +540,14 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         const size_t c = rec->begin(draft, "commit", a.id);
         bool retry = false;
         try {
-          const real::handles::Work work = [&ctx, rec, draft, id = a.id, i, duration, fails](Json) {
-            return Upstream(ctx, rec, draft, id, i, duration, fails);
+          const real::handles::Work work = [&ctx, rec, draft, id = a.id, i, c, duration,
+                                            fails](Json) {
+            return Upstream(ctx, rec, draft, id, i, c, duration, fails);
           };
           real::handles::CommitOutcome out = co_await h.commit(kind, draft, work);
           rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
         } catch (const HandleError& e) {
-          rec->end(c, e.code, e.transport);
+          rec->fail(c, e);
           retry = Retryable(e);
         } catch (const std::runtime_error&) {
           rec->end(c, "work-failed");
@@ -556,7 +563,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         seen["status"] = r.status;
         rec->end(c, "ok", false, seen);
       } catch (const HandleError& e) {
-        rec->end(c, e.code, e.transport);
+        rec->fail(c, e);
       }
     } else if (roll < 93) {
       const std::string token = absl::StrCat("c", a.id, "-", i);
@@ -572,7 +579,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
           real::handles::HandleRecord r = co_await h.update(kind, draft, append);
           rec->end(c, "ok", false, r.data);
         } catch (const HandleError& e) {
-          rec->end(c, e.code, e.transport);
+          rec->fail(c, e);
           retry = Retryable(e);
         }
         if (!retry) break;
@@ -584,7 +591,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         co_await h.discard(kind, draft);
         rec->end(c, "ok");
       } catch (const HandleError& e) {
-        rec->end(c, e.code, e.transport);
+        rec->fail(c, e);
       }
     } else {
       const size_t c = rec->begin(draft, "foreign-read", a.id);
@@ -598,7 +605,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
              {},
              {Involve(rec->ops[c])}});
       } catch (const HandleError& e) {
-        rec->end(c, e.code, e.transport);
+        rec->fail(c, e);
       }
     }
   }
@@ -668,10 +675,17 @@ void HandlesRun::Start(sim::World& world) {
   const int clients = workload_ == Workload::kMemoryLockstep ? 2 : spec.clients;
   for (int c = 0; c < clients; ++c)
     world.add_actor(absl::StrCat("client", c), [this, c](sim::Ctx& ctx) {
+      start_offsets_[c] = ctx.now_ms() - rec_.world->now_ms();
       const RunSpec& spec = env_.spec;
       return Client(ctx, ClientArgs{workload_, spec.seed, c, spec.ops, spec.version, &spec.skip,
                                     &env_.bodies, &rec_, env_.make_state});
     });
+}
+
+void HandlesRun::Check(sim::World& world, RunOutcome& out) {
+  for (const auto& [c, start] : start_offsets_)
+    rec_.behind[c] = std::max<int64_t>({0, -start, world.now_ms() - world.actor_clock_ms(c)});
+  judge_(rec_, out);
 }
 
 }  // namespace testbed::props::handles

@@ -49,7 +49,14 @@ struct Op {
   // may have been applied twice (counted on the actor's thread from begin() to end()).
   bool resent = false;
   int64_t resent_base = 0;
-  std::string token = "";  // update: the entry it appends to the data's log (retries share it)
+  std::string token = "";     // update: the entry it appends to the data's log (retries share it)
+  std::string deadline = "";  // HANDLE_EXPIRED: which deadline (idle, max, result)
+  Json sent = Json();         // create: the data it was given
+  // The caller's clock (virtual ms since the run's start, skewed or jumped as the faults made
+  // it) at the call's invocation and return, and where its work ran (commit; kNever: it did
+  // not start), in virtual time and on the caller's clock.
+  int64_t clock_inv = 0, clock_ret = kNever;
+  int64_t work_start = kNever, work_end = kNever, clock_work_start = 0, clock_work_end = 0;
 };
 
 // The calls an operation made, for the timeline's highlights.
@@ -84,9 +91,17 @@ struct Recorder {
   };
   std::vector<Answered> on_redis, on_memory;  // memory-matches-redis: client 0, client 1
   std::map<int, const sim::Ctx*> actors;      // each client's main thread, for its re-sent calls
+  // How far behind virtual time each client's clock was at its furthest (its skew, and its
+  // clock jump if it had one: its offset at the start and at the end of the run).
+  std::map<int, int64_t> behind;
   int64_t now() const { return world->now_ms() - sim::kDefaultEpochMs; }
+  // The caller's clock (`actor`'s main thread), or virtual time for a workload without one.
+  int64_t clock(int actor) const {
+    return actors.count(actor) ? actors.at(actor)->now_ms() - sim::kDefaultEpochMs : now();
+  }
   size_t begin(const std::string& draft, const std::string& op, int actor) {
     ops.push_back({draft, op, actor, now()});
+    ops.back().clock_inv = clock(actor);
     if (actors.count(actor)) ops.back().resent_base = actors.at(actor)->resent_calls();
     return ops.size() - 1;
   }
@@ -95,8 +110,13 @@ struct Recorder {
     ops[i].outcome = outcome;
     ops[i].transport = transport;
     ops[i].value = std::move(value);
+    ops[i].clock_ret = clock(ops[i].actor);
     if (actors.count(ops[i].actor))
       ops[i].resent = actors.at(ops[i].actor)->resent_calls() > ops[i].resent_base;
+  }
+  void fail(size_t i, const HandleError& e) {
+    end(i, e.code, e.transport);
+    ops[i].deadline = e.details.value("deadline", "");
   }
 };
 
@@ -124,25 +144,34 @@ enum class Workload {
   kQuotaLimit,      // maxEntries 2, two live drafts: a third create, an update or a commit
 };
 
-// A run of one workload, judged by `judge` over what the callers saw (and the trace).
+// A run of one workload, judged by `judge` over what the callers saw (the findings, and
+// "no verdict" when a checker gave up).
 class HandlesRun : public PropertyRun {
  public:
-  using Judge = std::vector<Finding> (*)(const Recorder&, const sim::Trace&);
+  using Judge = void (*)(const Recorder&, RunOutcome&);
   HandlesRun(const HandlesEnv& env, Workload workload, Judge judge)
       : env_(env), workload_(workload), judge_(judge) {}
   void Start(sim::World& world) override;
-  void Check(sim::World&, RunOutcome& out) override { out.findings = judge_(rec_, out.trace); }
+  void Check(sim::World& world, RunOutcome& out) override;
 
  private:
   const HandlesEnv& env_;
   Workload workload_;
   Judge judge_;
   Recorder rec_;
+  std::map<int, int64_t> start_offsets_;  // each client's clock minus virtual time at its start
 };
 
-template <HandlesRun::Judge J, Workload W = Workload::kDrafts>
+// Most properties judge by the findings alone, over the callers' record and the trace.
+using FindingsJudge = std::vector<Finding> (*)(const Recorder&, const sim::Trace&);
+template <FindingsJudge J>
+void Judged(const Recorder& rec, RunOutcome& out) {
+  out.findings = J(rec, out.trace);
+}
+
+template <FindingsJudge J, Workload W = Workload::kDrafts>
 std::unique_ptr<PropertyRun> Run(const HandlesEnv& env) {
-  return std::make_unique<HandlesRun>(env, W, J);
+  return std::make_unique<HandlesRun>(env, W, &Judged<J>);
 }
 
 // The findings a sequential, lockstep or quota workload made itself.
