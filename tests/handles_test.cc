@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
+#include <set>
 #include <string>
 
 #include "properties/handles/handles_system.h"
@@ -347,6 +349,113 @@ TEST(HandlesSystem, CallsLinearizableNamesKnownMechanismsAndSeesNewOnesPastThem)
                   "/tests/broken_scripts/cas-without-version-check");
   EXPECT_NE(r.out.find("class commit-ran-work-under-another-claim:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("class number-bent:"), std::string::npos) << r.out;
+}
+
+// Deliberately broken storage under the handle runtime, one per promise of model/handles.h that
+// the drafts workload reaches, each of which calls-linearizable must see break (the promise's
+// number in model/handles.h in brackets).
+enum class Break {
+  kNoSlide,       // [1] a read's sliding touch is dropped
+  kNoGrace,       // [2] a record's storage ends at its deadline, without the grace
+  kOtherResult,   // [3] a committed record replays another result
+  kDiscardKeeps,  // [4] a discard's tombstone is dropped (and reported written)
+  kDataDropped,   // [6] a field of the data is lost on the way back
+};
+
+class BrokenStorage : public HandleStorage {
+ public:
+  BrokenStorage(std::unique_ptr<HandleStorage> port, Break b) : port_(std::move(port)), b_(b) {}
+  sim::Task<std::optional<state::StateValue>> get(std::string key) override {
+    std::optional<state::StateValue> v = co_await port_->get(key);
+    if (v && b_ == Break::kOtherResult && v->value.value("status", "") == "committed")
+      v->value["result"] = Json{{"by", -1}};
+    if (v && b_ == Break::kDataDropped && v->value.contains("data") && v->value["data"].is_object())
+      v->value["data"].erase("note");
+    co_return v;
+  }
+  sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+                                              int64_t ttl_ms) override {
+    const std::string status = value.value("status", "");
+    if (b_ == Break::kNoGrace)
+      ttl_ms = std::max<int64_t>(1, ttl_ms - (status == "committed" ? 1000 : 1500));
+    if (b_ == Break::kDiscardKeeps && status == "discarded") {
+      state::CasResult kept;
+      kept.ok = true;
+      co_return kept;
+    }
+    if (b_ == Break::kNoSlide && status == "active" && expected > 0) {
+      const std::optional<state::StateValue> now = co_await port_->get(key);
+      if (now && now->version == expected && now->value.value("status", "") == "active" &&
+          now->value.value("data", Json()) == value.value("data", Json()))
+        co_return state::CasResult{};  // a touch: lost, as if another write had won
+    }
+    const state::CasResult written =
+        co_await port_->compare_and_set(key, expected, std::move(value), ttl_ms);
+    co_return written;
+  }
+  void bind(sim::Ctx& ctx) override { port_->bind(ctx); }
+
+ private:
+  std::unique_ptr<HandleStorage> port_;
+  Break b_;
+};
+
+template <Break B>
+class BrokenState : public HandleState {
+ public:
+  explicit BrokenState(std::unique_ptr<HandleState> port) : port_(std::move(port)) {}
+  std::unique_ptr<HandleStorage> ns(std::optional<std::string> connection, const std::string& name,
+                                    state::NamespaceOptions options) override {
+    return std::make_unique<BrokenStorage>(port_->ns(connection, name, options), B);
+  }
+
+ private:
+  std::unique_ptr<HandleState> port_;
+};
+
+template <Break B>
+std::unique_ptr<HandleState> Broken(const std::string& version, sim::Ctx& ctx,
+                                    const state::VersionScripts& scripts, std::string provider_id) {
+  return std::make_unique<BrokenState<B>>(
+      RedisState(version, ctx, scripts, std::move(provider_id)));
+}
+
+// The calls-linearizable classes of seeds 1-`seeds` (beta.30, fault-free) on a storage factory
+// that the baseline does not accept.
+std::set<std::string> NewCallsClasses(props::handles::StateFactory make, uint64_t seeds = 40) {
+  const scenarios::Baseline b =
+      scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
+  std::set<std::string> out;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    props::RunSpec spec;
+    spec.property = "calls-linearizable";
+    spec.version = "beta30";
+    spec.seed = seed;
+    spec.clients = 3;
+    spec.ops = 8;
+    const props::RunOutcome o =
+        props::handles::RunWithState(spec, testing_catalogs::Shipped(), make);
+    for (const std::string& c : o.classes)
+      if (!b.find("calls-linearizable", c)) out.insert(c);
+  }
+  return out;
+}
+
+TEST(HandlesSystem, CallsLinearizableSeesEachPromiseOfTheModelBroken) {
+  EXPECT_TRUE(NewCallsClasses(RedisState).empty());  // the shipped storage: nothing new
+  const std::vector<std::pair<const char*, props::handles::StateFactory>> broken = {
+      {"[1] no sliding touch", Broken<Break::kNoSlide>},
+      {"[2] no grace", Broken<Break::kNoGrace>},
+      {"[3] another result replayed", Broken<Break::kOtherResult>},
+      {"[4] discard kept", Broken<Break::kDiscardKeeps>},
+      {"[5] bound drafts shared", SharedScope},
+      {"[6] data lost", Broken<Break::kDataDropped>},
+  };
+  for (const auto& [what, make] : broken) {
+    const std::set<std::string> seen = NewCallsClasses(make, 400);
+    EXPECT_FALSE(seen.empty()) << what;
+    for (const std::string& c : seen) std::cout << what << ": " << c << "\n";
+  }
 }
 
 props::RunOutcome Sequential(const std::string& version, uint64_t seed, int ops) {

@@ -17,9 +17,11 @@
 //     judges it by its own clock (js 518), so the model keeps a deadline as the span of values
 //     its writer's clock may have given it and judges it by the span the caller's clock read
 //     during the call. The key itself lives on Redis's clock (its storage TTL, js 454): the model
-//     keeps when it may vanish in virtual time. A slid deadline, a slide that may not have
-//     landed (a read's CAS lost to another write, js 577) and an expiry inside a call's window
-//     are branches of the search, so the model never cries wolf at an instant it cannot place.
+//     keeps when it may vanish in virtual time. A slid deadline, a slide whose call failed in
+//     transport and an expiry inside a call's window are branches of the search, so the model
+//     never cries wolf at an instant it cannot place.
+//     A read's touch (js 577) is taken as landed: its CAS loses only to a write after the read's
+//     load, and the touch followed by that write is the same state.
 // Faults that lose writes (restart, failover, key loss) are set aside: work-at-most-once and
 // updates-exactly-once show what those do.
 //
@@ -289,8 +291,12 @@ struct CallsModel {
       if (!l.there) return Failed(l);
       const Answer a = Record(d);
       if (ambiguous || (got == "ok" && Same(a.data, o.value))) {
-        next.push_back(d);
-        if (d.status == Draft::kActive) {  // the slide, unless its CAS lost (js 577)
+        // The sliding touch (js 577). Its CAS loses only to a write that landed after the
+        // read's load, which is the same as the touch, then that write (an update refreshes
+        // the deadline itself, a claim or a discard leaves it unread): so an answered read
+        // slid. One that failed in transport may not have.
+        if (ambiguous || d.status != Draft::kActive) next.push_back(d);
+        if (d.status == Draft::kActive) {
           Draft n = d;
           Slide(n, *s);
           next.push_back(n);
