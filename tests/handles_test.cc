@@ -247,18 +247,24 @@ std::unique_ptr<HandleState> SharedScope(const std::string& version, sim::Ctx& c
       RedisState(version, ctx, scripts, std::move(provider_id)));
 }
 
+// A run of `property` on `version`.
+props::RunSpec Spec(const std::string& property, uint64_t seed, int clients = 3, int ops = 8,
+                    const std::string& version = "beta30") {
+  props::RunSpec spec;
+  spec.property = property;
+  spec.version = version;
+  spec.seed = seed;
+  spec.clients = clients;
+  spec.ops = ops;
+  return spec;
+}
+
 // Runs of `property` (seeds 1-40, beta.30) on the shared-scope port that show `cls`.
 int ShowsOnSharedScope(const std::string& property, int clients, int ops, const std::string& cls) {
   int shown = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    props::RunSpec spec;
-    spec.property = property;
-    spec.version = "beta30";
-    spec.seed = seed;
-    spec.clients = clients;
-    spec.ops = ops;
-    const props::RunOutcome o =
-        props::handles::RunWithState(spec, testing_catalogs::Shipped(), SharedScope);
+    const props::RunOutcome o = props::handles::RunWithState(
+        Spec(property, seed, clients, ops), testing_catalogs::Shipped(), SharedScope);
     shown += std::count(o.classes.begin(), o.classes.end(), cls) > 0;
   }
   return shown;
@@ -427,14 +433,8 @@ std::set<std::string> NewCallsClasses(props::handles::StateFactory make, uint64_
       scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
   std::set<std::string> out;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
-    props::RunSpec spec;
-    spec.property = "calls-linearizable";
-    spec.version = "beta30";
-    spec.seed = seed;
-    spec.clients = 3;
-    spec.ops = 8;
-    const props::RunOutcome o =
-        props::handles::RunWithState(spec, testing_catalogs::Shipped(), make);
+    const props::RunOutcome o = props::handles::RunWithState(Spec("calls-linearizable", seed),
+                                                             testing_catalogs::Shipped(), make);
     for (const std::string& c : o.classes)
       if (!b.find("calls-linearizable", c)) out.insert(c);
   }
@@ -459,13 +459,9 @@ TEST(HandlesSystem, CallsLinearizableSeesEachPromiseOfTheModelBroken) {
 }
 
 props::RunOutcome Sequential(const std::string& version, uint64_t seed, int ops) {
-  props::RunSpec spec;
-  spec.property = "model-matches-implementation";
-  spec.version = version;
-  spec.seed = seed;
-  spec.clients = 1;
-  spec.ops = ops;
-  return props::FindSystem("handles")->Run(spec, testing_catalogs::Shipped(), nullptr);
+  return props::FindSystem("handles")->Run(
+      Spec("model-matches-implementation", seed, 1, ops, version), testing_catalogs::Shipped(),
+      nullptr);
 }
 
 // The port, call for call against model/handles: create, read (the sliding touch), update,
@@ -492,12 +488,7 @@ RC_GTEST_PROP(HandlesModel, ASequentialRunAnswersEveryCallAsTheModelOfTheLifecyc
 TEST(HandlesSystem, TheWorkloadReachesTheRenewalLoopAndTheFinalizeUnderFaults) {
   int renewals = 0, faulted_renewals = 0, crashes = 0, pauses = 0;
   for (uint64_t seed = 1; seed <= 100; ++seed) {
-    props::RunSpec spec;
-    spec.property = "work-at-most-once";
-    spec.version = "beta30";
-    spec.seed = seed;
-    spec.clients = 3;
-    spec.ops = 8;
+    props::RunSpec spec = Spec("work-at-most-once", seed);
     spec.faults = sim::FaultList::Parse("all");
     const props::RunOutcome o =
         props::FindSystem("handles")->Run(spec, testing_catalogs::Shipped(), nullptr);
