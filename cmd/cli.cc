@@ -117,9 +117,9 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 }
 
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {FidelityCommand(), CheckCommand(), DiffCommand(),
-                                                 MutateCommand(),   MergeCommand(), ReplayCommand(),
-                                                 ListCommand()};
+  static const std::vector<Command> kCommands = {
+      FidelityCommand(), CheckCommand(),  DiffCommand(),         MutateCommand(),
+      MergeCommand(),    ReplayCommand(), CheckHistoryCommand(), ListCommand()};
   return kCommands;
 }
 

@@ -125,6 +125,14 @@ struct MergeSpec {
   bool operator==(const MergeSpec&) const = default;
 };
 
+// testbed check-history: a history in Jepsen's JSON form, checked against a model.
+struct CheckHistorySpec {
+  std::string history;                 // the file
+  std::string model = "cas-register";  // the only model so far
+  std::string Write() const;
+  bool operator==(const CheckHistorySpec&) const = default;
+};
+
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
@@ -140,6 +148,7 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args);
 DiffSpec ParseDiff(const std::vector<std::string>& args);
 MergeSpec ParseMerge(const std::vector<std::string>& args);
 MutateSpec ParseMutate(const std::vector<std::string>& args);
+CheckHistorySpec ParseCheckHistory(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunCheck(const CheckSpec& spec);
@@ -147,6 +156,7 @@ int RunReplay(const ReplaySpec& spec);
 int RunDiff(const DiffSpec& spec);
 int RunMerge(const MergeSpec& spec);
 int RunMutate(const MutateSpec& spec);
+int RunCheckHistory(const CheckHistorySpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

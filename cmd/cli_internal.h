@@ -81,6 +81,7 @@ Command CheckCommand();
 Command ReplayCommand();
 Command DiffCommand();
 Command MergeCommand();
+Command CheckHistoryCommand();
 Command MutateCommand();
 Command ListCommand();
 

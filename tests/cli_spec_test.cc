@@ -87,6 +87,15 @@ TEST(Specs, AWrittenMergeSpecParsesBack) {
   EXPECT_EQ(ParseMerge(Words(s.Write(), "merge")), s) << s.Write();
 }
 
+TEST(Specs, AWrittenCheckHistorySpecParsesBack) {
+  const CheckHistorySpec s =
+      ParseCheckHistory({TESTBED_SOURCE_DIR "/tests/golden/state-beta3-seed-1-runs-5.json",
+                         "--model", "cas-register"});
+  EXPECT_EQ(s.model, "cas-register");
+  EXPECT_EQ(ParseCheckHistory(Words(s.Write(), "check-history")), s) << s.Write();
+  EXPECT_THROW(ParseCheckHistory({"/nonexistent/h.json"}), UsageError);
+}
+
 TEST(Specs, ACheckSpecResolvesTheSystemsDefaultsAndADrawnSeedIntoTheWrittenLine) {
   const CheckSpec s = ParseCheck({"--system", "state"});
   EXPECT_EQ(s.version, "beta30");

@@ -1,0 +1,218 @@
+// testbed check-history: Jepsen JSON histories against the cas-register model, on the command
+// line (verdicts, the operations that cannot be ordered, bad input as one line and exit 2) and
+// against a brute-force search over every order of small generated histories.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "properties/jepsen_history.h"
+#include "sim/prng.h"
+#include "tests/cli_run.h"
+
+namespace testbed {
+namespace {
+
+using Json = nlohmann::json;
+
+class CheckHistory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("testbed-check-history-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  testing_cli::Result Check(const std::string& text, const std::string& flags = "") {
+    const std::string path = (dir_ / "history.json").string();
+    std::ofstream(path) << text;
+    return testing_cli::Run(TESTBED_CLI_PATH, "check-history " + path + flags);
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CheckHistory, ALinearizableHistoryPassesAndAStaleReadIsNamed) {
+  testing_cli::Result r = Check(R"([
+    {"process":0,"type":"invoke","f":"write","value":1},
+    {"process":0,"type":"ok","f":"write","value":1},
+    {"process":1,"type":"invoke","f":"read","value":null},
+    {"process":2,"type":"invoke","f":"cas","value":[1,2]},
+    {"process":1,"type":"ok","f":"read","value":2},
+    {"process":2,"type":"ok","f":"cas","value":[1,2]},
+    {"process":"nemesis","type":"info","f":"start","value":null},
+    {"process":0,"type":"invoke","f":"write","value":3},
+    {"process":0,"type":"info","f":"write","value":3},
+    {"process":1,"type":"invoke","f":"read","value":null},
+    {"process":1,"type":"ok","f":"read","value":3}])");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "linearizable: 5 operations (1 info, 0 failed and left out) on one cas-register\n");
+  // Keywords as EDN writes them; a failed cas did not happen; the read after the cas is stale.
+  r = Check(R"([
+    {"process":0,"type":":invoke","f":":write","value":1},
+    {"process":0,"type":":ok","f":":write","value":1},
+    {"process":1,"type":":invoke","f":":cas","value":[1,2]},
+    {"process":1,"type":":ok","f":":cas","value":[1,2]},
+    {"process":2,"type":":invoke","f":":cas","value":[0,5]},
+    {"process":2,"type":":fail","f":":cas","value":[0,5]},
+    {"process":0,"type":":invoke","f":":read","value":null},
+    {"process":0,"type":":ok","f":":read","value":1}])");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("not linearizable: 3 operations (0 info, 1 failed and left out)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("then stops at process 0 read -> 1 (entries 6..7), where the register "
+                       "holds 2"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(CheckHistory, BadInputIsOneLineAndExit2) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{", "not JSON"},
+      {"{}", "not a JSON array"},
+      {"[1]", "entry 0: not an object"},
+      {R"([{"type":"invoke","f":"read"}])", "entry 0: \"process\" is missing"},
+      {R"([{"process":0,"type":"begin","f":"read"}])", "type \"begin\""},
+      {R"([{"process":0,"type":"invoke","f":"append"}])", "f \"append\""},
+      {R"([{"process":0,"type":"invoke","f":"cas","value":1}])", "not [old, new]"},
+      {R"([{"process":0,"type":"ok","f":"read","value":1}])", "without an invoke"},
+      {R"([{"process":0,"type":"invoke","f":"read"},{"process":0,"type":"invoke","f":"read"}])",
+       "invokes again"},
+      {R"([{"process":0,"type":"invoke","f":"read"},{"process":0,"type":"ok","f":"write"}])",
+       "completes a read as a write"},
+  };
+  for (const auto& [text, says] : bad) {
+    const testing_cli::Result r = Check(text);
+    EXPECT_EQ(r.code, 2) << text << "\n" << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << text << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << text << "\n" << r.out;
+  }
+  EXPECT_EQ(Check("[]", " --model mutex").code, 2);
+  EXPECT_EQ(testing_cli::Run(TESTBED_CLI_PATH, "check-history /nonexistent/h.json").code, 2);
+}
+
+// A small history of three processes on one register, run for real (each operation takes
+// effect at its completion), then perhaps corrupted: a read's value changed, a completion made
+// info (its effect kept or not).
+Json Generate(uint64_t seed) {
+  sim::Prng rng(seed);
+  Json h = Json::array();
+  Json reg;                      // the register
+  std::vector<Json> pending(3);  // each process's invoke, or null
+  int invokes = 0;
+  while (invokes < 6 ||
+         std::any_of(pending.begin(), pending.end(), [](const Json& p) { return !p.is_null(); })) {
+    const int p = static_cast<int>(rng.below(3));
+    if (pending[p].is_null()) {
+      if (invokes >= 6) continue;
+      ++invokes;
+      const uint64_t f = rng.below(3);
+      Json op = {{"process", p}, {"type", "invoke"}};
+      op["f"] = f == 0 ? "read" : f == 1 ? "write" : "cas";
+      op["value"] =
+          f == 0 ? Json()
+          : f == 1
+              ? Json(rng.below(3))
+              : Json::array({rng.chance({1, 3}) ? Json() : Json(rng.below(3)), Json(rng.below(3))});
+      h.push_back(op);
+      pending[p] = op;
+      continue;
+    }
+    Json done = pending[p];
+    pending[p] = Json();
+    const bool info = rng.chance({1, 6});
+    const bool lands = !info || rng.chance({1, 2});
+    done["type"] = "ok";
+    if (done["f"] == "read") {
+      done["value"] = reg;
+      if (rng.chance({1, 4})) done["value"] = rng.below(3);  // corrupted
+    } else if (done["f"] == "write") {
+      if (lands) reg = done["value"];
+    } else if (done["value"][0] == reg) {
+      if (lands) reg = done["value"][1];
+    } else {
+      done["type"] = "fail";
+    }
+    if (info) done["type"] = "info";
+    h.push_back(done);
+  }
+  return h;
+}
+
+// Every order of the operations that real time allows, each info operation in or out.
+bool BruteForceLinearizable(const Json& h) {
+  struct Call {
+    std::string f;
+    Json value;
+    size_t inv, ret;
+    bool info;
+  };
+  std::vector<Call> calls;
+  std::vector<int> open(3, -1);
+  for (size_t i = 0; i < h.size(); ++i) {
+    const int p = h[i]["process"];
+    if (h[i]["type"] == "invoke") {
+      open[p] = static_cast<int>(calls.size());
+      calls.push_back({h[i]["f"], h[i]["value"], i, SIZE_MAX, false});
+    } else {
+      Call& c = calls[open[p]];
+      if (h[i]["type"] == "fail") c.f = "";
+      if (h[i]["type"] == "info") c.info = true;
+      if (h[i]["type"] == "ok") c.ret = i;
+      if (h[i]["type"] == "ok" && c.f == "read") c.value = h[i]["value"];
+    }
+  }
+  std::erase_if(calls, [](const Call& c) { return c.f.empty() || (c.info && c.f == "read"); });
+  std::vector<size_t> info;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].info) info.push_back(i);
+  for (uint64_t mask = 0; mask < (uint64_t{1} << info.size()); ++mask) {
+    std::vector<size_t> in;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const auto k = std::find(info.begin(), info.end(), i);
+      if (k == info.end() || (mask >> (k - info.begin()) & 1)) in.push_back(i);
+    }
+    std::sort(in.begin(), in.end());
+    do {
+      bool ok = true;
+      Json reg;
+      for (size_t a = 0; a < in.size() && ok; ++a) {
+        for (size_t b = a + 1; b < in.size() && ok; ++b)  // b after a, though b returned first
+          ok = calls[in[b]].ret == SIZE_MAX || calls[in[b]].ret > calls[in[a]].inv;
+        const Call& c = calls[in[a]];
+        if (c.f == "read") ok = ok && c.value == reg;
+        if (c.f == "write") reg = c.value;
+        if (c.f == "cas") {
+          ok = ok && c.value[0] == reg;
+          reg = c.value[1];
+        }
+      }
+      if (ok) return true;
+    } while (std::next_permutation(in.begin(), in.end()));
+  }
+  return false;
+}
+
+TEST(CheckHistoryModel, AgreesWithABruteForceSearchOnGeneratedHistories) {
+  int linearizable = 0, not_linearizable = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    const Json h = Generate(seed);
+    const bool want = BruteForceLinearizable(h);
+    const props::HistoryVerdict got = props::CheckCasRegisterHistory(h);
+    ASSERT_TRUE(got.decided) << h.dump();
+    EXPECT_EQ(got.linearizable, want) << "seed " << seed << "\n" << h.dump() << "\n" << got.text;
+    (want ? linearizable : not_linearizable)++;
+  }
+  // Both verdicts are exercised.
+  EXPECT_GT(linearizable, 100);
+  EXPECT_GT(not_linearizable, 50);
+}
+
+}  // namespace
+}  // namespace testbed
