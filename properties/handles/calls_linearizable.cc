@@ -20,8 +20,9 @@
 //     keeps when it may vanish in virtual time. A slid deadline, a slide whose call failed in
 //     transport and an expiry inside a call's window are branches of the search, so the model
 //     never cries wolf at an instant it cannot place.
-//     A read's touch (js 577) is taken as landed: its CAS loses only to a write after the read's
-//     load, and the touch followed by that write is the same state.
+//     A read's touch (js 577) is taken as landed unless it may move the deadline earlier: its
+//     CAS loses only to a write that loaded before it landed, and a touch that moves the
+//     deadline later followed by that write is the same state.
 // Faults that lose writes (restart, failover, key loss) are set aside: work-at-most-once and
 // updates-exactly-once show what those do.
 //
@@ -291,11 +292,15 @@ struct CallsModel {
       if (!l.there) return Failed(l);
       const Answer a = Record(d);
       if (ambiguous || (got == "ok" && Same(a.data, o.value))) {
-        // The sliding touch (js 577). Its CAS loses only to a write that landed after the
-        // read's load, which is the same as the touch, then that write (an update refreshes
-        // the deadline itself, a claim or a discard leaves it unread): so an answered read
-        // slid. One that failed in transport may not have.
-        if (ambiguous || d.status != Draft::kActive) next.push_back(d);
+        // The sliding touch (js 577). Its CAS loses only to a write that loaded before it
+        // landed: the same as the touch, then that write, as long as the touch moves the
+        // deadline later (that write then refreshes it itself, or checked it against an earlier
+        // one). A touch by a clock behind the writer's may move it earlier, and then the write
+        // checked the deadline the touch never replaced: the read may not have slid. So may one
+        // that failed in transport.
+        const bool may_shorten =
+            std::min(s->clock.lo + Kind().idle_ttl_ms, d.max_expires.lo) < d.expires.hi;
+        if (ambiguous || d.status != Draft::kActive || may_shorten) next.push_back(d);
         if (d.status == Draft::kActive) {
           Draft n = d;
           Slide(n, *s);
