@@ -637,8 +637,17 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
                                {}};
     for (const props::Finding& f : x.outcome.findings)
       if (props::ClassOf(f) == c)
+        for (const props::Deadline& d : f.deadlines)
+          page.deadlines.push_back({d.actor, d.at_ms, d.what});
+    if (!spec.out.empty())
+      page.report_link =
+          std::filesystem::relative(std::filesystem::absolute(spec.out) / "report.md",
+                                    std::filesystem::absolute(spec.html))
+              .string();
+    for (const props::Finding& f : x.outcome.findings)
+      if (props::ClassOf(f) == c)
         for (const props::Involved& i : f.involved)
-          page.highlights.push_back({i.actor, i.from_ms, i.to_ms});
+          page.highlights.push_back({i.actor, i.from_ms, i.to_ms, i.op});
     row.html = absl::StrCat(
         spec.html, "/",
         reports::PageFileName(absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c)));

@@ -56,6 +56,15 @@ struct PropertyInfo {
 struct Involved {
   std::string actor;  // "client0", as the trace names actors
   int64_t from_ms = 0, to_ms = 0;
+  std::string op = "";  // the SDK operation ("compareAndSet", "commit", "claim"), when known
+};
+
+// A deadline a finding turns on (a lease's end, a key's TTL): drawn on the timeline from these
+// fields, at `at_ms` (virtual ms since the run's start) on `actor`'s lane ("": every lane).
+struct Deadline {
+  std::string actor;
+  int64_t at_ms = 0;
+  std::string what;  // "lease of client1 (attempt 2) ends"
 };
 
 // The operation ctx's actor ran from `from_ms` (the world's virtual time, not an actor's
@@ -70,7 +79,8 @@ struct Finding {
   std::string cls;         // a name from PropertyInfo::classes, or "" (generic)
   std::string text;        // the counterexample: one or more lines, without indentation
   std::string shape = {};  // for a generic class (optional for a named one)
-  std::vector<Involved> involved = {};  // the operations it is about, when the check knows them
+  std::vector<Involved> involved = {};   // the operations it is about, when the check knows them
+  std::vector<Deadline> deadlines = {};  // the deadlines it turns on, when the check knows them
 };
 
 // The class a finding counts under: its own, or "shape-" + 8 hex digits of its shape.

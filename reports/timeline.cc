@@ -1,10 +1,13 @@
 #include "reports/timeline.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <absl/strings/str_replace.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
+#include <set>
 
 #include "sim/lua_scripting.h"
 
@@ -47,8 +50,8 @@ h1 { font-size: 18px; margin: 0 0 4px; }
 .axis { height: 20px; border-bottom: 1px solid #d0d7de; }
 .tick { position: absolute; top: 2px; font-size: 11px; color: #57606a; white-space: nowrap; }
 .lane { border-bottom: 1px dashed #eaeef2; }
-.lane-label { position: absolute; left: -126px; width: 120px; top: 4px; font-weight: 600; font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.bar { position: absolute; height: 20px; border-radius: 3px; background: #8fb8ff; border: 1px solid #4a7fd6; font-size: 11px; overflow: hidden; white-space: nowrap; cursor: pointer; box-sizing: border-box; padding: 1px 3px; }
+.lane-label { position: absolute; left: -126px; width: 120px; top: 4px; font-weight: 600; font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; background: #fff; z-index: 4; }
+.bar { position: absolute; height: 20px; border-radius: 3px; background: #8fb8ff; border: 1px solid #4a7fd6; font-size: 11px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; z-index: 1; cursor: pointer; box-sizing: border-box; padding: 1px 3px; }
 .bar.lost { background: repeating-linear-gradient(45deg, #d8dee4, #d8dee4 4px, #f6f8fa 4px, #f6f8fa 8px); border-color: #8c959f; }
 .bar.error { background: #ffc9c9; border-color: #e03131; }
 .bar.hl { background: #ff8787; border: 2px solid #c92a2a; font-weight: 700; }
@@ -62,6 +65,14 @@ h1 { font-size: 18px; margin: 0 0 4px; }
 #details { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; min-height: 3em; font: 12px/1.4 ui-monospace, monospace; }
 pre.cx { background: #f6f8fa; padding: 8px; border-radius: 6px; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 code { font-size: 12px; }
+header { position: sticky; top: 0; background: #fff; z-index: 5; padding: 4px 0; border-bottom: 1px solid #d0d7de; }
+header .replay { margin: 2px 0; font-size: 12px; }
+header code { word-break: break-all; }
+.op { position: absolute; height: 20px; border-radius: 3px; background: #ffe066; border: 1px solid #f08c00; font-size: 11px; font-weight: 600; overflow: hidden; white-space: nowrap; text-overflow: ellipsis; cursor: pointer; box-sizing: border-box; padding: 1px 3px; }
+.deadline { position: absolute; top: 0; bottom: 0; width: 0; border-left: 2px dashed #e8590c; z-index: 2; cursor: pointer; }
+.deadline span { position: absolute; left: 3px; bottom: 0; font-size: 10px; color: #e8590c; white-space: nowrap; background: rgba(255,255,255,.8); }
+.gap { position: absolute; top: 0; bottom: 0; background: repeating-linear-gradient(135deg, #f1f3f5, #f1f3f5 3px, #fff 3px, #fff 9px); }
+.gap-label { position: absolute; top: 2px; font-size: 11px; color: #868e96; text-align: center; white-space: nowrap; }
 )css";
 
 constexpr const char* kErrorCapture =
@@ -75,7 +86,7 @@ constexpr const char* kScript = R"js(
   function show(el) {
     details.textContent = el.getAttribute('data-detail');
   }
-  var items = document.querySelectorAll('.bar, .mark');
+  var items = document.querySelectorAll('.bar, .mark, .op, .deadline');
   for (var i = 0; i < items.length; i++) {
     items[i].addEventListener('mouseenter', function () { if (!selected) show(this); });
     items[i].addEventListener('click', function () {
@@ -90,6 +101,21 @@ constexpr const char* kScript = R"js(
     show(first);
     first.scrollIntoView({ block: 'nearest', inline: 'center' });
   }
+  // Lane labels stay in view while the lanes scroll.
+  var scroll = document.querySelector('.scroll');
+  var labels = document.querySelectorAll('.lane-label');
+  function pin() {
+    for (var j = 0; j < labels.length; j++)
+      labels[j].style.transform = 'translateX(' + scroll.scrollLeft + 'px)';
+  }
+  scroll.addEventListener('scroll', pin);
+  pin();
+  var copy = document.getElementById('copy');
+  copy.addEventListener('click', function () {
+    var text = document.getElementById('replay').textContent;
+    if (navigator.clipboard) navigator.clipboard.writeText(text);
+    copy.textContent = 'copied';
+  });
   document.body.setAttribute('data-ready', '1');
 })();
 )js";
@@ -104,21 +130,145 @@ std::string PageFileName(const std::string& stem) {
   return out + ".html";
 }
 
-std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
-                         const ScriptNames& names) {
-  constexpr int kColumn = 34, kRow = 26, kTop = 4;
-  // Columns: the events a page shows, in the order the world ran them.
-  std::vector<int> column(trace.events.size(), -1);
-  int columns = 0;
+namespace {
+
+// Where each shown event sits (px from the left), to scale: see timeline.h.
+struct Layout {
+  std::vector<int> column;  // by event: its column, or -1 when not shown
+  std::vector<int64_t> ms;  // by column: virtual time
+  std::vector<int> x;       // by column
+  struct Gap {
+    int from, to;
+    int64_t ms;
+  };
+  std::vector<Gap> gaps;
+  int width = 0;
+
+  // The x of virtual time t: a column's own x, or in proportion inside the stretch before it.
+  int At(int64_t t) const {
+    if (x.empty()) return 0;
+    if (t <= ms.front()) return x.front();
+    for (size_t k = 1; k < x.size(); ++k)
+      if (t <= ms[k]) {
+        const int from = x[k - 1] + kSlot;
+        // In proportion across the stretch, compressed or not.
+        const int64_t span = std::max<int64_t>(1, ms[k] - ms[k - 1]);
+        return from + static_cast<int>((x[k] - from) * (t - ms[k - 1]) / span);
+      }
+    return x.back() + kSlot + static_cast<int>(std::min(t - ms.back(), kGapMs) * kPxPerMs);
+  }
+  static constexpr int kSlot = 30;  // one event, among those of its millisecond
+};
+
+// About how wide a bar's label is at the bars' 11px font.
+int LabelPx(const std::string& label) { return static_cast<int>(label.size()) * 8 + 10; }
+
+// A script call is labelled by its script's name (the id's last part), other calls by command.
+std::string BarLabel(const sim::TraceEvent& e, const ScriptNames& names) {
+  std::string label = e.argv.empty() ? "" : e.argv[0];
+  if ((label == "EVAL" || label == "EVALSHA") && e.argv.size() >= 2)
+    if (auto it = names.find(sim::CachedSha1(e.argv[1]).substr(0, 12)); it != names.end())
+      label = it->second.substr(it->second.rfind('/') + 1);
+  return label;
+}
+
+// `until`: the latest time the page draws (a deadline past the last event), as one more column
+// that no event takes.
+Layout Place(const sim::Trace& trace, const ScriptNames& names, int64_t until) {
+  Layout l;
+  l.column.assign(trace.events.size(), -1);
+  std::map<size_t, std::vector<size_t>> calls_ending;  // reply column -> call events
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const sim::TraceEvent& e = trace.events[i];
-    if (e.kind == sim::EventKind::kCall || e.kind == sim::EventKind::kReply || !MarkKind(e).empty())
-      column[i] = columns++;
+    if (e.kind != sim::EventKind::kCall && e.kind != sim::EventKind::kReply && MarkKind(e).empty())
+      continue;
+    const int k = static_cast<int>(l.x.size());
+    l.column[i] = k;
+    int x = 0;
+    if (k > 0) {
+      const int64_t span = e.at_ms - l.ms.back();
+      x = l.x.back() + Layout::kSlot + static_cast<int>(std::min(span, kGapMs) * kPxPerMs);
+      if (span > kGapMs) l.gaps.push_back({l.x.back() + Layout::kSlot, x, span});
+    }
+    // A bar is at least as wide as its label: the slots of one millisecond widen, never the
+    // time between milliseconds.
+    if (e.kind == sim::EventKind::kReply && e.call >= 0) {
+      const sim::TraceEvent& call = trace.events[static_cast<size_t>(e.call)];
+      const int call_column = l.column[static_cast<size_t>(e.call)];
+      if (call_column >= 0)
+        x = std::max(x, l.x[static_cast<size_t>(call_column)] + LabelPx(BarLabel(call, names)) -
+                            Layout::kSlot + 4);
+    }
+    l.ms.push_back(e.at_ms);
+    l.x.push_back(x);
   }
-  // Lanes: one per actor, first seen first; a row per thread of the actor; "world" last.
+  if (!l.x.empty() && until > l.ms.back()) {
+    const int64_t span = until - l.ms.back();
+    const int x = l.x.back() + Layout::kSlot + static_cast<int>(std::min(span, kGapMs) * kPxPerMs);
+    if (span > kGapMs) l.gaps.push_back({l.x.back() + Layout::kSlot, x, span});
+    l.ms.push_back(until);
+    l.x.push_back(x);
+  }
+  l.width = (l.x.empty() ? 0 : l.x.back()) + Layout::kSlot * 3 + 200;
+  return l;
+}
+
+}  // namespace
+
+std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
+                         const ScriptNames& names) {
+  constexpr int kRow = 26, kTop = 4;
+  // The reply of each call.
+  std::map<size_t, size_t> reply_of;
+  for (size_t i = 0; i < trace.events.size(); ++i)
+    if (trace.events[i].kind == sim::EventKind::kReply && trace.events[i].call >= 0)
+      reply_of[static_cast<size_t>(trace.events[i].call)] = i;
+  int64_t until = 0;
+  for (const DeadlineMark& d : page.deadlines) until = std::max(until, d.at_ms);
+  for (const Highlight& h : page.highlights)
+    if (h.to_ms != INT64_MAX) until = std::max(until, h.to_ms);
+  const Layout layout = Place(trace, names, until);
+  const std::vector<int>& column = layout.column;
+  const auto x_of = [&](size_t event) { return layout.x[static_cast<size_t>(column[event])]; };
+  // Lanes: one per actor, first seen first; a row per thread of the actor; "world" last. A lane
+  // whose actor ran an operation the finding is about has a row above them for the operations.
   std::vector<std::string> actors;
   std::map<int, std::pair<size_t, int>> row_of;  // thread -> (lane, row in lane)
   std::vector<int> rows;
+  // The operations the finding is about: from an operation's first call to its last reply
+  // (many calls share a millisecond), else by time; stacked where they overlap.
+  struct OpBar {
+    std::string actor, op, detail;
+    int from, to, row;
+  };
+  std::vector<OpBar> op_bars;
+  std::map<std::string, int> op_rows;  // actor -> rows its operations take
+  for (const Highlight& h : page.highlights) {
+    int from = layout.At(h.from_ms);
+    int to = h.to_ms == INT64_MAX ? layout.width - 200 : layout.At(h.to_ms) + Layout::kSlot;
+    int first = INT32_MAX, last = -1;
+    for (size_t i = 0; i < trace.events.size(); ++i) {
+      const sim::TraceEvent& e = trace.events[i];
+      if (column[i] < 0 || e.kind != sim::EventKind::kCall || e.thread < 0 ||
+          trace.concerns(e) != h.actor || e.at_ms < h.from_ms || e.at_ms > h.to_ms)
+        continue;
+      first = std::min(first, x_of(i));
+      const auto r = reply_of.find(i);
+      last = std::max(last,
+                      r == reply_of.end() ? layout.width - 200 : x_of(r->second) + Layout::kSlot);
+    }
+    if (last >= 0) from = first, to = std::max(to, last);
+    int row = 0;
+    for (const OpBar& o : op_bars)
+      if (o.actor == h.actor && o.from < to && from < o.to) row = std::max(row, o.row + 1);
+    op_rows[h.actor] = std::max(op_rows[h.actor], row + 1);
+    const std::string op = h.op.empty() ? "operation" : h.op;
+    const std::string until =
+        h.to_ms == INT64_MAX ? "never returned" : absl::StrCat("+", h.to_ms, "ms");
+    op_bars.push_back({h.actor, op,
+                       absl::StrCat(h.actor, ": ", op, ", +", h.from_ms, "ms to ", until), from, to,
+                       row});
+  }
   for (size_t i = 0; i < trace.events.size(); ++i) {
     const sim::TraceEvent& e = trace.events[i];
     if (column[i] < 0 || (e.thread >= 0 && row_of.count(e.thread))) continue;
@@ -128,7 +278,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
     size_t lane = static_cast<size_t>(it - actors.begin());
     if (it == actors.end()) {
       actors.push_back(actor);
-      rows.push_back(0);
+      rows.push_back(op_rows.count(actor) ? op_rows[actor] : 0);
     }
     row_of[e.thread] = {lane, rows[lane]++};
   }
@@ -142,15 +292,12 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
       rows.push_back(1);
       it = actors.end() - 1;
     }
-    return {static_cast<size_t>(it - actors.begin()), 0};
+    const size_t lane = static_cast<size_t>(it - actors.begin());
+    const int below = op_rows.count(lane_name) ? op_rows[lane_name] : 0;
+    return {lane, rows[lane] > below ? below : 0};
   };
   for (size_t i = 0; i < trace.events.size(); ++i)
     if (column[i] >= 0 && trace.events[i].thread < 0) place(trace.events[i]);
-  // The reply of each call.
-  std::map<size_t, size_t> reply_of;
-  for (size_t i = 0; i < trace.events.size(); ++i)
-    if (trace.events[i].kind == sim::EventKind::kReply && trace.events[i].call >= 0)
-      reply_of[static_cast<size_t>(trace.events[i].call)] = i;
 
   std::vector<std::string> lane_html(actors.size());
   int highlighted = 0;
@@ -164,7 +311,7 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
         e.thread < 0 ? "world" : trace.thread_names.at(static_cast<size_t>(e.thread));
     if (e.kind == sim::EventKind::kCall) {
       const auto r = reply_of.find(i);
-      const int end = r == reply_of.end() ? columns - 1 : column[r->second];
+      const int end = r == reply_of.end() ? layout.width - 200 : x_of(r->second) + Layout::kSlot;
       const std::string call = Abbreviate(sim::ShortArgv(e.argv, &names));
       const std::string reply = r == reply_of.end()
                                     ? "no reply (lost, or the run ended first)"
@@ -178,15 +325,10 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
       if (r == reply_of.end()) cls += " lost";
       if (r != reply_of.end() && trace.events[r->second].reply.is_error()) cls += " error";
       if (hl) cls += " hl";
-      std::string label = e.argv.empty() ? "" : e.argv[0];
-      // A script call is labelled by its script's name (the id's last part).
-      if ((label == "EVAL" || label == "EVALSHA") && e.argv.size() >= 2)
-        if (auto it = names.find(sim::CachedSha1(e.argv[1]).substr(0, 12)); it != names.end())
-          label = it->second.substr(it->second.rfind('/') + 1);
+      const std::string label = BarLabel(e, names);
       absl::StrAppend(&lane_html[lane], "<div class=\"", cls, "\" data-actor=\"", Esc(actor),
-                      "\" style=\"left:", column[i] * kColumn,
-                      "px;width:", std::max(1, end - column[i] + 1) * kColumn - 4, "px;top:", top,
-                      "px\" data-detail=\"",
+                      "\" style=\"left:", x_of(i), "px;width:", std::max(8, end - x_of(i) - 4),
+                      "px;top:", top, "px\" title=\"", Esc(label), "\" data-detail=\"",
                       Esc(absl::StrCat(thread, ", +", e.at_ms, "ms to +", reply_ms, "ms\n", call,
                                        "\n-> ", reply)),
                       "\">", Esc(label), "</div>\n");
@@ -197,22 +339,54 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
                            : kind == "sleep" || kind == "pause" ? "&#8214;"
                                                                 : "!";
       absl::StrAppend(&lane_html[lane], "<div class=\"mark ", kind,
-                      "\" style=\"left:", column[i] * kColumn + kColumn / 2 - 8, "px;top:", top + 2,
+                      "\" style=\"left:", x_of(i) + Layout::kSlot / 2 - 8, "px;top:", top + 2,
                       "px\" data-detail=\"",
                       Esc(absl::StrCat(thread, ", +", e.at_ms, "ms\n", e.text)), "\" title=\"",
                       Esc(e.text), "\">", symbol, "</div>\n");
     }
   }
-  // The axis: a tick where the virtual time moves on.
-  std::string axis;
-  int64_t last_ms = -1;
-  for (size_t i = 0; i < trace.events.size(); ++i)
-    if (column[i] >= 0 && trace.events[i].at_ms != last_ms) {
-      last_ms = trace.events[i].at_ms;
-      absl::StrAppend(&axis, "<span class=\"tick\" style=\"left:", column[i] * kColumn, "px\">+",
-                      last_ms, "ms</span>");
+  for (const OpBar& o : op_bars) {
+    const size_t lane =
+        static_cast<size_t>(std::find(actors.begin(), actors.end(), o.actor) - actors.begin());
+    if (lane == actors.size()) continue;
+    absl::StrAppend(&lane_html[lane], "<div class=\"op\" data-actor=\"", Esc(o.actor),
+                    "\" style=\"left:", o.from, "px;width:", std::max(8, o.to - o.from - 4),
+                    "px;top:", kTop + o.row * kRow, "px\" title=\"", Esc(o.op), "\" data-detail=\"",
+                    Esc(o.detail), "\">", Esc(o.op), "</div>\n");
+  }
+  // Deadlines: a line on the lane of the actor they concern, or across every lane.
+  // Deadlines of one actor and time are one line.
+  std::map<std::pair<std::string, int64_t>, std::vector<std::string>> deadlines;
+  for (const DeadlineMark& d : page.deadlines) {
+    auto& what = deadlines[{d.actor, d.at_ms}];
+    if (std::find(what.begin(), what.end(), d.what) == what.end()) what.push_back(d.what);
+  }
+  for (const auto& [at, what] : deadlines) {
+    const std::string text = absl::StrCat(absl::StrJoin(what, "; "), " at +", at.second, "ms");
+    const std::string mark = absl::StrCat(
+        "<div class=\"deadline\" style=\"left:", layout.At(at.second), "px\" data-detail=\"",
+        Esc(text), "\" title=\"", Esc(text), "\"><span>", Esc(text), "</span></div>\n");
+    for (size_t l = 0; l < actors.size(); ++l)
+      if (at.first.empty() || at.first == actors[l]) absl::StrAppend(&lane_html[l], mark);
+  }
+  // Compressed gaps, on the axis and on every lane.
+  std::string axis, gaps;
+  for (const Layout::Gap& g : layout.gaps) {
+    absl::StrAppend(&gaps, "<div class=\"gap\" style=\"left:", g.from, "px;width:", g.to - g.from,
+                    "px\"></div>\n");
+    absl::StrAppend(&axis, "<span class=\"gap-label\" style=\"left:", g.from,
+                    "px;width:", g.to - g.from, "px\" title=\"", g.ms, " ms, drawn as ", kGapMs,
+                    " ms\">&#8776;", g.ms, " ms</span>");
+  }
+  // The axis: a tick where the virtual time moves on, where its label has room.
+  int last_tick = -1000;
+  for (size_t k = 0; k < layout.x.size(); ++k)
+    if ((k == 0 || layout.ms[k] != layout.ms[k - 1]) && layout.x[k] - last_tick >= 56) {
+      last_tick = layout.x[k];
+      absl::StrAppend(&axis, "<span class=\"tick\" style=\"left:", layout.x[k], "px\">+",
+                      layout.ms[k], "ms</span>");
     }
-  const int width = std::max(1, columns) * kColumn + 20;
+  const int width = layout.width;
   std::string first_line = page.counterexample.substr(0, page.counterexample.find('\n'));
   first_line.erase(0, first_line.find_first_not_of(' '));
   std::string lanes;
@@ -220,28 +394,41 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
     absl::StrAppend(&lanes, "<div class=\"lane\" data-actor=\"", Esc(actors[l]),
                     "\" style=\"height:", kTop * 2 + rows[l] * kRow, "px;width:", width,
                     "px\"><div class=\"lane-label\" title=\"", Esc(actors[l]), "\">",
-                    Esc(actors[l]), "</div>\n", lane_html[l], "</div>\n");
+                    Esc(actors[l]), "</div>\n", gaps, lane_html[l], "</div>\n");
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
       Esc(page.title), "</title>\n<style>", kStyle, "</style>\n<script>", kErrorCapture,
       "</script>\n</head>\n<body data-highlighted=\"", highlighted, "\" data-lanes=\"",
-      actors.size(), "\">\n<h1>", Esc(page.title), "</h1>\n<p class=\"sentence\">",
+      actors.size(), "\" data-deadlines=\"", deadlines.size(), "\" data-gaps=\"",
+      layout.gaps.size(), "\">\n<header>\n<h1>", Esc(page.title), "</h1>\n<p class=\"replay\">",
+      page.report_link.empty()
+          ? std::string()
+          : absl::StrCat("<a href=\"", Esc(page.report_link), "\">&#8592; report</a> "),
+      "Replay: <code id=\"replay\">", Esc(page.replay),
+      "</code> <button id=\"copy\" type=\"button\">copy</button></p>\n</header>\n"
+      "<p class=\"sentence\">",
       Esc(page.sentence), first_line.empty() ? "" : "<br><b>" + Esc(first_line) + "</b>", "</p>\n",
       highlighted == 0 ? "<p class=\"note\">This finding does not pinpoint its operations in the "
                          "trace; the counterexample below names them.</p>\n"
                        : "",
       "<pre class=\"cx\">", Esc(page.counterexample),
       "</pre>\n<p class=\"legend\"><span><i style=\"background:#8fb8ff\"></i>Redis call, request "
-      "to reply</span><span><i style=\"background:#ff8787\"></i>an operation the violation is "
-      "about</span><span><i style=\"background:#f08c00\"></i>fault</span><span><i "
+      "to reply</span><span><i style=\"background:#ff8787\"></i>a call of an operation the "
+      "violation is about</span><span><i style=\"background:#ffe066\"></i>that operation "
+      "(SDK call)</span><span><i style=\"background:#e8590c\"></i>deadline</span><span><i "
+      "style=\"background:#f08c00\"></i>fault</span><span><i "
       "style=\"background:#c92a2a\"></i>crash</span><span><i "
       "style=\"background:#868e96\"></i>pause or sleep</span><span><i "
       "style=\"background:#7048e8\"></i>clock</span></p>\n<p>One lane per actor, a row per "
-      "thread; left to right in the order the world ran events (times since the run's start). "
-      "Hover over or click a bar.</p>\n<div class=\"scroll\"><div class=\"axis\" style=\"width:",
+      "thread. Time runs left to right in proportion (",
+      kPxPerMs,
+      " px a millisecond; calls of one millisecond side by side in the order the world "
+      "ran them); a gap longer than ",
+      kGapMs,
+      " ms is compressed and marked &#8776; with its length. Hover over or click a "
+      "bar.</p>\n<div class=\"scroll\"><div class=\"axis\" style=\"width:",
       width, "px\">", axis, "</div>\n", lanes, "</div>\n<h2>Call</h2>\n<div id=\"details\">",
-      "</div>\n<p>Replay: <code>", Esc(page.replay), "</code></p>\n<script>", kScript,
-      "</script>\n</body>\n</html>\n");
+      "</div>\n<script>", kScript, "</script>\n</body>\n</html>\n");
 }
 
 }  // namespace testbed::reports

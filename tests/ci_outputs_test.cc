@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -185,6 +186,13 @@ std::vector<std::string> ReadmeCommands() {
   return found;
 }
 
+// The README is one page a user reads (issue 32): measurements and diaries live under docs/.
+TEST(CiOutputs, TheReadmeFitsOnePage) {
+  const std::string readme = ReadFile(TESTBED_SOURCE_DIR "/README.md");
+  ASSERT_FALSE(readme.empty());
+  EXPECT_LT(std::count(readme.begin(), readme.end(), '\n'), 300);
+}
+
 TEST(CiOutputs, EveryConcreteCommandInTheReadmeRunsAsItSays) {
   TempDir dir("readme");
   const std::vector<std::string> commands = ReadmeCommands();
@@ -293,16 +301,131 @@ TEST(CiOutputs, ATimelinePageRendersInHeadlessChromiumWithEveryLaneAndHighlight)
   EXPECT_EQ(ReadFile(dir / "timeline.png").substr(1, 3), "PNG");
 }
 
-TEST(CiOutputs, TheCommittedExamplePageIsWhatTheCheckWritesToday) {
-  TempDir dir("example");
-  const Result r =
-      Cli("check --system state --version beta30 --properties cas-versions-linearizable --seed 1 "
-          "--runs 20 --quiet --html " +
-          dir.path());
-  ASSERT_EQ(r.code, 1) << r.out;
-  const std::string name = "state-beta30-cas-versions-linearizable-duplicate-version.html";
-  EXPECT_EQ(ReadFile(dir / name), ReadFile(TESTBED_SOURCE_DIR "/reports/examples/" + name))
-      << "regenerate reports/examples/ (README, In CI) and its screenshot";
+// The committed example pages (reports/examples/, README "In CI"): a state, a handles and an
+// a2 counterexample, each with the command that writes it and its screenshot
+// (reports/examples/regenerate.sh writes both).
+struct Example {
+  std::string command, page;
+};
+const std::vector<Example>& Examples() {
+  static const std::vector<Example> kExamples = {
+      {"check --system state --version beta30 --properties cas-versions-linearizable --seed 1 "
+       "--runs 20",
+       "state-beta30-cas-versions-linearizable-duplicate-version.html"},
+      {"check --system handles --version beta24 --properties busy-means-committing --seed 36 "
+       "--runs 1 --clients 3 --ops 6 --faults all --skip 0:3,0:4,0:5,2:3,2:5",
+       "handles-beta24-busy-means-committing-busy-beyond-lease.html"},
+      {"check --system a2 --version 0.5.0 --properties fencing --seed 1 --runs 1 --clients 2 "
+       "--ops 3 --skip 0:0,0:2",
+       "a2-0.5.0-fencing-completed-after-lease-expired.html"},
+  };
+  return kExamples;
+}
+
+// A page's structure: its elements' tags and classes, and where each sits, without the texts.
+std::string Structure(const std::string& html) {
+  static const std::regex tag("<(div|span|p|h1|h2|header|code|button|a)( [^>]*)?>");
+  static const std::regex keep(" (class|style|data-actor)=\"[^\"]*\"");
+  std::string out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), tag); it != std::sregex_iterator();
+       ++it) {
+    out += "<" + (*it)[1].str();
+    const std::string attrs = (*it)[2].str();
+    for (auto a = std::sregex_iterator(attrs.begin(), attrs.end(), keep);
+         a != std::sregex_iterator(); ++a)
+      out += a->str();
+    out += ">\n";
+  }
+  return out;
+}
+
+TEST(CiOutputs, TheCommittedExamplePagesAreWhatTheCheckWritesToday) {
+  for (const Example& e : Examples()) {
+    TempDir dir("example");
+    const Result r = Cli(e.command + " --quiet --html " + dir.path());
+    ASSERT_EQ(r.code, 1) << e.command << "\n" << r.out;
+    const std::string page = ReadFile(dir / e.page);
+    const std::string committed = ReadFile(TESTBED_SOURCE_DIR "/reports/examples/" + e.page);
+    ASSERT_FALSE(committed.empty()) << e.page;
+    EXPECT_EQ(Structure(page), Structure(committed))
+        << e.page << ": regenerate reports/examples/ (reports/examples/regenerate.sh)";
+    EXPECT_EQ(page, committed) << e.page;
+    EXPECT_EQ(ReadFile(TESTBED_SOURCE_DIR "/reports/examples/" +
+                       e.page.substr(0, e.page.size() - 5) + ".png")
+                  .substr(1, 3),
+              "PNG")
+        << e.page;
+  }
+}
+
+// The bars of a page: left edge (px) and the virtual ms each call was sent at.
+std::vector<std::pair<int64_t, int>> Bars(const std::string& html) {
+  static const std::regex bar(
+      "class=\"bar[^\"]*\" data-actor=\"[^\"]*\" style=\"left:(-?[0-9]+)px[^\"]*\" "
+      "title=\"[^\"]*\" data-detail=\"[^,]*, \\+([0-9]+)ms");
+  std::vector<std::pair<int64_t, int>> out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), bar); it != std::sregex_iterator();
+       ++it)
+    out.emplace_back(std::stoll((*it)[2]), std::stoi((*it)[1]));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(CiOutputs, TheTimelineIsToScaleWithGapsCompressedAndDeadlinesDrawn) {
+  constexpr int kPxPerMs = 6;
+  constexpr int64_t kGapMs = 40;
+  for (const Example& e : Examples()) {
+    TempDir dir("scale");
+    ASSERT_EQ(Cli(e.command + " --quiet --html " + dir.path()).code, 1) << e.command;
+    const std::string html = ReadFile(dir / e.page);
+    const std::vector<std::pair<int64_t, int>> bars = Bars(html);
+    ASSERT_GE(bars.size(), 3u) << e.page;
+    std::vector<int64_t> gaps;
+    // Each gap is drawn as kGapMs, whatever its length.
+    static const std::regex gap_label(
+        "class=\"gap-label\" style=\"left:[0-9]+px;width:([0-9]+)px\"[^>]*>&#8776;([0-9]+) ms<");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), gap_label);
+         it != std::sregex_iterator(); ++it) {
+      gaps.push_back(std::stoll((*it)[2]));
+      EXPECT_EQ(std::stoi((*it)[1]), kGapMs * kPxPerMs) << e.page << " " << gaps.back() << " ms";
+    }
+    for (size_t k = 1; k < bars.size(); ++k) {
+      const auto [a_ms, a_x] = bars[k - 1];
+      const auto [b_ms, b_x] = bars[k];
+      if (a_ms == b_ms) continue;
+      // Later is to the right, by at least the time between them (up to a gap's width).
+      EXPECT_GE(b_x - a_x, std::min(b_ms - a_ms, kGapMs) * kPxPerMs)
+          << e.page << " +" << a_ms << "ms and +" << b_ms << "ms";
+      // A longer stretch is compressed, and a mark says how long a gap inside it was.
+      if (b_ms - a_ms > kGapMs) {
+        EXPECT_TRUE(std::any_of(gaps.begin(), gaps.end(),
+                                [&](int64_t g) { return g > kGapMs && g <= b_ms - a_ms; }))
+            << e.page << " +" << a_ms << "ms to +" << b_ms << "ms";
+      }
+    }
+    // The SDK operations the finding is about sit above their calls, and the deadlines it turns
+    // on are drawn (the state example's TTLs, the lease ends of handles and a2).
+    EXPECT_NE(html.find("class=\"op\""), std::string::npos) << e.page;
+    EXPECT_NE(html.find("class=\"deadline\""), std::string::npos) << e.page;
+    EXPECT_NE(html.find("<button id=\"copy\""), std::string::npos) << e.page;
+  }
+  // a2's lease end lies after the claim that took it and before the complete that was accepted
+  // past it.
+  TempDir dir("lease");
+  ASSERT_EQ(Cli(Examples()[2].command + " --quiet --html " + dir.path()).code, 1);
+  const std::string html = ReadFile(dir / Examples()[2].page);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, std::regex("class=\"deadline\" style=\"left:([0-9]+)px")));
+  const int lease_x = std::stoi(m[1]);
+  ASSERT_TRUE(
+      std::regex_search(html, m,
+                        std::regex("class=\"op\" data-actor=\"client1\" "
+                                   "style=\"left:([0-9]+)px;width:([0-9]+)px[^>]*>claim<")));
+  EXPECT_GT(lease_x, std::stoi(m[1]) + std::stoi(m[2]));
+  ASSERT_TRUE(std::regex_search(
+      html, m,
+      std::regex("class=\"op\" data-actor=\"client1\" style=\"left:([0-9]+)px[^>]*>complete<")));
+  EXPECT_LT(lease_x, std::stoi(m[1]));
 }
 
 TEST(CiOutputs, TheBrowserCheckSeesAScriptErrorAndAConsoleMessage) {

@@ -276,8 +276,14 @@ sim::Task<void> ConcurrentRun::Client(sim::Ctx& ctx, int id) {
 
 std::string Actor(int id) { return absl::StrCat("client", id); }
 
-Involved Involve(int actor, int64_t from, int64_t to) {
-  return {Actor(actor), from, to == kNever ? INT64_MAX : to};
+Involved Involve(int actor, int64_t from, int64_t to, const std::string& op) {
+  return {Actor(actor), from, to == kNever ? INT64_MAX : to, op};
+}
+
+Deadline LeaseEnd(const ClaimRec& c) {
+  return {Actor(c.actor), c.lease_end,
+          absl::StrCat("lease of ", Actor(c.actor), " (event ", c.index, ", attempt ", c.attempt,
+                       ") ends")};
 }
 
 std::string Ms(int64_t t) { return absl::StrCat("+", t, "ms"); }

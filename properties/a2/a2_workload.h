@@ -116,7 +116,9 @@ std::unique_ptr<PropertyRun> Concurrent(const A2Env& env) {
 // asynchronous), so what remains is the store's own logic.
 
 std::string Actor(int id);  // "client<id>", as the trace names actors
-Involved Involve(int actor, int64_t from, int64_t to);
+Involved Involve(int actor, int64_t from, int64_t to, const std::string& op = "");
+// A claim's lease end, as a timeline draws it.
+Deadline LeaseEnd(const ClaimRec& c);
 std::string Ms(int64_t t);  // "+12ms"
 std::string ClaimText(const ClaimRec& c);
 // When a claim's holder let go of it: the first complete or fail it sent for that attempt.

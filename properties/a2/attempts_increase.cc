@@ -15,15 +15,17 @@ std::vector<Finding> Judge(const Recorder& r) {
       const ClaimRec &x = r.claims[a], &y = r.claims[b];
       if (a == b || x.index != y.index) continue;
       if (a < b && x.attempt == y.attempt)
-        out.push_back({"attempt-repeated",
-                       ClaimText(x) + "; " + ClaimText(y),
-                       {},
-                       {Involve(x.actor, x.inv, x.ret), Involve(y.actor, y.inv, y.ret)}});
+        out.push_back(
+            {"attempt-repeated",
+             ClaimText(x) + "; " + ClaimText(y),
+             {},
+             {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")}});
       else if (x.ret < y.inv && y.attempt < x.attempt)
-        out.push_back({"attempt-decreased",
-                       ClaimText(x) + "; later, " + ClaimText(y),
-                       {},
-                       {Involve(x.actor, x.inv, x.ret), Involve(y.actor, y.inv, y.ret)}});
+        out.push_back(
+            {"attempt-decreased",
+             ClaimText(x) + "; later, " + ClaimText(y),
+             {},
+             {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")}});
     }
   return out;
 }

@@ -262,7 +262,7 @@ Finding Explain(const std::string& cls, const std::string& preface, const Histor
                                     partition, " explains every answer (model/a2.h):\n");
     for (const auto& o : core) {
       absl::StrAppend(&text, CallText(*o.op), "\n");
-      involved.push_back(Involve(o.op->actor, o.op->inv_ms, o.op->ret_ms));
+      involved.push_back(Involve(o.op->actor, o.op->inv_ms, o.op->ret_ms, o.op->plan.op));
     }
     return {cls, text, {}, involved};
   }
@@ -281,7 +281,7 @@ Finding Explain(const std::string& cls, const std::string& preface, const Histor
                    " shown), then stops at ", Actor(at.actor), "'s ", at.line, ":\n");
   for (const Call* c : shown) {
     absl::StrAppend(&text, CallText(*c), "\n");
-    involved.push_back(Involve(c->actor, c->inv_ms, c->ret_ms));
+    involved.push_back(Involve(c->actor, c->inv_ms, c->ret_ms, c->plan.op));
   }
   absl::StrAppend(&text, "the store answered ", Short(at.answer), "; the model, after that order, ",
                   Short(stuck.model_answer),
@@ -305,7 +305,7 @@ std::vector<Call> WithoutRepeatedSnapshots(std::vector<Call> calls, RunOutcome& 
       out.findings.push_back({"snapshot-listed-twice",
                               absl::StrCat("listSnapshots listed a reducer twice:\n", CallText(c)),
                               {},
-                              {Involve(c.actor, c.inv_ms, c.ret_ms)}});
+                              {Involve(c.actor, c.inv_ms, c.ret_ms, c.plan.op)}});
     reported = true;
     c.answer = std::move(unique);
   }

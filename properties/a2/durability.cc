@@ -44,7 +44,8 @@ Finding Of(const std::string& cls, const std::string& text, const Call& a, const
   return {cls,
           absl::StrCat(text, ":\n", CallText(a), "\n", CallText(b)),
           {},
-          {Involve(a.actor, a.inv_ms, a.ret_ms), Involve(b.actor, b.inv_ms, b.ret_ms)}};
+          {Involve(a.actor, a.inv_ms, a.ret_ms, a.plan.op),
+           Involve(b.actor, b.inv_ms, b.ret_ms, b.plan.op)}};
 }
 
 void Judge(const std::vector<Call>& calls, RunOutcome& out) {

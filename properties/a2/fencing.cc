@@ -22,21 +22,25 @@ std::vector<Finding> Judge(const Recorder& r) {
       if (c.index == s.index && c.attempt == s.attempt && c.actor == s.actor) own = &c;
     for (const ClaimRec& c : r.claims)
       if (c.index == s.index && c.attempt > s.attempt && c.ret < s.inv) {
-        out.push_back({s.op == "complete" ? "completed-by-superseded-attempt"
-                       : s.op == "fail"   ? "failed-by-superseded-attempt"
-                                          : "caused-append-by-superseded-attempt",
-                       what + " after " + ClaimText(c),
-                       {},
-                       {Involve(c.actor, c.inv, c.ret), Involve(s.actor, s.inv, s.ret)}});
+        out.push_back(
+            {s.op == "complete" ? "completed-by-superseded-attempt"
+             : s.op == "fail"   ? "failed-by-superseded-attempt"
+                                : "caused-append-by-superseded-attempt",
+             what + " after " + ClaimText(c),
+             {},
+             {Involve(c.actor, c.inv, c.ret, "claim"), Involve(s.actor, s.inv, s.ret, s.op)},
+             {LeaseEnd(c)}});
         break;
       }
     if (own && s.inv > own->lease_end)
-      out.push_back({s.op == "complete" ? "completed-after-lease-expired"
-                     : s.op == "fail"   ? "failed-after-lease-expired"
-                                        : "caused-append-after-lease-expired",
-                     what + ", after its lease had expired: " + ClaimText(*own),
-                     {},
-                     {Involve(own->actor, own->inv, own->ret), Involve(s.actor, s.inv, s.ret)}});
+      out.push_back(
+          {s.op == "complete" ? "completed-after-lease-expired"
+           : s.op == "fail"   ? "failed-after-lease-expired"
+                              : "caused-append-after-lease-expired",
+           what + ", after its lease had expired: " + ClaimText(*own),
+           {},
+           {Involve(own->actor, own->inv, own->ret, "claim"), Involve(s.actor, s.inv, s.ret, s.op)},
+           {LeaseEnd(*own)}});
   }
   return out;
 }

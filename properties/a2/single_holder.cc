@@ -16,10 +16,12 @@ std::vector<Finding> Judge(const Recorder& r) {
       if (x.index != y.index || y.attempt <= x.attempt) continue;
       const int64_t live_until = std::min(x.lease_end, ReleasedAt(r, x));
       if (y.ret < live_until)
-        out.push_back({"two-live-holders",
-                       ClaimText(x) + "; " + ClaimText(y) + ", while the first lease was live",
-                       {},
-                       {Involve(x.actor, x.inv, x.ret), Involve(y.actor, y.inv, y.ret)}});
+        out.push_back(
+            {"two-live-holders",
+             ClaimText(x) + "; " + ClaimText(y) + ", while the first lease was live",
+             {},
+             {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")},
+             {LeaseEnd(x)}});
     }
   return out;
 }

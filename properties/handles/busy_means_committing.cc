@@ -36,6 +36,7 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
     std::string cls =
         b.op == "commit" && b.resent ? "busy-on-its-own-claim" : "busy-with-no-committer";
     std::string with;
+    std::vector<Deadline> deadlines;
     for (const Op& c : rec.ops)
       if (cls != "busy-on-its-own-claim" && c.draft == b.draft && c.op == "commit" &&
           c.inv < b.inv && (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
@@ -45,6 +46,12 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
                                 ? absl::StrCat(", crashed at +", crashed_at[c.actor], "ms")
                                 : std::string(),
                             ") ended more than one lease (", kLeaseMs, " ms) before");
+        const int64_t ended =
+            c.ret == kNever ? crashed_at.count(c.actor) ? crashed_at[c.actor] : -1 : c.ret;
+        deadlines.clear();
+        if (ended >= 0)
+          deadlines.push_back({"", ended + kLeaseMs,
+                               absl::StrCat("one lease after client", c.actor, "'s commit ended")});
       }
     for (const Op& o : rec.ops)
       // (A call that failed in transport may land later: a request held past the client's
@@ -61,7 +68,8 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
                                 b.resent ? "; one of its calls was re-sent after a reconnect" : "",
                                 "; no other commit of it was in flight"),
                    {},
-                   {Involve(b)}});
+                   {Involve(b)},
+                   deadlines});
   }
   return out;
 }

@@ -641,7 +641,7 @@ const Op* CommitThatRan(const Recorder& rec, const std::string& draft, const Eff
 }
 
 Involved Involve(const Op& o) {
-  return {absl::StrCat("client", o.actor), o.inv, o.ret == kNever ? INT64_MAX : o.ret};
+  return {absl::StrCat("client", o.actor), o.inv, o.ret == kNever ? INT64_MAX : o.ret, o.op};
 }
 
 std::string Show(const model::HandleAnswer& a) {

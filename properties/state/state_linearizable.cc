@@ -12,6 +12,23 @@ namespace testbed::props::state {
 using model::RegisterOp;
 using Op = props::Operation<RegisterOp>;
 
+namespace {
+// The SDK call an operation of the register made, as a timeline names it.
+std::string OpName(RegisterOp::Kind k) {
+  switch (k) {
+    case RegisterOp::Kind::kGet:
+      return "get";
+    case RegisterOp::Kind::kSet:
+      return "set";
+    case RegisterOp::Kind::kCas:
+      return "compareAndSet";
+    case RegisterOp::Kind::kDelete:
+      return "delete";
+  }
+  return "operation";
+}
+}  // namespace
+
 sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
                         int actor, int i, std::string key, sim::Prng& rng,
                         std::map<std::string, int64_t>& seen_version,
@@ -146,7 +163,8 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
                     o.invoke_ms, "ms (", line.substr(line.find(kind)), ")",
                     own ? ", whose reported current value is the one it wrote itself" : "");
     involved.push_back({"client" + std::to_string(o.actor % w.clients), o.invoke_ms,
-                        o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms});
+                        o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms,
+                        absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
   }
   f.text = absl::StrCat(
       "a write on ", key,
@@ -218,10 +236,17 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
           "at";
     text += "):";
     std::vector<Involved> involved;
+    std::vector<Deadline> deadlines;
     for (const auto& o : props::RelativeTimes(core, start_ms)) {
       text += "\n    " + props::FormatRegisterOperation(o);
-      involved.push_back({"client" + std::to_string(o.actor % w.clients), o.invoke_ms,
-                          o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms});
+      const std::string client = "client" + std::to_string(o.actor % w.clients);
+      // Named as the text names it ("client 8": on a hot key, an actor of client 2's threads).
+      involved.push_back({client, o.invoke_ms, o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms,
+                          absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
+      if (o.op.expires_at_ms > 0)
+        deadlines.push_back({"", o.op.expires_at_ms,
+                             absl::StrCat("TTL of client ", o.actor, "'s ", OpName(o.op.kind),
+                                          " (+", o.invoke_ms, "ms) ends")});
     }
     // A core no named class describes has a shape, but shapes are too many to repeat from run
     // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
@@ -232,7 +257,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
       cls = "no-single-order";
       text += "\n  shape: " + props::RegisterShape(core);
     }
-    out.findings.push_back({cls, text, props::RegisterShape(core), involved});
+    out.findings.push_back({cls, text, props::RegisterShape(core), involved, deadlines});
   }
   out.incomplete = !verdict.complete;
 }
