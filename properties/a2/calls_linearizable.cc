@@ -175,6 +175,19 @@ bool EventField(const std::string& f) {
   return kFields.count(f) > 0;
 }
 
+// Whether a write of the partition ran while `at`'s round trips did (read() is three of them:
+// s003 readRange), so that `at` may show it in some of its rows and not in others.
+bool OverlapsAWrite(const Call& at, const History& part) {
+  for (const auto& o : part)
+    if (o.op != &at && !ReadOnly(o.op->plan.op) &&
+        ((o.op->inv_ms <= at.ret_ms && at.inv_ms <= o.op->ret_ms && at.ret_ms > at.inv_ms) ||
+         // (round trips interleave within one millisecond too: fault-free, every call of a
+         // run may start and end at the same virtual instant)
+         (o.op->invoke < at.ret && at.invoke < o.op->ret)))
+      return true;
+  return false;
+}
+
 // part: the partition's whole history (the calls around the one the search stops at).
 std::string ClassOfStuck(const Stuck& s, const History& part) {
   const Call& at = *s.op->op;
@@ -210,15 +223,10 @@ std::string ClassOfStuck(const Stuck& s, const History& part) {
   // read() is three round trips (the counter, the stream, the meta hash: s003 readRange), and so
   // are the rows an append or a completion re-reads when it replays (s003 973, 1162), so a
   // write that runs between them shows in some of its rows and not in others.
-  if ((op == "read" && field != "answer") ||
-      ((op == "append" || op == "complete") && EventField(field)))
-    for (const auto& o : part)
-      if (o.op != &at && !ReadOnly(o.op->plan.op) &&
-          ((o.op->inv_ms <= at.ret_ms && at.inv_ms <= o.op->ret_ms && at.ret_ms > at.inv_ms) ||
-           // (round trips interleave within one millisecond too: fault-free, every call of a
-           // run may start and end at the same virtual instant)
-           (o.op->invoke < at.ret && at.invoke < o.op->ret)))
-        return "read-not-a-snapshot";
+  if (((op == "read" && field != "answer") ||
+       ((op == "append" || op == "complete") && EventField(field))) &&
+      OverlapsAWrite(at, part))
+    return "read-not-a-snapshot";
   if (EventField(field) && op != "fail" && op != "presenceSet" && op != "presenceRead")
     return "event-" + field;
   return absl::StrCat(op, "-", field);
@@ -328,6 +336,32 @@ void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
   const CallsModel lenient_model{m::kAllWeaknesses}, strict{0};
   NearestOrder<CallsModel> lenient(lenient_model, part, kMaxStates);
   const bool explained = lenient.Run();
+  // A read that a write ran through may show the write in some rows and not in others: no
+  // order explains it, and the nearest order may stop at another call that needs the write to
+  // come first (a claim's retryAt after the read, seed 8683728 under --faults all). The
+  // partition without such reads, explained, is that known mechanism.
+  if (!explained && !lenient.gave_up()) {
+    History without;
+    for (const auto& o : part)
+      if (o.op->plan.op != "read" || !OverlapsAWrite(*o.op, part)) without.push_back(o);
+    if (without.size() < part.size()) {
+      NearestOrder<CallsModel> rest(lenient_model, without, kMaxStates);
+      if (rest.Run()) {
+        const History core = Shrink(lenient_model, part, kShrinkStates);
+        NearestOrder<CallsModel> search(lenient_model, core, kMaxStates);
+        search.Run();
+        out.findings.push_back(Explain("read-not-a-snapshot",
+                                       "Explained once the reads a write ran through are set "
+                                       "aside (a read is three round trips). ",
+                                       core, search.stuck(), v.partition));
+        return;
+      }
+      if (rest.gave_up()) {  // past the budget: no verdict, never a pass
+        out.incomplete = true;
+        return;
+      }
+    }
+  }
   if (!explained && !lenient.gave_up()) {
     const History core = Shrink(lenient_model, part, kShrinkStates);
     NearestOrder<CallsModel> search(lenient_model, core, kMaxStates);
