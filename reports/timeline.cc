@@ -62,6 +62,7 @@ h1 { font-size: 18px; margin: 0 0 4px; }
 .mark.pause, .mark.sleep { background: #868e96; }
 .mark.clock { background: #7048e8; }
 .mark.error { background: #e03131; }
+.lane-label.row-label { font-weight: 400; font-size: 10px; color: #57606a; }
 #details { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; min-height: 3em; font: 12px/1.4 ui-monospace, monospace; }
 pre.cx { background: #f6f8fa; padding: 8px; border-radius: 6px; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 code { font-size: 12px; }
@@ -389,6 +390,16 @@ std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
   const int width = layout.width;
   std::string first_line = page.counterexample.substr(0, page.counterexample.find('\n'));
   first_line.erase(0, first_line.find_first_not_of(' '));
+  // A lane with several threads names each thread's row ("main#0", "renew#3").
+  std::vector<int> threads(actors.size(), 0);
+  for (const auto& [thread, at] : row_of) ++threads[at.first];
+  for (const auto& [thread, at] : row_of) {
+    const std::string& name = trace.thread_names.at(static_cast<size_t>(thread));
+    if (threads[at.first] > 1 && at.second > 0)
+      absl::StrAppend(&lane_html[at.first], "<div class=\"lane-label row-label\" style=\"top:",
+                      kTop + at.second * kRow + 4, "px\" title=\"", Esc(name), "\">",
+                      Esc(name.substr(name.find('/') + 1)), "</div>\n");
+  }
   std::string lanes;
   for (size_t l = 0; l < actors.size(); ++l)
     absl::StrAppend(&lanes, "<div class=\"lane\" data-actor=\"", Esc(actors[l]),
