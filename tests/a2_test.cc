@@ -462,13 +462,15 @@ TEST(A2Properties, TheShippedScriptsBreakTheCallsModelOnlyThroughTheirKnownWeakn
     EXPECT_TRUE(seen.count(c)) << c << " not seen in 120 runs";
 }
 
-// A read that a write ran through is named as such even when the nearest order stops at another
-// call: here a claim answered a retryAt that only the lease of a claim after the read gives
-// (10,000 runs under --faults all, seed 8683728, named it a new class, claim-retryAt, before
-// the reads a write ran through were set aside to find the mechanism).
-TEST(A2Properties, ATornReadIsNamedEvenWhenTheNearestOrderStopsElsewhere) {
+// A read that a write ran through is named as such by setting aside the reads a write ran
+// through (a read is three round trips) and searching again. The search once stopped at another
+// call for such a history (seed 8683728 under --faults all: a claim answered a retryAt that only
+// the lease of a claim after the read gives, first named claim-retryAt); the deep runs
+// (Memory::deep) drew that seed anew, and of seeds 8683000-8690000 the ones with a torn read now
+// stop at the read itself. This one is named through the search that sets reads aside.
+TEST(A2Properties, ATornReadIsNamedThroughTheSearchThatSetsReadsAside) {
   const props::RunOutcome o =
-      RunA2("calls-linearizable", 8683728, 7, testing_catalogs::Shipped(), 3, "all");
+      RunA2("calls-linearizable", 8683019, 7, testing_catalogs::Shipped(), 3, "all");
   EXPECT_EQ(o.classes, std::vector<std::string>{"read-not-a-snapshot"}) << o.description;
   EXPECT_NE(o.description.find("reads a write ran through are set aside"), std::string::npos)
       << o.description;

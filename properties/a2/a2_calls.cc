@@ -64,6 +64,8 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
   Memory mem;
   // A quarter of the runs also append to the lane "" (it dominates the runs it is in).
   mem.empty_lane = sim::Prng(s.seed ^ 0x6c616e65ULL).chance({1, 4});
+  // Half the runs go deep (Memory::deep).
+  mem.deep = sim::Prng(s.seed ^ 0x64656570ULL).chance({1, 2});
   for (int i = 0; i < s.ops; ++i) {
     if (s.skip.count({id, i})) continue;
     sim::Prng rng(sim::OpSeed(s.seed, id, i));

@@ -91,6 +91,12 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     for (int k = 0; k < n; ++k) {
       real::a2::NewEvent e;
       if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
+      // A deep run's ids sometimes spell another argument of the call that stores them: the
+      // session's name, a type, a flag.
+      if (mix.boundaries && mem.deep && rng.chance({1, 8})) {
+        static const char* const kSpelt[] = {"s1", "result", "cause", "0", "1"};
+        e.id = kSpelt[rng.below(5)];
+      }
       e.type = rng.chance({1, 2}) ? "task" : "note";
       e.payload = ValueFor(rng, mix, i);
       const uint64_t lane = rng.below(4);
@@ -99,12 +105,19 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       if (mix.boundaries && mem.empty_lane && lane == 3 && rng.chance({1, 2}))
         e.lane = "";  // a lane named ""
       e.settled = rng.chance({1, 6});
+      if (mix.boundaries && mem.deep && lane != 2) {  // a long lane with processed runs
+        e.lane = "L1";
+        e.settled = rng.chance({1, 3});
+      }
       if (!mem.held.empty() && rng.chance({1, 6})) {
         const Held& h = mem.held[rng.below(mem.held.size())];
         if (h.session == p.session &&
             (mix.expired_own || !model.expired(h.session, h.index, h.attempt, now)))
           e.cause = real::a2::Cause{h.index, h.attempt, std::nullopt};
       }
+      // A deep run's cause sometimes names no event: index 0, or one past the frontier.
+      if (mix.boundaries && mem.deep && e.cause && rng.chance({1, 3}))
+        e.cause->index = rng.chance({1, 2}) ? 0 : model.frontier(p.session) + 1;
       p.events.push_back(std::move(e));
     }
     mem.batches.emplace_back(p.session, p.events);
@@ -124,10 +137,25 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     p.holder = h.holder;
     p.index = h.index;
     p.attempt = h.attempt;
+    // A deep run's complete or fail sometimes names no event: index 0, or one past the
+    // frontier.
+    if (mix.boundaries && mem.deep && p.op != "renew" && rng.chance({1, 4}))
+      p.index = rng.chance({1, 2}) ? 0 : model.frontier(p.session) + 1;
     if (p.op == "renew") {
       p.refs.push_back({h.index, h.attempt});
+      p.ttl = kLeaseMs;
       // A renew from a worker that does not hold the claim.
       if (mix.boundaries && rng.chance({1, 5})) p.holder = h.holder == "w1" ? "w2" : "w1";
+      // A deep run's renew names every claim held in the session, in an order of its own.
+      if (mix.boundaries && mem.deep) {
+        for (const Held& o : mem.held)
+          if (o.session == h.session && (o.index != h.index || o.attempt != h.attempt) &&
+              std::none_of(p.refs.begin(), p.refs.end(),
+                           [&o](const real::a2::ClaimRef& r) { return r.index == o.index; }))
+            p.refs.push_back({o.index, o.attempt});
+        for (size_t a = p.refs.size(); a > 1; --a) std::swap(p.refs[a - 1], p.refs[rng.below(a)]);
+        if (rng.chance({1, 6})) p.ttl = 0;  // a renewal to now, which must not shorten a lease
+      }
     } else if (p.op == "fail") {
       // Limits below, at and above the event's failure count.
       if (mix.boundaries) p.max_failures = rng.range(1, 3);
@@ -136,11 +164,16 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       if (done != mem.completions.end() && rng.chance({1, 2})) {
         p.children = done->second;  // a retry of the completion
       } else {
-        const int n = static_cast<int>(rng.below(3));
+        const int n = static_cast<int>(rng.below(mix.boundaries && mem.deep ? 5 : 3));
         for (int c = 0; c < n; ++c) {
           real::a2::ChildEvent ch;
           ch.id = absl::StrCat("c", i, "-", c);
-          ch.type = "result";
+          // A deep run's child sometimes takes an id the store already holds.
+          if (mix.boundaries && mem.deep && !mem.batches.empty() && rng.chance({1, 3})) {
+            const auto& b = mem.batches[rng.below(mem.batches.size())];
+            if (!b.second.empty() && b.second[0].id) ch.id = *b.second[0].id;
+          }
+          ch.type = mix.boundaries && mem.deep && rng.chance({1, 4}) ? "cause" : "result";
           ch.payload = Json{{"of", h.index}};
           if (rng.chance({1, 3})) ch.lane = "L1";
           ch.settled = rng.chance({1, 4});
@@ -199,9 +232,13 @@ std::string Describe(const Plan& p) {
     return absl::StrCat("claimAvailable(", Quote(p.session), ", holder ", p.holder, ", ttl ",
                         kLeaseMs, p.exclude.empty() ? "" : ", exclude ",
                         absl::StrJoin(p.exclude, ","), ")");
-  if (p.op == "renew")
-    return absl::StrCat("renewClaims(", Quote(p.session), ", holder ", p.holder, ", event ",
-                        p.index, " attempt ", p.attempt, ", ttl ", kLeaseMs, ")");
+  if (p.op == "renew") {
+    std::vector<std::string> refs;
+    for (const real::a2::ClaimRef& r : p.refs)
+      refs.push_back(absl::StrCat(r.index, "/", r.attempt));
+    return absl::StrCat("renewClaims(", Quote(p.session), ", holder ", p.holder, ", events ",
+                        absl::StrJoin(refs, ","), ", ttl ", p.ttl, ")");
+  }
   if (p.op == "complete") {
     std::vector<std::string> ids;
     for (const real::a2::ChildEvent& c : p.children) ids.push_back(c.id);
@@ -322,7 +359,7 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
       if (r.outcome == "busy") out["retryAt"] = r.retry_at;
     } else if (p.op == "renew") {
       const real::a2::RenewResult r =
-          co_await store.renew_claims(p.session, p.holder, p.refs, kLeaseMs);
+          co_await store.renew_claims(p.session, p.holder, p.refs, p.ttl);
       out = Json{{"renewed", r.renewed}, {"superseded", r.superseded}};
     } else if (p.op == "complete") {
       const real::a2::CompleteResult r =
@@ -429,7 +466,7 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
   if (p.op == "renew") {
     std::vector<std::pair<int64_t, int64_t>> refs;
     for (const real::a2::ClaimRef& r : p.refs) refs.emplace_back(r.index, r.attempt);
-    return model.renew(p.session, p.holder, refs, now, now + kLeaseMs);
+    return model.renew(p.session, p.holder, refs, now, now + p.ttl);
   }
   if (p.op == "complete") {
     std::vector<m::ChildIn> in;
