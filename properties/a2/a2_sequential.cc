@@ -4,6 +4,7 @@
 #include <absl/strings/str_join.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -53,6 +54,11 @@ Json ValueFor(sim::Prng& rng, const Mix& mix, int i) {
   return Json{{"n", i}};
 }
 
+// An index that names no event of the session: 0, or one past the frontier.
+int64_t NoEvent(sim::Prng& rng, const m::Model& model, const std::string& session) {
+  return rng.chance({1, 2}) ? 0 : model.frontier(session) + 1;
+}
+
 }  // namespace
 
 Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
@@ -69,6 +75,7 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
   if (!mix.reducers.empty()) p.reducer = pick(mix.reducers);
   if (!mix.namespaces.empty()) p.ns = pick(mix.namespaces);
   p.holder = rng.chance({1, 2}) ? "w1" : "w2";
+  const bool deep = mix.boundaries && mem.deep;  // Memory::deep
   // Calls that need a claim fall back to a claim when the client holds none.
   const bool needs_claim = p.op == "renew" || p.op == "complete" || p.op == "fail";
   if (!mix.late)  // a prompt worker lets go of a claim whose lease is about to run out
@@ -93,9 +100,9 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
       // A deep run's ids sometimes spell another argument of the call that stores them: the
       // session's name, a type, a flag.
-      if (mix.boundaries && mem.deep && rng.chance({1, 8})) {
-        static const char* const kSpelt[] = {"s1", "result", "cause", "0", "1"};
-        e.id = kSpelt[rng.below(5)];
+      if (deep && rng.chance({1, 8})) {
+        const std::string spelt[] = {p.session, "result", "cause", "0", "1"};
+        e.id = spelt[rng.below(std::size(spelt))];
       }
       e.type = rng.chance({1, 2}) ? "task" : "note";
       e.payload = ValueFor(rng, mix, i);
@@ -105,7 +112,7 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       if (mix.boundaries && mem.empty_lane && lane == 3 && rng.chance({1, 2}))
         e.lane = "";  // a lane named ""
       e.settled = rng.chance({1, 6});
-      if (mix.boundaries && mem.deep && lane != 2) {  // a long lane with processed runs
+      if (deep && lane != 2) {  // a long lane with processed runs
         e.lane = "L1";
         e.settled = rng.chance({1, 3});
       }
@@ -116,8 +123,7 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
           e.cause = real::a2::Cause{h.index, h.attempt, std::nullopt};
       }
       // A deep run's cause sometimes names no event: index 0, or one past the frontier.
-      if (mix.boundaries && mem.deep && e.cause && rng.chance({1, 3}))
-        e.cause->index = rng.chance({1, 2}) ? 0 : model.frontier(p.session) + 1;
+      if (deep && e.cause && rng.chance({1, 3})) e.cause->index = NoEvent(rng, model, p.session);
       p.events.push_back(std::move(e));
     }
     mem.batches.emplace_back(p.session, p.events);
@@ -139,15 +145,14 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     p.attempt = h.attempt;
     // A deep run's complete or fail sometimes names no event: index 0, or one past the
     // frontier.
-    if (mix.boundaries && mem.deep && p.op != "renew" && rng.chance({1, 4}))
-      p.index = rng.chance({1, 2}) ? 0 : model.frontier(p.session) + 1;
+    if (deep && p.op != "renew" && rng.chance({1, 4})) p.index = NoEvent(rng, model, p.session);
     if (p.op == "renew") {
       p.refs.push_back({h.index, h.attempt});
       p.ttl = kLeaseMs;
       // A renew from a worker that does not hold the claim.
       if (mix.boundaries && rng.chance({1, 5})) p.holder = h.holder == "w1" ? "w2" : "w1";
       // A deep run's renew names every claim held in the session, in an order of its own.
-      if (mix.boundaries && mem.deep) {
+      if (deep) {
         for (const Held& o : mem.held)
           if (o.session == h.session && (o.index != h.index || o.attempt != h.attempt) &&
               std::none_of(p.refs.begin(), p.refs.end(),
@@ -164,16 +169,16 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
       if (done != mem.completions.end() && rng.chance({1, 2})) {
         p.children = done->second;  // a retry of the completion
       } else {
-        const int n = static_cast<int>(rng.below(mix.boundaries && mem.deep ? 5 : 3));
+        const int n = static_cast<int>(rng.below(deep ? 5 : 3));
         for (int c = 0; c < n; ++c) {
           real::a2::ChildEvent ch;
           ch.id = absl::StrCat("c", i, "-", c);
           // A deep run's child sometimes takes an id the store already holds.
-          if (mix.boundaries && mem.deep && !mem.batches.empty() && rng.chance({1, 3})) {
+          if (deep && !mem.batches.empty() && rng.chance({1, 3})) {
             const auto& b = mem.batches[rng.below(mem.batches.size())];
             if (!b.second.empty() && b.second[0].id) ch.id = *b.second[0].id;
           }
-          ch.type = mix.boundaries && mem.deep && rng.chance({1, 4}) ? "cause" : "result";
+          ch.type = deep && rng.chance({1, 4}) ? "cause" : "result";
           ch.payload = Json{{"of", h.index}};
           if (rng.chance({1, 3})) ch.lane = "L1";
           ch.settled = rng.chance({1, 4});

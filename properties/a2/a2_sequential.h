@@ -75,10 +75,12 @@ struct Memory {
   std::map<std::pair<std::string, std::string>, int64_t> stamps;  // presence: last `at` sent
   bool empty_lane = false;  // Mix::boundaries: this run also appends to the lane ""
   // Mix::boundaries: a deep run. Renews name every claim the client holds in the session (the
-  // wrong holder's and stale ones among them); completions carry up to four children, some
-  // with ids the store already holds; appends go mostly to lane L1, settled one time in three,
-  // so that a lane holds runs of processed events behind its head and claims meet several busy
-  // events; and some completes, fails and causes name no event (index 0 or past the frontier).
+  // wrong holder's and stale ones among them), shuffled, sometimes with ttl 0; completions carry
+  // up to four children, some with ids the store already holds or the type "cause"; appends go
+  // mostly to lane L1, settled one time in three, so that a lane holds runs of processed events
+  // behind its head and claims meet several busy events; some completes, fails and causes name
+  // no event (index 0 or past the frontier); and some ids spell another argument of the call
+  // (the session, a type, "0", "1").
   bool deep = false;
 };
 
