@@ -102,7 +102,8 @@ struct MutateSpec {
   std::vector<std::string> versions;  // resolved: every version of the system when not given
   uint64_t seed = 0;
   int64_t runs = 60;
-  int64_t clients = 0;  // resolved: the system's default when not given
+  std::map<std::string, int64_t> runs_of;  // --runs-of P=N: one property's runs, not --runs
+  int64_t clients = 0;                     // resolved: the system's default when not given
   int64_t ops = 0;
   sim::FaultList faults;
   std::vector<std::string> properties;  // empty: every property

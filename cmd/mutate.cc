@@ -8,6 +8,7 @@
 // cannot drift onto another mutant). Exit 0 when every mutant that compiles and is not listed
 // equivalent is killed, 1 when one survives.
 #include <absl/hash/hash.h>
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
@@ -32,6 +33,7 @@ using internal::AppendFlag;
 struct Raw {
   std::map<std::string, std::string> values;  // the flags check shares, as given
   std::string equivalent, only, baselines, write_mutants;
+  std::vector<std::string> runs_of;
 };
 
 void Define(CLI::App& app, Raw& r) {
@@ -49,6 +51,9 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--equivalent", r.equivalent,
                  "a JSON file of mutants argued equivalent: {\"mutants\": [{\"id\", \"after\", "
                  "\"why\"}]}");
+  app.add_option("--runs-of", r.runs_of,
+                 "PROPERTY=N: runs of one property per mutant, in place of --runs (repeat it "
+                 "for more; a cheap sequential property can afford many)");
   app.add_option("--only", r.only, "one mutant, by its id (FILE:LINE.K, as the report prints it)");
   app.add_option("--baselines", r.baselines,
                  "a directory of <version>.json baselines: their classes do not kill");
@@ -79,6 +84,17 @@ MutateSpec Resolve(const Raw& r) {
   m.equivalent = r.equivalent;
   m.baselines = r.baselines;
   m.write_mutants = r.write_mutants;
+  for (const std::string& item : r.runs_of) {
+    const size_t eq = item.find('=');
+    const std::string p = item.substr(0, eq);
+    int64_t n = 0;
+    if (eq == std::string::npos || !absl::SimpleAtoi(item.substr(eq + 1), &n) || n < 1)
+      throw UsageError("--runs-of " + item + ": expected PROPERTY=N with N a positive count");
+    if (!system.property(p))
+      throw UsageError("--runs-of " + item + ": " + m.system + " has no property " + p +
+                       " (see testbed list)");
+    m.runs_of[p] = n;
+  }
   if (!m.equivalent.empty() && !std::filesystem::is_regular_file(m.equivalent))
     throw UsageError("--equivalent " + m.equivalent + " is not a readable file");
   if (!m.baselines.empty() && !std::filesystem::is_directory(m.baselines))
@@ -193,6 +209,7 @@ class MutateRun {
     plan.base.options = spec_.options;
     plan.seed = spec_.seed;
     plan.count = spec_.runs;
+    plan.counts = spec_.runs_of;
     plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec_.jobs));
     std::vector<std::string> properties = spec_.properties;
     if (properties.empty())
@@ -355,6 +372,7 @@ std::string MutateSpec::Write() const {
   if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
   AppendFlag(line, "seed", absl::StrCat(seed));
   AppendFlag(line, "runs", absl::StrCat(runs));
+  for (const auto& [p, n] : runs_of) AppendFlag(line, "runs-of", absl::StrCat(p, "=", n));
   AppendFlag(line, "clients", absl::StrCat(clients));
   AppendFlag(line, "ops", absl::StrCat(ops));
   if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());

@@ -6,6 +6,7 @@
 // renders. Nothing here names a system.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -27,6 +28,18 @@ struct Plan {
   std::vector<std::string> properties;
   uint64_t seed = 0;
   int64_t first = 0, stride = 1, count = 0;  // INT64_MAX: until `stop` says so
+  // Runs of one property in place of `count` (mutate --runs-of: a cheap sequential property
+  // gets more runs); the plan runs until the largest.
+  std::map<std::string, int64_t> counts;
+  int64_t CountOf(const std::string& p) const {
+    const auto it = counts.find(p);
+    return it == counts.end() ? count : it->second;
+  }
+  int64_t Longest() const {
+    int64_t n = count;
+    for (const auto& [p, c] : counts) n = std::max(n, c);
+    return n;
+  }
   size_t jobs = 1;
   std::function<bool()> stop = {};  // asked before each batch (a time budget)
   // The j-th index's run of property p.
@@ -39,13 +52,15 @@ template <typename Result>
 void RunInOrder(const Plan& plan, const std::function<Result(const props::RunSpec&)>& run,
                 const std::function<void(Result&)>& merge) {
   const int64_t jobs = static_cast<int64_t>(plan.jobs);
-  for (int64_t j0 = 0; j0 < plan.count; j0 += jobs) {
+  const int64_t longest = plan.Longest();
+  for (int64_t j0 = 0; j0 < longest; j0 += jobs) {
     if (plan.stop && plan.stop()) break;
-    const int64_t n = std::min<int64_t>(jobs, plan.count - j0);
+    const int64_t n = std::min<int64_t>(jobs, longest - j0);
     std::vector<std::vector<Result>> results(static_cast<size_t>(n));
     OnThreads(static_cast<size_t>(n), [&](size_t k) {
+      const int64_t j = j0 + static_cast<int64_t>(k);
       for (const std::string& p : plan.properties)
-        results[k].push_back(run(plan.At(j0 + static_cast<int64_t>(k), p)));
+        if (j < plan.CountOf(p)) results[k].push_back(run(plan.At(j, p)));
     });
     for (auto& batch : results)
       for (Result& r : batch) merge(r);

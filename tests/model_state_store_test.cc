@@ -116,6 +116,54 @@ TEST(ModelStateStore,
   EXPECT_EQ(m.get(kB, "ns", Options(1), "old", 3).entry->value, V(1));
 }
 
+// Not the contract: beta.24's claim as built, which model-matches-implementation keeps beside
+// the contract to name what the claim explains (the header's last paragraph).
+TEST(ModelStateStore, TheClaimAsBuiltAdoptsAV1ValueIntoTheFirstScopeAndTombstonesIt) {
+  StateStoreModel m({.scoped = true, .legacy = true, .as_built_claim = true});
+  m.legacy_write("ns", Options(), "k", V(1), 1000, 0);
+  EXPECT_FALSE(m.get(kMissing, "ns", Options(), "k", 1).entry.has_value());  // never claims
+  EXPECT_EQ(m.get(kA, "ns", Options(), "k", 2).entry->value, V(1));          // adopts
+  EXPECT_FALSE(m.get(kB, "ns", Options(), "k", 3).entry.has_value());        // lost to kA
+  EXPECT_EQ(m.list(kA, "ns", Options(), std::nullopt, std::nullopt, 3).rows.size(), 1u);
+  // A delete's scoped tombstone hides an old pod's later write from that scope only.
+  m.del(kA, "ns", Options(), "k", 4);
+  m.legacy_write("ns", Options(), "k", V(2), 1000, 5);
+  EXPECT_FALSE(m.get(kA, "ns", Options(), "k", 6).entry.has_value());
+  EXPECT_EQ(m.get(kB, "ns", Options(), "k", 7).entry->value, V(2));
+}
+
+TEST(ModelStateStore, TheClaimAsBuiltRefusesAFullScopeAndTheMissingConnectionsCompareAndSet) {
+  StateStoreModel m({.scoped = true, .legacy = true, .as_built_claim = true});
+  m.legacy_write("ns", Options(1), "old", V(1), 1000, 0);
+  const StoreResult cas =
+      m.compare_and_set(kMissing, "ns", Options(1), "old", 0, V(9), std::nullopt, 1);
+  EXPECT_FALSE(cas.ok);
+  EXPECT_FALSE(cas.entry.has_value());
+  ASSERT_TRUE(m.set(kA, "ns", Options(1), "new", V(2), std::nullopt, 2).error.empty());
+  EXPECT_EQ(m.get(kA, "ns", Options(1), "old", 3).error, "quota");  // the claim's quota
+  EXPECT_EQ(m.get(kB, "ns", Options(1), "old", 3).entry->version, 1);
+}
+
+TEST(ModelStateStore, AClaimAtTheV1KeysExpiryMillisecondOutlivesTheExpiryItStates) {
+  StateStoreModel m({.scoped = true, .legacy = true, .as_built_claim = true});
+  m.legacy_write("ns", Options(), "k", V(1), 50, 0);  // ends at 50
+  const StoreResult at_end = m.get(kA, "ns", Options(), "k", 50);
+  ASSERT_TRUE(at_end.entry.has_value());
+  EXPECT_EQ(at_end.entry->expires_at, 50);  // PX 1: the copy lives through 51
+  EXPECT_TRUE(m.get(kA, "ns", Options(), "k", 51).entry.has_value());
+  EXPECT_FALSE(m.get(kA, "ns", Options(), "k", 52).entry.has_value());
+}
+
+TEST(ModelStateStore, TheIndexViewCountsAnEntryAsGoneAtItsExpiryMillisecond) {
+  StateStoreModel m({});
+  ASSERT_TRUE(m.set(kA, "ns", Options(1), "a", V(1), 50, 0).error.empty());
+  EXPECT_EQ(m.set(kA, "ns", Options(1), "b", V(2), std::nullopt, 50).error, "quota");  // rule 3
+  StateStoreModel index = m;
+  index.count_by_index(true);
+  EXPECT_TRUE(index.set(kA, "ns", Options(1), "b", V(2), std::nullopt, 50).error.empty());
+  EXPECT_TRUE(index.list(kA, "ns", Options(1), std::string("a"), std::nullopt, 50).rows.empty());
+}
+
 TEST(ModelStateStore, AnOldPodsWriteKeepsItsOwnQuota) {  // rules 3 and 7
   StateStoreModel m({.scoped = true, .legacy = true});
   EXPECT_TRUE(m.legacy_write("ns", Options(1), "a", V(1), 1000, 0).error.empty());

@@ -1,7 +1,7 @@
 // Property "quota-safety" of the state store: in a namespace with maxEntries 1, set a with a TTL,
 // wait until its expiry instant, set b, and read both in that same millisecond; then several
-// clients race for one slot, and a client whose clock runs ahead writes while another's entry is
-// live.
+// clients race for one slot, a client whose clock runs ahead writes while another's entry is
+// live, and in a rolling deploy a full scope writes a key an old pod wrote.
 #include <string>
 
 #include "properties/state/state_workloads.h"
@@ -19,6 +19,7 @@ class Runner : public StepRun {
     co_await QuotaProbe(ctx, w, scripts, id, i, rng.range(1, 50), &rec);
     co_await QuotaRace(ctx, w, scripts, id, i, &rec);
     co_await SkewQuotaProbe(ctx, w, scripts, id, i, /*safety=*/true, &skew_writes_, &rec);
+    co_await ClaimQuotaProbe(ctx, w, scripts, id, i, &rec);
   }
   SkewWrites skew_writes_;
 };
@@ -43,7 +44,10 @@ const StateProperty& QuotaSafety() {
          "maxEntries"},
         {"skew-overfill",
          "a client whose clock runs ahead admits a key while another is live by the server's "
-         "clock"}}},
+         "clock"},
+        {"adopted-key-overfill",
+         "a full scope admits the write of a key an old pod wrote (a v1 value is not the "
+         "scope's entry, rule 7)"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

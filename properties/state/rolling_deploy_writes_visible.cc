@@ -35,14 +35,16 @@ const StateProperty& RollingDeployWritesVisible() {
                   sim::Fault::kReorder}),
        {{"loses-write", "a pod reads null after its own version's acknowledged write"},
         {"loses-write-across-versions",
-         "a pod reads null after the other version's acknowledged write"},
+         "a pod reads null after an older version's acknowledged write"},
         {"reads-stale", "a pod reads an older value after its own version's write"},
         {"reads-stale-across-versions",
-         "a pod reads an older value after the other version's "
-         "write"},
+         "a pod reads an older value after an older version's write"},
         {"resurrects-deleted", "a pod reads a value after its own version's delete"},
         {"resurrects-deleted-across-versions",
-         "a pod reads a value after the other version's delete"}}},
+         "a pod reads a value after an older version's delete"},
+        {"old-pod-loses-write", "an old pod reads null after the new version's acknowledged write"},
+        {"old-pod-reads-stale", "an old pod reads an older value after the new version's write"},
+        {"old-pod-resurrects-deleted", "an old pod reads a value after the new version's delete"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -98,10 +98,15 @@ sim::Task<void> RollingStep(
       if (st->known && !expired && got != st->expected && rec->findings.size() < 3) {
         std::string steps;
         for (const auto& l : st->log) steps += "\n    " + l;
-        // The class: what the read got instead, and whether the other version wrote last.
-        const std::string cls = absl::StrCat(
-            !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write"),
-            !st->last.empty() && st->last_by != pod_version ? "-across-versions" : "");
+        // The class: what the read got instead, and whether another version wrote last: an old
+        // pod reading after the new version's write or delete (old-pod-*), or a pod reading
+        // after an older version's (*-across-versions).
+        const std::string kind =
+            !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write");
+        const bool across = !st->last.empty() && st->last_by != pod_version;
+        const std::string cls = across && st->last_by == w.version
+                                    ? "old-pod-" + kind
+                                    : absl::StrCat(kind, across ? "-across-versions" : "");
         rec->findings.push_back({cls,
                                  "client " + std::to_string(id) + ", in sequence on " + key + ":" +
                                      steps + "\n    expected " + st->expected.value_or("null") +

@@ -977,4 +977,73 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
+// A v1 value visible to a scope is the old pods' entry, and writing the key there is a new entry
+// (model rule 7 with rule 3): a scope that holds maxEntries live entries of its own must refuse
+// it, however the value got there. beta.24's claim adopts the v1 value into the scope only when
+// the scope has room (CLAIM_LEGACY_SCRIPT 25-30): a claim that skips that check lets the next
+// write through as an overwrite.
+sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                                const real::state::VersionScripts& scripts, int id, int i,
+                                Recorder* rec) {
+  real::state::NamespaceOptions two{
+      .default_ttl_ms = 60000, .max_ttl_ms = 120000, .max_entries = 2};
+  const std::string name = "cq" + std::to_string(id) + "-" + std::to_string(i);
+  auto old = OldPod(ctx, w, scripts, name, two, "conn");
+  if (!old) co_return;
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, two, std::string("conn"));
+  real::state::Json value = real::state::Json::object();
+  value["n"] = i;
+  try {
+    co_await old->set("old1", value, std::nullopt);
+    co_await old->set("old2", value, std::nullopt);
+  } catch (const real::state::StateError&) {
+  }
+  int own = 0;  // acknowledged writes of this scope's own keys, all live (ttl 60 s)
+  for (const char* key : {"new1", "new2"}) {
+    try {
+      co_await ns->set(key, value, std::nullopt);
+      ++own;
+    } catch (const real::state::StateError&) {
+    }
+  }
+  try {
+    co_await ns->get("old1");
+  } catch (const real::state::StateError&) {
+    // reads-never-quota-error's to judge
+  }
+  if (own < 2) co_return;  // the scope is not full
+  const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
+  try {
+    co_await ns->set("old1", value, std::nullopt);
+    rec->findings.push_back(
+        {"adopted-key-overfill",
+         "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
+             ") wrote old1 and old2, this pod wrote new1 and new2 (both live), read old1, and at "
+             "+" +
+             std::to_string(t) +
+             "ms set(\"old1\") was acknowledged: the scope holds three live entries of its own",
+         {},
+         {Since(ctx, sim::kDefaultEpochMs + t)}});
+  } catch (const real::state::StateError&) {
+  }
+  // compareAndSet claims inline (COMPARE_AND_SET_WITH_QUOTA_SCRIPT 40-72), at the version the
+  // old pod wrote.
+  const int64_t t2 = rec->world->now_ms() - sim::kDefaultEpochMs;
+  try {
+    const real::state::CasResult r = co_await ns->compare_and_set("old2", 1, value, std::nullopt);
+    if (r.ok)
+      rec->findings.push_back(
+          {"adopted-key-overfill",
+           "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
+               ") wrote old1 and old2, this pod wrote new1 and new2 (both live), and at +" +
+               std::to_string(t2) +
+               "ms compareAndSet(\"old2\", 1) succeeded: the scope holds three live entries of "
+               "its own",
+           {},
+           {Since(ctx, sim::kDefaultEpochMs + t2)}});
+  } catch (const real::state::StateError&) {
+  }
+}
+
 }  // namespace testbed::props::state

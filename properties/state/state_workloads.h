@@ -223,6 +223,13 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                                const real::state::VersionScripts& scripts, int id, int i,
                                Recorder* rec);
 
+// quota-safety in a rolling deploy: an old pod writes old1 and old2, this pod fills its scope
+// (maxEntries 2) with new1 and new2, reads old1 (beta.24's claim may adopt it), then writes it,
+// and compareAndSets old2 at the old pod's version.
+sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
+                                const real::state::VersionScripts& scripts, int id, int i,
+                                Recorder* rec);
+
 // ---- state_linearizable.cc ----
 // One random operation on `key` (get, set, compareAndSet, delete; no set with cas_only),
 // recorded in `history` as `actor`'s, then a pause. The draws after the key's come from rng.
