@@ -195,6 +195,11 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
       {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:28.5", "quota-safety / adopted-key-overfill"},
       {"state/beta24/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:41.5",
        "quota-safety / adopted-key-overfill"},
+      // ... a claim refused but answered as if it found nothing, in get() and compareAndSet().
+      {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:29.1",
+       "reads-never-quota-error / get-misses-v1-value-in-full-scope"},
+      {"state/beta24/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:42.1",
+       "quota-safety / refusal-misreported"},
       // a2's calls-linearizable and its reach (issue 28): renew from the wrong holder, the
       // dead-letter limit.
       {"a2/0.5.0/RENEW_CLAIMS_LUA.lua:18.7", "calls-linearizable / renew-renewed"},

@@ -45,6 +45,8 @@ const StateProperty& QuotaSafety() {
         {"skew-overfill",
          "a client whose clock runs ahead admits a key while another is live by the server's "
          "clock"},
+        {"refusal-misreported",
+         "a write the full scope refuses fails with an error other than quota exceeded"},
         {"adopted-key-overfill",
          "a full scope admits the write of a key an old pod wrote (a v1 value is not the "
          "scope's entry, rule 7)"}}},

@@ -1,6 +1,6 @@
 // Property "reads-never-quota-error" of the state store: an old pod fills a small namespace with v1
 // values, a new pod fills its own scope, then reads the v1 keys: no read may fail with a quota
-// error.
+// error, nor (where the version reads v1 keys) come back null.
 #include <string>
 
 #include "properties/state/state_workloads.h"
@@ -24,11 +24,15 @@ class Runner : public StepRun {
 const StateProperty& ReadsNeverQuotaError() {
   static const StateProperty kProperty = {
       {"reads-never-quota-error",
-       "get() and list() never fail with a quota error",
+       "get() and list() never fail with a quota error, and a full scope hides no live value an "
+       "old pod wrote",
        Always,
        {},
        {{"get-fails-with-quota-error", "get() fails with a quota error"},
-        {"list-fails-with-quota-error", "list() fails with a quota error"}}},
+        {"list-fails-with-quota-error", "list() fails with a quota error"},
+        {"get-misses-v1-value-in-full-scope",
+         "in a full scope, get() of a live value an old pod wrote returns null (a version that "
+         "reads v1 keys)"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

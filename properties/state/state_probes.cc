@@ -953,7 +953,23 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   for (const char* key : kKeys) {
     const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
     try {
-      co_await ns->get(key);
+      const std::optional<real::state::StateValue> got = co_await ns->get(key);
+      // A version that reads v1 keys (beta.24's claim) must not hide a live one behind the
+      // quota either: the read returns it or, as shipped, refuses; null is the value lost, when
+      // the old pod still reads it right after (no fault lost it).
+      bool old_reads_it = false;
+      if (!got && old && real::state::ClaimsLegacy(w.version) && key[0] == 'o') {
+        const std::optional<real::state::StateValue> from_old = co_await old->get(key);
+        old_reads_it = from_old.has_value();
+      }
+      if (old_reads_it)
+        rec->findings.push_back(
+            {"get-misses-v1-value-in-full-scope",
+             "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
+                 ") wrote old1 and old2, this pod wrote new1 and new2; at +" + std::to_string(t) +
+                 "ms get(\"" + key + "\") returned null while the old pod's value is live",
+             {},
+             {Since(ctx, sim::kDefaultEpochMs + t)}});
     } catch (const real::state::StateError& e) {
       if (e.quota())
         rec->findings.push_back(
@@ -1014,17 +1030,29 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
   if (own < 2) co_return;  // the scope is not full
   const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
+  // The scope holds what it reads back: a fault that lost new1 or new2 leaves it room.
+  const auto holds_three = [&]() -> sim::Task<bool> {
+    for (const char* key : {"new1", "new2", "old1"}) {
+      const std::optional<real::state::StateValue> back = co_await ns->get(key);
+      if (!back) co_return false;
+    }
+    co_return true;
+  };
   try {
     co_await ns->set("old1", value, std::nullopt);
-    rec->findings.push_back(
-        {"adopted-key-overfill",
-         "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
-             ") wrote old1 and old2, this pod wrote new1 and new2 (both live), read old1, and at "
-             "+" +
-             std::to_string(t) +
-             "ms set(\"old1\") was acknowledged: the scope holds three live entries of its own",
-         {},
-         {Since(ctx, sim::kDefaultEpochMs + t)}});
+    const bool overfull = co_await holds_three();
+    if (overfull)
+      rec->findings.push_back(
+          {"adopted-key-overfill",
+           "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
+               ") wrote old1 and old2, this pod wrote new1 and new2 (both live), read old1, and at "
+               "+" +
+               std::to_string(t) +
+               "ms set(\"old1\") was acknowledged, and new1, new2 and old1 all read back: the "
+               "scope "
+               "holds three live entries of its own",
+           {},
+           {Since(ctx, sim::kDefaultEpochMs + t)}});
   } catch (const real::state::StateError&) {
   }
   // compareAndSet claims inline (COMPARE_AND_SET_WITH_QUOTA_SCRIPT 40-72), at the version the
@@ -1032,17 +1060,32 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   const int64_t t2 = rec->world->now_ms() - sim::kDefaultEpochMs;
   try {
     const real::state::CasResult r = co_await ns->compare_and_set("old2", 1, value, std::nullopt);
-    if (r.ok)
+    bool overfull = false;
+    if (r.ok) {
+      const std::optional<real::state::StateValue> new1 = co_await ns->get("new1");
+      const std::optional<real::state::StateValue> new2 = co_await ns->get("new2");
+      overfull = new1 && new2;
+    }
+    if (overfull)
       rec->findings.push_back(
           {"adopted-key-overfill",
            "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
                ") wrote old1 and old2, this pod wrote new1 and new2 (both live), and at +" +
                std::to_string(t2) +
-               "ms compareAndSet(\"old2\", 1) succeeded: the scope holds three live entries of "
-               "its own",
+               "ms compareAndSet(\"old2\", 1) succeeded, and new1 and new2 still read back: the "
+               "scope holds three live entries of its own",
            {},
            {Since(ctx, sim::kDefaultEpochMs + t2)}});
-  } catch (const real::state::StateError&) {
+  } catch (const real::state::StateError& e) {
+    // The full scope refuses it: as a quota error, the one a caller can act on.
+    if (!e.quota() && !e.transport())
+      rec->findings.push_back({"refusal-misreported",
+                               "namespace " + name + " (maxEntries 2, full): at +" +
+                                   std::to_string(t2) +
+                                   "ms compareAndSet(\"old2\", 1) failed with \"" + e.what() +
+                                   "\" where the full scope's refusal is a quota error",
+                               {},
+                               {Since(ctx, sim::kDefaultEpochMs + t2)}});
   }
 }
 
