@@ -4,7 +4,9 @@
 // (model rule 7). beta.24's claim gives it to the first concrete connection that asks and
 // tombstones it for everyone else (seed 000's comment says why: "a v1 key has no connection
 // discriminator, so it cannot safely be exposed to every v2 scope"): that trade is a finding a
-// team accepts in the baseline, not the contract.
+// team accepts in the baseline, not the contract. At the end client 0 claims v1 keys at their
+// expiry millisecond (a version that claims): compareAndSet at the version must succeed there,
+// and the copy must be gone two milliseconds later.
 #include <string>
 
 #include "properties/state/state_workloads.h"
@@ -17,6 +19,8 @@ class Runner : public StateRun {
   using StateRun::StateRun;
   void Check(sim::World&, RunOutcome& out) override {
     out.findings = CheckLegacyReads(log_.keys, real::state::ClaimsLegacy(w.version));
+    // The expiry-instant probe's, as it found them.
+    for (Finding& f : rec.findings) out.findings.push_back(std::move(f));
   }
 
  private:
@@ -43,7 +47,12 @@ const StateProperty& LegacyReadable() {
         {"unreadable-without-connection",
          "a caller without a connection reads null for a live v1 value others read"},
         {"reads-other-value", "a connection reads a v1 key as a value the old pod never wrote"},
-        {"loses-adopted-value", "a connection reads a v1 value, then null while it is live"}}},
+        {"loses-adopted-value", "a connection reads a v1 value, then null while it is live"},
+        {"cas-misses-v1-value-at-expiry-instant",
+         "at a v1 key's expiry millisecond (still live), compareAndSet at its version fails"},
+        {"v1-value-outlives-its-expiry",
+         "a copy claimed at a v1 key's expiry millisecond is still read two milliseconds "
+         "later"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -132,6 +132,87 @@ sim::Task<void> RollingStep(
 
 }  // namespace
 
+// legacy-readable at a v1 key's expiry millisecond, for a version that claims v1 keys: Redis keeps
+// a key through its expiry millisecond E (rule 1), so at E the old pod's value is still live
+// and compareAndSet at its version must succeed; one millisecond later it is gone, and no copy a
+// claim made at E may still be read at E + 2. E comes from the server (the v1 key's PTTL), and
+// a call counts only when it began and ended at the instant it was aimed at (no fault moved it).
+sim::Task<void> ExpiryInstantClaimProbe(sim::Ctx& ctx, const StateWorkload& w,
+                                        real::state::StateNamespace& old,
+                                        real::state::StateNamespace& ns, Recorder* rec) {
+  real::state::Json value = real::state::Json::object();
+  value["v1"] = "at-expiry";
+  const auto at = [&](int64_t t) { return "+" + std::to_string(t - sim::kDefaultEpochMs) + "ms"; };
+  // The old pod writes `key`; its end on the server's clock (0: unknown).
+  const auto write_v1 = [&](const std::string& key) -> sim::Task<int64_t> {
+    try {
+      co_await old.set(key, value, std::nullopt);
+    } catch (const real::state::StateError&) {
+      co_return 0;
+    }
+    const int64_t now = rec->world->now_ms();
+    const sim::Reply pttl = rec->world->backend().execute({"PTTL", old.redis_key(key)}, now);
+    co_return pttl.integer >= 0 ? now + pttl.integer : 0;
+  };
+  // A read at `t` that must find nothing: the v1 value ended at `end`.
+  const auto gone_at = [&](const std::string& key, int64_t end, int64_t t) -> sim::Task<void> {
+    co_await SleepUntil(ctx, rec, t);
+    try {
+      const std::optional<real::state::StateValue> got = co_await ns.get(key);
+      if (got && rec->world->now_ms() == t)
+        rec->findings.push_back(
+            {"v1-value-outlives-its-expiry",
+             "an old pod (" + w.old_version + ") wrote " + key + ", live on the server through " +
+                 at(end) + "; a new pod claimed it at that millisecond, and at " + at(t) +
+                 " get(\"" + key + "\") still returned it (expiresAt " + got->expires_at + ")",
+             {},
+             {Since(ctx, t)}});
+    } catch (const real::state::StateError&) {
+    }
+  };
+  // 1. compareAndSet at the old pod's version, at E: the value is live, so it must succeed.
+  const int64_t e1 = co_await write_v1("X1");
+  if (e1 > 0) {
+    co_await SleepUntil(ctx, rec, e1);
+    try {
+      const real::state::CasResult r = co_await ns.compare_and_set("X1", 1, value, std::nullopt);
+      if (!r.ok && rec->world->now_ms() == e1)
+        rec->findings.push_back(
+            {"cas-misses-v1-value-at-expiry-instant",
+             "an old pod (" + w.old_version +
+                 ") wrote X1 (version 1), live on the server through " + at(e1) + "; at " + at(e1) +
+                 " compareAndSet(\"X1\", 1) failed, reporting current = " +
+                 (r.current ? std::string("version ") + std::to_string(r.current->version)
+                            : std::string("null")),
+             {},
+             {Since(ctx, e1)}});
+    } catch (const real::state::StateError&) {
+    }
+  }
+  // 2. compareAndSet at a wrong version at E claims the value and fails; 3. get() at E claims it.
+  // Either way the copy must be gone by E + 2.
+  const int64_t e2 = co_await write_v1("X2");
+  if (e2 > 0) {
+    co_await SleepUntil(ctx, rec, e2);
+    try {
+      const real::state::CasResult r = co_await ns.compare_and_set("X2", 7, value, std::nullopt);
+      (void)r;
+    } catch (const real::state::StateError&) {
+    }
+    co_await gone_at("X2", e2, e2 + 2);
+  }
+  const int64_t e3 = co_await write_v1("X3");
+  if (e3 > 0) {
+    co_await SleepUntil(ctx, rec, e3);
+    try {
+      const std::optional<real::state::StateValue> got = co_await ns.get("X3");
+      (void)got;
+    } catch (const real::state::StateError&) {
+    }
+    co_await gone_at("X3", e3, e3 + 2);
+  }
+}
+
 // legacy-readable and rolling-deploy-writes-visible. Client 0 is the old
 // pod in the first two; every client runs both versions in the third.
 sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
@@ -208,6 +289,8 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
       continue;
     }
   }
+  if (probe == Legacy::kRead && id == 0 && old && real::state::ClaimsLegacy(w.version))
+    co_await ExpiryInstantClaimProbe(ctx, w, *old, *ns, rec);
 }
 
 // legacy-readable: every caller reads each live v1 value (rule 7); the class says how one did not.
