@@ -158,15 +158,25 @@ class Runner : public StepRun {
     co_await ctx.sleep(rng.range(0, 50));
   }
 
-  // A connection that never touched the keys reads each: in a deploy whose reads claim v1
-  // keys, a live v1 value is claimed into its scope (with the old key's remaining ttl, into its
-  // index) and left there for the judge.
+  // A connection that never touched the keys reads each (k0 by a compareAndSet that fails): in a
+  // deploy whose reads claim v1 keys, a live v1 value is claimed into its scope (with the old
+  // key's remaining ttl, into its index) and left there for the judge.
   sim::Task<void> Finish(sim::Ctx& ctx, real::state::StateNamespace&, int id) override {
     if (!real::state::ClaimsLegacy(w.version)) co_return;
     auto late = Namespace(ctx, "late" + std::to_string(id));
     for (int k = 0; k < 3; ++k) {
+      const std::string key = "k" + std::to_string(k);
       try {
-        co_await late->get("k" + std::to_string(k));
+        if (k == 0) {  // compareAndSet claims too, and fails at a version no write reached
+          real::state::Json value = real::state::Json::object();
+          value["late"] = id;
+          const real::state::CasResult r =
+              co_await late->compare_and_set(key, 1000000, value, std::nullopt);
+          (void)r;
+        } else {
+          const std::optional<real::state::StateValue> got = co_await late->get(key);
+          (void)got;
+        }
       } catch (const real::state::StateError&) {
       }
     }
