@@ -495,6 +495,7 @@ void World::execute(PendingCall c) {
   }
   Reply reply = backend_.execute(argv_of(c), now_);
   log_.push_back({c.event, now_});
+  if (applied_observer_) applied_observer_(c.thread);
   const FaultOptions& f = options_.faults;
   if (f.scan_duplicate.numerator && reply.elements.size() == 2 &&
       !reply.elements[1].elements.empty() && absl::EqualsIgnoreCase(argv_of(c)[0], "SCAN") &&

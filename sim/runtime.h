@@ -222,6 +222,11 @@ class World {
   Trace take_trace() { return std::move(trace_); }  // after run(): the trace, without a copy
   Prng& prng() { return prng_; }                    // the schedule's stream
   Backend& backend() { return backend_; }           // where the calls run
+  // Called with the calling thread right after each call is applied on the backend (not for a
+  // call a fault dropped): a probe may read the keyspace as that call left it, outside the trace.
+  void observe_applied_calls(std::function<void(ThreadId)> observer) {
+    applied_observer_ = std::move(observer);
+  }
   // Hash of everything that decides the future (keyspace, threads, pending calls): DFS pruning.
   std::string state_hash();
   void note(const std::string& line) { record(-1, EventKind::kNote, line); }
@@ -296,6 +301,7 @@ class World {
   std::vector<std::pair<size_t, int64_t>> log_;  // executed calls: kCall event, time
   size_t snapshot_size_ = 0;
   bool outage_ = false;
+  std::function<void(ThreadId)> applied_observer_;
   Trace trace_;
   std::string error_;
 };

@@ -809,6 +809,22 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
     in_flight.ret_ms = std::numeric_limits<int64_t>::max() / 4;  // never, with room for sums
     ops->push_back(in_flight);
   }
+  if (!rec->observing) {
+    rec->observing = true;
+    rec->world->observe_applied_calls([rec](sim::ThreadId t) {
+      const auto writing = rec->writing.find(t);
+      if (writing == rec->writing.end()) return;
+      const int64_t now = rec->world->now_ms();
+      const sim::Reply pttl = rec->world->backend().execute({"PTTL", writing->second}, now);
+      if (pttl.integer >= 0) {
+        rec->expiry_after_call[t] = now + pttl.integer;
+      } else {
+        rec->expiry_after_call.erase(t);
+      }
+    });
+  }
+  rec->expiry_after_call.erase(ctx.thread());
+  if (a.kind == AckOp::Kind::kSet) rec->writing[ctx.thread()] = ns.redis_key(a.key);
   try {
     if (a.kind == AckOp::Kind::kSet) {
       co_await ns.set(a.key, value, a.ttl);
@@ -830,13 +846,15 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
   }
   a.ret_seq = rec->seq++;
   a.ret_ms = rec->world->now_ms();
-  // What the store set, read from the server (PTTL, outside the trace) as the write returns: a
-  // changed script may set another expiry than the port computed.
+  rec->writing.erase(ctx.thread());
+  // What the store set: the key's PTTL on the server right after this set's last applied call
+  // (read outside the trace, before any other client's write can replace it), since a changed
+  // script may set another expiry than the port computed; else the expiry this port sent.
   a.stated_ms = ns.expiry_is_relative() ? a.exp_lo : ns.last_expires_at_ms();
-  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !a.rejected) {
-    const sim::Reply pttl = rec->world->backend().execute({"PTTL", ns.redis_key(a.key)}, a.ret_ms);
-    if (pttl.integer >= 0) a.stated_ms = a.ret_ms + pttl.integer;
-  }
+  const auto stored = rec->expiry_after_call.find(ctx.thread());
+  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !a.rejected &&
+      stored != rec->expiry_after_call.end())
+    a.stated_ms = stored->second;
   (*ops)[at] = a;
   co_await ctx.sleep(rng.range(0, 20));
 }

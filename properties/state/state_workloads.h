@@ -70,6 +70,11 @@ struct Recorder {
   sim::World* world = nullptr;
   int64_t seq = 0;
   std::vector<Finding> findings;
+  // AckStep: the server key each thread's set is writing, and the expiry the server held for it
+  // right after that thread's latest applied call (virtual ms; absent: no expiry was read).
+  std::map<sim::ThreadId, std::string> writing;
+  std::map<sim::ThreadId, int64_t> expiry_after_call;
+  bool observing = false;
 };
 
 // What every state property's run is made from: the workload's parameters (faults: those the
