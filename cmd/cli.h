@@ -134,6 +134,14 @@ struct CheckHistorySpec {
   bool operator==(const CheckHistorySpec&) const = default;
 };
 
+// testbed import: a redis-cli MONITOR capture, written as recorded-trace files.
+struct ImportSpec {
+  std::string capture;
+  std::string out;
+  std::string Write() const;
+  bool operator==(const ImportSpec&) const = default;
+};
+
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
@@ -150,6 +158,7 @@ DiffSpec ParseDiff(const std::vector<std::string>& args);
 MergeSpec ParseMerge(const std::vector<std::string>& args);
 MutateSpec ParseMutate(const std::vector<std::string>& args);
 CheckHistorySpec ParseCheckHistory(const std::vector<std::string>& args);
+ImportSpec ParseImport(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunCheck(const CheckSpec& spec);
@@ -158,6 +167,7 @@ int RunDiff(const DiffSpec& spec);
 int RunMerge(const MergeSpec& spec);
 int RunMutate(const MutateSpec& spec);
 int RunCheckHistory(const CheckHistorySpec& spec);
+int RunImport(const ImportSpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

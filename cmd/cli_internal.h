@@ -82,6 +82,7 @@ Command ReplayCommand();
 Command DiffCommand();
 Command MergeCommand();
 Command CheckHistoryCommand();
+Command ImportCommand();
 Command MutateCommand();
 Command ListCommand();
 

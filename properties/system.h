@@ -137,9 +137,27 @@ struct RunOutcome {
   std::vector<size_t> script_errors;  // indices into trace.events
 };
 
+// Recorded traces (testbed import): which commands of a capture are a system's calls. A
+// recognizer sees every client command of a capture in order and may learn from them (a2 learns
+// its key prefix from the keys its scripts name).
+class TraceRecognizer {
+ public:
+  virtual ~TraceRecognizer() = default;
+  // How surely `argv` is this system's call: 0 not at all, 1 by its keys' common prefix, 2 by
+  // something only this system writes (handles' namespaces under the state store's prefix). The
+  // system with the highest claim takes the call. script: the catalog id of the body an EVAL or
+  // EVALSHA runs ("" for none, or a body the catalog does not hold).
+  virtual int Claims(const std::vector<std::string>& argv, const std::string& script) = 0;
+  // Whether the calls claimed so far cannot be `version`'s (the state store: a v2 key is not
+  // beta.3's), when no script names the version.
+  virtual bool RulesOut(const std::string& version) const { return false; }
+};
+
 class System {
  public:
   virtual ~System() = default;
+  // Recorded traces: a fresh recognizer for one capture (nullptr: none of its calls is known).
+  virtual std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const { return nullptr; }
   virtual std::string name() const = 0;
   virtual std::string what() const = 0;                          // one line for `testbed list`
   virtual const std::vector<VersionInfo>& versions() const = 0;  // ported, oldest first

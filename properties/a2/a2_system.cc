@@ -1,5 +1,10 @@
 #include "properties/a2/a2_system.h"
 
+#include <absl/strings/match.h>
+#include <absl/strings/numbers.h>
+
+#include <set>
+
 #include "properties/a2/a2_workload.h"
 
 namespace testbed::props::a2 {
@@ -19,8 +24,38 @@ const PropertyTable<A2Env>& Table() {
   return kTable;
 }
 
+// A capture's call is a2's when it runs one of a2's scripts; each key such a script names
+// (<prefix>:<session>:log, <prefix>:sessions, ...) teaches the roots above it, and a plain
+// command (the GET, XRANGE and HMGET of a read, listSessions' ZRANGEBYLEX) is a2's when one of
+// its arguments lies under a root learned so far.
+class A2TraceRecognizer : public TraceRecognizer {
+ public:
+  int Claims(const std::vector<std::string>& argv, const std::string& script) override {
+    if (absl::StartsWith(script, "a2/")) {
+      int64_t keys = 0;
+      if (argv.size() > 2 && absl::SimpleAtoi(argv[2], &keys))
+        for (int64_t k = 0; k < keys && 3 + static_cast<size_t>(k) < argv.size(); ++k) {
+          const std::string& key = argv[3 + k];
+          const size_t colon = key.rfind(':');
+          roots_.insert(colon == std::string::npos ? key : key.substr(0, colon));
+        }
+      return 2;
+    }
+    for (size_t i = 1; i < argv.size(); ++i)
+      for (const std::string& root : roots_)
+        if (argv[i] == root || absl::StartsWith(argv[i], root + ":")) return 2;
+    return 0;
+  }
+
+ private:
+  std::set<std::string> roots_;
+};
+
 class A2System : public System {
  public:
+  std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
+    return std::make_unique<A2TraceRecognizer>();
+  }
   std::string name() const override { return "a2"; }
   std::string what() const override {
     return "a2 event store: claims with leases and attempts, ordered lanes, presence (seed 003)";

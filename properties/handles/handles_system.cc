@@ -1,6 +1,8 @@
 #include "properties/handles/handles_system.h"
 
 #include "properties/handles/handles_workload.h"
+#include "real/handles/handle.h"
+#include "real/state/redis_common.h"
 
 namespace testbed::props::handles {
 
@@ -9,6 +11,18 @@ namespace testbed::props::handles {
 #undef TESTBED_PROPERTY
 
 namespace {
+
+// A capture's call is handles' when it names a key of a handle namespace ("handle.<kind>", js
+// 25) under the state store's prefix: only the handle runtime writes there.
+class HandlesTraceRecognizer : public TraceRecognizer {
+ public:
+  int Claims(const std::vector<std::string>& argv, const std::string&) override {
+    const std::string marker = std::string(":") + real::handles::kNamespacePrefix;
+    for (size_t i = 1; i < argv.size(); ++i)
+      if (real::state::ReadableStateKey(argv[i]).find(marker) != std::string::npos) return 2;
+    return 0;
+  }
+};
 
 const PropertyTable<HandlesEnv>& Table() {
   static const PropertyTable<HandlesEnv> kTable({
@@ -21,6 +35,9 @@ const PropertyTable<HandlesEnv>& Table() {
 
 class HandlesSystem : public System {
  public:
+  std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
+    return std::make_unique<HandlesTraceRecognizer>();
+  }
   std::string name() const override { return "handles"; }
   std::string what() const override {
     return "LLM-friendly handles: drafts committed once under a renewed lease, on the state "

@@ -1,9 +1,11 @@
 #include "properties/state/state_system.h"
 
+#include <absl/strings/match.h>
 #include <absl/strings/str_split.h>
 
 #include "properties/state/state_props.h"
 #include "properties/state/state_workloads.h"
+#include "real/state/redis_common.h"
 
 namespace testbed::props::state {
 
@@ -39,8 +41,32 @@ std::unique_ptr<PropertyRun> Prepare(const StateWorkload& w, const StateProperty
   return Bind(std::make_unique<StateEnv>(w, scripts), p);
 }
 
+// A capture's call is the state store's when one of its arguments is a state store key (a value,
+// an index, a backfill cursor) or a SCAN / KEYS pattern under that prefix.
+class StateTraceRecognizer : public TraceRecognizer {
+ public:
+  int Claims(const std::vector<std::string>& argv, const std::string&) override {
+    int claim = 0;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string key = real::state::ReadableStateKey(argv[i]);
+      if (key.empty()) continue;
+      claim = 1;
+      v2_ |= absl::StartsWith(key, "apifuse:provider-state:v2:");
+    }
+    return claim;
+  }
+  // Only beta.3 has no scripts, and it writes v1 keys only.
+  bool RulesOut(const std::string& version) const override { return v2_ && version == "beta3"; }
+
+ private:
+  bool v2_ = false;
+};
+
 class StateSystem : public System {
  public:
+  std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
+    return std::make_unique<StateTraceRecognizer>();
+  }
   std::string name() const override { return "state"; }
   std::string what() const override {
     return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds "

@@ -2,6 +2,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/strings/escaping.h>
+#include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -112,6 +113,23 @@ std::string Base64Url(const std::string& s) {
   if (it != memo.end()) return it->second;
   if (memo.size() >= 256) memo.clear();
   return memo.emplace(s, absl::WebSafeBase64Escape(s)).first->second;
+}
+
+std::string ReadableStateKey(const std::string& redis_key) {
+  // The v1 and v2 prefixes (kRedisStatePrefix in v1.cc and v2.cc) and their index keys.
+  const std::string kState = "apifuse:provider-state:v";
+  if (!absl::StartsWith(redis_key, kState)) return "";
+  const size_t index = redis_key.find(":index:");
+  if (index == std::string::npos || index != kState.size() + 1) return redis_key;
+  const size_t start = index + 7;
+  const size_t end = redis_key.find(':', start);  // ":legacy-scan-cursor" after the encoding
+  std::string decoded;
+  if (!absl::WebSafeBase64Unescape(
+          redis_key.substr(start, end == std::string::npos ? std::string::npos : end - start),
+          &decoded))
+    return redis_key;
+  return redis_key.substr(0, start) + decoded +
+         (end == std::string::npos ? "" : redis_key.substr(end));
 }
 
 std::string EnvelopeJson(const std::string& value_text, int64_t version,

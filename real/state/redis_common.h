@@ -81,6 +81,10 @@ class RedisNamespaceBase : public StateNamespace {
 
 // Buffer.from(s, "utf8").toString("base64url").
 std::string Base64Url(const std::string& s);
+// A Redis key of the state store (v1 or v2: apifuse:provider-state:vN:...) with an index key's
+// base64url part decoded, so that its provider and namespace read as in a value's key; "" for a
+// key of no state store. For recognizing recorded traces.
+std::string ReadableStateKey(const std::string& redis_key);
 // redisEnvelope (263-275, body hidden): {value, version, expiresAt, createdAt, updatedAt},
 // serialized as JSON.stringify would, in the RedisStateEnvelope type's field order.
 // `value_text` is JSON.stringify(value).

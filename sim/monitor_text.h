@@ -1,0 +1,35 @@
+// The text of a `redis-cli MONITOR` capture as Redis 7.0 writes it (replicationFeedMonitors in
+// server.c, sdscatrepr in sds.c), and its exact inverse: a recorded trace enters the testbed
+// through these lines (testbed import). Hand-written because it must match Redis byte for byte.
+//
+//   1796358929.964484 [0 127.0.0.1:45952] "eval" "return 1" "0"
+//   1796358929.964640 [0 lua] "set" "k\"x] y" "v\x92\n\\"
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace testbed::sim::monitor {
+
+// sdscatrepr: the bytes in double quotes, with \\ \" \n \r \t \a \b, and \xHH (lower-case hex)
+// for every other byte that is not printable ASCII (0x20-0x7e).
+std::string Repr(std::string_view bytes);
+
+struct Line {
+  int64_t micros = 0;  // the timestamp, in microseconds since the Unix epoch
+  int db = 0;
+  std::string client;  // "127.0.0.1:45952", "[::1]:6000", "unix:/tmp/redis.sock", "lua"
+  std::vector<std::string> argv;
+  bool lua() const { return client == "lua"; }
+};
+
+// One line as redis-cli prints it (without the line break).
+std::string Format(const Line& line);
+
+// Parses one line (a trailing '\r' is allowed). On failure returns false and says what is wrong
+// in `error` ("argument 3: unknown escape \q"), without the line number.
+bool Parse(std::string_view text, Line& out, std::string& error);
+
+}  // namespace testbed::sim::monitor
