@@ -1,18 +1,23 @@
 // testbed replay: runs saved scenarios (scenarios/*.json) of any registered system and says
 // whether each still shows what it was saved for: its property's violation, of its anomaly
-// class when it names one ("reproduced", exit 0), or not ("fixed or changed", exit 1).
+// class when it names one ("reproduced", exit 0), or not ("fixed or changed", exit 1). A
+// recorded trace (testbed import) runs call by call on the emulator and a spawned redis-server:
+// "reproduced" when both worlds reply alike and every script ran what the capture shows.
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <memory>
 
 #include "cmd/cli_internal.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "scenarios/scenario.h"
+#include "scenarios/trace_replay.h"
 #include "sim/clock.h"
 
 namespace testbed::cli {
@@ -65,18 +70,60 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args) {
   return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, Define, Resolve);
 }
 
+// A recorded trace (testbed import): its calls in both worlds, with the first difference.
+int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
+                        real::RedisServer& server, const real::ScriptCatalog& scripts) {
+  const scenarios::TraceReplay r = scenarios::ReplayTrace(trace, server, scripts);
+  const nlohmann::json version = trace.value("version", nlohmann::json());
+  std::printf("trace: %s (%s %s, segment %lld of %s, %zu calls from %zu clients)\n", file.c_str(),
+              trace.value("system", std::string("?")).c_str(),
+              version.is_string() ? version.get<std::string>().c_str() : "version unknown",
+              static_cast<long long>(trace.value("segment", int64_t{0})),
+              trace.value("source", std::string("?")).c_str(), trace["calls"].size(),
+              trace.value("clients", nlohmann::json::array()).size());
+  std::printf("world: the emulator and a spawned redis-server, call by call\n");
+  if (r.difference_line == 0) {
+    std::printf(
+        "result: reproduced (%lld calls: the same replies in both worlds, and every "
+        "script ran the commands the capture shows)\n\n",
+        static_cast<long long>(r.calls));
+    return 0;
+  }
+  std::printf("result: differs at line %lld of the capture: %s\n\n",
+              static_cast<long long>(r.difference_line), r.difference.c_str());
+  return 1;
+}
+
 int RunReplay(const ReplaySpec& spec) {
   std::vector<scenarios::Scenario> all;
+  std::vector<std::pair<std::string, nlohmann::json>> traces;
   for (const std::string& f : spec.files) {  // every file parses before anything runs
     try {
-      all.push_back(scenarios::Load(f));
+      std::ifstream in(f, std::ios::binary);
+      const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+      if (scenarios::IsRecordedTrace(file)) {
+        try {
+          scenarios::ValidateTrace(file);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(f + ": " + e.what());
+        }
+        traces.emplace_back(f, file);
+      } else {
+        all.push_back(scenarios::Load(f));
+      }
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
   }
   std::unique_ptr<real::RedisServer> server;
-  if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
+  if (spec.redis == "spawn" || !traces.empty())
+    server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
   const real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  int differs = 0;
+  for (const auto& [file, trace] : traces)
+    differs += ReplayRecordedTrace(file, trace, *server, scripts);
+  // A scenario's own runs go to the server only when --redis spawn asks for it.
+  real::RedisServer* scenario_server = spec.redis == "spawn" ? server.get() : nullptr;
   int changed = 0;
   for (const scenarios::Scenario& sc : all) {
     const props::RunSpec& r = sc.spec;
@@ -86,8 +133,8 @@ int RunReplay(const ReplaySpec& spec) {
     if (!sc.severity.empty()) std::printf("severity: %s\n", sc.severity.c_str());
     if (!sc.trigger.empty()) std::printf("trigger: %s\n", sc.trigger.c_str());
     if (!sc.why.empty()) std::printf("why: %s\n", sc.why.c_str());
-    const props::RunOutcome out = sc.system->Run(r, scripts, server.get());
-    std::printf("world: %s\n", server ? "spawned redis-server" : "emulator");
+    const props::RunOutcome out = sc.system->Run(r, scripts, scenario_server);
+    std::printf("world: %s\n", scenario_server ? "spawned redis-server" : "emulator");
     if (out.violated)
       std::printf("violated: %s (classes: %s)\n%s", r.property.c_str(),
                   absl::StrJoin(out.classes, ", ").c_str(), out.description.c_str());
@@ -107,7 +154,10 @@ int RunReplay(const ReplaySpec& spec) {
   if (all.size() > 1)
     std::printf("%zu scenarios: %zu reproduced, %d fixed or changed\n", all.size(),
                 all.size() - changed, changed);
-  return changed ? 1 : 0;
+  if (traces.size() > 1)
+    std::printf("%zu recorded traces: %zu reproduced, %d differ\n", traces.size(),
+                traces.size() - differs, differs);
+  return changed || differs ? 1 : 0;
 }
 
 namespace internal {

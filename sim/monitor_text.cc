@@ -31,6 +31,71 @@ bool ValidClient(std::string_view c) {
   return host.find_first_of(" []") == std::string_view::npos;
 }
 
+// From just after an opening quote to just after its closing quote: the bytes in `arg`, `i`
+// past the quote. False with what is wrong in `what`.
+bool ScanQuoted(std::string_view rest, size_t& i, std::string& arg, std::string& what) {
+  while (i < rest.size()) {
+    const auto c = static_cast<unsigned char>(rest[i]);
+    if (c == '"') {
+      ++i;
+      return true;
+    }
+    if (c != '\\') {
+      if (!Printable(c)) {
+        what = absl::StrFormat("byte 0x%02x written unescaped", c);
+        return false;
+      }
+      arg += rest[i++];
+      continue;
+    }
+    if (i + 1 >= rest.size()) break;  // truncated
+    const char e = rest[i + 1];
+    i += 2;
+    switch (e) {
+      case '\\':
+        arg += '\\';
+        break;
+      case '"':
+        arg += '"';
+        break;
+      case 'n':
+        arg += '\n';
+        break;
+      case 'r':
+        arg += '\r';
+        break;
+      case 't':
+        arg += '\t';
+        break;
+      case 'a':
+        arg += '\a';
+        break;
+      case 'b':
+        arg += '\b';
+        break;
+      case 'x': {
+        const int hi = i < rest.size() ? HexValue(rest[i]) : -1;
+        const int lo = i + 1 < rest.size() ? HexValue(rest[i + 1]) : -1;
+        if (hi < 0 || lo < 0) {
+          what = "\\x without two hex digits";
+          return false;
+        }
+        arg += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        break;
+      }
+      default:
+        what = absl::StrCat("unknown escape \\",
+                            Printable(static_cast<unsigned char>(e))
+                                ? std::string(1, e)
+                                : absl::StrFormat("x%02x", static_cast<unsigned char>(e)));
+        return false;
+    }
+  }
+  what = "truncated (no closing quote)";
+  return false;
+}
+
 }  // namespace
 
 std::string Repr(std::string_view bytes) {
@@ -124,68 +189,9 @@ bool Parse(std::string_view text, Line& out, std::string& error) {
     }
     ++i;
     std::string arg;
-    bool closed = false;
-    while (i < rest.size()) {
-      const auto c = static_cast<unsigned char>(rest[i]);
-      if (c == '"') {
-        closed = true;
-        ++i;
-        break;
-      }
-      if (c != '\\') {
-        if (!Printable(c)) {
-          error = absl::StrFormat("argument %d: byte 0x%02x written unescaped", n, c);
-          return false;
-        }
-        arg += rest[i++];
-        continue;
-      }
-      if (i + 1 >= rest.size()) break;  // truncated
-      const char e = rest[i + 1];
-      i += 2;
-      switch (e) {
-        case '\\':
-          arg += '\\';
-          break;
-        case '"':
-          arg += '"';
-          break;
-        case 'n':
-          arg += '\n';
-          break;
-        case 'r':
-          arg += '\r';
-          break;
-        case 't':
-          arg += '\t';
-          break;
-        case 'a':
-          arg += '\a';
-          break;
-        case 'b':
-          arg += '\b';
-          break;
-        case 'x': {
-          const int hi = i < rest.size() ? HexValue(rest[i]) : -1;
-          const int lo = i + 1 < rest.size() ? HexValue(rest[i + 1]) : -1;
-          if (hi < 0 || lo < 0) {
-            error = absl::StrCat("argument ", n, ": \\x without two hex digits");
-            return false;
-          }
-          arg += static_cast<char>(hi * 16 + lo);
-          i += 2;
-          break;
-        }
-        default:
-          error = absl::StrCat("argument ", n, ": unknown escape \\",
-                               Printable(static_cast<unsigned char>(e))
-                                   ? std::string(1, e)
-                                   : absl::StrFormat("x%02x", static_cast<unsigned char>(e)));
-          return false;
-      }
-    }
-    if (!closed) {
-      error = absl::StrCat("argument ", n, ": truncated (no closing quote)");
+    std::string what;
+    if (!ScanQuoted(rest, i, arg, what)) {
+      error = absl::StrCat("argument ", n, ": ", what);
       return false;
     }
     out.argv.push_back(std::move(arg));
@@ -196,6 +202,18 @@ bool Parse(std::string_view text, Line& out, std::string& error) {
     }
     ++i;
   }
+}
+
+bool Unrepr(std::string_view inner, std::string& out, std::string& error) {
+  const std::string quoted = std::string(inner) + "\"";
+  size_t i = 0;
+  out.clear();
+  if (!ScanQuoted(quoted, i, out, error)) return false;
+  if (i != quoted.size()) {
+    error = "an unescaped quote";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace testbed::sim::monitor

@@ -17,6 +17,10 @@ namespace testbed::sim::monitor {
 // for every other byte that is not printable ASCII (0x20-0x7e).
 std::string Repr(std::string_view bytes);
 
+// The inverse of Repr for the text between the quotes (`v\x92\n`); false, with what is wrong in
+// `error`, for an unknown escape, a short \x, an unescaped quote or a byte Repr never writes.
+bool Unrepr(std::string_view inner, std::string& out, std::string& error);
+
 struct Line {
   int64_t micros = 0;  // the timestamp, in microseconds since the Unix epoch
   int db = 0;

@@ -12,13 +12,18 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "properties/system.h"
+#include "real/redis_server.h"
 #include "real/script_catalog.h"
+#include "sim/clock.h"
 #include "sim/lua_scripting.h"
 #include "sim/monitor_text.h"
 #include "tests/cli_run.h"
@@ -268,6 +273,102 @@ TEST_F(Import, ALongCaptureImportsInMemoryThatDoesNotGrowWithItsLength) {
   const long large = ImportPeakKib(write("large.txt", 400000), dir_ / "large-out");
   EXPECT_LT(large, small + 4096) << "KiB: " << small << " for 20,000 lines, " << large
                                  << " for 400,000";
+}
+
+// Records what `redis-cli MONITOR` prints while the shipped ports run one property of each
+// system on a spawned redis-server (each run flushes it first: three segments), into `capture`.
+void RecordPortsUnderMonitor(const std::string& capture) {
+  real::RedisServer server(sim::kDefaultEpochMs);
+  std::vector<std::string> args = {"redis-cli", "-p", std::to_string(server.port()), "monitor"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, capture.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t cli = 0;
+  ASSERT_EQ(posix_spawnp(&cli, "redis-cli", &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  auto size = [&] { return std::filesystem::file_size(capture); };
+  for (int i = 0; i < 500 && size() == 0; ++i)  // "OK" once MONITOR is on
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  const std::vector<std::pair<std::string, props::RunSpec>> runs = {
+      {"state",
+       {.property = "acknowledged-writes-visible",
+        .version = "beta24",
+        .seed = 3,
+        .clients = 3,
+        .ops = 4}},
+      {"handles",
+       {.property = "result-replayed", .version = "beta30", .seed = 3, .clients = 3, .ops = 3}},
+      {"a2",
+       {.property = "calls-linearizable", .version = "0.5.0", .seed = 3, .clients = 3, .ops = 5}},
+  };
+  for (const auto& [system, spec] : runs) {
+    const props::RunOutcome out = props::FindSystem(system)->Run(spec, catalog, &server);
+    EXPECT_FALSE(out.run.stop_reason.empty()) << system;
+  }
+  const uintmax_t before = size();
+  (void)server.connect_raw()->call({"PING"});  // the last line MONITOR will print
+  for (int i = 0; i < 500 && size() == before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(cli, SIGTERM);
+  waitpid(cli, nullptr, 0);
+}
+
+// Captures of the shipped ports on redis-server import as the system and version that ran, and
+// replay with no difference in either world, each script running what the capture shows. The
+// capture committed under tests/data/ (recorded the same way) replays the same.
+TEST_F(Import, CapturesOfTheShippedPortsReplayInBothWorldsWithNoDifference) {
+  const std::string capture = dir_ / "ports.txt";
+  RecordPortsUnderMonitor(capture);
+  // TESTBED_RECORD_CAPTURE=FILE keeps the capture: how tests/data/ports-capture.txt was made.
+  if (const char* keep = std::getenv("TESTBED_RECORD_CAPTURE"))
+    std::filesystem::copy_file(capture, keep, std::filesystem::copy_options::overwrite_existing);
+  testing_cli::Result r =
+      testing_cli::Run(TESTBED_CLI_PATH, "import " + capture + " --out " + (dir_ / "traces"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(dir_ / "traces"))
+    names.push_back(f.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a2-0.5.0-ports-3.json", "handles-beta30-ports-2.json",
+                                             "state-beta24-ports-1.json"}))
+      << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "traces"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 recorded traces: 3 reproduced, 0 differ"), std::string::npos) << r.out;
+  // The committed capture.
+  r = testing_cli::Run(TESTBED_CLI_PATH, "import " + std::string(TESTBED_SOURCE_DIR) +
+                                             "/tests/data/ports-capture.txt --out " +
+                                             (dir_ / "committed"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "committed"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("3 recorded traces: 3 reproduced, 0 differ"), std::string::npos) << r.out;
+}
+
+// A script that took another path than the capture shows is named with the capture's line.
+TEST_F(Import, AScriptThatRanOtherCommandsIsTheFirstDifferenceWithItsLine) {
+  const std::string v1 = "apifuse:provider-state:v1:default:ns:k";
+  const std::string script = "redis.call('SET', KEYS[1], ARGV[1]) return 1";
+  const std::string path = Capture({
+      {"1.2.3.4:5", {"SET", v1, "x"}},
+      {"1.2.3.4:5", {"EVAL", script, "1", v1, "y"}},
+      {"lua", {"SET", v1, "z"}},  // the capture says the script wrote z
+  });
+  testing_cli::Result r = Run(path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "out"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(
+      r.out.find("result: differs at line 3 of the capture: the script's command 1 was "
+                 "\"SET\" \"" +
+                 v1 + "\" \"y\" on the emulator; the capture shows \"SET\" \"" + v1 + "\" \"z\""),
+      std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// Replay of a recorded trace (testbed import's files, scenarios/trace_import.h): every call in
+// the recorded order, at its recorded time, on the emulator and on a spawned redis-server. The
+// two worlds' replies are compared call by call, and so are the commands each script ran on the
+// emulator with the capture's `[0 lua]` lines: a capture records no replies, but it does record
+// what every script did, so a script that took another path shows up.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "real/redis_server.h"
+#include "real/script_catalog.h"
+
+namespace testbed::scenarios {
+
+bool IsRecordedTrace(const nlohmann::json& file);
+
+// Throws std::invalid_argument naming what is wrong in a file that is not a recorded trace.
+void ValidateTrace(const nlohmann::json& trace);
+
+struct TraceReplay {
+  int64_t calls = 0;            // run in both worlds
+  int64_t difference_line = 0;  // the capture's line of the first difference (0: none)
+  std::string difference;       // what differs there
+};
+
+TraceReplay ReplayTrace(const nlohmann::json& trace, real::RedisServer& server,
+                        const real::ScriptCatalog& catalog);
+
+}  // namespace testbed::scenarios
