@@ -16,10 +16,7 @@ namespace {
 // instant: skew), or nothing the contract allows.
 std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
   using K = AckOp::Kind;
-  auto at = [](int64_t ms) {  // "+12ms", "-97ms": virtual time since the run's start
-    const int64_t d = ms - sim::kDefaultEpochMs;
-    return (d < 0 ? "" : "+") + std::to_string(d) + "ms";
-  };
+  const auto at = RunTime;
   auto set_of = [&](const AckOp& x) {
     std::string s = "client " + std::to_string(x.actor) + " set(\"" + x.key + "\", ttl " +
                     (x.ttl ? std::to_string(*x.ttl) : std::string("default")) +

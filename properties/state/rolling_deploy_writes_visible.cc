@@ -44,7 +44,14 @@ const StateProperty& RollingDeployWritesVisible() {
          "a pod reads a value after an older version's delete"},
         {"old-pod-loses-write", "an old pod reads null after the new version's acknowledged write"},
         {"old-pod-reads-stale", "an old pod reads an older value after the new version's write"},
-        {"old-pod-resurrects-deleted", "an old pod reads a value after the new version's delete"}}},
+        {"old-pod-resurrects-deleted", "an old pod reads a value after the new version's delete"},
+        {"expired-early-by-writer-clock",
+         "a pod reads null because the store expired an acknowledged write before its ttl had "
+         "passed by the server's clock, at the instant the writer's own (skewed) clock "
+         "computed"},
+        {"list-misses-by-fast-clock",
+         "list() leaves out a live key because the reading pod's clock runs ahead of the "
+         "server's (the index is trimmed and filtered by the caller's clock)"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

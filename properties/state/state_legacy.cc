@@ -19,11 +19,20 @@ namespace {
 struct RollingState {
   bool known = true;                    // false after an ambiguous write, until the next one
   std::optional<std::string> expected;  // JSON of the last acknowledged value; nullopt: none
-  int64_t alive_until = 0;              // the entry's expiry (server time)
-  std::string last;                     // the acknowledged write, described
-  std::string last_by;                  // the version of the pod that made it
-  std::vector<std::string> log;         // every step so far, described
-  int64_t seen_version = 0;             // the version the last read returned (0: none)
+  int64_t alive_until = 0;              // the entry's promised expiry (server time)
+  // What the store set for the last acknowledged write: the key's expiry on the server right
+  // after it returned (no other client writes this key), absent when it has none. A writer whose
+  // clock runs behind sends an expiresAt the server has already passed (expired-early-by-writer-
+  // clock, as acknowledged-writes-visible names it).
+  std::optional<int64_t> stored_until;
+  bool gone_at_return = false;  // the key was already gone when that write returned
+  int64_t returned_ms = 0;      // when that write returned (server time)
+  int64_t promised_ms = 0;      // alive at least through: the write's start plus its ttl (server)
+  std::optional<int64_t> sent_expires_at;  // the expiresAt the writer computed (absolute versions)
+  std::string last;                        // the acknowledged write, described
+  std::string last_by;                     // the version of the pod that made it
+  std::vector<std::string> log;            // every step so far, described
+  int64_t seen_version = 0;                // the version the last read returned (0: none)
 };
 
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
@@ -46,6 +55,20 @@ sim::Task<void> RollingStep(
   value["w"] = i;
   value["by"] = use_old ? "old" : "new";
   const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
+  // What the store holds for `key` right after an acknowledged write: its expiry on the server's
+  // clock (read outside the trace), and the expiresAt the writer computed.
+  auto note_stored_expiry = [&] {
+    const int64_t now = rec->world->now_ms();
+    const sim::Reply pttl = rec->world->backend().execute({"PTTL", pod.redis_key(key)}, now);
+    st->returned_ms = now;
+    st->promised_ms = sim::kDefaultEpochMs + t + w.ns.default_ttl_ms;
+    st->gone_at_return = pttl.integer == -2;
+    st->stored_until.reset();
+    if (pttl.integer == -2) st->stored_until = now;
+    if (pttl.integer >= 0) st->stored_until = now + pttl.integer;
+    st->sent_expires_at.reset();
+    if (!pod.expiry_is_relative()) st->sent_expires_at = pod.last_expires_at_ms();
+  };
   // Half of the writes are a compareAndSet at the version this client last read, by either
   // pod (old pods compareAndSet too): a side stream of the operation's seed, so the draws
   // above are as before.
@@ -64,6 +87,7 @@ sim::Task<void> RollingStep(
         st->last_by = pod_version;
         st->expected = real::state::Stringify(value);
         st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
+        note_stored_expiry();
         st->last = step;
         st->seen_version = r.value->version;
       } else {
@@ -75,6 +99,7 @@ sim::Task<void> RollingStep(
       st->last_by = pod_version;
       st->expected = real::state::Stringify(value);
       st->alive_until = rec->world->now_ms() + w.ns.default_ttl_ms - 50;
+      note_stored_expiry();
       st->last =
           "at +" + std::to_string(t) + "ms the " + who + " set " + key + " to " + *st->expected;
       st->log.push_back(st->last);
@@ -104,14 +129,43 @@ sim::Task<void> RollingStep(
         const std::string kind =
             !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write");
         const bool across = !st->last.empty() && st->last_by != pod_version;
-        const std::string cls = across && st->last_by == w.version
+        // A read of null after the store itself expired the write before its promised instant:
+        // the writer's own clock set that expiry (a PXAT it computed from Date.now()).
+        const int64_t read_at = rec->world->now_ms();
+        const bool early = st->expected && !got && st->stored_until && *st->stored_until < read_at;
+        // list() sees an entry only through the index, trimmed (ZREMRANGEBYSCORE -inf now) and
+        // filtered by the caller's own clock: a reader whose clock has passed the stored expiry
+        // drops an entry that is still alive on the server.
+        const int64_t reader_clock = ctx.now_ms();
+        const bool fast = !early && by_list && st->expected && !got && st->stored_until &&
+                          reader_clock >= *st->stored_until;
+        const std::string cls = early  ? "expired-early-by-writer-clock"
+                                : fast ? "list-misses-by-fast-clock"
+                                : across && st->last_by == w.version
                                     ? "old-pod-" + kind
                                     : absl::StrCat(kind, across ? "-across-versions" : "");
+        std::string why;
+        if (early) {
+          why = "\n    by the server's clock the store ";
+          why += st->gone_at_return ? "had already dropped the key when the write returned at " +
+                                          RunTime(st->returned_ms)
+                                    : "expired it at " + RunTime(*st->stored_until);
+          if (st->sent_expires_at)
+            why += ": the writer's own clock computed expiresAt " + RunTime(*st->sent_expires_at);
+          why += ", though the write is promised to live through " + RunTime(st->promised_ms);
+        }
+        if (fast)
+          why = "\n    the store set that write's expiry to " + RunTime(*st->stored_until) +
+                " by the server's clock, and the key was alive when list() ran, but the reading "
+                "pod's own clock read " +
+                RunTime(reader_clock) +
+                ", past that expiry: the index is trimmed, and list() filtered, by the caller's "
+                "clock";
         rec->findings.push_back({cls,
                                  "client " + std::to_string(id) + ", in sequence on " + key + ":" +
                                      steps + "\n    expected " + st->expected.value_or("null") +
                                      " (" + (st->last.empty() ? "nothing was written" : st->last) +
-                                     ")",
+                                     ")" + why,
                                  {},
                                  {Since(ctx, sim::kDefaultEpochMs + t)}});
       }
@@ -142,7 +196,7 @@ sim::Task<void> ExpiryInstantClaimProbe(sim::Ctx& ctx, const StateWorkload& w,
                                         real::state::StateNamespace& ns, Recorder* rec) {
   real::state::Json value = real::state::Json::object();
   value["v1"] = "at-expiry";
-  const auto at = [&](int64_t t) { return "+" + std::to_string(t - sim::kDefaultEpochMs) + "ms"; };
+  const auto at = RunTime;
   // The old pod writes `key`; its end on the server's clock (0: unknown).
   const auto write_v1 = [&](const std::string& key) -> sim::Task<int64_t> {
     try {
@@ -297,7 +351,7 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
 std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& keys,
                                       bool reads_claim) {
   std::vector<Finding> out;
-  auto at = [](int64_t ms) { return "+" + std::to_string(ms - sim::kDefaultEpochMs) + "ms"; };
+  const auto at = RunTime;
   auto name = [](const std::string& c) {
     return c.empty() ? std::string("a caller without a connection") : "connection " + c;
   };

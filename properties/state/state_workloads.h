@@ -139,6 +139,12 @@ inline sim::FaultSet MovesTheInstant() {
   return {F::kLatency, F::kDelay, F::kReorder, F::kPause, F::kSkew, F::kClockJump};
 }
 // Whether a version writes v1 keys (the old pods of a v1 -> v2 upgrade).
+// A virtual instant as findings print it: "+12ms" or "-97ms" since the run's start.
+inline std::string RunTime(int64_t ms) {
+  const int64_t d = ms - sim::kDefaultEpochMs;
+  return (d < 0 ? "" : "+") + std::to_string(d) + "ms";
+}
+
 inline bool IsV1(const std::string& version) { return version == "beta3" || version == "beta23"; }
 
 // quota probes across clients' clocks: namespace -> client 0's write of a (invoked, returned).
