@@ -384,6 +384,7 @@ class CheckRun {
     props::RunSpec run;
     bool incomplete = false;
     std::vector<std::string> classes;
+    std::vector<std::string> undecided;  // why it has no verdict
   };
 
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
@@ -503,6 +504,7 @@ CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
   props::RunOutcome r = system.Run(run, scripts, server.get(), strategy.get());
   o.classes = r.classes;
   o.incomplete = r.incomplete;
+  o.undecided = r.undecided;
   const uint64_t i = run.seed - spec.seed;
   if (sample_server && i % static_cast<uint64_t>(spec.real_sample) == 0) {  // jobs == 1 here
     auto again = MakeStrategy(run);
@@ -547,6 +549,7 @@ void CheckRun::RunRandom(Progress* progress) {
       plan, [&](const props::RunSpec& r) { return RunOne(r); },
       [&](Outcome& o) {
         tally.Add(o.run, o.classes, o.incomplete);
+        if (!o.undecided.empty()) tally.Undecided(o.run, o.undecided.front());
         progress->update(tally.runs(), CountClasses());
       });
 }

@@ -52,9 +52,10 @@ struct Operation {
 
 struct Verdict {
   bool ok = true;
-  bool complete = true;               // false: the state budget ran out before a verdict
-  std::string partition;              // the first partition that is not linearizable
-  std::vector<std::string> rejected;  // every partition that is not (checking goes on)
+  bool complete = true;                // false: the state budget ran out before a verdict
+  std::string partition;               // the first partition that is not linearizable
+  std::vector<std::string> rejected;   // every partition that is not (checking goes on)
+  std::vector<std::string> undecided;  // every partition whose search ran out of its budget
   int64_t states_explored = 0;
 };
 
@@ -81,7 +82,10 @@ class Checker {
     for (auto& [name, ops] : parts) {
       gave_up_ = false;
       const bool part_ok = check_part(ops, &v.states_explored);
-      if (gave_up_) v.complete = false;
+      if (gave_up_) {
+        v.complete = false;
+        v.undecided.push_back(name);
+      }
       if (!part_ok) {
         if (v.ok) v.partition = name;
         v.ok = false;

@@ -125,6 +125,9 @@ class PropertyRun;  // properties/property.h
 struct RunOutcome {
   bool violated = false;    // Run(): exactly when there are findings
   bool incomplete = false;  // a checker gave up: no verdict (never a pass)
+  // What a checker could not decide, one line each (e.g. a key, its concurrency and its
+  // ambiguous operations): why the run has no verdict.
+  std::vector<std::string> undecided;
   // Every violation the run found, not only the first: a run that shows a known anomaly keeps
   // checking, so a new one next to it is still seen. Run() fills in generic class names.
   std::vector<Finding> findings;

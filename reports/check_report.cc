@@ -66,6 +66,7 @@ std::string ToJson(const CheckReport& r) {
       row["classes"][c.cls] = cj;
     }
     if (p.no_verdict > 0) row["no_verdict"] = p.no_verdict;
+    if (!p.no_verdict_why.empty()) row["no_verdict_why"] = p.no_verdict_why;
     if (!p.sets_aside.empty()) row["sets_aside"] = p.sets_aside;
     if (p.dfs_exhausted >= 0) row["dfs_exhausted"] = p.dfs_exhausted == 1;
     j["properties"][p.property] = row;
@@ -121,6 +122,7 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
                                c.at("runs").get<int64_t>(), c.at("first_seed").get<uint64_t>(),
                                c.value("status", "")});
       row.no_verdict = p.value("no_verdict", int64_t{0});
+      row.no_verdict_why = p.value("no_verdict_why", "");
       row.sets_aside = p.value("sets_aside", "");
       if (p.contains("dfs_exhausted"))
         row.dfs_exhausted = p.at("dfs_exhausted").get<bool>() ? 1 : 0;
@@ -184,6 +186,7 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
   for (size_t pi = 0; pi < a.properties.size(); ++pi) {
     PropertyRow row = a.properties[pi];
     row.runs = row.passed = row.violated = row.no_verdict = 0;
+    row.no_verdict_why.clear();
     row.classes.clear();
     // A class's owner is the shard that ran its first seed; a run's classes keep their order.
     struct Owned {
@@ -197,6 +200,7 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
       row.passed += p.passed;
       row.violated += p.violated;
       row.no_verdict += p.no_verdict;
+      if (row.no_verdict_why.empty()) row.no_verdict_why = p.no_verdict_why;
       row.dfs_exhausted = std::min(row.dfs_exhausted, p.dfs_exhausted);
       for (size_t ci = 0; ci < p.classes.size(); ++ci) {
         const ClassRow& c = p.classes[ci];

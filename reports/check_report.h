@@ -26,8 +26,9 @@ struct PropertyRow {
   int64_t violated = 0;
   bool applies = true;  // false: the property means nothing for this version ("n/a")
   std::vector<ClassRow> classes = {};
-  int64_t no_verdict = 0;       // runs that hit the checker's budget: neither passed nor violated
-  std::string sets_aside = {};  // the faults its runs leave out, when faults were asked for
+  int64_t no_verdict = 0;  // runs that hit the checker's budget: neither passed nor violated
+  std::string no_verdict_why = {};  // the first of them: its seed and what made it hard
+  std::string sets_aside = {};      // the faults its runs leave out, when faults were asked for
   // dfs: 1 when every schedule of its seeds was explored, 0 when --max-schedules stopped a
   // search; -1 for the other strategies.
   int dfs_exhausted = -1;

@@ -24,7 +24,8 @@ std::string SummaryText(const CheckReport& r) {
                             c.status.empty() ? "" : "  " + c.status);
     if (p.no_verdict > 0)
       absl::StrAppend(&out, "  (", Count(p.no_verdict, "run"),
-                      " hit the checker's state budget: no verdict, not a pass)\n");
+                      " hit the checker's state budget: no verdict, not a pass",
+                      p.no_verdict_why.empty() ? "" : "; the first, " + p.no_verdict_why, ")\n");
     if (!p.sets_aside.empty())
       absl::StrAppend(&out, "  (runs without these faults: ", p.sets_aside, ")\n");
     if (p.dfs_exhausted == 1)

@@ -1,5 +1,7 @@
 #include "scenarios/campaign.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 
 #include "scenarios/scenario.h"
@@ -40,6 +42,11 @@ void Tally::Add(const props::RunSpec& r, const std::vector<std::string>& classes
   Seen(r, classes, incomplete, choices);
 }
 
+void Tally::Undecided(const props::RunSpec& r, const std::string& why) {
+  PropertyTally& t = per_[r.property];
+  if (t.first_undecided.empty()) t.first_undecided = absl::StrCat("seed ", r.seed, ": ", why);
+}
+
 void Tally::AddSearch(const std::string& property, int64_t schedules, int64_t violations,
                       bool exhausted) {
   PropertyTally& t = per_[property];
@@ -66,6 +73,7 @@ reports::PropertyRow Row(const props::PropertyInfo& info, const PropertyTally* t
     row.classes.push_back({c, props::SentenceOf(info, c), t->classes.at(c).runs,
                            t->classes.at(c).first.seed, status(c)});
   row.no_verdict = t->incomplete;
+  row.no_verdict_why = t->first_undecided;
   if (faults_given && !info.sets_aside.empty()) row.sets_aside = info.sets_aside.Describe();
   if (dfs) row.dfs_exhausted = t->exhausted ? 1 : 0;
   return row;

@@ -77,7 +77,8 @@ struct ClassSeen {
 // One property's runs: counts, and its classes in the order first seen.
 struct PropertyTally {
   int64_t done = 0, violated = 0, incomplete = 0;
-  bool exhausted = true;  // dfs: every search explored its whole space
+  std::string first_undecided;  // the first run without a verdict: its seed and why
+  bool exhausted = true;        // dfs: every search explored its whole space
   std::vector<std::string> order;
   std::map<std::string, ClassSeen> classes;
 };
@@ -92,6 +93,8 @@ class Tally {
   // are added once it ends.
   void Seen(const props::RunSpec& r, const std::vector<std::string>& classes, bool incomplete,
             const std::vector<size_t>& choices);
+  // Why a run had no verdict (the first one of each property is kept).
+  void Undecided(const props::RunSpec& r, const std::string& why);
   void AddSearch(const std::string& property, int64_t schedules, int64_t violations,
                  bool exhausted);
   PropertyTally& operator[](const std::string& property) { return per_[property]; }

@@ -6,6 +6,7 @@
 #include "model/state_register.h"
 #include "properties/linearizability.h"
 #include "properties/state/state_workloads.h"
+#include "properties/version_order.h"
 
 namespace testbed::props::state {
 
@@ -183,9 +184,15 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
 }
 }  // namespace
 
+// A key's history longer than this is cut to the inference's core when it has one.
+constexpr size_t kLongHistory = 64;
+
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
   model::StateRegisterModel model;
+  std::map<std::string, props::RegisterHistory> keys;  // each key's history, in key order
+  for (const auto& o : history) keys[o.partition].push_back(o);
+  auto key_history = [&](const std::string& key) { return keys.at(key); };
   // Nine actors on one key, some operations of unknown outcome under faults: a history the
   // search may not finish. A smaller budget ends such a run in about a second with no verdict
   // (reported as incomplete, never as a pass) instead of tens of seconds.
@@ -193,15 +200,34 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
       (hot_key ? props::Checker<model::StateRegisterModel>(model, 100'000)
                : props::Checker<model::StateRegisterModel>(model))
           .check(props::PinObservedWrites(history));
-  // Every rejected key, each named by the 1-minimal core of its history (lin::RejectedCore).
-  for (const std::string& key : verdict.rejected) {
-    props::RegisterHistory on_key;
-    for (const auto& o : history)
-      if (o.partition == key) on_key.push_back(o);
+  // Keys whose search ran out of its budget: version-order inference (properties/
+  // version_order.h, polynomial) decides those whose versions alone show a conflict, on the
+  // history as the resends can make it (so what it rejects, no resend explains). The rest stay
+  // undecided, each named with what made it hard. (The search still goes first: where both
+  // decide, their cores can be different pairs of one history, named by different classes, and
+  // the saved scenarios and baselines name the search's.)
+  std::map<std::string, props::RegisterHistory> inferred;
+  std::vector<std::string> undecided;
+  for (const std::string& key : verdict.undecided) {
+    if (auto core = props::InferRejectedCore(
+            props::PinObservedWrites(props::WithResentTwins(key_history(key))))) {
+      inferred[key] = std::move(*core);
+    } else {
+      undecided.push_back(props::DescribeUndecided(key, key_history(key)));
+    }
+  }
+  // Every rejected key, in key order, each named by the 1-minimal core of its history
+  // (lin::RejectedCore), or by the core the inference found.
+  std::vector<std::string> rejected = verdict.rejected;
+  for (const auto& [key, core] : inferred) rejected.push_back(key);
+  std::sort(rejected.begin(), rejected.end());
+  for (const std::string& key : rejected) {
+    const props::RegisterHistory on_key = key_history(key);
+    const auto found = inferred.find(key);
     // A write re-sent after a reconnect may have taken effect twice: the history checked from here
     // on has its twin, so only what the resends cannot explain is blamed on the store.
     const props::RegisterHistory twins = props::PinObservedWrites(props::WithResentTwins(on_key));
-    if (twins.size() > on_key.size()) {
+    if (found == inferred.end() && twins.size() > on_key.size()) {
       const props::Verdict explained =
           props::Checker<model::StateRegisterModel>(model, hot_key ? 100'000 : 50'000'000)
               .check(twins);
@@ -210,7 +236,16 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
         continue;
       }
     }
-    const props::RegisterHistory core = props::RejectedCore(twins, hot_key ? 20'000 : 2'000'000);
+    // RejectedCore costs one search per operation: a long history the search rejected is cut to
+    // the inference's core when it has one (a pair, already minimal). Saved scenarios are short
+    // histories and keep the search's core.
+    std::optional<props::RegisterHistory> quick;
+    if (found == inferred.end() && twins.size() > kLongHistory)
+      quick = props::InferRejectedCore(twins);
+    const props::RegisterHistory core =
+        found != inferred.end() ? found->second
+        : quick                 ? *quick
+                                : props::RejectedCore(twins, hot_key ? 20'000 : 2'000'000);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
     std::string text = props::RegisterSentence(core, key, twins) + ".\n";
     if (hot_key)
@@ -259,7 +294,8 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     }
     out.findings.push_back({cls, text, props::RegisterShape(core), involved, deadlines});
   }
-  out.incomplete = !verdict.complete;
+  out.incomplete = !undecided.empty();
+  out.undecided = std::move(undecided);
 }
 
 }  // namespace testbed::props::state
