@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "properties/history_gen.h"
+#include "tests/cli_run.h"
 #include "sim/prng.h"
 
 namespace testbed::props {
@@ -172,6 +173,20 @@ TEST(VersionOrder, DecidesAHotKeyOfAHundredClientsTheSearchGivesUpOn) {
     std::printf("hot key, %d actors, %zu operations: the search %s; the inference: a core of %zu\n",
                 actors, h.size(), search.complete ? "decided" : "gave up", core->size());
   }
+}
+
+// A run the checker cannot decide says why: its key, how many operations were pending at once and
+// how many are ambiguous (lost replies under faults make the search branch at every one).
+TEST(VersionOrder, ARunWithoutAVerdictNamesItsKeyConcurrencyAndAmbiguousCalls) {
+  const testing_cli::Result r = testing_cli::Run(
+      TESTBED_CLI_PATH,
+      "check --system state --version beta23 --seed 8675309 --runs 30 --faults all --jobs 1 "
+      "--properties hot-key-linearizable");
+  EXPECT_EQ(r.code, 1) << r.out;  // beta.23 races: findings
+  EXPECT_NE(r.out.find("no verdict, not a pass; the first, seed 8675327: hot: 36 operations, "
+                       "up to 16 pending at once, 12 ambiguous)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -184,8 +184,9 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
 }
 }  // namespace
 
-// A key's history longer than this is cut to the inference's core when it has one.
-constexpr size_t kLongHistory = 64;
+// A key's history longer than this goes to the inference first, and a rejected one is cut to the
+// inference's core when it has one.
+constexpr size_t kLongHistory = 40;
 
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
@@ -193,29 +194,35 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   std::map<std::string, props::RegisterHistory> keys;  // each key's history, in key order
   for (const auto& o : history) keys[o.partition].push_back(o);
   auto key_history = [&](const std::string& key) { return keys.at(key); };
+  // Version-order inference (properties/version_order.h, polynomial) decides the keys whose
+  // versions alone show a conflict, on the history as the resends can make it (so what it
+  // rejects, no resend explains). It goes first on long histories, which the search may take
+  // minutes over or give up on; short ones go to the search first (where both decide, their
+  // cores can be different pairs of one history, named by different classes, and the saved
+  // scenarios and baselines name the search's), and to the inference when the search gives up.
+  std::map<std::string, props::RegisterHistory> inferred;
+  auto infer = [&](const std::string& key) {
+    auto core =
+        props::InferRejectedCore(props::PinObservedWrites(props::WithResentTwins(keys.at(key))));
+    if (core) inferred[key] = std::move(*core);
+    return core.has_value();
+  };
+  props::RegisterHistory to_search;
+  for (const auto& [key, on_key] : keys)
+    if (on_key.size() <= kLongHistory || !infer(key))
+      to_search.insert(to_search.end(), on_key.begin(), on_key.end());
   // Nine actors on one key, some operations of unknown outcome under faults: a history the
   // search may not finish. A smaller budget ends such a run in about a second with no verdict
-  // (reported as incomplete, never as a pass) instead of tens of seconds.
+  // (reported as incomplete, never as a pass) instead of tens of seconds. What neither decides
+  // stays undecided, each key named with what made it hard.
   const props::Verdict verdict =
       (hot_key ? props::Checker<model::StateRegisterModel>(model, 100'000)
                : props::Checker<model::StateRegisterModel>(model))
-          .check(props::PinObservedWrites(history));
-  // Keys whose search ran out of its budget: version-order inference (properties/
-  // version_order.h, polynomial) decides those whose versions alone show a conflict, on the
-  // history as the resends can make it (so what it rejects, no resend explains). The rest stay
-  // undecided, each named with what made it hard. (The search still goes first: where both
-  // decide, their cores can be different pairs of one history, named by different classes, and
-  // the saved scenarios and baselines name the search's.)
-  std::map<std::string, props::RegisterHistory> inferred;
+          .check(props::PinObservedWrites(to_search));
   std::vector<std::string> undecided;
-  for (const std::string& key : verdict.undecided) {
-    if (auto core = props::InferRejectedCore(
-            props::PinObservedWrites(props::WithResentTwins(key_history(key))))) {
-      inferred[key] = std::move(*core);
-    } else {
-      undecided.push_back(props::DescribeUndecided(key, key_history(key)));
-    }
-  }
+  for (const std::string& key : verdict.undecided)
+    if (keys.at(key).size() > kLongHistory || !infer(key))
+      undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
   // Every rejected key, in key order, each named by the 1-minimal core of its history
   // (lin::RejectedCore), or by the core the inference found.
   std::vector<std::string> rejected = verdict.rejected;
@@ -237,8 +244,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
       }
     }
     // RejectedCore costs one search per operation: a long history the search rejected is cut to
-    // the inference's core when it has one (a pair, already minimal). Saved scenarios are short
-    // histories and keep the search's core.
+    // the inference's core when it has one (a pair, already minimal).
     std::optional<props::RegisterHistory> quick;
     if (found == inferred.end() && twins.size() > kLongHistory)
       quick = props::InferRejectedCore(twins);
