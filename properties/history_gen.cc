@@ -87,4 +87,47 @@ RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape) {
   return out;
 }
 
+RegisterHistory GenerateHotKey(uint64_t seed, int actors, int operations) {
+  using K = model::RegisterOp::Kind;
+  sim::Prng rng(seed);
+  std::vector<int64_t> clock(actors, 0);
+  std::vector<std::pair<int64_t, Operation<model::RegisterOp>>> planned;
+  for (int i = 0; i < operations; ++i) {
+    Operation<model::RegisterOp> o;
+    o.partition = "hot";
+    o.actor = static_cast<int>(rng.below(actors));
+    o.invoke_ms = clock[o.actor] + rng.range(0, 2);
+    o.ret_ms = o.invoke_ms + rng.range(0, 60);
+    clock[o.actor] = o.ret_ms + 1;
+    o.invoke = o.invoke_ms * 2;
+    o.ret = o.ret_ms * 2 + 1;
+    o.op.kind = rng.chance({1, 2}) ? K::kSet : K::kGet;
+    o.op.value = "v" + std::to_string(i);
+    o.op.expires_at_ms = 1'000'000'000;
+    planned.push_back({rng.range(o.invoke_ms, o.ret_ms) * operations + i, o});
+  }
+  std::sort(planned.begin(), planned.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  RegisterHistory h;
+  int64_t version = 0;
+  std::string value;
+  for (auto& [at, o] : planned) {
+    // A tenth of the calls lose their reply (they took effect all the same).
+    if (rng.chance({1, 10})) {
+      o.ambiguous = true;
+      o.ret = o.ret_ms = kNever;
+    }
+    if (o.op.kind == K::kSet) {
+      o.op.out_version = ++version;
+      value = o.op.value;
+    } else {
+      o.op.ok = version > 0;
+      o.op.out_version = version;
+      o.op.out_value = value;
+    }
+    h.push_back(o);
+  }
+  return h;
+}
+
 }  // namespace testbed::props

@@ -19,4 +19,9 @@ struct HistoryShape {
 
 RegisterHistory GenerateLinearizable(uint64_t seed, const HistoryShape& shape);
 
+// A hot key: `actors` clients each setting and reading it in turn, operations up to 60 ms long,
+// nothing deleted and nothing expiring; linearizable by construction (each takes effect at a
+// random point of its interval), a tenth of the calls with their reply lost.
+RegisterHistory GenerateHotKey(uint64_t seed, int actors, int operations);
+
 }  // namespace testbed::props

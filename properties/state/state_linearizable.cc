@@ -207,9 +207,13 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     if (core) inferred[key] = std::move(*core);
     return core.has_value();
   };
+  // A greedy walk that finds an order decides the other way (a witness needs no search).
+  auto witnessed = [&](const std::string& key) {
+    return props::GreedyLinearization(props::PinObservedWrites(keys.at(key)));
+  };
   props::RegisterHistory to_search;
   for (const auto& [key, on_key] : keys)
-    if (on_key.size() <= kLongHistory || !infer(key))
+    if (on_key.size() <= kLongHistory || (!infer(key) && !witnessed(key)))
       to_search.insert(to_search.end(), on_key.begin(), on_key.end());
   // Nine actors on one key, some operations of unknown outcome under faults: a history the
   // search may not finish. A smaller budget ends such a run in about a second with no verdict
@@ -221,7 +225,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
           .check(props::PinObservedWrites(to_search));
   std::vector<std::string> undecided;
   for (const std::string& key : verdict.undecided)
-    if (keys.at(key).size() > kLongHistory || !infer(key))
+    if (keys.at(key).size() > kLongHistory || (!infer(key) && !witnessed(key)))
       undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
   // Every rejected key, in key order, each named by the 1-minimal core of its history
   // (lin::RejectedCore), or by the core the inference found.
