@@ -218,19 +218,23 @@ bool GreedyLinearization(const RegisterHistory& part) {
   return true;  // the ambiguous operations left never took effect
 }
 
-std::string DescribeUndecided(const std::string& key, const RegisterHistory& part) {
+int MostPending(const RegisterHistory& part) {
   std::vector<std::pair<int64_t, int>> events;  // (position, +1 invoke / -1 return)
-  int64_t ambiguous = 0;
   for (const auto& o : part) {
     events.push_back({o.invoke, 1});
     if (o.ret != kNever) events.push_back({o.ret, -1});
-    ambiguous += o.ambiguous;
   }
   std::sort(events.begin(), events.end());
   int pending = 0, most = 0;
   for (const auto& [at, delta] : events) most = std::max(most, pending += delta);
-  return absl::StrCat(key, ": ", part.size(), " operations, up to ", most, " pending at once, ",
-                      ambiguous, " ambiguous");
+  return most;
+}
+
+std::string DescribeUndecided(const std::string& key, const RegisterHistory& part) {
+  const int64_t ambiguous =
+      std::count_if(part.begin(), part.end(), [](const auto& o) { return o.ambiguous; });
+  return absl::StrCat(key, ": ", part.size(), " operations, up to ", MostPending(part),
+                      " pending at once, ", ambiguous, " ambiguous");
 }
 
 }  // namespace testbed::props

@@ -51,6 +51,9 @@ std::optional<RegisterHistory> InferRejectedCore(const RegisterHistory& part,
 // previous point, so a walk that reaches the end is a witness.
 bool GreedyLinearization(const RegisterHistory& part);
 
+// The most operations of a history pending at once (an ambiguous one stays pending).
+int MostPending(const RegisterHistory& part);
+
 // Why one key's history is hard to search: its operations, the most that were pending at once
 // and the ambiguous ones (a lost reply may have taken effect at any time after its invocation,
 // or never), e.g. "hot: 360 operations, up to 87 pending at once, 12 ambiguous".

@@ -184,9 +184,11 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
 }
 }  // namespace
 
-// A key's history longer than this goes to the inference first, and a rejected one is cut to the
-// inference's core when it has one.
+// A key's history longer than this, or with more operations pending at once than the hot key's
+// nine actors, goes to the inference first, and a rejected one is cut to the inference's core
+// when it has one.
 constexpr size_t kLongHistory = 40;
+constexpr int kManyPending = 9;
 
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
@@ -211,9 +213,12 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   auto witnessed = [&](const std::string& key) {
     return props::GreedyLinearization(props::PinObservedWrites(keys.at(key)));
   };
+  auto hard = [&](const std::string& key) {
+    return keys.at(key).size() > kLongHistory || props::MostPending(keys.at(key)) > kManyPending;
+  };
   props::RegisterHistory to_search;
   for (const auto& [key, on_key] : keys)
-    if (on_key.size() <= kLongHistory || (!infer(key) && !witnessed(key)))
+    if (!hard(key) || (!infer(key) && !witnessed(key)))
       to_search.insert(to_search.end(), on_key.begin(), on_key.end());
   // Nine actors on one key, some operations of unknown outcome under faults: a history the
   // search may not finish. A smaller budget ends such a run in about a second with no verdict
@@ -225,7 +230,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
           .check(props::PinObservedWrites(to_search));
   std::vector<std::string> undecided;
   for (const std::string& key : verdict.undecided)
-    if (keys.at(key).size() > kLongHistory || (!infer(key) && !witnessed(key)))
+    if (hard(key) || (!infer(key) && !witnessed(key)))
       undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
   // Every rejected key, in key order, each named by the 1-minimal core of its history
   // (lin::RejectedCore), or by the core the inference found.
