@@ -185,8 +185,7 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
 }  // namespace
 
 // A key's history longer than this, or with more operations pending at once than the hot key's
-// nine actors, goes to the inference first, and a rejected one is cut to the inference's core
-// when it has one.
+// nine actors, goes to the inference first.
 constexpr size_t kLongHistory = 40;
 constexpr int kManyPending = 9;
 
@@ -195,7 +194,6 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   model::StateRegisterModel model;
   std::map<std::string, props::RegisterHistory> keys;  // each key's history, in key order
   for (const auto& o : history) keys[o.partition].push_back(o);
-  auto key_history = [&](const std::string& key) { return keys.at(key); };
   // Version-order inference (properties/version_order.h, polynomial) decides the keys whose
   // versions alone show a conflict, on the history as the resends can make it (so what it
   // rejects, no resend explains). It goes first on long histories, which the search may take
@@ -238,7 +236,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   for (const auto& [key, core] : inferred) rejected.push_back(key);
   std::sort(rejected.begin(), rejected.end());
   for (const std::string& key : rejected) {
-    const props::RegisterHistory on_key = key_history(key);
+    const props::RegisterHistory& on_key = keys.at(key);
     const auto found = inferred.find(key);
     // A write re-sent after a reconnect may have taken effect twice: the history checked from here
     // on has its twin, so only what the resends cannot explain is blamed on the store.
@@ -252,14 +250,8 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
         continue;
       }
     }
-    // RejectedCore costs one search per operation: a long history the search rejected is cut to
-    // the inference's core when it has one (a pair, already minimal).
-    std::optional<props::RegisterHistory> quick;
-    if (found == inferred.end() && twins.size() > kLongHistory)
-      quick = props::InferRejectedCore(twins);
     const props::RegisterHistory core =
         found != inferred.end() ? found->second
-        : quick                 ? *quick
                                 : props::RejectedCore(twins, hot_key ? 20'000 : 2'000'000);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
     std::string text = props::RegisterSentence(core, key, twins) + ".\n";
