@@ -28,6 +28,8 @@
 #include "scenarios/campaign.h"
 #include "scenarios/scenario.h"
 #include "sim/clock.h"
+#include "sim/lua_coverage.h"
+#include "sim/lua_scripting.h"
 #include "sim/strategies.h"
 
 namespace testbed::cli {
@@ -100,6 +102,9 @@ void Define(CLI::App& app, Raw& r) {
   app.add_flag("--verbose", r.spec.verbose,
                "print every class's counterexample in full (by default a class the baseline "
                "knows gets one line)");
+  app.add_flag("--coverage", r.spec.coverage,
+               "Lua line coverage: which lines of each script the runs executed (printed, in "
+               "report.json, and --out DIR/coverage.lcov)");
   app.add_option("--format", r.spec.format,
                  "text (default), or github: also a workflow annotation (::error) per new class, "
                  "naming the script file where the finding names one")
@@ -335,6 +340,7 @@ std::string CheckSpec::Write() const {
   if (shard_count > 0) AppendFlag(line, "shard", absl::StrCat(shard_index, "/", shard_count));
   if (quiet) AppendFlag(line, "quiet", "");
   if (verbose) AppendFlag(line, "verbose", "");
+  if (coverage) AppendFlag(line, "coverage", "");
   if (format != "text") AppendFlag(line, "format", format);
   if (strategy != "random") AppendFlag(line, "strategy", strategy);
   if (pct_depth != 2) AppendFlag(line, "pct-depth", absl::StrCat(pct_depth));
@@ -355,7 +361,7 @@ namespace {
 CheckSpec WithoutOutputs(CheckSpec c) {
   c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = "";
   c.shard_index = c.shard_count = 0;
-  c.verbose = false;
+  c.verbose = c.coverage = false;
   c.format = "text";
   return c;
 }
@@ -385,6 +391,7 @@ class CheckRun {
     bool incomplete = false;
     std::vector<std::string> classes;
     std::vector<std::string> undecided;  // why it has no verdict
+    sim::LineCoverage coverage;          // --coverage: the lines its scripts ran
   };
 
   // The schedule of one run: a walk from the seed (nullptr), PCT, or recorded choices.
@@ -411,9 +418,13 @@ class CheckRun {
     return baseline->find(p, c) ? "known" : "new";
   }
   void Summarize();
+  // --coverage: the report's rows, every script of the versions run and any other that ran.
+  void SummarizeCoverage();
   // The script file a finding's own words name, when they name exactly one: the --scripts
   // replacement if there is one, else the shipped file ("" when none or several).
   std::string ScriptFileOf(const reports::ViolationRow& v) const;
+  // The file a script id's body comes from: its --scripts replacement, or the shipped file.
+  std::string FileOfScript(const std::string& id) const;
   reports::ViolationRow Violation(const std::string& p, const std::string& c);
   int Finish(int code, const scenarios::Baseline& written);
 
@@ -430,6 +441,8 @@ class CheckRun {
   std::chrono::steady_clock::time_point start;
 
   scenarios::Tally tally;
+  sim::LineCoverage coverage;  // --coverage: every run's, added up in the runs' order
+  std::vector<std::string> compiled_versions;  // the versions whose scripts the runs load
   reports::CheckReport report;
 };
 
@@ -457,7 +470,8 @@ CheckRun::CheckRun(const CheckSpec& spec)
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
   if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
-  std::vector<std::string> compiled = {spec.version};
+  std::vector<std::string>& compiled = compiled_versions;
+  compiled = {spec.version};
   if (!old_version.empty())
     for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
   for (const std::string& v : compiled)
@@ -501,7 +515,10 @@ CheckRun::Outcome CheckRun::RunOne(const props::RunSpec& run) {
   Outcome o;
   o.run = run;
   auto strategy = MakeStrategy(run);
+  std::optional<sim::ScopedLineCoverage> recording;
+  if (spec.coverage) recording.emplace(&o.coverage);
   props::RunOutcome r = system.Run(run, scripts, server.get(), strategy.get());
+  recording.reset();
   o.classes = r.classes;
   o.incomplete = r.incomplete;
   o.undecided = r.undecided;
@@ -528,6 +545,8 @@ void CheckRun::RunDfs(Progress* progress) {
       const props::RunSpec r = plan.At(j, p);
       const sim::DfsResult d = sim::ExploreDfs(
           [&](sim::Strategy& strategy, sim::RunResult* run) {
+            std::optional<sim::ScopedLineCoverage> recording;
+            if (spec.coverage) recording.emplace(&coverage);
             const props::RunOutcome o = system.Run(r, scripts, server.get(), &strategy);
             *run = o.run;
             std::vector<size_t> choices;
@@ -549,6 +568,7 @@ void CheckRun::RunRandom(Progress* progress) {
       plan, [&](const props::RunSpec& r) { return RunOne(r); },
       [&](Outcome& o) {
         tally.Add(o.run, o.classes, o.incomplete);
+        coverage.Add(o.coverage);
         if (!o.undecided.empty()) tally.Undecided(o.run, o.undecided.front());
         progress->update(tally.runs(), CountClasses());
       });
@@ -568,12 +588,33 @@ void CheckRun::Summarize() {
         [&](const std::string& c) { return StatusOf(p, c); }));
   }
   std::printf("%s", reports::SummaryText(report).c_str());
+  SummarizeCoverage();
+  if (report.coverage) std::printf("%s", reports::CoverageText(report.scripts).c_str());
   if (!baseline) return;
   for (const auto& a : baseline->accepted) {
     const scenarios::PropertyTally* t = tally.find(a.property);
     if (!t || !t->classes.count(a.cls)) report.unseen.push_back({a.property, a.cls, a.reason});
   }
   std::printf("%s", reports::BaselineText(report, spec.verbose).c_str());
+}
+
+void CheckRun::SummarizeCoverage() {
+  if (!spec.coverage) return;
+  report.coverage = true;
+  for (const real::ScriptFile& f : scripts.all()) {
+    const auto ran = coverage.lines.find(sim::CachedSha1(f.body));
+    const bool ours = std::any_of(
+        compiled_versions.begin(), compiled_versions.end(),
+        [&](const std::string& v) { return f.file.rfind(system.scripts_dir(v) + "/", 0) == 0; });
+    if (!ours && ran == coverage.lines.end()) continue;
+    reports::CoverageRow row{f.id(), FileOfScript(f.id()), sim::LinesWithCode(f.body), {}};
+    if (ran != coverage.lines.end()) row.hits = ran->second;
+    report.scripts.push_back(std::move(row));
+  }
+  std::sort(report.scripts.begin(), report.scripts.end(),
+            [](const reports::CoverageRow& x, const reports::CoverageRow& y) {
+              return x.script < y.script;
+            });
 }
 
 std::string CheckRun::ScriptFileOf(const reports::ViolationRow& v) const {
@@ -587,7 +628,10 @@ std::string CheckRun::ScriptFileOf(const reports::ViolationRow& v) const {
       named.insert(name);
   }
   if (named.size() != 1) return "";
-  const std::string name = *named.begin();  // system/version/CONSTANT
+  return FileOfScript(*named.begin());
+}
+
+std::string CheckRun::FileOfScript(const std::string& name) const {  // system/version/CONSTANT
   if (!spec.scripts.empty()) {  // DIR/<system>/<version>/NAME.lua, or DIR/NAME.lua for V's own
     const std::string nested = spec.scripts + "/" + name + ".lua";
     const std::string flat = spec.scripts + "/" + name.substr(name.rfind('/') + 1) + ".lua";
@@ -669,6 +713,7 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
     // What merge compares: the runs, not how they were run or where the outputs went (the
     // thread count, --quiet, a path spelt another way).
     CheckSpec command = WithoutOutputs(spec);
+    command.coverage = spec.coverage;  // shards with and without coverage are not one check
     command.quiet = false;
     command.jobs = 0;
     std::error_code ec;

@@ -63,7 +63,8 @@ struct CheckSpec {
   // --shard i/n: this process runs the runs i-1, i-1+n, ... of the seed space (0/0: all).
   int64_t shard_index = 0, shard_count = 0;
   bool quiet = false;
-  bool verbose = false;  // every class's counterexample in full (by default a known one is a line)
+  bool verbose = false;   // every class's counterexample in full (by default a known one is a line)
+  bool coverage = false;  // Lua line coverage of the runs: printed, in report.json and lcov
   std::string format = "text";  // text | github (also workflow annotations for new classes)
   // Exploration: random (a walk from each seed), pct, dfs (every schedule of each seed's
   // workload, up to the preemption bound; a pass is a proof for that size), replay (choices).

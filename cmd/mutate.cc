@@ -18,12 +18,16 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "cmd/cli_internal.h"
 #include "real/lua_mutants.h"
+#include "reports/terminal.h"
 #include "scenarios/baseline.h"
 #include "scenarios/campaign.h"
+#include "sim/lua_coverage.h"
+#include "sim/lua_scripting.h"
 
 namespace testbed::cli {
 namespace {
@@ -146,12 +150,15 @@ struct RunSeen {
   std::vector<std::string> classes;
   std::string failure;  // "": none; else how the client port failed
   size_t digest = 0;
+  sim::LineCoverage coverage;  // the shipped scripts' runs only: the lines they ran
 };
 
 RunSeen RunOne(const props::System& system, const props::RunSpec& r,
-               const real::ScriptCatalog& scripts) {
+               const real::ScriptCatalog& scripts, bool record_coverage = false) {
   RunSeen s;
   s.run = r;
+  std::optional<sim::ScopedLineCoverage> recording;
+  if (record_coverage) recording.emplace(&s.coverage);
   try {
     props::RunOutcome o = system.Run(r, scripts, nullptr);
     s.classes = o.classes;
@@ -177,6 +184,7 @@ struct Verdict {
   std::string how;               // killed: the first class or failure, with its property and seed
   int64_t runs = 0, differ = 0;  // runs made; runs whose calls or replies differ from shipped
   std::string why;               // equivalent: the reason given
+  bool line_ran = true;          // the mutated line ran in the shipped scripts' runs
 };
 
 std::string FullId(const std::string& file, const real::LuaMutant& m) {
@@ -232,9 +240,11 @@ class MutateRun {
     }
     // The shipped scripts' runs: every class they show, and each run's digest.
     std::map<std::pair<std::string, uint64_t>, size_t> digest;
+    sim::LineCoverage ran;  // the lines the shipped scripts' runs executed
     scenarios::RunInOrder<RunSeen>(
-        plan, [&](const props::RunSpec& r) { return RunOne(system_, r, shipped); },
+        plan, [&](const props::RunSpec& r) { return RunOne(system_, r, shipped, true); },
         [&](RunSeen& s) {
+          ran.Add(s.coverage);
           for (const std::string& c : s.classes) known.insert({s.run.property, c});
           digest[{s.run.property, s.run.seed}] = s.digest;
           if (!s.failure.empty())
@@ -244,6 +254,10 @@ class MutateRun {
     const std::string prefix = system_.scripts_dir(version) + "/";
     for (const real::ScriptFile& f : shipped.all()) {
       if (f.file.rfind(prefix, 0) != 0) continue;
+      const auto lines = ran.lines.find(sim::CachedSha1(f.body));
+      reports::CoverageRow row{f.id(), "real/scripts/" + f.file, sim::LinesWithCode(f.body), {}};
+      if (lines != ran.lines.end()) row.hits = lines->second;
+      coverage_.push_back(row);
       for (const real::LuaMutant& m : real::MutantsOf(f.body)) {
         if (!spec_.only.empty() && spec_.only != FullId(f.file, m)) continue;
         real::ScriptCatalog mutated = shipped;
@@ -252,6 +266,7 @@ class MutateRun {
         v.version = version;
         v.file = f.file;
         v.mutant = m;
+        v.line_ran = row.hits.count(m.line) > 0;
         if (!system_.FirstCompileError(mutated, version).empty()) {
           v.state = "stillborn";
         } else {
@@ -315,6 +330,9 @@ class MutateRun {
       absl::StrAppend(&line, "\n    ", v.runs, " runs, ", v.differ,
                       v.differ ? " with calls or replies that differ from the shipped scripts'"
                                : " differ: no run reaches a different call or reply");
+      if (!v.line_ran)
+        absl::StrAppend(&line, "\n    line ", v.mutant.line,
+                        " never ran in the shipped scripts' runs: no workload reaches it");
       MutateSpec one = spec_;
       one.only = id;
       one.versions = {v.version};
@@ -350,6 +368,7 @@ class MutateRun {
                   live ? absl::StrCat(at("killed") * 100 / live, "%").c_str() : "-");
       survived += at("survived");
     }
+    std::printf("%s", reports::CoverageText(coverage_).c_str());
     if (spec_.only.empty()) std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
     std::printf("result: %s\n", survived == 0
                                     ? "every mutant that compiles is killed or argued equivalent"
@@ -361,6 +380,7 @@ class MutateRun {
   const props::System& system_;
   const std::map<std::string, Equivalent> equivalent_;
   std::vector<Verdict> verdicts_;
+  std::vector<reports::CoverageRow> coverage_;  // each version's scripts in its shipped runs
 };
 
 }  // namespace

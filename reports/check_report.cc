@@ -1,5 +1,6 @@
 #include "reports/check_report.h"
 
+#include <absl/strings/numbers.h>
 #include <absl/strings/str_split.h>
 
 #include <algorithm>
@@ -42,6 +43,46 @@ int64_t NoVerdict(const CheckReport& r) {
   int64_t n = 0;
   for (const auto& p : r.properties) n += p.no_verdict;
   return n;
+}
+
+int64_t CoverageRow::covered() const {
+  return std::count_if(code_lines.begin(), code_lines.end(),
+                       [&](int line) { return hits.count(line) > 0; });
+}
+
+std::vector<int> CoverageRow::never_run() const {
+  std::vector<int> out;
+  for (const int line : code_lines)
+    if (!hits.count(line)) out.push_back(line);
+  return out;
+}
+
+std::string LineRanges(const std::vector<int>& lines) {
+  std::string out;
+  for (size_t i = 0; i < lines.size();) {
+    size_t j = i;
+    while (j + 1 < lines.size() && lines[j + 1] == lines[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(lines[i]);
+    if (j > i) out += "-" + std::to_string(lines[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string ToLcov(const CheckReport& r) {
+  std::string out;
+  for (const CoverageRow& c : r.scripts) {
+    out += "TN:\nSF:" + c.file + "\n";
+    for (const int line : c.code_lines) {
+      const auto hit = c.hits.find(line);
+      out += "DA:" + std::to_string(line) + "," +
+             std::to_string(hit == c.hits.end() ? 0 : hit->second) + "\n";
+    }
+    out += "LF:" + std::to_string(c.code_lines.size()) + "\nLH:" + std::to_string(c.covered()) +
+           "\nend_of_record\n";
+  }
+  return out;
 }
 
 std::string ToJson(const CheckReport& r) {
@@ -91,6 +132,16 @@ std::string ToJson(const CheckReport& r) {
           {{"property", u.property}, {"class", u.cls}, {"reason", u.reason}});
   }
   if (!r.incomplete.empty()) j["incomplete"] = r.incomplete;
+  if (r.coverage) {
+    j["lua_coverage"] = nlohmann::ordered_json::object();
+    for (const CoverageRow& c : r.scripts) {
+      nlohmann::ordered_json hits = nlohmann::ordered_json::object();
+      for (const auto& [line, n] : c.hits) hits[std::to_string(line)] = n;
+      j["lua_coverage"][c.script] = {{"file", c.file},         {"lines", c.code_lines.size()},
+                                     {"covered", c.covered()}, {"code_lines", c.code_lines},
+                                     {"hits", hits},           {"never_run", c.never_run()}};
+    }
+  }
   if (r.shard.count > 0)
     j["shard"] = {{"index", r.shard.index},
                   {"count", r.shard.count},
@@ -139,6 +190,21 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
       for (const auto& u : j.at("known_not_seen"))
         r.unseen.push_back({u.at("property").get<std::string>(), u.at("class").get<std::string>(),
                             u.at("reason").get<std::string>()});
+    if (j.contains("lua_coverage")) {
+      r.coverage = true;
+      for (const auto& [script, c] : j.at("lua_coverage").items()) {
+        CoverageRow row{script,
+                        c.at("file").get<std::string>(),
+                        c.at("code_lines").get<std::vector<int>>(),
+                        {}};
+        for (const auto& [line, n] : c.at("hits").items()) {
+          int at = 0;
+          if (!absl::SimpleAtoi(line, &at)) throw std::invalid_argument(origin + ": line " + line);
+          row.hits[at] = n.get<int64_t>();
+        }
+        r.scripts.push_back(std::move(row));
+      }
+    }
     if (j.contains("shard")) {
       const J& s = j.at("shard");
       r.shard = {s.at("index").get<int64_t>(), s.at("count").get<int64_t>(),
@@ -235,6 +301,21 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
     }
     m.properties.push_back(row);
   }
+  // Coverage: every shard's hits, summed per script (the shards ran one check: the same
+  // scripts).
+  m.coverage = a.coverage;
+  for (const CheckReport& s : shards)
+    for (const CoverageRow& c : s.scripts) {
+      auto it = std::find_if(m.scripts.begin(), m.scripts.end(),
+                             [&](const CoverageRow& x) { return x.script == c.script; });
+      if (it == m.scripts.end()) {
+        m.scripts.push_back(c);
+        continue;
+      }
+      for (const auto& [line, n] : c.hits) it->hits[line] += n;
+    }
+  std::sort(m.scripts.begin(), m.scripts.end(),
+            [](const CoverageRow& x, const CoverageRow& y) { return x.script < y.script; });
   // Known but not seen: by no shard.
   for (const UnseenRow& u : a.unseen) {
     bool everywhere = true;
@@ -307,6 +388,15 @@ std::string ToMarkdown(const CheckReport& r) {
     md += "\n<details><summary>" + Count(static_cast<int64_t>(r.unseen.size()), "known class") +
           " not seen this run</summary>\n\n";
     for (const auto& u : r.unseen) md += "- " + u.property + " / " + u.cls + "\n";
+    md += "\n</details>\n";
+  }
+  if (r.coverage) {
+    md +=
+        "\n<details><summary>Lua line coverage</summary>\n\n| script | lines run | never run "
+        "|\n|---|---|---|\n";
+    for (const CoverageRow& c : r.scripts)
+      md += "| " + c.script + " | " + std::to_string(c.covered()) + " of " +
+            std::to_string(c.code_lines.size()) + " | " + LineRanges(c.never_run()) + " |\n";
     md += "\n</details>\n";
   }
   if (r.violations.empty()) return md + "\nNo violation.\n";
@@ -443,7 +533,10 @@ std::vector<std::string> WriteReports(const CheckReport& r, const std::string& d
                                          std::filesystem::absolute(dir))
                    .generic_string();
   WriteAtomically(md, ToMarkdown(linked));
-  return {json, md};
+  if (!r.coverage) return {json, md};
+  const std::string lcov = dir + "/coverage.lcov";
+  WriteAtomically(lcov, ToLcov(r));
+  return {json, md, lcov};
 }
 
 }  // namespace testbed::reports

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,17 @@ struct ShardInfo {
   double seconds = 0;            // the shard's run time (the merged JUnit's time is their sum)
 };
 
+// Lua line coverage of one script (check --coverage): the lines that hold code, and how often
+// each ran in the check's runs (its minimization runs left out).
+struct CoverageRow {
+  std::string script;           // its catalog id, e.g. state/beta30/SET_WITH_QUOTA_SCRIPT
+  std::string file;             // the file its body was read from
+  std::vector<int> code_lines;  // the lines that hold code, ascending
+  std::map<int, int64_t> hits;  // line -> times it ran (only lines that ran)
+  int64_t covered() const;      // code lines that ran
+  std::vector<int> never_run() const;
+};
+
 struct CheckReport {
   uint64_t seed = 0;
   std::string system;
@@ -86,6 +98,8 @@ struct CheckReport {
   // A check stopped by a signal before its planned runs ended: "interrupted by SIGINT after N
   // runs" ("": complete). Its counts and classes are those of the runs it made.
   std::string incomplete = {};
+  bool coverage = false;                  // check --coverage: the rows below were recorded
+  std::vector<CoverageRow> scripts = {};  // by script id
 };
 
 // Classes with the status "new" (with a baseline), and runs without a verdict.
@@ -103,6 +117,10 @@ CheckReport FromJson(const std::string& text, const std::string& origin);
 // counterexample the one of the shard that ran that seed. std::invalid_argument otherwise.
 CheckReport Merge(const std::vector<CheckReport>& shards);
 std::string ToMarkdown(const CheckReport& r);
+// An lcov tracefile of the coverage (genhtml and editors read it): a record per script.
+std::string ToLcov(const CheckReport& r);
+// "3, 7-9, 12": ascending line numbers with runs joined.
+std::string LineRanges(const std::vector<int>& lines);
 // JUnit XML: a test suite per property, a test case per anomaly class it showed (and one
 // "no violation" case for a property that showed none). A case fails only for a class that
 // is not known (every class, without a baseline); its message is the class's sentence and its

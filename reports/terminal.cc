@@ -63,6 +63,22 @@ std::string SampleText(const CheckReport& r) {
   return out;
 }
 
+std::string CoverageText(const std::vector<CoverageRow>& scripts) {
+  std::string out = "\nlua line coverage (lines with code that the runs executed):\n";
+  size_t width = 0;
+  for (const CoverageRow& c : scripts) width = std::max(width, c.script.size());
+  for (const CoverageRow& c : scripts) {
+    const int64_t lines = static_cast<int64_t>(c.code_lines.size());
+    absl::StrAppend(&out, "  ", c.script, std::string(width - c.script.size(), ' '), "  ",
+                    absl::StrFormat("%3d of %3d (%3d%%)", c.covered(), lines,
+                                    lines ? c.covered() * 100 / lines : 0));
+    const std::vector<int> never = c.never_run();
+    if (!never.empty()) absl::StrAppend(&out, "  never run: ", Shorten(LineRanges(never), 200));
+    out += "\n";
+  }
+  return out;
+}
+
 std::string ViolationText(const ViolationRow& v) {
   std::string out = absl::StrCat("\nviolation of ", v.property, ", class ", v.cls,
                                  v.status.empty() ? "" : " (" + v.status + ")", ": ", v.sentence,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "reports/check_report.h"
 
@@ -17,6 +18,9 @@ std::string SummaryText(const CheckReport& r);
 std::string BaselineText(const CheckReport& r, bool all = false);
 // A run sample replayed on redis-server, "" when there was none.
 std::string SampleText(const CheckReport& r);
+// Lua line coverage (check --coverage, mutate): per script, the lines with code that ran and
+// the ones that never did.
+std::string CoverageText(const std::vector<CoverageRow>& scripts);
 // One class's counterexample: the finding, its Redis calls (in order, then per actor), its
 // replay line, and the timeline page and scenario file written for it.
 std::string ViolationText(const ViolationRow& v);

@@ -73,8 +73,8 @@ class Reader {
     const uint64_t protos = integer();
     for (uint64_t i = 0; ok_ && i < protos; ++i)
       if (!function(out)) return false;
-    const uint64_t lines = integer();  // debug information, skipped
-    take(lines * int_size_);
+    const uint64_t lines = integer();  // debug information: each instruction's source line
+    for (uint64_t i = 0; ok_ && i < lines; ++i) out->lines.insert(static_cast<int>(u32()));
     const uint64_t locals = integer();
     for (uint64_t i = 0; ok_ && i < locals; ++i) {
       string();

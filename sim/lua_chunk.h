@@ -18,6 +18,7 @@ namespace testbed::sim {
 struct ChunkGlobals {
   bool writes = false;          // some function assigns a global (SETGLOBAL)
   std::set<std::string> reads;  // every global name read (GETGLOBAL)
+  std::set<int> lines;          // every source line that holds an instruction (line coverage)
 };
 
 // nullopt when `dump` is not a Lua 5.1 binary chunk this parser understands (the caller then

@@ -18,6 +18,7 @@ int luaopen_cjson(lua_State* l);
 }
 
 #include "sim/digest.h"
+#include "sim/lua_coverage.h"
 #include "sim/emulator.h"
 #include "sim/lua_chunk.h"
 #include "sim/redis_text.h"
@@ -282,8 +283,14 @@ struct LuaGlue {
                       name ? name : "?");
   }
 
-  static void Hook(lua_State* L, lua_Debug*) {
+  static void Hook(lua_State* L, lua_Debug* ar) {
     LuaScripting* self = Self(L);
+    if (ar->event == LUA_HOOKLINE) {  // only while line coverage is recorded
+      // Only the script's own lines: the error handler is Lua too, and is no line of it.
+      if (lua_getinfo(L, "S", ar) && std::strcmp(ar->source, "@user_script") == 0)
+        ++(*self->covered_)[ar->currentline];
+      return;
+    }
     self->instructions_left_ -= kHookEvery;
     if (self->instructions_left_ < 0) {
       self->budget_exceeded_ = true;
@@ -610,7 +617,10 @@ Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, state_->compiled.at(sha));
   instructions_left_ = emulator_.options().script_instruction_budget;
   budget_exceeded_ = false;
-  lua_sethook(L, LuaGlue::Hook, LUA_MASKCOUNT, kHookEvery);
+  LineCoverage* const coverage = CurrentLineCoverage();
+  covered_ = coverage ? &coverage->lines[sha] : nullptr;
+  lua_sethook(L, LuaGlue::Hook, coverage ? LUA_MASKCOUNT | LUA_MASKLINE : LUA_MASKCOUNT,
+              kHookEvery);
   LuaScripting* const outer = running;
   running = this;
   const int status = lua_pcall(L, 0, 1, handler);

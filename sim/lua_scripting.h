@@ -59,6 +59,8 @@ class LuaScripting {
   // than hashing it to find its SHA1.
   std::vector<std::pair<std::string, std::string>> evaluated_;
   int64_t instructions_left_ = 0;
+  // The running script's lines in the thread's line coverage (nullptr: none is recorded).
+  std::map<int, int64_t>* covered_ = nullptr;
   bool budget_exceeded_ = false;
   // redis.call's arguments, reused from call to call: its strings keep their capacity, so a
   // call allocates only for an argument longer than any before (a script cannot call a script,

@@ -50,6 +50,7 @@ void ExpectShardsMergeToTheSingleReport(const std::string& args, int n) {
   ASSERT_FALSE(json.empty());
   EXPECT_EQ(ReadFile(dir / "merged/report.json"), json);
   EXPECT_EQ(ReadFile(dir / "merged/report.md"), ReadFile(dir / "single/report.md"));
+  EXPECT_EQ(ReadFile(dir / "merged/coverage.lcov"), ReadFile(dir / "single/coverage.lcov"));
   EXPECT_EQ(WithoutTimes(ReadFile(dir / "merged.xml")), WithoutTimes(ReadFile(dir / "single.xml")));
   // The terminal is rendered from the same report model: merge prints the table (and the
   // baseline's line) that the single process printed.
@@ -82,6 +83,11 @@ TEST(CiOutputs, ShardsMergeIntoTheSingleProcessReportByteForByte) {
       3);
   ExpectShardsMergeToTheSingleReport("check --system handles --seed 3 --runs 6 --jobs 2 --quiet",
                                      2);
+  // Line coverage: the shards' hits add up to the single process's, line by line.
+  ExpectShardsMergeToTheSingleReport(
+      "check --system a2 --seed 5 --runs 6 --jobs 2 --quiet --coverage "
+      "--properties calls-linearizable,lane-order",
+      3);
 }
 
 TEST(CiOutputs, MergeRefusesShardsThatDoNotMakeOneCheck) {
