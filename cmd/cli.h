@@ -143,6 +143,13 @@ struct ImportSpec {
   bool operator==(const ImportSpec&) const = default;
 };
 
+// testbed serve: the emulator as a RESP2 server on loopback.
+struct ServeSpec {
+  int64_t port = 6379;  // 0: a free port (printed)
+  std::string Write() const;
+  bool operator==(const ServeSpec&) const = default;
+};
+
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
@@ -160,6 +167,7 @@ MergeSpec ParseMerge(const std::vector<std::string>& args);
 MutateSpec ParseMutate(const std::vector<std::string>& args);
 CheckHistorySpec ParseCheckHistory(const std::vector<std::string>& args);
 ImportSpec ParseImport(const std::vector<std::string>& args);
+ServeSpec ParseServe(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunCheck(const CheckSpec& spec);
@@ -169,6 +177,7 @@ int RunMerge(const MergeSpec& spec);
 int RunMutate(const MutateSpec& spec);
 int RunCheckHistory(const CheckHistorySpec& spec);
 int RunImport(const ImportSpec& spec);
+int RunServe(const ServeSpec& spec);
 int RunList();
 
 // The CLI: parses argv, runs the subcommand, maps errors to exit code 2.

@@ -83,6 +83,7 @@ Command DiffCommand();
 Command MergeCommand();
 Command CheckHistoryCommand();
 Command ImportCommand();
+Command ServeCommand();
 Command MutateCommand();
 Command ListCommand();
 

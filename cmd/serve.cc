@@ -1,0 +1,70 @@
+// testbed serve: the emulator as a RESP2 server on loopback (serve/server.h), so that an
+// application's own tests can point their Redis client at it: Redis 7.0's Lua and cjson byte
+// for byte, and virtual time that a test sets, advances or freezes (TESTBED TIME ...). Runs
+// until SIGINT or SIGTERM.
+#include <absl/strings/str_cat.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "cmd/cli_internal.h"
+#include "serve/server.h"
+
+namespace testbed::cli {
+namespace {
+
+using internal::AppendFlag;
+
+void Define(CLI::App& app, ServeSpec& s) {
+  internal::AddInt(app, "--port", &s.port, 0,
+                   "the loopback port (default 6379; 0: a free one, printed)", nullptr, 65535);
+}
+
+ServeSpec Resolve(const ServeSpec& s) { return s; }
+
+int Run(const ServeSpec& spec) {
+  internal::CatchInterrupts();
+  try {
+    serve::Serve(
+        static_cast<int>(spec.port),
+        [](int port) {
+          std::printf(
+              "listening: 127.0.0.1:%d (virtual time follows the wall clock; TESTBED "
+              "TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW])\n",
+              port);
+          std::fflush(stdout);
+        },
+        [] { return internal::Interrupted() != 0; });
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  std::printf("stopped by %s\n", internal::SignalName(internal::Interrupted()).c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::string ServeSpec::Write() const {
+  std::string line = "testbed serve";
+  AppendFlag(line, "port", absl::StrCat(port));
+  return line;
+}
+
+ServeSpec ParseServe(const std::vector<std::string>& args) {
+  return internal::ParseWith<ServeSpec, ServeSpec>("serve", args, Define, Resolve);
+}
+
+int RunServe(const ServeSpec& spec) { return Run(spec); }
+
+namespace internal {
+Command ServeCommand() {
+  return MakeCommand<ServeSpec, ServeSpec>(
+      "serve",
+      "Serves the emulator as a RESP2 server on loopback, for a client library's own tests: "
+      "Redis 7.0's Lua and cjson byte for byte, and virtual time (TESTBED TIME SET, ADVANCE, "
+      "FREEZE, FOLLOW).",
+      Define, Resolve, RunServe);
+}
+}  // namespace internal
+
+}  // namespace testbed::cli

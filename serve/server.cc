@@ -1,0 +1,307 @@
+#include "serve/server.h"
+
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <vector>
+
+#include "serve/resp_request.h"
+#include "sim/emulator.h"
+
+namespace testbed::serve {
+
+ServedClock::ServedClock(std::function<int64_t()> wall) : wall_(std::move(wall)) {}
+
+int64_t ServedClock::now_ms() const { return frozen_ ? frozen_at_ : wall_() + offset_; }
+
+void ServedClock::set(int64_t ms) {
+  if (frozen_)
+    frozen_at_ = ms;
+  else
+    offset_ = ms - wall_();
+}
+
+void ServedClock::freeze() {
+  frozen_at_ = now_ms();
+  frozen_ = true;
+}
+
+void ServedClock::follow() {
+  if (!frozen_) return;
+  frozen_ = false;
+  offset_ = frozen_at_ - wall_();
+}
+
+struct Service::State {
+  explicit State(const sim::Clock& clock) : emulator(clock) {}
+  sim::Emulator emulator;
+  int64_t next_client_id = 1;
+};
+
+Service::Service(std::function<int64_t()> wall)
+    : clock_(std::make_unique<ServedClock>(std::move(wall))),
+      state_(std::make_unique<State>(*clock_)) {}
+
+Service::~Service() = default;
+
+namespace {
+
+using sim::Reply;
+
+std::string Upper(const std::string& s) { return absl::AsciiStrToUpper(s); }
+
+Reply WrongArity(const std::string& name) {
+  return Reply::Error("ERR wrong number of arguments for '" + absl::AsciiStrToLower(name) +
+                      "' command");
+}
+
+Reply NotAnInteger() { return Reply::Error("ERR value is not an integer or out of range"); }
+
+Reply Unsupported(const std::string& what) {
+  return Reply::Error("ERR unsupported by the emulator: " + what);
+}
+
+// HELLO's reply in RESP2: the map as a flat array (Redis 7.0.15's fields and values).
+Reply HelloReply(int64_t id) {
+  std::vector<Reply> e;
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"server", "redis"}, {"version", "7.0.15"}})
+    e.insert(e.end(), {Reply::Bulk(k), Reply::Bulk(v)});
+  e.insert(e.end(), {Reply::Bulk("proto"), Reply::Integer(2), Reply::Bulk("id"), Reply::Integer(id),
+                     Reply::Bulk("mode"), Reply::Bulk("standalone"), Reply::Bulk("role"),
+                     Reply::Bulk("master"), Reply::Bulk("modules"), Reply::Array({})});
+  return Reply::Array(std::move(e));
+}
+
+bool ValidClientName(const std::string& name) {
+  for (const char c : name)
+    if (c < '!' || c > '~') return false;
+  return true;
+}
+
+}  // namespace
+
+Reply Service::ClientCommand(Client& client, const sim::Argv& argv) {
+  if (argv.size() < 2) return WrongArity(argv[0]);
+  const std::string sub = Upper(argv[1]);
+  if (sub == "ID") return argv.size() == 2 ? Reply::Integer(client.id) : WrongArity("client|id");
+  if (sub == "GETNAME") {
+    if (argv.size() != 2) return WrongArity("client|getname");
+    return client.name.empty() ? Reply::Nil() : Reply::Bulk(client.name);
+  }
+  if (sub == "SETNAME") {
+    if (argv.size() != 3) return WrongArity("client|setname");
+    if (!ValidClientName(argv[2]))
+      return Reply::Error(
+          "ERR Client names cannot contain spaces, newlines or special characters.");
+    client.name = argv[2];
+    return Reply::Ok();
+  }
+  // CLIENT SETINFO came with Redis 7.2; 7.0.15 answers it as any subcommand it lacks (clients
+  // such as node-redis send it and ignore the error).
+  if (sub == "SETINFO" || sub == "NO-TOUCH")
+    return Reply::Error("ERR unknown subcommand '" + argv[1] + "'. Try CLIENT HELP.");
+  return Unsupported("CLIENT subcommand '" + argv[1] + "'");
+}
+
+Reply Service::Admin(const sim::Argv& argv) {
+  if (argv.size() < 2 || Upper(argv[1]) != "TIME")
+    return Reply::Error("ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]");
+  if (argv.size() == 2) return Reply::Integer(clock_->now_ms());
+  const std::string op = Upper(argv[2]);
+  if ((op == "FREEZE" || op == "FOLLOW") && argv.size() == 3) {
+    op == "FREEZE" ? clock_->freeze() : clock_->follow();
+    return Reply::Ok();
+  }
+  long long ms = 0;
+  if ((op == "SET" || op == "ADVANCE") && argv.size() == 4) {
+    if (!StrictInt64(argv[3], &ms) || (op == "SET" && ms < 0) || (op == "ADVANCE" && ms < 0))
+      return Reply::Error("ERR TESTBED TIME " + op + " needs a non-negative integer of ms");
+    op == "SET" ? clock_->set(ms) : clock_->advance(ms);
+    return Reply::Ok();
+  }
+  return Reply::Error("ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]");
+}
+
+Reply Service::Execute(Client& client, const sim::Argv& argv) {
+  if (client.id == 0) client.id = state_->next_client_id++;
+  const std::string name = Upper(argv[0]);
+  if (name == "TESTBED") return Admin(argv);
+  if (name == "CLIENT") return ClientCommand(client, argv);
+  if (name == "QUIT") {
+    client.close_after_reply = true;
+    return Reply::Ok();
+  }
+  if (name == "HELLO") {
+    size_t next = 1;
+    if (argv.size() >= 2) {
+      long long version = 0;
+      if (!StrictInt64(argv[1], &version))
+        return Reply::Error("ERR Protocol version is not an integer or out of range");
+      // RESP3 is not spoken here (a deviation: Redis 7.0 would switch to it).
+      if (version != 2) return Reply::Error("NOPROTO unsupported protocol version");
+      next = 2;
+    }
+    std::string setname;
+    bool named = false;
+    for (; next < argv.size(); ++next) {
+      const std::string opt = Upper(argv[next]);
+      if (opt == "AUTH" && next + 2 < argv.size()) {
+        next += 2;  // no password is set: any credentials pass, as AUTH's default user
+      } else if (opt == "SETNAME" && next + 1 < argv.size()) {
+        setname = argv[++next];
+        named = true;
+        if (!ValidClientName(setname))
+          return Reply::Error(
+              "ERR Client names cannot contain spaces, newlines or special characters.");
+      } else {
+        return Reply::Error("ERR Syntax error in HELLO option '" + argv[next] + "'");
+      }
+    }
+    if (named) client.name = setname;
+    return HelloReply(client.id);
+  }
+  if (name == "SELECT") {
+    if (argv.size() != 2) return WrongArity(argv[0]);
+    long long db = 0;
+    if (!StrictInt64(argv[1], &db)) return NotAnInteger();
+    if (db < 0 || db >= 16) return Reply::Error("ERR DB index is out of range");
+    return db == 0 ? Reply::Ok() : Unsupported("databases other than 0");
+  }
+  if (name == "ECHO") return argv.size() == 2 ? Reply::Bulk(argv[1]) : WrongArity(argv[0]);
+  if (name == "FLUSHALL" || name == "FLUSHDB") {
+    if (argv.size() > 2 ||
+        (argv.size() == 2 && Upper(argv[1]) != "ASYNC" && Upper(argv[1]) != "SYNC"))
+      return Reply::Error("ERR syntax error");
+    state_->emulator.restore({});  // the keys; loaded scripts stay, as on redis-server
+    return Reply::Ok();
+  }
+  if (name == "INFO")
+    return Reply::Bulk(
+        "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\narch_bits:64\r\n"
+        "executable:testbed serve\r\n\r\n# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
+  if (name == "COMMAND") {
+    // redis-cli asks for COMMAND DOCS to show hints; the emulator has none to give.
+    if (argv.size() >= 2 && Upper(argv[1]) == "DOCS") return Reply::Array({});
+    return Unsupported("COMMAND" + (argv.size() >= 2 ? " " + argv[1] : std::string()));
+  }
+  return state_->emulator.execute(argv);
+}
+
+namespace {
+
+struct Connection {
+  int fd = -1;
+  RequestParser parser;
+  Service::Client client;
+  std::string out;
+  bool closing = false;  // reply with what is queued, then close
+};
+
+void NonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+int64_t WallMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+void Serve(int port, const std::function<void(int)>& ready, const std::function<bool()>& stop) {
+  rlimit files{};  // a thousand connections need as many descriptors: the hard limit
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // loopback only
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(listener, 511) != 0) {
+    const std::string why = std::strerror(errno);
+    close(listener);
+    throw std::runtime_error("cannot listen on 127.0.0.1:" + std::to_string(port) + ": " + why);
+  }
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  NonBlocking(listener);
+  Service service(WallMs);
+  std::map<int, Connection> connections;
+  ready(ntohs(addr.sin_port));
+  std::vector<pollfd> fds;
+  while (!stop()) {
+    fds.clear();
+    fds.push_back({listener, POLLIN, 0});
+    for (const auto& [fd, c] : connections)
+      fds.push_back({fd, static_cast<short>(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
+    if (poll(fds.data(), fds.size(), 100) <= 0) continue;
+    if (fds[0].revents & POLLIN)
+      while (true) {
+        const int fd = accept(listener, nullptr, nullptr);
+        if (fd < 0) break;
+        NonBlocking(fd);
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        connections[fd].fd = fd;
+      }
+    for (size_t i = 1; i < fds.size(); ++i) {
+      const int fd = fds[i].fd;
+      Connection& c = connections.at(fd);
+      bool drop = (fds[i].revents & (POLLERR | POLLNVAL)) != 0;
+      if (!drop && (fds[i].revents & (POLLIN | POLLHUP)) && !c.closing) {
+        char buf[65536];
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          drop = true;  // a client gone, maybe in the middle of a command: forgotten
+        } else if (n > 0) {
+          c.parser.feed(std::string_view(buf, static_cast<size_t>(n)));
+          sim::Argv argv;
+          std::string error;
+          while (!c.closing) {
+            const RequestParser::Status s = c.parser.next(&argv, &error);
+            if (s == RequestParser::Status::kNeedMore) break;
+            if (s == RequestParser::Status::kError) {
+              c.out += "-" + error + "\r\n";
+              c.closing = true;
+              break;
+            }
+            c.out += service.Execute(c.client, argv).resp2();
+            c.closing = c.client.close_after_reply;
+          }
+        }
+      }
+      if (!drop && !c.out.empty()) {
+        const ssize_t n = send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+        if (n > 0)
+          c.out.erase(0, static_cast<size_t>(n));
+        else if (n < 0 && errno != EAGAIN && errno != EINTR)
+          drop = true;
+      }
+      if (drop || (c.closing && c.out.empty())) {
+        close(fd);
+        connections.erase(fd);
+      }
+    }
+  }
+  for (const auto& [fd, c] : connections) close(fd);
+  close(listener);
+}
+
+}  // namespace testbed::serve
