@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,7 +273,12 @@ TEST(Serve, TheServerRunsScriptsAndSurvivesGarbageAndAThousandConnections) {
     send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
     close(fd);
   }
-  // A thousand connections at once, each answered.
+  // A thousand connections at once, each answered (this process needs the descriptors too).
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   std::vector<int> fds;
   for (int i = 0; i < 1000; ++i) {
     const int fd = RawConnect(server.port());
