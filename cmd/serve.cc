@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 
 #include "cmd/cli_internal.h"
@@ -18,15 +19,26 @@ using internal::AppendFlag;
 void Define(CLI::App& app, ServeSpec& s) {
   internal::AddInt(app, "--port", &s.port, 0,
                    "the loopback port (default 6379; 0: a free one, printed)", nullptr, 65535);
+  app.add_option("--record", s.record,
+                 "write every command as redis-cli MONITOR prints it, with its reply, to FILE "
+                 "(testbed import reads it)");
 }
 
-ServeSpec Resolve(const ServeSpec& s) { return s; }
+ServeSpec Resolve(const ServeSpec& s) {
+  if (!s.record.empty()) internal::CheckWritableFile(s.record, "record");
+  return s;
+}
 
 int Run(const ServeSpec& spec) {
   internal::CatchInterrupts();
+  std::ofstream record;
+  if (!spec.record.empty()) {
+    record.open(spec.record, std::ios::binary | std::ios::trunc);
+    if (!record) throw UsageError("--record " + spec.record + " cannot be written");
+  }
   try {
     serve::Serve(
-        static_cast<int>(spec.port),
+        static_cast<int>(spec.port), spec.record.empty() ? nullptr : &record,
         [](int port) {
           std::printf(
               "listening: 127.0.0.1:%d (virtual time follows the wall clock; TESTBED "
@@ -47,6 +59,7 @@ int Run(const ServeSpec& spec) {
 std::string ServeSpec::Write() const {
   std::string line = "testbed serve";
   AppendFlag(line, "port", absl::StrCat(port));
+  if (!record.empty()) AppendFlag(line, "record", record);
   return line;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -56,6 +57,7 @@ struct Call {
   std::vector<std::string> argv;
   std::vector<std::vector<std::string>> lua;
   size_t system = 0;
+  std::optional<std::string> reply;  // its RESP2 reply, when the capture records one (serve)
 };
 
 // One trace file being written: one system's calls in one segment.
@@ -101,6 +103,12 @@ class Importer {
       ++n;
       if (in.eof()) Fail(n, "truncated: the capture ends inside this line (no line break)");
       if (n == 1 && (text == "OK" || text == "OK\r")) continue;
+      if (sim::monitor::IsReplyLine(text)) {  // testbed serve --record: the last call's reply
+        std::string reply;
+        if (!sim::monitor::ParseReply(text, reply, error)) Fail(n, error);
+        if (pending_) pending_->reply = std::move(reply);
+        continue;
+      }
       if (!sim::monitor::Parse(text, line, error)) Fail(n, error);
       if (line.lua()) {
         if (!pending_ || !IsScriptCall(pending_->argv))
@@ -214,6 +222,7 @@ class Importer {
       o.scripts.emplace(c.sha1, c.script);
       if (!c.script.empty()) o.script_dirs.insert(c.script.substr(0, c.script.rfind('/')));
     }
+    if (c.reply) j["reply"] = Arg(*c.reply);
     if (!c.lua.empty()) {
       Json lua = Json::array();
       for (const auto& argv : c.lua) lua.push_back(Argv(argv));
@@ -256,6 +265,7 @@ class Importer {
                                                         : Json::array()},
                    {"source", fs::path(capture_).filename().string()},
                    {"segment", o->segment},
+                   {"start_us", segment_start_},
                    {"clients", o->client_names},
                    {"scripts", scripts}};
       const std::string t = tail.dump();

@@ -63,6 +63,7 @@ void ValidateTrace(const Json& trace) {
       throw std::invalid_argument("a call without an integer \"line\" and \"at_us\"");
     ArgvOf(call.value("argv", Json()), Where(call));
     for (const Json& lua : call.value("lua", Json::array())) ArgvOf(lua, Where(call));
+    if (call.contains("reply")) Arg(call["reply"], Where(call));
   }
 }
 
@@ -87,10 +88,14 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
     (void)redis.execute(load, sim::kDefaultEpochMs);
   }
   ran.clear();
+  // Calls run at the capture's own instants: their arguments carry absolute times (a PXAT,
+  // a script's "now"), which only the same clock reads alike. A file without the segment's
+  // start (imported before it was kept) starts at the default epoch.
+  const int64_t start_us = trace.value("start_us", sim::kDefaultEpochMs * 1000);
   TraceReplay out;
   for (const Json& call : trace["calls"]) {
     const sim::Argv argv = ArgvOf(call["argv"], Where(call));
-    const int64_t now = sim::kDefaultEpochMs + call["at_us"].get<int64_t>() / 1000;
+    const int64_t now = (start_us + call["at_us"].get<int64_t>()) / 1000;
     clock.set(now);
     ran.clear();
     const sim::Reply mine = emulator.execute(argv);
@@ -103,6 +108,16 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
           absl::StrCat("the emulator replied ", mine.debug(), ", redis-server replied ",
                        theirs.debug(), " to ", Rendered(argv));
       return out;
+    }
+    if (call.contains("reply")) {  // recorded by testbed serve --record
+      const std::string recorded = Arg(call["reply"], Where(call));
+      if (mine.resp2() != recorded) {
+        out.difference_line = line;
+        out.difference = absl::StrCat("the capture's reply was ", sim::monitor::Repr(recorded),
+                                      ", the emulator and redis-server replied ",
+                                      sim::monitor::Repr(mine.resp2()), " to ", Rendered(argv));
+        return out;
+      }
     }
     const Json recorded = call.value("lua", Json::array());
     if (!call.contains("script")) continue;

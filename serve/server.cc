@@ -19,6 +19,7 @@
 
 #include "serve/resp_request.h"
 #include "sim/emulator.h"
+#include "sim/monitor_text.h"
 
 namespace testbed::serve {
 
@@ -48,7 +49,16 @@ struct Service::State {
   explicit State(const sim::Clock& clock) : emulator(clock) {}
   sim::Emulator emulator;
   int64_t next_client_id = 1;
+  std::ostream* record = nullptr;
+  std::vector<sim::Argv> script_ran;  // the recorded command's script's commands
 };
+
+void Service::Record(std::ostream* out) {
+  state_->record = out;
+  state_->emulator.observer = [this](const sim::Argv& argv, bool from_script) {
+    if (from_script) state_->script_ran.push_back(argv);
+  };
+}
 
 Service::Service(std::function<int64_t()> wall)
     : clock_(std::make_unique<ServedClock>(std::move(wall))),
@@ -137,6 +147,20 @@ Reply Service::Admin(const sim::Argv& argv) {
 
 Reply Service::Execute(Client& client, const sim::Argv& argv) {
   if (client.id == 0) client.id = state_->next_client_id++;
+  if (!state_->record || Upper(argv[0]) == "TESTBED") return Run(client, argv);
+  const int64_t micros = clock_->now_ms() * 1000;
+  state_->script_ran.clear();
+  Reply reply = Run(client, argv);
+  std::ostream& out = *state_->record;
+  out << sim::monitor::Format({micros, 0, client.address, argv}) << "\n";
+  for (const sim::Argv& ran : state_->script_ran)
+    out << sim::monitor::Format({micros, 0, "lua", ran}) << "\n";
+  out << sim::monitor::FormatReply(reply.resp2()) << "\n";
+  out.flush();
+  return reply;
+}
+
+Reply Service::Run(Client& client, const sim::Argv& argv) {
   const std::string name = Upper(argv[0]);
   if (name == "TESTBED") return Admin(argv);
   if (name == "CLIENT") return ClientCommand(client, argv);
@@ -220,7 +244,8 @@ int64_t WallMs() {
 
 }  // namespace
 
-void Serve(int port, const std::function<void(int)>& ready, const std::function<bool()>& stop) {
+void Serve(int port, std::ostream* record, const std::function<void(int)>& ready,
+           const std::function<bool()>& stop) {
   rlimit files{};  // a thousand connections need as many descriptors: the hard limit
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
@@ -244,6 +269,7 @@ void Serve(int port, const std::function<void(int)>& ready, const std::function<
   getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   NonBlocking(listener);
   Service service(WallMs);
+  if (record) service.Record(record);
   std::map<int, Connection> connections;
   ready(ntohs(addr.sin_port));
   std::vector<pollfd> fds;
@@ -255,11 +281,17 @@ void Serve(int port, const std::function<void(int)>& ready, const std::function<
     if (poll(fds.data(), fds.size(), 100) <= 0) continue;
     if (fds[0].revents & POLLIN)
       while (true) {
-        const int fd = accept(listener, nullptr, nullptr);
+        sockaddr_in peer{};
+        socklen_t peer_len = sizeof peer;
+        const int fd = accept(listener, reinterpret_cast<sockaddr*>(&peer), &peer_len);
         if (fd < 0) break;
         NonBlocking(fd);
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        connections[fd].fd = fd;
+        Connection& c = connections[fd];
+        c.fd = fd;
+        char ip[INET_ADDRSTRLEN] = "127.0.0.1";
+        inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
+        c.client.address = absl::StrCat(ip, ":", ntohs(peer.sin_port));
       }
     for (size_t i = 1; i < fds.size(); ++i) {
       const int fd = fds[i].fd;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "sim/clock.h"
@@ -49,12 +50,18 @@ class Service {
   struct Client {
     int64_t id = 0;
     std::string name;
+    std::string address = "127.0.0.1:0";  // as MONITOR names it
     bool close_after_reply = false;
   };
   sim::Reply Execute(Client& client, const sim::Argv& argv);
   ServedClock& clock() { return *clock_; }
+  // From now on, every command is written to `out` as MONITOR prints it (at the virtual time;
+  // a script's commands as [0 lua] lines after it), then its reply as a #reply line: the
+  // capture `testbed import` reads. TESTBED commands are not Redis's: they are left out.
+  void Record(std::ostream* out);
 
  private:
+  sim::Reply Run(Client& client, const sim::Argv& argv);  // Execute, unrecorded
   sim::Reply Admin(const sim::Argv& argv);
   sim::Reply ClientCommand(Client& client, const sim::Argv& argv);
   std::unique_ptr<ServedClock> clock_;
@@ -65,6 +72,8 @@ class Service {
 // Listens on 127.0.0.1:port (0: a free port), calls `ready` with the port bound, and serves
 // until `stop` returns true (checked at least every 100 ms). Throws std::runtime_error when it
 // cannot listen.
-void Serve(int port, const std::function<void(int)>& ready, const std::function<bool()>& stop);
+// `record`: nullptr, or where Service::Record writes.
+void Serve(int port, std::ostream* record, const std::function<void(int)>& ready,
+           const std::function<bool()>& stop);
 
 }  // namespace testbed::serve

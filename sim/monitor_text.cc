@@ -216,4 +216,21 @@ bool Unrepr(std::string_view inner, std::string& out, std::string& error) {
   return true;
 }
 
+std::string FormatReply(std::string_view resp2) { return "#reply " + Repr(resp2); }
+
+bool ParseReply(std::string_view text, std::string& resp2, std::string& error) {
+  if (!IsReplyLine(text)) {
+    error = "not a #reply line";
+    return false;
+  }
+  std::string_view rest = text.substr(7);
+  if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
+  if (rest.size() < 2 || rest.front() != '"' || rest.back() != '"') {
+    error = "a #reply line holds one quoted string";
+    return false;
+  }
+  resp2.clear();
+  return Unrepr(rest.substr(1, rest.size() - 2), resp2, error);
+}
+
 }  // namespace testbed::sim::monitor

@@ -36,4 +36,11 @@ std::string Format(const Line& line);
 // in `error` ("argument 3: unknown escape \q"), without the line number.
 bool Parse(std::string_view text, Line& out, std::string& error);
 
+// testbed serve --record writes, after each client command's line (and its script's lines), the
+// reply it got as RESP2 bytes: `#reply "+OK\r\n"` (redis-cli MONITOR never prints one).
+std::string FormatReply(std::string_view resp2);
+inline bool IsReplyLine(std::string_view text) { return text.substr(0, 7) == "#reply "; }
+// The reply's bytes of such a line (a trailing '\r' is allowed); false with what is wrong.
+bool ParseReply(std::string_view text, std::string& resp2, std::string& error);
+
 }  // namespace testbed::sim::monitor

@@ -10,15 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "real/redis_server.h"
+#include "real/script_catalog.h"
 #include "real/resp_connection.h"
 #include "serve/resp_request.h"
 #include "serve/server.h"
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
 
 namespace testbed {
 namespace {
@@ -174,14 +179,18 @@ TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
 // The CLI's server, spawned on a free port and stopped with SIGTERM.
 class Spawned {
  public:
-  Spawned() {
+  explicit Spawned(const std::string& record = "") {
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
-      execl(TESTBED_CLI_PATH, TESTBED_CLI_PATH, "serve", "--port", "0", nullptr);
+      if (record.empty())
+        execl(TESTBED_CLI_PATH, TESTBED_CLI_PATH, "serve", "--port", "0", nullptr);
+      else
+        execl(TESTBED_CLI_PATH, TESTBED_CLI_PATH, "serve", "--port", "0", "--record",
+              record.c_str(), nullptr);
       _exit(127);
     }
     close(out[1]);
@@ -334,6 +343,66 @@ TEST(Serve, HandshakeRepliesAndProtocolErrorsMatchRedisServer) {
         "PING\r\nget \"a\r\n", "get \"a\"b\r\n", "*01\r\n"})
     EXPECT_EQ(SendAndReadToClose(server.port(), garbage), SendAndReadToClose(redis.port(), garbage))
         << garbage;
+}
+
+// serve --record: what an application sent, with the replies, is a capture that import reads
+// and replay runs in both worlds; a reply that differs from the recorded one is named by line.
+TEST(Serve, ARecordedSessionImportsAndReplaysAndAWrongReplyIsNamedByItsLine) {
+  testing_dirs::TempDir dir("serve-record");
+  const std::string capture = dir / "capture.txt";
+  {
+    Spawned server(capture);
+    ASSERT_GT(server.port(), 0) << server.first_line();
+    real::RespConnection app("127.0.0.1", server.port());
+    const std::string body = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir())
+                                 .get("state/beta30/SET_WITH_QUOTA_SCRIPT")
+                                 .body;
+    const std::string key = "apifuse:provider-state:v2:p:ns:scope:connection:sha256:abc:k1";
+    const std::string index = "apifuse:provider-state:v2:index:abc";
+    // The time the script's arguments speak of (its PXAT is two seconds later), frozen.
+    ASSERT_TRUE(
+        std::holds_alternative<Reply>(app.call({"TESTBED", "TIME", "SET", "1767225600000"})));
+    ASSERT_TRUE(std::holds_alternative<Reply>(app.call({"TESTBED", "TIME", "FREEZE"})));
+    const sim::CallResult set = app.call({"EVAL", body, "2", key, index, "1767225600000", "100",
+                                          "1767225602000", "10000", "{\"value\":1,\"version\":1}"});
+    ASSERT_TRUE(std::holds_alternative<Reply>(set));
+    EXPECT_FALSE(std::get<Reply>(set).is_error()) << std::get<Reply>(set).debug();
+    ASSERT_TRUE(std::holds_alternative<Reply>(app.call({"GET", key})));
+    ASSERT_TRUE(std::holds_alternative<Reply>(app.call({"PTTL", key})));
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  std::string text = testing_cli::ReadFile(capture);
+  EXPECT_EQ(text.find("TESTBED"), std::string::npos) << text;  // not a Redis command
+  EXPECT_NE(text.find("[0 lua] \"SET\""), std::string::npos) << text;
+  EXPECT_NE(text.find("#reply \"$23\\r\\n{\\\"value\\\":1"), std::string::npos) << text;
+  const auto cli = [](const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); };
+  testing_cli::Result imported = cli("import " + capture + " --out " + (dir / "traces"));
+  ASSERT_EQ(imported.code, 0) << imported.out;
+  EXPECT_NE(imported.out.find("3 calls"), std::string::npos) << imported.out;
+  testing_cli::Result replayed = cli("replay " + (dir / "traces"));
+  EXPECT_EQ(replayed.code, 0) << replayed.out;
+  EXPECT_NE(replayed.out.find("(state beta30, "), std::string::npos) << replayed.out;
+  // The recorded GET reply changed: replay names its line.
+  const size_t get = text.find("\"GET\"");
+  ASSERT_NE(get, std::string::npos);
+  const size_t reply = text.find("#reply", get);
+  const int64_t line = std::count(text.begin(), text.begin() + static_cast<long>(reply), '\n') + 1;
+  text.replace(text.find("value", reply), 5, "VALUE");
+  std::ofstream(dir / "tampered.txt", std::ios::binary) << text;
+  imported = cli("import " + (dir / "tampered.txt") + " --out " + (dir / "tampered"));
+  ASSERT_EQ(imported.code, 0) << imported.out;
+  replayed = cli("replay " + (dir / "tampered"));
+  EXPECT_EQ(replayed.code, 1) << replayed.out;
+  EXPECT_NE(replayed.out.find("differs at line " + std::to_string(line - 1) +
+                              " of the capture: the capture's reply was"),
+            std::string::npos)
+      << replayed.out;
+  // A malformed #reply line is a malformed capture: exit 2, naming the line.
+  std::ofstream(dir / "bad.txt", std::ios::binary)
+      << "1767225600.000000 [0 127.0.0.1:5] \"GET\" \"k\"\n#reply \"\\q\"\n";
+  imported = cli("import " + (dir / "bad.txt") + " --out " + (dir / "bad"));
+  EXPECT_EQ(imported.code, 2) << imported.out;
+  EXPECT_NE(imported.out.find("bad.txt:2: unknown escape \\q"), std::string::npos) << imported.out;
 }
 
 TEST(Serve, APortInUseIsOneClearLineAndExitTwo) {
