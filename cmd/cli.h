@@ -145,8 +145,10 @@ struct ImportSpec {
 
 // testbed serve: the emulator as a RESP2 server on loopback.
 struct ServeSpec {
-  int64_t port = 6379;  // 0: a free port (printed)
-  std::string record;   // --record FILE: a MONITOR capture with replies ("": none)
+  int64_t port = 6379;    // 0: a free port (printed)
+  std::string record;     // --record FILE: a MONITOR capture with replies ("": none)
+  sim::FaultList faults;  // injected per command, from `seed`
+  uint64_t seed = 0;
   std::string Write() const;
   bool operator==(const ServeSpec&) const = default;
 };

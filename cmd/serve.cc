@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "cmd/cli_internal.h"
@@ -16,21 +17,41 @@ namespace {
 
 using internal::AppendFlag;
 
-void Define(CLI::App& app, ServeSpec& s) {
-  internal::AddInt(app, "--port", &s.port, 0,
+struct Raw {
+  ServeSpec spec;
+  std::string faults = "none";
+  bool has_seed = false;
+};
+
+void Define(CLI::App& app, Raw& r) {
+  internal::AddInt(app, "--port", &r.spec.port, 0,
                    "the loopback port (default 6379; 0: a free one, printed)", nullptr, 65535);
-  app.add_option("--record", s.record,
+  app.add_option("--record", r.spec.record,
                  "write every command as redis-cli MONITOR prints it, with its reply, to FILE "
                  "(testbed import reads it)");
+  app.add_option("--faults", r.faults,
+                 "lost-request, lost-reply, latency (a comma list), drawn per command from --seed");
+  internal::AddSeed(app, &r.spec.seed, &r.has_seed);
 }
 
-ServeSpec Resolve(const ServeSpec& s) {
+ServeSpec Resolve(const Raw& r) {
+  ServeSpec s = r.spec;
+  if (!r.has_seed) s.seed = FreshSeed();
+  try {
+    s.faults = sim::FaultList::Parse(r.faults, /*strict=*/true);
+    serve::FaultInjector check(s.faults, s.seed);  // a kind serve cannot inject: refused here
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--faults: ") + e.what());
+  }
   if (!s.record.empty()) internal::CheckWritableFile(s.record, "record");
   return s;
 }
 
 int Run(const ServeSpec& spec) {
   internal::CatchInterrupts();
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  std::optional<serve::FaultInjector> faults;
+  if (!spec.faults.empty()) faults.emplace(spec.faults, spec.seed);
   std::ofstream record;
   if (!spec.record.empty()) {
     record.open(spec.record, std::ios::binary | std::ios::trunc);
@@ -39,11 +60,12 @@ int Run(const ServeSpec& spec) {
   try {
     serve::Serve(
         static_cast<int>(spec.port), spec.record.empty() ? nullptr : &record,
-        [](int port) {
+        faults ? &*faults : nullptr,
+        [&faults](int port) {
           std::printf(
               "listening: 127.0.0.1:%d (virtual time follows the wall clock; TESTBED "
-              "TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW])\n",
-              port);
+              "TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]%s)\n",
+              port, faults ? ", TESTBED FAULTS [ON | OFF]" : "");
           std::fflush(stdout);
         },
         [] { return internal::Interrupted() != 0; });
@@ -60,18 +82,20 @@ std::string ServeSpec::Write() const {
   std::string line = "testbed serve";
   AppendFlag(line, "port", absl::StrCat(port));
   if (!record.empty()) AppendFlag(line, "record", record);
+  if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());
+  AppendFlag(line, "seed", absl::StrCat(seed));
   return line;
 }
 
 ServeSpec ParseServe(const std::vector<std::string>& args) {
-  return internal::ParseWith<ServeSpec, ServeSpec>("serve", args, Define, Resolve);
+  return internal::ParseWith<Raw, ServeSpec>("serve", args, Define, Resolve);
 }
 
 int RunServe(const ServeSpec& spec) { return Run(spec); }
 
 namespace internal {
 Command ServeCommand() {
-  return MakeCommand<ServeSpec, ServeSpec>(
+  return MakeCommand<Raw, ServeSpec>(
       "serve",
       "Serves the emulator as a RESP2 server on loopback, for a client library's own tests: "
       "Redis 7.0's Lua and cjson byte for byte, and virtual time (TESTBED TIME SET, ADVANCE, "

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -44,6 +46,27 @@ void ServedClock::follow() {
   frozen_ = false;
   offset_ = frozen_at_ - wall_();
 }
+
+FaultInjector::FaultInjector(const sim::FaultList& list, uint64_t seed)
+    : list_(list), options_(list.Options()), prng_(seed) {
+  for (const sim::Fault f : list.kinds)
+    if (f != sim::Fault::kLostRequest && f != sim::Fault::kLostReply && f != sim::Fault::kLatency)
+      throw std::invalid_argument(
+          "serve cannot inject " + std::string(sim::InfoOf(f).name) +
+          " (it acts on a simulated world; serve injects lost-request, lost-reply, latency)");
+}
+
+FaultInjector::Fate FaultInjector::Next() {
+  Fate fate;
+  if (!on_) return fate;
+  fate.drop_before = prng_.chance(options_.lost_request);
+  fate.drop_after = !fate.drop_before && prng_.chance(options_.lost_reply);
+  if (options_.latency_ms_max > 0)
+    fate.delay_ms = prng_.range(options_.latency_ms_min, options_.latency_ms_max);
+  return fate;
+}
+
+std::string FaultInjector::Describe() const { return (on_ ? "on: " : "off: ") + list_.ToString(); }
 
 struct Service::State {
   explicit State(const sim::Clock& clock) : emulator(clock) {}
@@ -127,6 +150,15 @@ Reply Service::ClientCommand(Client& client, const sim::Argv& argv) {
 }
 
 Reply Service::Admin(const sim::Argv& argv) {
+  if (argv.size() >= 2 && Upper(argv[1]) == "FAULTS") {
+    if (!faults_) return Reply::Error("ERR no faults: start serve with --faults LIST");
+    if (argv.size() == 2) return Reply::Bulk(faults_->Describe());
+    if (argv.size() == 3 && (Upper(argv[2]) == "ON" || Upper(argv[2]) == "OFF")) {
+      faults_->set_on(Upper(argv[2]) == "ON");
+      return Reply::Ok();
+    }
+    return Reply::Error("ERR TESTBED FAULTS [ON | OFF]");
+  }
   if (argv.size() < 2 || Upper(argv[1]) != "TIME")
     return Reply::Error("ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]");
   if (argv.size() == 2) return Reply::Integer(clock_->now_ms());
@@ -230,8 +262,18 @@ struct Connection {
   int fd = -1;
   RequestParser parser;
   Service::Client client;
-  std::string out;
-  bool closing = false;  // reply with what is queued, then close
+  std::string out;                                   // due: written as the socket takes it
+  std::deque<std::pair<int64_t, std::string>> held;  // (due at, reply) delayed by latency
+  bool closing = false;                              // reply with what is queued, then close
+  bool drop = false;                                 // a fault: closed now, whatever is queued
+  // Replies that are due move to `out`, in order; the time the next one is due, or -1.
+  int64_t Release(int64_t now) {
+    while (!held.empty() && held.front().first <= now) {
+      out += held.front().second;
+      held.pop_front();
+    }
+    return held.empty() ? -1 : held.front().first;
+  }
 };
 
 void NonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -244,8 +286,8 @@ int64_t WallMs() {
 
 }  // namespace
 
-void Serve(int port, std::ostream* record, const std::function<void(int)>& ready,
-           const std::function<bool()>& stop) {
+void Serve(int port, std::ostream* record, FaultInjector* faults,
+           const std::function<void(int)>& ready, const std::function<bool()>& stop) {
   rlimit files{};  // a thousand connections need as many descriptors: the hard limit
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
@@ -270,15 +312,21 @@ void Serve(int port, std::ostream* record, const std::function<void(int)>& ready
   NonBlocking(listener);
   Service service(WallMs);
   if (record) service.Record(record);
+  service.Faults(faults);
   std::map<int, Connection> connections;
   ready(ntohs(addr.sin_port));
   std::vector<pollfd> fds;
   while (!stop()) {
     fds.clear();
     fds.push_back({listener, POLLIN, 0});
-    for (const auto& [fd, c] : connections)
+    int timeout = 100;
+    const int64_t now = WallMs();
+    for (auto& [fd, c] : connections) {
+      const int64_t next_due = c.Release(now);
+      if (next_due >= 0) timeout = std::min<int64_t>(timeout, std::max<int64_t>(next_due - now, 0));
       fds.push_back({fd, static_cast<short>(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
-    if (poll(fds.data(), fds.size(), 100) <= 0) continue;
+    }
+    if (poll(fds.data(), fds.size(), timeout) < 0) continue;
     if (fds[0].revents & POLLIN)
       while (true) {
         sockaddr_in peer{};
@@ -314,11 +362,30 @@ void Serve(int port, std::ostream* record, const std::function<void(int)>& ready
               c.closing = true;
               break;
             }
-            c.out += service.Execute(c.client, argv).resp2();
+            const FaultInjector::Fate fate =
+                faults && Upper(argv[0]) != "TESTBED" ? faults->Next() : FaultInjector::Fate{};
+            if (fate.drop_before) {
+              c.drop = true;
+              break;
+            }
+            std::string reply = service.Execute(c.client, argv).resp2();
+            if (fate.drop_after) {
+              c.drop = true;
+              break;
+            }
+            // FIFO: a reply never leaves before one queued ahead of it.
+            const int64_t due = std::max(WallMs() + fate.delay_ms,
+                                         c.held.empty() ? int64_t{0} : c.held.back().first);
+            if (fate.delay_ms > 0 || !c.held.empty())
+              c.held.emplace_back(due, std::move(reply));
+            else
+              c.out += reply;
             c.closing = c.client.close_after_reply;
           }
         }
       }
+      drop = drop || c.drop;
+      if (!drop) c.Release(WallMs());
       if (!drop && !c.out.empty()) {
         const ssize_t n = send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
         if (n > 0)
@@ -326,7 +393,7 @@ void Serve(int port, std::ostream* record, const std::function<void(int)>& ready
         else if (n < 0 && errno != EAGAIN && errno != EINTR)
           drop = true;
       }
-      if (drop || (c.closing && c.out.empty())) {
+      if (drop || (c.closing && c.out.empty() && c.held.empty())) {
         close(fd);
         connections.erase(fd);
       }

@@ -19,6 +19,8 @@
 #include <string>
 
 #include "sim/clock.h"
+#include "sim/faults.h"
+#include "sim/prng.h"
 #include "sim/reply.h"
 
 namespace testbed::serve {
@@ -40,6 +42,32 @@ class ServedClock : public sim::Clock {
   int64_t frozen_at_ = 0;
 };
 
+// Faults at the server (serve --faults LIST --seed S), drawn for each command (TESTBED's aside)
+// from one PRNG seeded by S, with the fault table's ratios:
+//   lost-request: the connection drops before the command runs (the client sees it closed);
+//   lost-reply:   the command runs, then the connection drops before its reply;
+//   latency:      the reply leaves 1 to 20 ms later (wall clock); its connection's later
+//                 replies wait behind it (one connection is FIFO).
+// The other kinds act on a simulated world (client clocks, pauses, restarts): refused here.
+class FaultInjector {
+ public:
+  // std::invalid_argument naming a kind serve cannot inject.
+  FaultInjector(const sim::FaultList& list, uint64_t seed);
+  struct Fate {
+    bool drop_before = false, drop_after = false;
+    int64_t delay_ms = 0;
+  };
+  Fate Next();  // one command's (none while off)
+  void set_on(bool on) { on_ = on; }
+  std::string Describe() const;  // "on: lost-reply,latency" / "off: ..."
+
+ private:
+  sim::FaultList list_;
+  sim::FaultOptions options_;
+  sim::Prng prng_;
+  bool on_ = true;
+};
+
 // What one connection's commands reach: the emulator, the connection-level commands a client
 // library sends on connecting (HELLO, CLIENT, SELECT, INFO, COMMAND DOCS, QUIT, ...), and the
 // TESTBED admin commands. Socket-free, so tests drive it directly.
@@ -59,12 +87,15 @@ class Service {
   // a script's commands as [0 lua] lines after it), then its reply as a #reply line: the
   // capture `testbed import` reads. TESTBED commands are not Redis's: they are left out.
   void Record(std::ostream* out);
+  // TESTBED FAULTS [ON | OFF] reaches `faults` (nullptr: the server injects none).
+  void Faults(FaultInjector* faults) { faults_ = faults; }
 
  private:
   sim::Reply Run(Client& client, const sim::Argv& argv);  // Execute, unrecorded
   sim::Reply Admin(const sim::Argv& argv);
   sim::Reply ClientCommand(Client& client, const sim::Argv& argv);
   std::unique_ptr<ServedClock> clock_;
+  FaultInjector* faults_ = nullptr;
   struct State;
   std::unique_ptr<State> state_;
 };
@@ -72,8 +103,8 @@ class Service {
 // Listens on 127.0.0.1:port (0: a free port), calls `ready` with the port bound, and serves
 // until `stop` returns true (checked at least every 100 ms). Throws std::runtime_error when it
 // cannot listen.
-// `record`: nullptr, or where Service::Record writes.
-void Serve(int port, std::ostream* record, const std::function<void(int)>& ready,
-           const std::function<bool()>& stop);
+// `record`: nullptr, or where Service::Record writes; `faults`: nullptr, or what it injects.
+void Serve(int port, std::ostream* record, FaultInjector* faults,
+           const std::function<void(int)>& ready, const std::function<bool()>& stop);
 
 }  // namespace testbed::serve

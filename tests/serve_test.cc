@@ -179,27 +179,31 @@ TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
 // The CLI's server, spawned on a free port and stopped with SIGTERM.
 class Spawned {
  public:
-  explicit Spawned(const std::string& record = "") {
+  explicit Spawned(const std::string& record = "", const std::vector<std::string>& more = {}) {
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
-      if (record.empty())
-        execl(TESTBED_CLI_PATH, TESTBED_CLI_PATH, "serve", "--port", "0", nullptr);
-      else
-        execl(TESTBED_CLI_PATH, TESTBED_CLI_PATH, "serve", "--port", "0", "--record",
-              record.c_str(), nullptr);
+      std::vector<std::string> args = {TESTBED_CLI_PATH, "serve", "--port", "0"};
+      if (!record.empty()) args.insert(args.end(), {"--record", record});
+      args.insert(args.end(), more.begin(), more.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(TESTBED_CLI_PATH, argv.data());
       _exit(127);
     }
     close(out[1]);
     stdout_ = fdopen(out[0], "r");
     char line[512];
-    if (stdout_ && fgets(line, sizeof line, stdout_)) {
+    while (stdout_ && fgets(line, sizeof line, stdout_)) {  // the seed, then where it listens
       first_line_ = line;
+      if (first_line_.rfind("seed: ", 0) == 0) continue;
       const size_t colon = first_line_.find("127.0.0.1:");
       if (colon != std::string::npos) port_ = std::stoi(first_line_.substr(colon + 10));
+      break;
     }
   }
   ~Spawned() { Stop(); }
@@ -403,6 +407,71 @@ TEST(Serve, ARecordedSessionImportsAndReplaysAndAWrongReplyIsNamedByItsLine) {
   imported = cli("import " + (dir / "bad.txt") + " --out " + (dir / "bad"));
   EXPECT_EQ(imported.code, 2) << imported.out;
   EXPECT_NE(imported.out.find("bad.txt:2: unknown escape \\q"), std::string::npos) << imported.out;
+}
+
+TEST(Serve, FaultsAreDrawnFromTheSeedAndOnlyTheKindsAServerCanInject) {
+  const auto fates = [](uint64_t seed) {
+    serve::FaultInjector f(sim::FaultList::Parse("lost-request,lost-reply,latency"), seed);
+    std::string out;
+    for (int i = 0; i < 400; ++i) {
+      const serve::FaultInjector::Fate x = f.Next();
+      out += x.drop_before ? 'b' : x.drop_after ? 'a' : '.';
+      EXPECT_TRUE(x.delay_ms >= 1 && x.delay_ms <= 20) << x.delay_ms;
+    }
+    return out;
+  };
+  const std::string one = fates(5);
+  EXPECT_EQ(one, fates(5));  // the same seed, the same plan
+  EXPECT_NE(one, fates(6));
+  EXPECT_GT(std::count(one.begin(), one.end(), 'b'), 0);
+  EXPECT_GT(std::count(one.begin(), one.end(), 'a'), 0);
+  EXPECT_GT(std::count(one.begin(), one.end(), '.'), 300);
+  serve::FaultInjector off(sim::FaultList::Parse("lost-request"), 5);
+  off.set_on(false);
+  for (int i = 0; i < 200; ++i) EXPECT_FALSE(off.Next().drop_before);
+  EXPECT_EQ(off.Describe(), "off: lost-request");
+  EXPECT_THROW(serve::FaultInjector(sim::FaultList::Parse("pause"), 1), std::invalid_argument);
+  const testing_cli::Result refused =
+      testing_cli::Run(TESTBED_CLI_PATH, "serve --port 0 --faults lost-reply,clock-jump");
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("serve cannot inject clock-jump"), std::string::npos) << refused.out;
+}
+
+// Through the sockets: a lost reply ran (the count has it), a lost request did not; latency
+// keeps one connection's replies in order.
+TEST(Serve, LostRepliesRanLostRequestsDidNotAndLatencyKeepsOrder) {
+  for (const std::string kind : {"lost-reply", "lost-request"}) {
+    Spawned server("", {"--faults", kind, "--seed", "3"});
+    ASSERT_GT(server.port(), 0) << server.first_line();
+    int answered = 0;
+    for (int i = 0; i < 200; ++i) {
+      real::RespConnection c("127.0.0.1", server.port());
+      const sim::CallResult r = c.call({"HINCRBY", "h", "n", "1"});
+      answered += std::holds_alternative<Reply>(r) && !std::get<Reply>(r).is_error();
+    }
+    real::RespConnection admin("127.0.0.1", server.port());
+    ASSERT_TRUE(std::holds_alternative<Reply>(admin.call({"TESTBED", "FAULTS", "OFF"})));
+    const sim::CallResult n = admin.call({"HGET", "h", "n"});
+    ASSERT_TRUE(std::holds_alternative<Reply>(n)) << kind;
+    const int64_t applied = std::stoll(std::get<Reply>(n).str);
+    EXPECT_LT(answered, 200) << kind;  // 1 in 20 is lost
+    EXPECT_GT(answered, 150) << kind;
+    if (kind == "lost-reply")
+      EXPECT_EQ(applied, 200) << "every call ran, " << answered << " answered";
+    else
+      EXPECT_EQ(applied, answered) << "a lost request never ran";
+  }
+  Spawned slow("", {"--faults", "latency", "--seed", "9"});
+  ASSERT_GT(slow.port(), 0);
+  std::string pipeline, expected;
+  for (int i = 0; i < 30; ++i) {
+    const std::string v = std::to_string(i);
+    pipeline += "ECHO " + v + "\r\n";
+    expected += "$" + std::to_string(v.size()) + "\r\n" + v + "\r\n";
+  }
+  pipeline += "QUIT\r\n";
+  expected += "+OK\r\n";
+  EXPECT_EQ(SendAndReadToClose(slow.port(), pipeline), expected);
 }
 
 TEST(Serve, APortInUseIsOneClearLineAndExitTwo) {
