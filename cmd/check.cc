@@ -29,7 +29,6 @@
 #include "scenarios/scenario.h"
 #include "sim/clock.h"
 #include "sim/lua_coverage.h"
-#include "sim/lua_scripting.h"
 #include "sim/strategies.h"
 
 namespace testbed::cli {
@@ -470,11 +469,10 @@ CheckRun::CheckRun(const CheckSpec& spec)
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
   if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
-  std::vector<std::string>& compiled = compiled_versions;
-  compiled = {spec.version};
+  compiled_versions = {spec.version};
   if (!old_version.empty())
-    for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled.emplace_back(v);
-  for (const std::string& v : compiled)
+    for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled_versions.emplace_back(v);
+  for (const std::string& v : compiled_versions)
     if (const std::string err = system.FirstCompileError(scripts, v); !err.empty())
       throw real::SetupError("a script does not compile: " + err);
   if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
@@ -602,14 +600,11 @@ void CheckRun::SummarizeCoverage() {
   if (!spec.coverage) return;
   report.coverage = true;
   for (const real::ScriptFile& f : scripts.all()) {
-    const auto ran = coverage.lines.find(sim::CachedSha1(f.body));
     const bool ours = std::any_of(
         compiled_versions.begin(), compiled_versions.end(),
         [&](const std::string& v) { return f.file.rfind(system.scripts_dir(v) + "/", 0) == 0; });
-    if (!ours && ran == coverage.lines.end()) continue;
-    reports::CoverageRow row{f.id(), FileOfScript(f.id()), sim::LinesWithCode(f.body), {}};
-    if (ran != coverage.lines.end()) row.hits = ran->second;
-    report.scripts.push_back(std::move(row));
+    reports::CoverageRow row = internal::CoverageRowOf(f, coverage, FileOfScript(f.id()));
+    if (ours || !row.hits.empty()) report.scripts.push_back(std::move(row));
   }
   std::sort(report.scripts.begin(), report.scripts.end(),
             [](const reports::CoverageRow& x, const reports::CoverageRow& y) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cmd/cli_internal.h"
+#include "sim/lua_scripting.h"
 
 namespace testbed::cli {
 
@@ -192,6 +193,14 @@ int Interrupted() { return interrupted.load(); }
 
 std::string SignalName(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
+
+reports::CoverageRow CoverageRowOf(const real::ScriptFile& script, const sim::LineCoverage& ran,
+                                   const std::string& file) {
+  reports::CoverageRow row{script.id(), file, sim::LinesWithCode(script.body), {}};
+  const auto hits = ran.lines.find(sim::CachedSha1(script.body));
+  if (hits != ran.lines.end()) row.hits = hits->second;
+  return row;
 }
 
 void WriteReportFiles(const reports::CheckReport& report, const std::string& out,

@@ -13,6 +13,7 @@
 #include "cmd/cli.h"
 #include "real/script_catalog.h"
 #include "reports/check_report.h"
+#include "sim/lua_coverage.h"
 
 namespace testbed::cli::internal {
 
@@ -101,6 +102,11 @@ void CheckWritableFile(const std::string& file, const std::string& flag);
 // skipped when ""), printing each path.
 void WriteReportFiles(const reports::CheckReport& report, const std::string& out,
                       const std::string& junit, double seconds);
+
+// One script's line coverage row: its lines with code, and the counts of those that ran
+// (`ran`: the runs' coverage, by body SHA1); `file` is where its body was read from.
+reports::CoverageRow CoverageRowOf(const real::ScriptFile& script, const sim::LineCoverage& ran,
+                                   const std::string& file);
 
 // --jobs as given, or the cores (1 to 8) when it is 0.
 int64_t JobsOrCores(int64_t jobs);

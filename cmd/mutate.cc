@@ -27,7 +27,6 @@
 #include "scenarios/baseline.h"
 #include "scenarios/campaign.h"
 #include "sim/lua_coverage.h"
-#include "sim/lua_scripting.h"
 
 namespace testbed::cli {
 namespace {
@@ -254,10 +253,8 @@ class MutateRun {
     const std::string prefix = system_.scripts_dir(version) + "/";
     for (const real::ScriptFile& f : shipped.all()) {
       if (f.file.rfind(prefix, 0) != 0) continue;
-      const auto lines = ran.lines.find(sim::CachedSha1(f.body));
-      reports::CoverageRow row{f.id(), "real/scripts/" + f.file, sim::LinesWithCode(f.body), {}};
-      if (lines != ran.lines.end()) row.hits = lines->second;
-      coverage_.push_back(row);
+      const reports::CoverageRow& row =
+          coverage_.emplace_back(internal::CoverageRowOf(f, ran, "real/scripts/" + f.file));
       for (const real::LuaMutant& m : real::MutantsOf(f.body)) {
         if (!spec_.only.empty() && spec_.only != FullId(f.file, m)) continue;
         real::ScriptCatalog mutated = shipped;

@@ -2,6 +2,7 @@
 
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -50,10 +51,13 @@ void ServedClock::follow() {
 FaultInjector::FaultInjector(const sim::FaultList& list, uint64_t seed)
     : list_(list), options_(list.Options()), prng_(seed) {
   for (const sim::Fault f : list.kinds)
-    if (f != sim::Fault::kLostRequest && f != sim::Fault::kLostReply && f != sim::Fault::kLatency)
-      throw std::invalid_argument(
-          "serve cannot inject " + std::string(sim::InfoOf(f).name) +
-          " (it acts on a simulated world; serve injects lost-request, lost-reply, latency)");
+    if (std::find(std::begin(kInjected), std::end(kInjected), f) == std::end(kInjected)) {
+      std::vector<std::string> names;
+      for (const sim::Fault k : kInjected) names.emplace_back(sim::InfoOf(k).name);
+      throw std::invalid_argument("serve cannot inject " + std::string(sim::InfoOf(f).name) +
+                                  " (it acts on a simulated world; serve injects " +
+                                  absl::StrJoin(names, ", ") + ")");
+    }
 }
 
 FaultInjector::Fate FaultInjector::Next() {
@@ -102,6 +106,15 @@ Reply WrongArity(const std::string& name) {
 
 Reply NotAnInteger() { return Reply::Error("ERR value is not an integer or out of range"); }
 
+Reply BadClientName() {
+  return Reply::Error("ERR Client names cannot contain spaces, newlines or special characters.");
+}
+
+Reply AdminUsage() {
+  return Reply::Error(
+      "ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW], FAULTS [ON | OFF]");
+}
+
 Reply Unsupported(const std::string& what) {
   return Reply::Error("ERR unsupported by the emulator: " + what);
 }
@@ -136,9 +149,7 @@ Reply Service::ClientCommand(Client& client, const sim::Argv& argv) {
   }
   if (sub == "SETNAME") {
     if (argv.size() != 3) return WrongArity("client|setname");
-    if (!ValidClientName(argv[2]))
-      return Reply::Error(
-          "ERR Client names cannot contain spaces, newlines or special characters.");
+    if (!ValidClientName(argv[2])) return BadClientName();
     client.name = argv[2];
     return Reply::Ok();
   }
@@ -159,8 +170,7 @@ Reply Service::Admin(const sim::Argv& argv) {
     }
     return Reply::Error("ERR TESTBED FAULTS [ON | OFF]");
   }
-  if (argv.size() < 2 || Upper(argv[1]) != "TIME")
-    return Reply::Error("ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]");
+  if (argv.size() < 2 || Upper(argv[1]) != "TIME") return AdminUsage();
   if (argv.size() == 2) return Reply::Integer(clock_->now_ms());
   const std::string op = Upper(argv[2]);
   if ((op == "FREEZE" || op == "FOLLOW") && argv.size() == 3) {
@@ -169,17 +179,19 @@ Reply Service::Admin(const sim::Argv& argv) {
   }
   long long ms = 0;
   if ((op == "SET" || op == "ADVANCE") && argv.size() == 4) {
-    if (!StrictInt64(argv[3], &ms) || (op == "SET" && ms < 0) || (op == "ADVANCE" && ms < 0))
+    if (!StrictInt64(argv[3], &ms) || ms < 0)
       return Reply::Error("ERR TESTBED TIME " + op + " needs a non-negative integer of ms");
     op == "SET" ? clock_->set(ms) : clock_->advance(ms);
     return Reply::Ok();
   }
-  return Reply::Error("ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]");
+  return AdminUsage();
 }
+
+bool Service::IsAdmin(const sim::Argv& argv) { return Upper(argv[0]) == "TESTBED"; }
 
 Reply Service::Execute(Client& client, const sim::Argv& argv) {
   if (client.id == 0) client.id = state_->next_client_id++;
-  if (!state_->record || Upper(argv[0]) == "TESTBED") return Run(client, argv);
+  if (!state_->record || IsAdmin(argv)) return Run(client, argv);
   const int64_t micros = clock_->now_ms() * 1000;
   state_->script_ran.clear();
   Reply reply = Run(client, argv);
@@ -219,9 +231,7 @@ Reply Service::Run(Client& client, const sim::Argv& argv) {
       } else if (opt == "SETNAME" && next + 1 < argv.size()) {
         setname = argv[++next];
         named = true;
-        if (!ValidClientName(setname))
-          return Reply::Error(
-              "ERR Client names cannot contain spaces, newlines or special characters.");
+        if (!ValidClientName(setname)) return BadClientName();
       } else {
         return Reply::Error("ERR Syntax error in HELLO option '" + argv[next] + "'");
       }
@@ -259,7 +269,6 @@ Reply Service::Run(Client& client, const sim::Argv& argv) {
 namespace {
 
 struct Connection {
-  int fd = -1;
   RequestParser parser;
   Service::Client client;
   std::string out;                                   // due: written as the socket takes it
@@ -336,7 +345,6 @@ void Serve(int port, std::ostream* record, FaultInjector* faults,
         NonBlocking(fd);
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         Connection& c = connections[fd];
-        c.fd = fd;
         char ip[INET_ADDRSTRLEN] = "127.0.0.1";
         inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
         c.client.address = absl::StrCat(ip, ":", ntohs(peer.sin_port));
@@ -363,7 +371,7 @@ void Serve(int port, std::ostream* record, FaultInjector* faults,
               break;
             }
             const FaultInjector::Fate fate =
-                faults && Upper(argv[0]) != "TESTBED" ? faults->Next() : FaultInjector::Fate{};
+                faults && !Service::IsAdmin(argv) ? faults->Next() : FaultInjector::Fate{};
             if (fate.drop_before) {
               c.drop = true;
               break;

@@ -51,6 +51,8 @@ class ServedClock : public sim::Clock {
 // The other kinds act on a simulated world (client clocks, pauses, restarts): refused here.
 class FaultInjector {
  public:
+  static constexpr sim::Fault kInjected[] = {sim::Fault::kLostRequest, sim::Fault::kLostReply,
+                                             sim::Fault::kLatency};
   // std::invalid_argument naming a kind serve cannot inject.
   FaultInjector(const sim::FaultList& list, uint64_t seed);
   struct Fate {
@@ -82,6 +84,8 @@ class Service {
     bool close_after_reply = false;
   };
   sim::Reply Execute(Client& client, const sim::Argv& argv);
+  // TESTBED's own commands: not Redis's, never recorded nor faulted.
+  static bool IsAdmin(const sim::Argv& argv);
   ServedClock& clock() { return *clock_; }
   // From now on, every command is written to `out` as MONITOR prints it (at the virtual time;
   // a script's commands as [0 lua] lines after it), then its reply as a #reply line: the
