@@ -85,6 +85,24 @@ TEST(VersionOrder, AnInferenceThatIgnoresDeletesAndExpiriesIsCaught) {
   EXPECT_GT(t.unsound, 0) << "the broken variant went unseen";
 }
 
+// RejectedCore asks the greedy walk and the inference before it searches: every core it returns
+// must be one the search alone rejects (each history here is one the search decides). Seen
+// failing with the inference's broken variant (ignore_resets) in RejectedCore.
+TEST(VersionOrder, TheCoreFoundWithTheShortcutsIsOneTheSearchAloneRejects) {
+  model::StateRegisterModel m;
+  int cores = 0;
+  for (int seed = 1; seed <= 600; ++seed) {
+    const RegisterHistory h = Scrambled(static_cast<uint64_t>(seed));
+    if (Checker<model::StateRegisterModel>(m).check(h).ok) continue;
+    const RegisterHistory core = RejectedCore(h);
+    const Verdict v = Checker<model::StateRegisterModel>(m).check(core);
+    EXPECT_TRUE(v.complete && !v.ok) << "seed " << seed << ": a core the search accepts";
+    EXPECT_LE(core.size(), h.size()) << "seed " << seed;
+    ++cores;
+  }
+  EXPECT_GT(cores, 100);
+}
+
 TEST(VersionOrder, OneFailedCompareAndSetAtItsOwnExpectedVersionIsACoreAlone) {
   RegisterHistory h = ParseRegisterHistory(
       "1 1 2 0 1 set value=a exp=100 -> version=1\n"
