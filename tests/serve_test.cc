@@ -10,13 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <absl/strings/str_join.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "real/hiredis_connection.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "real/resp_connection.h"
@@ -488,6 +492,103 @@ TEST(Serve, APortInUseIsOneClearLineAndExitTwo) {
   EXPECT_NE(out.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())),
             std::string::npos)
       << out;
+}
+
+// Real clients (issue 30, part 2). Each talks to the server and to a spawned redis-server 7.0.15
+// in the same way, and what it sees must be the same, byte for byte.
+
+// hiredis (Debian's, RESP2), the client the testbed's own real backend uses.
+TEST(Serve, HiredisGetsTheRepliesRedisServerGives) {
+  real::RedisServer redis(sim::kDefaultEpochMs);
+  Spawned server;
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  real::HiredisConnection ours("127.0.0.1", server.port()), theirs("127.0.0.1", redis.port());
+  const std::string lease =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+      "return redis.call('DEL', KEYS[1]) else return 0 end";
+  const std::vector<Argv> calls = {
+      {"SET", "lease", "w1"},
+      {"EVAL", lease, "1", "lease", "w2"},
+      {"EVAL", lease, "1", "lease", "w1"},
+      {"SCRIPT", "LOAD", lease},
+      {"EVALSHA", "0000000000000000000000000000000000000000", "1", "lease", "w1"},
+      {"HSET", "h", "a", "1", "b", "2"},
+      {"HGETALL", "h"},
+      {"GET", "h"},
+      {"ZADD", "z", "1", "x", "2", "y"},
+      {"ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES"},
+      {"EVAL", "return cjson.encode({1, 2.5, 'x', {}})", "0"},
+      {"EVAL", "return {1, 'two', {3}, false, nil, 7}", "0"},
+      {"EVAL", "return redis.call('nosuch')", "0"},
+      {"GET", "missing"},
+      {"SET"}};
+  for (const Argv& argv : calls) {
+    const sim::CallResult a = ours.call(argv), b = theirs.call(argv);
+    ASSERT_TRUE(std::holds_alternative<Reply>(a)) << argv[0] << ": " << ours.last_error();
+    ASSERT_TRUE(std::holds_alternative<Reply>(b)) << argv[0] << ": " << theirs.last_error();
+    EXPECT_EQ(std::get<Reply>(a).resp2(), std::get<Reply>(b).resp2()) << absl::StrJoin(argv, " ");
+  }
+}
+
+// redis-cli (Debian's redis-tools 7.0.15): one command per invocation, a script with --eval, and
+// commands piped on stdin; its printed output is compared, formatting included.
+TEST(Serve, RedisCliPrintsWhatItPrintsAgainstRedisServer) {
+  real::RedisServer redis(sim::kDefaultEpochMs);
+  Spawned server;
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  testing_dirs::TempDir dir("serve-redis-cli");
+  {
+    std::ofstream script(dir / "lease.lua");
+    script << "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+              "  return redis.call('DEL', KEYS[1])\nend\nreturn {KEYS[1], ARGV[1], 0}\n";
+    std::ofstream piped(dir / "piped.txt");
+    piped << "SET a 1\nGET a\nHSET h f \"two words\"\nHGETALL h\nGET nope\nGET h\n";
+  }
+  const std::vector<std::string> invocations = {
+      "SET lease w1",
+      "GET lease",
+      "--eval " + (dir / "lease.lua") + " lease , w2",
+      "--eval " + (dir / "lease.lua") + " lease , w1",
+      "--raw GET lease",
+      "EVAL \"return {1, 'a', {2, 'b'}}\" 0",
+      "--no-raw EVAL \"return redis.error_reply('ERR mine')\" 0",
+      "PING",
+      "< " + (dir / "piped.txt"),
+  };
+  const auto cli = [](int port, const std::string& args) {
+    return testing_cli::Run("redis-cli", "-p " + std::to_string(port) + " " + args);
+  };
+  for (const std::string& args : invocations) {
+    const testing_cli::Result a = cli(server.port(), args), b = cli(redis.port(), args);
+    EXPECT_EQ(a.code, b.code) << args;
+    EXPECT_EQ(a.out, b.out) << args;
+    EXPECT_FALSE(a.out.empty()) << args;
+  }
+}
+
+// ioredis from npm (tests/js, pinned in its lockfile, installed by .ci/install): the suite an
+// application would write, then the lost reply that ioredis re-sends after it reconnects.
+TEST(Serve, IoredisRunsAnApplicationsSuiteAndResendsALostReply) {
+  const std::string js = TESTBED_SOURCE_DIR "/tests/js";
+  ASSERT_TRUE(std::filesystem::exists(js + "/node_modules/ioredis/package.json"))
+      << "ioredis is not installed: bash .ci/install (npm ci in tests/js)";
+  {
+    Spawned server;
+    ASSERT_GT(server.port(), 0) << server.first_line();
+    const testing_cli::Result r = testing_cli::Run(
+        "node", js + "/ioredis_suite.mjs plain " + std::to_string(server.port()) + " " +
+                    TESTBED_SOURCE_DIR
+                    "/real/scripts/state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("ioredis plain: 12 checks passed"), std::string::npos) << r.out;
+  }
+  Spawned faulty("", {"--faults", "lost-reply", "--seed", "3"});
+  ASSERT_GT(faulty.port(), 0) << faulty.first_line();
+  const testing_cli::Result r = testing_cli::Run(
+      "node", js + "/ioredis_suite.mjs lost-reply " + std::to_string(faulty.port()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("each lost reply ran twice"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ioredis lost-reply: 3 checks passed"), std::string::npos) << r.out;
 }
 
 }  // namespace
