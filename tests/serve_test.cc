@@ -27,6 +27,7 @@
 #include "serve/resp_request.h"
 #include "serve/server.h"
 #include "tests/cli_run.h"
+#include "tests/spawned_serve.h"
 #include "tests/temp_dir.h"
 
 namespace testbed {
@@ -179,57 +180,6 @@ TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
   EXPECT_EQ(s.Execute(c, {"FLUSHALL"}).resp2(), "+OK\r\n");
   EXPECT_EQ(s.Execute(c, {"GET", "a"}).resp2(), "$-1\r\n");
 }
-
-// The CLI's server, spawned on a free port and stopped with SIGTERM.
-class Spawned {
- public:
-  explicit Spawned(const std::string& record = "", const std::vector<std::string>& more = {}) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      std::vector<std::string> args = {TESTBED_CLI_PATH, "serve", "--port", "0"};
-      if (!record.empty()) args.insert(args.end(), {"--record", record});
-      args.insert(args.end(), more.begin(), more.end());
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(TESTBED_CLI_PATH, argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    stdout_ = fdopen(out[0], "r");
-    char line[512];
-    while (stdout_ && fgets(line, sizeof line, stdout_)) {  // the seed, then where it listens
-      first_line_ = line;
-      if (first_line_.rfind("seed: ", 0) == 0) continue;
-      const size_t colon = first_line_.find("127.0.0.1:");
-      if (colon != std::string::npos) port_ = std::stoi(first_line_.substr(colon + 10));
-      break;
-    }
-  }
-  ~Spawned() { Stop(); }
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = 0;
-    if (stdout_) fclose(stdout_);
-    stdout_ = nullptr;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  int port() const { return port_; }
-  const std::string& first_line() const { return first_line_; }
-
- private:
-  pid_t pid_ = -1;
-  FILE* stdout_ = nullptr;
-  int port_ = 0;
-  std::string first_line_;
-};
 
 int RawConnect(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -570,22 +520,23 @@ TEST(Serve, RedisCliPrintsWhatItPrintsAgainstRedisServer) {
 // application would write, then the lost reply that ioredis re-sends after it reconnects.
 TEST(Serve, IoredisRunsAnApplicationsSuiteAndResendsALostReply) {
   const std::string js = TESTBED_SOURCE_DIR "/tests/js";
-  ASSERT_TRUE(std::filesystem::exists(js + "/node_modules/ioredis/package.json"))
-      << "ioredis is not installed: bash .ci/install (npm ci in tests/js)";
+  ASSERT_TRUE(std::filesystem::exists(js + "/node_modules/ioredis/package.json") &&
+              std::filesystem::exists(PinnedNode()))
+      << "tests/js is not installed: bash .ci/install (npm ci in tests/js)";
   {
     Spawned server;
     ASSERT_GT(server.port(), 0) << server.first_line();
     const testing_cli::Result r = testing_cli::Run(
-        "node", js + "/ioredis_suite.mjs plain " + std::to_string(server.port()) + " " +
-                    TESTBED_SOURCE_DIR
-                    "/real/scripts/state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+        PinnedNode(), js + "/ioredis_suite.mjs plain " + std::to_string(server.port()) + " " +
+                          TESTBED_SOURCE_DIR
+                          "/real/scripts/state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("ioredis plain: 12 checks passed"), std::string::npos) << r.out;
   }
   Spawned faulty("", {"--faults", "lost-reply", "--seed", "3"});
   ASSERT_GT(faulty.port(), 0) << faulty.first_line();
   const testing_cli::Result r = testing_cli::Run(
-      "node", js + "/ioredis_suite.mjs lost-reply " + std::to_string(faulty.port()));
+      PinnedNode(), js + "/ioredis_suite.mjs lost-reply " + std::to_string(faulty.port()));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("each lost reply ran twice"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ioredis lost-reply: 3 checks passed"), std::string::npos) << r.out;

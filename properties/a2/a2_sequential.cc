@@ -585,7 +585,12 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
     step.at = ctx.world().now_ms() - ctx.world().start_ms();
     generated.clear();
     bool transport = false;
+    step.trace_from = ctx.world().trace().events.size();
     Json answer = co_await Perform(store, p, &notified, &transport);
+    step.trace_to = ctx.world().trace().events.size();
+    step.plan = p;
+    step.now = now;
+    step.generated = generated;
     if (isolation) {
       generated_plain.clear();
       const Plan q = Renamed(p);

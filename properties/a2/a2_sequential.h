@@ -113,6 +113,13 @@ struct SequentialStep {
   std::string call;  // the call as a line: op(arguments)
   int64_t at = 0;    // virtual ms since the run's start
   nlohmann::json store, model;
+  // The call itself, as the port got it: the plan, the client's clock and the ids the port drew
+  // (for the seed's own code to make the same call: tests/port_fidelity_test.cc), and where its
+  // Redis calls are in the world's trace ([trace_from, trace_to)).
+  Plan plan;
+  int64_t now = 0;
+  std::vector<std::string> generated;
+  size_t trace_from = 0, trace_to = 0;
 };
 
 struct SequentialLog {

@@ -41,6 +41,18 @@ Json Parse(const std::string& text) {
 // json (ts 580): JSON.stringify(value) ?? 'null'.
 std::string JsonText(const Json& v) { return model::JsonStringify(v); }
 
+// json() of an object literal: its members in the order the literal writes them (Json sorts its
+// keys; JSON.stringify keeps insertion order, and the script stores the text as it comes).
+std::string LiteralText(std::initializer_list<std::pair<const char*, Json>> members) {
+  std::string out;
+  for (const auto& [name, value] : members) {
+    out += out.empty() ? "{" : ",";
+    model::JsonAppendString(name, out);
+    out += ":" + JsonText(value);
+  }
+  return out.empty() ? "{}" : out + "}";
+}
+
 // A reply element as ioredis gives it: a string, a number, or null.
 std::optional<std::string> Str(const sim::Reply& r) {
   switch (r.type) {
@@ -411,13 +423,15 @@ sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEve
     args.push_back(e.type);
     args.push_back(JsonText(*e.payload));
     std::string cause;
-    if (e.cause) {
-      Json c = Json::object();
-      c["index"] = e.cause->index;
-      c["attempt"] = e.cause->attempt;
-      if (e.cause->batch_size) c["batchSize"] = *e.cause->batch_size;
-      cause = JsonText(c);
-    }
+    // json({ ...e.cause }) (ts 904, 916): the caller's object, in its order. A caller's
+    // literal is not knowable here; the order is store.ts's EventCause, as the seed itself
+    // writes a cause ({ index, attempt }, ts 1119).
+    if (e.cause && e.cause->batch_size)
+      cause = LiteralText({{"index", e.cause->index},
+                           {"attempt", e.cause->attempt},
+                           {"batchSize", *e.cause->batch_size}});
+    else if (e.cause)
+      cause = LiteralText({{"index", e.cause->index}, {"attempt", e.cause->attempt}});
     args.push_back(cause);
     args.push_back(e.lane.value_or(""));
     args.push_back(e.settled ? "1" : "0");
@@ -642,12 +656,9 @@ sim::Task<std::optional<PresencePatch>> Store::presence_set(
     if (value.is_null()) {
       args.push_back("");
     } else {
-      Json entry = Json::object();
-      entry["v"] = value;
-      entry["s"] = meta.seen;
-      entry["a"] = at_ms;
-      entry["e"] = expires_at_ms;
-      args.push_back(JsonText(entry));
+      // json({ v, s, a, e }) (ts 1266-1271), in the literal's order.
+      args.push_back(
+          LiteralText({{"v", value}, {"s", meta.seen}, {"a", at_ms}, {"e", expires_at_ms}}));
     }
   }
   const sim::Reply applied =
@@ -698,6 +709,65 @@ sim::Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
 
 // inspect.listSessions (ts 1329-1399). Promise.all of the per-session reads runs them one
 // after another here (the order of their Redis calls is then fixed; each is a read).
+// Promise.all (ts 1348, 1452): each branch on a thread of the actor's own, through a Store on
+// that thread, so the scheduler interleaves the branches' calls as Node's event loop can (all
+// the GETs, then the XRANGEs, ..., where the branches are alike: one connection, in the order
+// sent). The call fails with the first branch to fail in time, as Promise.all rejects.
+sim::Task<void> Store::all(size_t n, std::function<sim::Task<void>(Store&, size_t)> branch) {
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<int64_t> failed_at(n, 0);
+  int64_t failures = 0;
+  std::vector<sim::ThreadId> threads;
+  for (size_t i = 0; i < n; ++i)
+    threads.push_back(ctx_.spawn(
+        absl::StrCat("all#", i), [this, &branch, &errors, &failed_at, &failures, i](sim::Ctx& c) {
+          return run_branch(c, branch, i, &errors[i], &failed_at[i], &failures);
+        }));
+  for (const sim::ThreadId t : threads) co_await ctx_.join(t);
+  std::optional<size_t> first;
+  for (size_t i = 0; i < n; ++i)
+    if (errors[i] && (!first || failed_at[i] < failed_at[*first])) first = i;
+  if (first) std::rethrow_exception(errors[*first]);
+}
+
+sim::Task<void> Store::run_branch(sim::Ctx& ctx,
+                                  const std::function<sim::Task<void>(Store&, size_t)>& branch,
+                                  size_t i, std::exception_ptr* error, int64_t* failed_at,
+                                  int64_t* failures) {
+  Store store(ctx, scripts_, prefix_, ids_, notify_);
+  try {
+    co_await branch(store, i);
+  } catch (...) {
+    *error = std::current_exception();
+    *failed_at = (*failures)++;
+  }
+}
+
+// One session of listSessions (ts 1349-1351): its readRange, and `rows[0]!.createdAt` of an
+// empty one, which throws inside the branch.
+sim::Task<void> Store::read_session(std::string session_id, std::vector<StoredEvent>* rows) {
+  *rows = co_await read_range(session_id, 0, std::nullopt);
+  if (rows->empty()) throw TypeError("Cannot read properties of undefined (reading 'createdAt')");
+}
+
+// One key of listSnapshots (ts 1453-1465).
+sim::Task<void> Store::read_snapshot(std::string key, std::string start,
+                                     std::optional<SnapshotInfo>* out) {
+  const sim::Reply raw = co_await call(V("GET", key));
+  if (raw.type == sim::Reply::Type::kNil) co_return;
+  const Json parsed = Parse(raw.str);
+  // parsed.index of JSON null throws (a TypeError); of a number, string or array it is
+  // undefined, as are its fields.
+  if (parsed.is_null()) throw TypeError("Cannot read properties of null (reading 'index')");
+  SnapshotInfo s;
+  s.reducer_name = key.substr(start.size());
+  if (parsed.is_object() && parsed.contains("index") && parsed["index"].is_number())
+    s.index = parsed["index"].get<int64_t>();
+  if (parsed.is_object() && parsed.contains("updatedAt") && parsed["updatedAt"].is_number())
+    s.updated_at = parsed["updatedAt"].get<int64_t>();
+  *out = std::move(s);
+}
+
 sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
                                             std::optional<std::string> cursor) {
   const std::string minimum = cursor ? "(" + *cursor : "[" + prefix;
@@ -709,12 +779,15 @@ sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
     if (id.rfind(prefix, 0) == 0 && static_cast<int64_t>(session_ids.size()) < limit)
       session_ids.push_back(id);
   }
+  std::vector<std::vector<StoredEvent>> branches(session_ids.size());
+  co_await all(session_ids.size(), [&session_ids, &branches](Store& store, size_t i) {
+    return store.read_session(session_ids[i], &branches[i]);
+  });
   SessionPage page;
-  for (const std::string& session_id : session_ids) {
-    const std::vector<StoredEvent> rows = co_await read_range(session_id, 0, std::nullopt);
-    if (rows.empty()) throw TypeError("Cannot read properties of undefined (reading 'createdAt')");
+  for (size_t i = 0; i < session_ids.size(); ++i) {
+    const std::vector<StoredEvent>& rows = branches[i];
     SessionSummary s;
-    s.session_id = session_id;
+    s.session_id = session_ids[i];
     s.event_count = static_cast<int64_t>(rows.size());
     s.first_event_at = rows[0].created_at;
     s.updated_at = rows[0].created_at;
@@ -768,22 +841,13 @@ sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_i
       if (key.rfind(start, 0) == 0) keys.push_back(key);
     }
   } while (cursor != "0");
+  std::vector<std::optional<SnapshotInfo>> found(keys.size());
+  co_await all(keys.size(), [&keys, &start, &found](Store& store, size_t i) {
+    return store.read_snapshot(keys[i], start, &found[i]);
+  });
   std::vector<SnapshotInfo> snapshots;
-  for (const std::string& key : keys) {
-    const sim::Reply raw = co_await call(V("GET", key));
-    if (raw.type == sim::Reply::Type::kNil) continue;
-    const Json parsed = Parse(raw.str);
-    // parsed.index of JSON null throws (a TypeError); of a number, string or array it is
-    // undefined, as are its fields.
-    if (parsed.is_null()) throw TypeError("Cannot read properties of null (reading 'index')");
-    SnapshotInfo s;
-    s.reducer_name = key.substr(start.size());
-    if (parsed.is_object() && parsed.contains("index") && parsed["index"].is_number())
-      s.index = parsed["index"].get<int64_t>();
-    if (parsed.is_object() && parsed.contains("updatedAt") && parsed["updatedAt"].is_number())
-      s.updated_at = parsed["updatedAt"].get<int64_t>();
-    snapshots.push_back(std::move(s));
-  }
+  for (std::optional<SnapshotInfo>& s : found)
+    if (s) snapshots.push_back(std::move(*s));
   std::sort(snapshots.begin(), snapshots.end(), [](const SnapshotInfo& a, const SnapshotInfo& b) {
     return a.reducer_name < b.reducer_name;
   });

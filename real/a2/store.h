@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -242,6 +243,14 @@ class Store {
                                                  int64_t through_index);
   sim::Task<std::vector<StoredEvent>> read_range(const std::string& session_id, int64_t after_index,
                                                  std::optional<int64_t> through_index);
+  // Promise.all over n branches (store.cc).
+  sim::Task<void> all(size_t n, std::function<sim::Task<void>(Store&, size_t)> branch);
+  sim::Task<void> run_branch(sim::Ctx& ctx,
+                             const std::function<sim::Task<void>(Store&, size_t)>& branch, size_t i,
+                             std::exception_ptr* error, int64_t* failed_at, int64_t* failures);
+  sim::Task<void> read_session(std::string session_id, std::vector<StoredEvent>* rows);
+  sim::Task<void> read_snapshot(std::string key, std::string start,
+                                std::optional<SnapshotInfo>* out);
 
   sim::Ctx& ctx_;
   const Scripts& scripts_;
