@@ -195,7 +195,7 @@ RegisterHistory WithResentTwins(RegisterHistory ops) {
   return ops;
 }
 
-RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
+RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states, bool* minimal) {
   using K = model::RegisterOp::Kind;
   using Op = Operation<model::RegisterOp>;
   // Each step of the core asks whether a smaller history is still rejected. The polynomial
@@ -203,11 +203,14 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
   // greedy order is a witness that it is not, a conflict the version order shows proves that it
   // is. Only what neither decides is searched, and the searches of rejected histories, which
   // must exhaust every order, were most of a check's time under faults (docs/performance.md).
-  auto rejected = [max_states](const RegisterHistory& h) {
+  bool every_check_decided = true;
+  auto rejected = [max_states, &every_check_decided](const RegisterHistory& h) {
     if (GreedyLinearization(h)) return false;
     if (InferRejectedCore(h)) return true;
     model::StateRegisterModel model;
-    return !Checker<model::StateRegisterModel>(model, max_states).check(h).ok;
+    const Verdict v = Checker<model::StateRegisterModel>(model, max_states).check(h);
+    every_check_decided = every_check_decided && v.complete;
+    return !v.ok;
   };
   auto is_write = [](const Op& o) { return o.op.kind == K::kSet || o.op.kind == K::kCas; };
   auto acked_write = [&](const Op& o) {
@@ -240,7 +243,10 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
     if (MissUnexplained(h, o)) return false;
     return true;
   };
-  if (!rejected(ops)) return ops;
+  if (!rejected(ops)) {
+    if (minimal) *minimal = every_check_decided;
+    return ops;
+  }
   // Dropping a read is sound: fewer observations can only make a history easier to order. Dropping
   // a write is not: the write may be what explains a later read (a short TTL that expired, a
   // delete), and a core without it would name a conflict the run never had. So a dropped write
@@ -285,6 +291,7 @@ RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states) {
       ++i;
     }
   }
+  if (minimal) *minimal = every_check_decided;
   return ops;
 }
 

@@ -37,8 +37,10 @@ RegisterHistory PinObservedWrites(RegisterHistory ops);
 // returned, so the core conflicts whatever the other writes did: a core never blames an order
 // that a dropped write (a short TTL, a delete) explains.
 // max_states: the search budget of each check; a check that runs out keeps the operation
-// (the core stays rejected, only less small).
-RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states = 2'000'000);
+// (the core stays rejected, only less small). *minimal (when given): whether every check
+// decided, so that dropping any one operation of the core is known to leave an order.
+RegisterHistory RejectedCore(RegisterHistory ops, int64_t max_states = 2'000'000,
+                             bool* minimal = nullptr);
 // A core's shape, free of seeds, actors, times, keys and values: each operation in invocation
 // order with its kind, abstracted versions (ranked: v1 < v2 < ...; 0 stays 0), which write of
 // the core a read's value came from, whether a write's TTL ends inside the core, and which

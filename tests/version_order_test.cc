@@ -103,6 +103,23 @@ TEST(VersionOrder, TheCoreFoundWithTheShortcutsIsOneTheSearchAloneRejects) {
   EXPECT_GT(cores, 100);
 }
 
+// A core is said to be 1-minimal only when every check of its shrink decided: with a budget of
+// one state, the checks the greedy walk and the inference leave open give up, and it says so.
+TEST(VersionOrder, ACoreWhoseChecksRanOutOfBudgetIsNotCalledMinimal) {
+  model::StateRegisterModel m;
+  int searched = 0;
+  for (int seed = 1; seed <= 300; ++seed) {
+    const RegisterHistory h = Scrambled(static_cast<uint64_t>(seed));
+    if (Checker<model::StateRegisterModel>(m).check(h).ok) continue;
+    bool full = false, starved = true;
+    RejectedCore(h, 2'000'000, &full);
+    EXPECT_TRUE(full) << "seed " << seed;
+    RejectedCore(h, 1, &starved);
+    searched += !starved;
+  }
+  EXPECT_GT(searched, 0) << "no core needed the search: the test shows nothing";
+}
+
 TEST(VersionOrder, OneFailedCompareAndSetAtItsOwnExpectedVersionIsACoreAlone) {
   RegisterHistory h = ParseRegisterHistory(
       "1 1 2 0 1 set value=a exp=100 -> version=1\n"
