@@ -235,9 +235,9 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   const props::Verdict verdict = props::Checker<model::StateRegisterModel>(model, budget)
                                      .check(props::PinObservedWrites(to_search));
   std::vector<std::string> undecided;
+  // (A short key was searched only because the greedy walk had not ordered it.)
   for (const std::string& key : verdict.undecided)
-    if (hard(key) || (!infer(key) && !witnessed(key)))
-      undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
+    if (hard(key) || !infer(key)) undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
   // Every rejected key, in key order, each named by the 1-minimal core of its history
   // (lin::RejectedCore), or by the core the inference found.
   std::vector<std::string> rejected = verdict.rejected;
