@@ -259,10 +259,15 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
       }
     }
     bool minimal = true;  // the inference's core is a pair, or one call rejected alone
+    // Each step of the shrink searches a history a call shorter. On a long key (30 clients: 73
+    // to 143 calls) 2,000,000 states a step took 19 to 71 s a key, most of a check's time
+    // (docs/performance.md); 100,000 end the steps the search cannot finish sooner, and the
+    // sentence then says the core may hold calls it does not need.
+    const int64_t step_budget = hot_key                        ? 20'000
+                                : on_key.size() > kLongHistory ? 100'000
+                                                               : 2'000'000;
     const props::RegisterHistory core =
-        found != inferred.end()
-            ? found->second
-            : props::RejectedCore(twins, hot_key ? 20'000 : 2'000'000, &minimal);
+        found != inferred.end() ? found->second : props::RejectedCore(twins, step_budget, &minimal);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
     std::string text = props::RegisterSentence(core, key, twins) + ".\n";
     if (hot_key)
