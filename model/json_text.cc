@@ -127,29 +127,50 @@ void WriteString(const std::string& str, std::string& out) {
   out[at + str.size() + 1] = '"';
 }
 
+// An array index as JavaScript orders an object's own keys: "0" to "4294967294", no leading zero.
+bool IsArrayIndex(const std::string& k) {
+  if (k.empty() || k.size() > 10 || (k.size() > 1 && k[0] == '0')) return false;
+  if (!std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  return std::stoull(k) < 4294967295ULL;
+}
+
+template <typename Json>
 void Write(const Json& v, std::string& out) {
   switch (v.type()) {
     case Json::value_t::string:
-      WriteString(v.get_ref<const std::string&>(), out);
+      WriteString(v.template get_ref<const std::string&>(), out);
       return;
     case Json::value_t::number_integer:
-      absl::StrAppend(&out, v.get<int64_t>());
+      absl::StrAppend(&out, v.template get<int64_t>());
       return;
     case Json::value_t::number_unsigned:
-      absl::StrAppend(&out, v.get<uint64_t>());
+      absl::StrAppend(&out, v.template get<uint64_t>());
       return;
     case Json::value_t::number_float:
-      out += JsNumber(v.get<double>());
+      out += JsNumber(v.template get<double>());
       return;
     case Json::value_t::object: {
       out += '{';
       bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
+      auto member = [&](const std::string& key, const Json& value) {
         if (!first) out += ',';
         first = false;
-        WriteString(it.key(), out);
+        WriteString(key, out);
         out += ':';
-        Write(it.value(), out);
+        Write(value, out);
+      };
+      if constexpr (std::is_same_v<Json, nlohmann::ordered_json>) {
+        // JavaScript's order of own keys: array indices ascending, then the rest as inserted.
+        std::vector<std::pair<uint64_t, typename Json::const_iterator>> indices;
+        for (auto it = v.begin(); it != v.end(); ++it)
+          if (IsArrayIndex(it.key())) indices.emplace_back(std::stoull(it.key()), it);
+        std::sort(indices.begin(), indices.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [index, it] : indices) member(it.key(), it.value());
+        for (auto it = v.begin(); it != v.end(); ++it)
+          if (!IsArrayIndex(it.key())) member(it.key(), it.value());
+      } else {
+        for (auto it = v.begin(); it != v.end(); ++it) member(it.key(), it.value());
       }
       out += '}';
       return;
@@ -178,6 +199,13 @@ std::string JsonStringify(const Json& v) {
   return out;
 }
 
+std::string JsonStringify(const nlohmann::ordered_json& v) {
+  std::string out;
+  out.reserve(128);
+  Write(v, out);
+  return out;
+}
+
 void JsonAppendString(const std::string& s, std::string& out) { WriteString(s, out); }
 
 namespace {
@@ -189,12 +217,13 @@ namespace {
 // bytes below 0x80 is copied as it is, any other run is checked as UTF-8 by nlohmann; an integer
 // of at most 18 digits is read here as nlohmann reads it (an unsigned number without '-', a
 // signed one with it), every other number by nlohmann. Returns a discarded value on any error
-// (JsonParse then asks nlohmann, which also takes a byte-order mark and any depth).
+// (JsonParse then asks nlohmann, for any depth; a byte-order mark JsonParse refuses first).
 // A check's parses cost half of what nlohmann::json::parse took for them (whose lexer copies
 // every byte into a token buffer and an error-context buffer); the DOM built is the same.
-class JsParser {
+template <typename Json>
+class BasicJsParser {
  public:
-  explicit JsParser(const std::string& text) : s_(text) {}
+  explicit BasicJsParser(const std::string& text) : s_(text) {}
 
   Json parse() {
     Json v;
@@ -202,6 +231,24 @@ class JsParser {
     ws();
     if (i_ != s_.size()) return Json(Json::value_t::discarded);
     return v;
+  }
+
+  static void utf8(unsigned cp, std::string& out) {  // also WTF-8 for a lone surrogate
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
   }
 
  private:
@@ -234,23 +281,7 @@ class JsParser {
     i_ += 4;
     return true;
   }
-  static void utf8(unsigned cp, std::string& out) {  // also WTF-8 for a lone surrogate
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
+
   bool string(std::string& out) {
     if (i_ >= s_.size() || s_[i_] != '"') return false;
     ++i_;
@@ -264,7 +295,7 @@ class JsParser {
       }
       const Json checked = Json::parse("\"" + s_.substr(run, end - run) + "\"", nullptr, false);
       if (checked.is_discarded()) return false;
-      out += checked.get_ref<const std::string&>();
+      out += checked.template get_ref<const std::string&>();
       return true;
     };
     const char* const data = s_.data();
@@ -403,6 +434,7 @@ class JsParser {
   const std::string& s_;
   size_t i_ = 0;
 };
+using JsParser = BasicJsParser<nlohmann::json>;
 
 }  // namespace
 
@@ -419,12 +451,13 @@ bool MayHoldLongInteger(const std::string& text) {
   return false;
 }
 
+template <typename Json>
 void RoundLongIntegers(Json& v) {
   constexpr uint64_t kMaxSafe = uint64_t{1} << 53;
   if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > kMaxSafe) v = static_cast<double>(v.get<uint64_t>());
+    if (v.template get<uint64_t>() > kMaxSafe) v = static_cast<double>(v.template get<uint64_t>());
   } else if (v.is_number_integer()) {
-    const int64_t i = v.get<int64_t>();
+    const int64_t i = v.template get<int64_t>();
     if (i > static_cast<int64_t>(kMaxSafe) || i < -static_cast<int64_t>(kMaxSafe))
       v = static_cast<double>(i);
   } else if (v.is_structured()) {
@@ -435,11 +468,91 @@ void RoundLongIntegers(Json& v) {
 }  // namespace
 
 Json JsonParse(const std::string& text) {
+  // A UTF-8 byte-order mark is U+FEFF, which JSON.parse does not take as white space (nlohmann
+  // skips it): found by the state runtime's judge (tests/port_fidelity_state_test.cc).
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) return Json(Json::value_t::discarded);
   Json v = JsParser(text).parse();
   if (v.is_discarded()) v = Json::parse(text, nullptr, false);
   if (!v.is_discarded() && MayHoldLongInteger(text)) RoundLongIntegers(v);
   return v;
 }
+
+std::u32string CodePoints(std::string_view s) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t len = b < 0x80         ? 1
+                       : (b >> 5) == 6  ? 2
+                       : (b >> 4) == 14 ? 3
+                       : (b >> 3) == 30 ? 4
+                                        : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
+    if (!ok) {
+      out += U'\uFFFD';
+      ++i;
+      continue;
+    }
+    char32_t cp = len == 1 ? b : b & (0x7Fu >> len);
+    for (size_t k = 1; k < len; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+    out += cp;
+    i += len;
+  }
+  return out;
+}
+
+std::string Utf8(std::u32string_view code_points) {
+  std::string out;
+  for (const char32_t cp : code_points) JsParser::utf8(cp, out);
+  return out;
+}
+
+std::u16string Utf16(std::string_view s) {
+  std::u16string out;
+  for (char32_t cp : CodePoints(s)) {
+    if (cp > 0xFFFF) {
+      cp -= 0x10000;
+      out += static_cast<char16_t>(0xD800 | (cp >> 10));
+      out += static_cast<char16_t>(0xDC00 | (cp & 0x3FF));
+    } else {
+      out += static_cast<char16_t>(cp);
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json JsonParseOrdered(const std::string& text) {
+  using OJson = nlohmann::ordered_json;
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) return OJson(OJson::value_t::discarded);
+  OJson v = BasicJsParser<OJson>(text).parse();
+  if (v.is_discarded()) v = OJson::parse(text, nullptr, false);
+  if (!v.is_discarded() && MayHoldLongInteger(text)) RoundLongIntegers(v);
+  return v;
+}
+
+template <typename Json>
+BasicSpread<Json> SpreadForIncrement(const Json& value, const std::string& field) {
+  BasicSpread<Json> s{Json::object(), 0};
+  if (value.is_object()) {
+    s.object = value;
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) s.object[std::to_string(i)] = value[i];
+  } else if (value.is_string()) {
+    // Each UTF-16 code unit: a character past U+FFFF is two, each a lone surrogate (WTF-8).
+    size_t unit = 0;
+    for (const char16_t u : Utf16(value.template get_ref<const std::string&>()))
+      s.object[std::to_string(unit++)] = Utf8(std::u32string(1, u));
+    if (field == "length") s.previous = static_cast<double>(unit);
+  }
+  if (value.is_array() && field == "length") s.previous = static_cast<double>(value.size());
+  const auto it = s.object.find(field);
+  if (it != s.object.end() && it->is_number()) s.previous = it->template get<double>();
+  return s;
+}
+template BasicSpread<nlohmann::json> SpreadForIncrement(const nlohmann::json&, const std::string&);
+template BasicSpread<nlohmann::ordered_json> SpreadForIncrement(const nlohmann::ordered_json&,
+                                                                const std::string&);
 
 const Json& ParseJsonMemo(const std::string& text) {
   constexpr size_t kMaxEntries = 4096;

@@ -261,10 +261,11 @@ StoreResult StateStoreModel::increment(const std::optional<std::string>& connect
     if (!claimed.error.empty()) return claimed;
     cur = claimed.entry;
   }
-  Json value = cur && cur->value.is_object() ? cur->value : Json::object();
-  const double previous =
-      value.contains(field) && value[field].is_number() ? value[field].get<double>() : 0;
-  value[field] = previous + delta;
+  // The SDK's `{ ...current, [field]: previous + delta }`: a string or an array value spreads
+  // its elements into the object (JavaScript's rule, model/json_text.h).
+  Spread spread = SpreadForIncrement(cur ? cur->value : Json(), field);
+  Json value = std::move(spread.object);
+  value[field] = spread.previous + delta;
   return set(connection, ns, o, key, value, ttl, now);
 }
 

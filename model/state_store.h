@@ -90,7 +90,11 @@
 //      and the Redis backend of one release it differs (memory-matches-redis /
 //      error-precedence: memory compares the version first).
 //  10. increment(key, field, delta) adds atomically. [contract] the name and the memory
-//      backend's single-threaded increment: increments-all-kept.
+//      backend's single-threaded increment: increments-all-kept. The value it writes is the
+//      SDK's `{ ...current, [field]: previous + delta }` (seed 001 507-511): an object keeps its
+//      members, a string or an array spreads its elements under "0", "1", ..., anything else
+//      starts from {}. [choice] JavaScript's spread is the only reading the code gives; the
+//      seed's own runtime agrees (tests/port_fidelity_state_test.cc).
 //  11. A key holding text this SDK did not write (an older writer's or an operator's: not JSON,
 //      not an envelope, a version that is not a number) reads as absent, and absent is version
 //      0 (rule 4), so compareAndSet(0) creates the key. [contract] the API's own reading of

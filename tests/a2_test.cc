@@ -335,7 +335,10 @@ RC_GTEST_PROP(A2Port, JsonParseGivesWhatNlohmannGivesTypeForType, ()) {
   int accepted = 0, refused = 0;
   for (int i = 0; i < 200; ++i) {
     const std::string text = JsonishText(seed + static_cast<uint64_t>(i)).text();
-    const Json expected = Json::parse(text, nullptr, false);
+    // JSON.parse refuses a leading byte-order mark (U+FEFF is not JSON white space), which
+    // nlohmann skips.
+    const bool bom = text.rfind("\xEF\xBB\xBF", 0) == 0;
+    const Json expected = bom ? Json(Json::value_t::discarded) : Json::parse(text, nullptr, false);
     const Json got = model::JsonParse(text);
     RC_LOG() << "text: " << Json(text).dump(-1, ' ', true, Json::error_handler_t::replace) << "\n";
     if (!expected.is_discarded()) {

@@ -379,8 +379,10 @@ class BrokenStorage : public HandleStorage {
       v->value["data"].erase("note");
     co_return v;
   }
-  sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+  sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected,
+                                              state::WriteValue written_value,
                                               int64_t ttl_ms) override {
+    const Json& value = written_value.json;
     const std::string status = value.value("status", "");
     if (b_ == Break::kNoGrace)
       ttl_ms = std::max<int64_t>(1, ttl_ms - (status == "committed" ? 1000 : 1500));
@@ -396,7 +398,7 @@ class BrokenStorage : public HandleStorage {
         co_return state::CasResult{};  // a touch: lost, as if another write had won
     }
     const state::CasResult written =
-        co_await port_->compare_and_set(key, expected, std::move(value), ttl_ms);
+        co_await port_->compare_and_set(key, expected, std::move(written_value), ttl_ms);
     co_return written;
   }
   void bind(sim::Ctx& ctx) override { port_->bind(ctx); }

@@ -27,13 +27,15 @@
 #include "tests/cli_run.h"
 #include "tests/spawned_serve.h"
 #include "tests/temp_dir.h"
+#include "tests/port_fidelity.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed {
 namespace {
 
 namespace a2 = props::a2;
-using OJson = nlohmann::ordered_json;
+using fidelity::OJson;
+using fidelity::Stringify;
 
 // The calls a caller of the seed's store makes, as it would write them (object keys in the
 // order a JavaScript caller's literal has them: the cause as {index, attempt, batchSize}).
@@ -55,27 +57,6 @@ OJson Js(const nlohmann::json& j) {
   return nullptr;
 }
 
-// JSON.stringify of the call, keys in their order (JsonStringify writes strings and numbers as
-// JavaScript does, lone surrogates as \udxxx escapes).
-std::string Stringify(const OJson& j) {
-  std::string out;
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) {
-      out += out.empty() ? "{" : ",";
-      model::JsonAppendString(k, out);
-      out += ":" + Stringify(v);
-    }
-    return out.empty() ? "{}" : out + "}";
-  }
-  if (j.is_array()) {
-    for (const auto& v : j) out += (out.empty() ? "[" : ",") + Stringify(v);
-    return out.empty() ? "[]" : out + "]";
-  }
-  if (j.is_string()) return model::JsonStringify(j.get<std::string>());
-  if (j.is_number_integer()) return model::JsonStringify(j.get<int64_t>());
-  if (j.is_number_float()) return model::JsonStringify(j.get<double>());
-  return j.dump();
-}
 OJson CallJs(const a2::SequentialStep& s) {
   const a2::Plan& p = s.plan;
   OJson c = {{"op", p.op}, {"now", s.now}, {"ids", s.generated}};
@@ -154,30 +135,6 @@ OJson CallJs(const a2::SequentialStep& s) {
   return c;
 }
 
-std::string Line(const sim::Argv& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + sim::monitor::Repr(a);
-  return out;
-}
-
-std::string Short(const std::string& s) {
-  return s.size() > 160 ? s.substr(0, 120) + "... (" + std::to_string(s.size()) + " bytes)" : s;
-}
-
-// Where two commands differ: their name, then the first argument that differs.
-std::string CommandDifference(const sim::Argv* ours, const sim::Argv* theirs) {
-  if (!ours || !theirs)
-    return "port " + (ours ? Short(Line(*ours)) : "(nothing)") + ", seed code " +
-           (theirs ? Short(Line(*theirs)) : "(nothing)");
-  if ((*ours)[0] != (*theirs)[0] || ours->size() != theirs->size())
-    return "port " + Short(Line(*ours)) + ", seed code " + Short(Line(*theirs));
-  size_t i = 1;
-  while ((*ours)[i] == (*theirs)[i]) ++i;
-  return (*ours)[0] + " argument " + std::to_string(i) + ": port " +
-         Short(sim::monitor::Repr((*ours)[i])) + ", seed code " +
-         Short(sim::monitor::Repr((*theirs)[i]));
-}
-
 // The calls of a command list by the key they name (without its last part: a session's count,
 // log and meta keys are one group), each group in its order.
 // whole_key: each key is a group (listSnapshots' branches read one key each).
@@ -252,54 +209,20 @@ PortRun RunPort(uint64_t seed, int ops, const a2::Mix& mix) {
   return out;
 }
 
-// The client commands of a serve --record capture, one list per call: the judge sends ECHO
-// "judge: call N" before each; what comes before the first is the client's handshake.
-std::vector<std::vector<sim::Argv>> CallsOfCapture(const std::string& path) {
-  std::vector<std::vector<sim::Argv>> calls;
-  std::ifstream in(path);
-  std::string text;
-  while (std::getline(in, text)) {
-    if (sim::monitor::IsReplyLine(text)) continue;
-    sim::monitor::Line line;
-    std::string error;
-    EXPECT_TRUE(sim::monitor::Parse(text, line, error)) << error << ": " << text;
-    if (line.lua() || line.argv.empty()) continue;
-    if (line.argv.size() == 2 && line.argv[0] == "echo" &&
-        line.argv[1].rfind("judge: call ", 0) == 0) {
-      calls.emplace_back();
-      continue;
-    }
-    if (!calls.empty()) calls.back().push_back(line.argv);
-  }
-  return calls;
-}
-
 // Every call of `ops` calls from each seed: the same commands and the same answer. Returns the
 // differences, one line each (empty: none).
 Verdict Differences(const a2::Mix& mix, int seeds, int ops) {
-  const std::string node = PinnedNode();
-  const std::string judge = TESTBED_SOURCE_DIR "/tests/js/a2/judge.mjs";
   Verdict v;
   std::vector<std::string>& found = v.differences;
   for (int seed = 1; seed <= seeds; ++seed) {
     const PortRun port = RunPort(static_cast<uint64_t>(seed), ops, mix);
-    testing_dirs::TempDir dir("port-fidelity");
     OJson plans = {{"prefix", "a2"}, {"calls", OJson::array()}};
     for (const a2::SequentialStep& s : port.steps) plans["calls"].push_back(CallJs(s));
-    std::ofstream(dir / "plans.json") << Stringify(plans);
-    testing_cli::Result js;
-    {
-      Spawned server(dir / "capture.txt");
-      EXPECT_GT(server.port(), 0) << server.first_line();
-      js = testing_cli::Run(
-          node, judge + " " + (dir / "plans.json") + " " + std::to_string(server.port()));
-    }
-    EXPECT_EQ(js.code, 0) << js.out;
-    std::vector<nlohmann::json> answers;
-    std::istringstream lines(js.out);
-    for (std::string l; std::getline(lines, l);) answers.push_back(model::JsonParse(l));
-    const std::vector<std::vector<sim::Argv>> commands = CallsOfCapture(dir / "capture.txt");
-    EXPECT_EQ(answers.size(), port.steps.size()) << "seed " << seed << ": " << js.out;
+    const fidelity::Judged judged = fidelity::RunJudge("a2/judge.mjs", plans);
+    const std::vector<nlohmann::json>& answers = judged.answers;
+    const std::vector<std::vector<sim::Argv>>& commands = judged.commands;
+    const std::string& js_out = judged.output;
+    EXPECT_EQ(answers.size(), port.steps.size()) << "seed " << seed << ": " << js_out;
     EXPECT_EQ(commands.size(), port.steps.size()) << "seed " << seed;
     for (size_t k = 0; k < port.steps.size() && k < answers.size() && k < commands.size(); ++k) {
       const a2::SequentialStep& s = port.steps[k];
@@ -311,48 +234,55 @@ Verdict Differences(const a2::Mix& mix, int seeds, int ops) {
         ++v.fan_outs;
         v.interleaved += Interleaved(ours);
       }
-      const bool fan_out = SameUpToInterleaving(s.op, ours, theirs);
-      for (size_t i = 0; !fan_out && i < std::max(ours.size(), theirs.size()); ++i) {
-        if (i < ours.size() && i < theirs.size() && ours[i] == theirs[i]) continue;
-        found.push_back(where + "command " + std::to_string(i) + ": " +
-                        CommandDifference(i < ours.size() ? &ours[i] : nullptr,
-                                          i < theirs.size() ? &theirs[i] : nullptr));
-        break;
-      }
+      const std::string commands_differ = SameUpToInterleaving(s.op, ours, theirs)
+                                              ? ""
+                                              : fidelity::FirstCommandDifference(ours, theirs);
+      if (!commands_differ.empty()) found.push_back(where + commands_differ);
       nlohmann::json answer = answers[k]["answer"];
       a2::Normalize(s.op, answer);
-      if (answer != s.store) {
-        const nlohmann::json patch = nlohmann::json::diff(s.store, answer);
-        const std::string path = patch[0]["path"].get<std::string>();
-        const nlohmann::json::json_pointer at(path);
-        const auto value = [&](const nlohmann::json& j) {
-          return j.contains(at) ? Short(model::JsonStringify(j.at(at))) : "(absent)";
-        };
-        found.push_back(where + "answer at " + path + ": port " + value(s.store) + ", seed code " +
-                        value(answer));
-      }
+      const std::string answers_differ = fidelity::AnswerDifference(s.store, answer);
+      if (!answers_differ.empty()) found.push_back(where + answers_differ);
     }
   }
   return v;
 }
 
-std::string Joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
-}
-
 // The seeds' code the judges run is the seeds', byte for byte: each file's sha256 and line count
-// as tests/js/seeds/manifest.json records them (with the seed lines each comes from).
+// as tests/js/seeds/manifest.json records them (with the seed lines each comes from). The state
+// runtimes are rebuilt from diffs (tests/js/state/reconstruct.py): the seed's lines and the
+// filled ones partition the file, and the seed's lines are the ones the manifest digested.
 TEST(PortFidelity, TheSeedsCodeIsKeptByteForByteAsItsManifestRecords) {
-  const std::string dir = TESTBED_SOURCE_DIR "/tests/js/seeds/";
+  const std::string dir = TESTBED_SOURCE_DIR "/tests/js/";
   const nlohmann::json manifest =
-      nlohmann::json::parse(testing_cli::ReadFile(dir + "manifest.json"));
+      nlohmann::json::parse(testing_cli::ReadFile(dir + "seeds/manifest.json"));
   ASSERT_EQ(manifest["files"].size(), 2u);
   for (const nlohmann::json& f : manifest["files"]) {
-    const std::string text = testing_cli::ReadFile(dir + f["file"].get<std::string>());
+    const std::string text = testing_cli::ReadFile(dir + "seeds/" + f["file"].get<std::string>());
     EXPECT_EQ(sim::Sha256Hex(text), f["sha256"]) << f["file"];
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), f["lines"].get<int64_t>()) << f["file"];
+    EXPECT_NE(f["provenance"].get<std::string>().find("seed 00"), std::string::npos);
+  }
+  ASSERT_EQ(manifest["reconstructed"].size(), 2u);
+  for (const nlohmann::json& f : manifest["reconstructed"]) {
+    const std::string text = testing_cli::ReadFile(dir + f["file"].get<std::string>());
+    EXPECT_EQ(sim::Sha256Hex(text), f["sha256"]) << f["file"];
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_EQ(static_cast<int64_t>(lines.size()), f["lines"].get<int64_t>()) << f["file"];
+    std::vector<int> covered(lines.size() + 1, 0);
+    std::string seed_text;
+    for (const nlohmann::json& r : f["seed_lines"])
+      for (int64_t k = r[0]; k <= r[1]; ++k) {
+        ++covered[k];
+        seed_text += lines[k - 1] + "\n";
+      }
+    for (const nlohmann::json& r : f["filled"])
+      for (int64_t k = r["lines"][0]; k <= r["lines"][1]; ++k) ++covered[k];
+    EXPECT_EQ(std::count(covered.begin() + 1, covered.end(), 1),
+              static_cast<std::ptrdiff_t>(lines.size()))
+        << f["file"] << ": the seed's and the filled lines must cover every line once";
+    EXPECT_EQ(sim::Sha256Hex(seed_text), f["seed_lines_sha256"]) << f["file"];
     EXPECT_NE(f["provenance"].get<std::string>().find("seed 00"), std::string::npos);
   }
 }
@@ -387,7 +317,7 @@ TEST(PortFidelity, TheA2PortSendsWhatTheSeedsTypeScriptSendsAndAnswersAsItDoes) 
   v.fan_outs += odd.fan_outs;
   v.interleaved += odd.interleaved;
   EXPECT_TRUE(v.differences.empty()) << v.differences.size() << " differences:\n"
-                                     << Joined(v.differences);
+                                     << fidelity::Joined(v.differences);
   // listSessions' Promise.all is concurrent in the port too: the scheduler interleaves the
   // sessions' reads (one order of many is Node's).
   EXPECT_GT(v.fan_outs, 0);

@@ -1,11 +1,18 @@
 #include "real/handles/handle.h"
 
+#include "model/json_text.h"
+
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include <algorithm>
+#include <clocale>
 #include <cmath>
+#include <cwctype>
+#include <locale.h>
+#include <string_view>
+#include <wctype.h>
 #include <exception>
 #include <set>
 
@@ -16,25 +23,59 @@ namespace {
 
 using state::CasResult;
 using state::StateValue;
+using Record = nlohmann::ordered_json;  // a record as the JavaScript holds it: members in order
 
 // ---- normalization (js 42-136) ----
+//
+// On code points, as JavaScript's string methods see the handle: trim() and the regular
+// expressions' \s take Unicode white space (U+00A0, U+2003, ...), toLowerCase() lowers every
+// letter, and `raw.length` counts UTF-16 code units. Found by the seed's own handle.js
+// (tests/port_fidelity_handles_test.cc): a handle wrapped in U+00A0 was not trimmed here.
 
-bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-bool Leading(char c) {
-  return std::string_view("\"'`<([{").find(c) != std::string::npos || IsSpace(c);
+// \s and trim(): WhiteSpace and LineTerminator (ECMA-262 12.2, 12.3).
+bool IsSpace(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000 || c == 0xFEFF;
 }
-bool Trailing(char c) {
-  return std::string_view("\"'`>)]}.,;:!?").find(c) != std::string::npos || IsSpace(c);
+bool Leading(char32_t c) {  // LEADING_WRAPPING (js 44)
+  return std::u32string_view(U"\"'`<([{").find(c) != std::u32string_view::npos || IsSpace(c);
 }
-bool Separator(char c) { return c == '-' || c == '_' || IsSpace(c); }  // WORD_SEPARATOR
+bool Trailing(char32_t c) {  // TRAILING_WRAPPING (js 45)
+  return std::u32string_view(U"\"'`>)]}.,;:!?").find(c) != std::u32string_view::npos || IsSpace(c);
+}
+bool Separator(char32_t c) { return c == '-' || c == '_' || IsSpace(c); }  // WORD_SEPARATOR
+
+// String.prototype.toLowerCase: the C library's Unicode case map (glibc's C.UTF-8), and the one
+// unconditional special casing, U+0130 to "i" + U+0307. (The final-sigma rule is left out: it
+// turns one Greek letter into another, and no handle word or kind name is Greek.)
+std::u32string ToLower(std::u32string_view s) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
+  std::u32string out;
+  for (const char32_t c : s) {
+    if (c < 0x80) {
+      out += (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    } else if (c == 0x130) {
+      out += U"i\u0307";
+    } else {
+      out += utf8 ? static_cast<char32_t>(towlower_l(static_cast<wint_t>(c), utf8)) : c;
+    }
+  }
+  return out;
+}
+size_t Utf16Length(std::u32string_view s) {
+  size_t n = 0;
+  for (const char32_t c : s) n += c > 0xFFFF ? 2 : 1;
+  return n;
+}
 
 // classifySeparator (js 50)
-void ClassifySeparator(const std::string& actual, const std::string& expected,
+void ClassifySeparator(std::u32string_view actual, std::u32string_view expected,
                        std::set<std::string>& classes) {
   if (actual == expected) return;
   if (std::any_of(actual.begin(), actual.end(), IsSpace)) classes.insert("whitespace");
-  std::string squeezed;
-  for (char c : actual)
+  std::u32string squeezed;
+  for (const char32_t c : actual)
     if (!IsSpace(c)) squeezed += c;
   if (squeezed != expected) classes.insert("separator");
 }
@@ -51,51 +92,54 @@ struct Outcome {
   Normalized normalized;
 };
 
-// normalizeHandleInternal (js 72). JS trim() and toLowerCase() on ASCII (documented: handles
-// are ASCII words; other characters never match the word list).
-Outcome NormalizeInternal(const HandleKind& kind, const std::string& raw) {
+// normalizeHandleInternal (js 72).
+Outcome NormalizeInternal(const HandleKind& kind, const std::string& raw_text) {
   std::set<std::string> classes;
-  if (raw.size() > 256) return {false, "invalid", "input too long"};  // MAX_HANDLE_INPUT_LENGTH
+  const std::u32string raw = model::CodePoints(raw_text);
+  if (Utf16Length(raw) > 256)
+    return {false, "invalid", "input too long"};  // MAX_HANDLE_INPUT_LENGTH
   size_t b = 0, e = raw.size();
   while (b < e && IsSpace(raw[b])) ++b;
   while (e > b && IsSpace(raw[e - 1])) --e;
-  const std::string trimmed = raw.substr(b, e - b);
+  const std::u32string trimmed = raw.substr(b, e - b);
   if (trimmed != raw) classes.insert("whitespace");
   b = 0;
   e = trimmed.size();
   while (b < e && Leading(trimmed[b])) ++b;
   while (e > b && Trailing(trimmed[e - 1])) --e;
-  const std::string unwrapped = trimmed.substr(b, e - b);
+  const std::u32string unwrapped = trimmed.substr(b, e - b);
   if (unwrapped != trimmed) classes.insert("punctuation");
-  const std::string lowered = absl::AsciiStrToLower(unwrapped);
+  const std::u32string lowered = ToLower(unwrapped);
   if (lowered != unwrapped) classes.insert("case");
-  if (lowered.rfind(kind.name, 0) != 0) return {false, "kind_mismatch"};
-  const std::string after_kind = lowered.substr(kind.name.size());
+  const std::u32string name = model::CodePoints(kind.name);
+  if (lowered.rfind(name, 0) != 0) return {false, "kind_mismatch"};
+  const std::u32string after_kind = lowered.substr(name.size());
   size_t sep = 0;
   while (sep < after_kind.size() && (Separator(after_kind[sep]) || after_kind[sep] == ':')) ++sep;
   if (sep == 0) {
     if (after_kind.empty()) return {false, "invalid", "missing words"};
     return {false, "kind_mismatch"};
   }
-  ClassifySeparator(after_kind.substr(0, sep), "_", classes);
-  const std::string body = after_kind.substr(sep);
+  ClassifySeparator(std::u32string_view(after_kind).substr(0, sep), U"_", classes);
+  const std::u32string body = after_kind.substr(sep);
   if (body.empty()) return {false, "invalid", "missing words"};
-  std::vector<std::string> segments(1), separators;
+  std::vector<std::u32string> segments(1), separators;
   for (size_t i = 0; i < body.size();) {
     if (!Separator(body[i])) {
       segments.back() += body[i++];
       continue;
     }
-    std::string run;
+    std::u32string run;
     while (i < body.size() && Separator(body[i])) run += body[i++];
     separators.push_back(run);
     segments.emplace_back();
   }
   for (const auto& s : segments)
     if (s.empty()) return {false, "invalid", "trailing separator"};
-  for (const auto& s : separators) ClassifySeparator(s, "-", classes);
+  for (const auto& s : separators) ClassifySeparator(s, U"-", classes);
   Outcome out;
-  for (const auto& segment : segments) {
+  for (const auto& segment_cps : segments) {
+    const std::string segment = model::Utf8(segment_cps);
     const std::optional<std::string> word = FindHandleWordWithinDistance(segment, 1);
     if (!word) return {false, "invalid", "unknown word"};
     if (*word != segment) classes.insert("typo");
@@ -154,7 +198,7 @@ HandleError NotFoundError(const HandleKind& kind) {  // js 171
                      FieldDetails(kind));
 }
 
-std::string ExpiredDeadline(const HandleKind& kind, const Json& record, int64_t now) {  // js 181
+std::string ExpiredDeadline(const HandleKind& kind, const Record& record, int64_t now) {  // js 181
   if (record["status"] == "committed") return "result";
   if (!IsDraftKind(kind)) return "ttl";
   return now >= record["max_expires_at_ms"].get<int64_t>() ? "max" : "idle";
@@ -233,30 +277,34 @@ HandleError TranslateStorageError(const HandleKind& kind, const state::StateErro
 int64_t MsDuration(double ms) { return std::max<int64_t>(1, static_cast<int64_t>(std::floor(ms))); }
 
 // isStoredHandleRecord (js 253)
-bool IsStoredHandleRecord(const Json& v) {
+bool IsStoredHandleRecord(const Record& v) {
   if (!v.is_object()) return false;
   auto num = [&](const char* k) { return v.contains(k) && v[k].is_number(); };
-  const std::string status = v.value("status", "");
-  return v.value("v", Json()) == Json(kRecordVersion) && v.contains("kind") &&
-         v["kind"].is_string() &&
-         (v.value("type", "") == "cursor" || v.value("type", "") == "draft") &&
+  // `record.status === "active" || ...`: a status that is not a string is none of them (and
+  // `type` the same), where nlohmann's value() would throw a type_error.
+  auto text = [&](const char* k) {
+    return v.contains(k) && v[k].is_string() ? v[k].template get<std::string>() : std::string();
+  };
+  const std::string status = text("status");
+  return v.contains("v") && v["v"] == Record(kRecordVersion) && v.contains("kind") &&
+         v["kind"].is_string() && (text("type") == "cursor" || text("type") == "draft") &&
          (status == "active" || status == "committing" || status == "committed" ||
           status == "discarded") &&
          v.contains("data") && num("created_at_ms") && num("expires_at_ms") &&
          num("max_expires_at_ms");
 }
 
-int64_t RecordBytes(const Json& record) {  // js 269: Buffer.byteLength(JSON.stringify(record))
-  return static_cast<int64_t>(state::Stringify(record).size());
+int64_t RecordBytes(const Record& record) {  // js 269: Buffer.byteLength(JSON.stringify(record))
+  return static_cast<int64_t>(model::JsonStringify(record).size());
 }
 
 int64_t GraceMs(int64_t lifetime_ms) { return std::min(lifetime_ms, kExpiryGraceMaxMs); }  // js 442
 
-int64_t DraftExpiresAtMs(const HandleKind& kind, const Json& record, int64_t now) {  // js 446
+int64_t DraftExpiresAtMs(const HandleKind& kind, const Record& record, int64_t now) {  // js 446
   return std::min(now + kind.idle_ttl_ms, record["max_expires_at_ms"].get<int64_t>());
 }
 
-int64_t StorageTtlMs(const HandleKind& kind, const Json& record, int64_t now) {  // js 454
+int64_t StorageTtlMs(const HandleKind& kind, const Record& record, int64_t now) {  // js 454
   if (record["status"] == "committed") {
     const int64_t lifetime = IsDraftKind(kind) ? kind.result_ttl_ms : kind.ttl_ms;
     return std::max<int64_t>(1, record["expires_at_ms"].get<int64_t>() - now) + GraceMs(lifetime);
@@ -267,19 +315,19 @@ int64_t StorageTtlMs(const HandleKind& kind, const Json& record, int64_t now) { 
   return std::max<int64_t>(1, record["expires_at_ms"].get<int64_t>() - now) + GraceMs(kind.ttl_ms);
 }
 
-void AssertSize(const HandleKind& kind, const Json& record) {  // js 464
+void AssertSize(const HandleKind& kind, const Record& record) {  // js 464
   const int64_t bytes = RecordBytes(record);
   if (bytes > kind.max_value_bytes) throw TooLargeError(kind, bytes);
 }
 
 HandleRecord ToHandleRecord(const HandleKind& kind, const std::string& canonical,
-                            const Json& record) {  // js 469
+                            const Record& record) {  // js 469
   HandleRecord r;
   r.handle = canonical;
   r.kind = kind.name;
   r.status = record["status"].get<std::string>();
-  r.data = record["data"];
-  if (r.status == "committed") r.result = record.value("result", Json());
+  r.data = Json(record["data"]);
+  if (r.status == "committed") r.result = Json(record.value("result", Record()));
   r.created_at = state::IsoTime(record["created_at_ms"].get<int64_t>());
   r.expires_at = state::IsoTime(record["expires_at_ms"].get<int64_t>());
   return r;
@@ -300,9 +348,10 @@ std::string OutcomeForError(const std::exception_ptr& e) {  // js 335
 }
 
 bool IsOurClaim(const std::optional<StateValue>& current, const std::string& claim_id) {
-  return current && IsStoredHandleRecord(current->value) &&
-         current->value["status"] == "committing" &&
-         current->value.value("claim_id", "") == claim_id;
+  if (!current) return false;
+  const Record value = current->ordered_value();
+  return IsStoredHandleRecord(value) && value["status"] == "committing" &&
+         value.contains("claim_id") && value["claim_id"] == claim_id;
 }
 
 // ---- storage ----
@@ -313,7 +362,7 @@ class RedisStorage : public HandleStorage {
   sim::Task<std::optional<StateValue>> get(std::string key) override {
     return ns_->get(std::move(key));
   }
-  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, state::WriteValue value,
                                        int64_t ttl_ms) override {
     return ns_->compare_and_set(std::move(key), expected, std::move(value), ttl_ms);
   }
@@ -348,9 +397,9 @@ class MemoryStorage : public HandleStorage {
  public:
   explicit MemoryStorage(state::memory_beta30::Namespace& ns) : ns_(ns) {}
   sim::Task<std::optional<StateValue>> get(std::string key) override { co_return ns_.get(key); }
-  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, Json value,
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, state::WriteValue value,
                                        int64_t ttl_ms) override {
-    co_return ns_.compare_and_set(key, expected, value, ttl_ms);
+    co_return ns_.compare_and_set(key, expected, value.json, ttl_ms);
   }
 
  private:
@@ -396,7 +445,7 @@ struct HandleContext::Loaded {  // load's result (js 485)
   std::vector<std::string> words;
   std::unique_ptr<HandleStorage> ns;
   StateValue stored;
-  Json record;
+  Record record;
 };
 
 namespace {
@@ -454,7 +503,7 @@ sim::Task<std::optional<StateValue>> StorageGet(const HandleKind& kind, HandleSt
   }
 }
 sim::Task<CasResult> StorageCas(const HandleKind& kind, HandleStorage& ns, std::string key,
-                                int64_t expected, Json value, int64_t ttl_ms) {
+                                int64_t expected, state::WriteValue value, int64_t ttl_ms) {
   try {
     co_return co_await ns.compare_and_set(std::move(key), expected, std::move(value), ttl_ms);
   } catch (const state::StateError& e) {
@@ -516,7 +565,7 @@ sim::Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleK
   loaded->ns = ResolveNamespace(h, kind, op);
   std::optional<StateValue> stored = co_await StorageGet(kind, *loaded->ns, loaded->canonical);
   if (!stored) throw NotFoundError(kind);
-  const Json& value = stored->value;
+  const Record value = stored->ordered_value();
   if (!IsStoredHandleRecord(value) || value["kind"] != kind.name || value["type"] != kind.type ||
       value["status"] == "discarded") {
     // Corrupt or foreign record under our key (or a discard tombstone that has not been
@@ -545,12 +594,12 @@ sim::Task<Result<std::string>> CreateBody(HandleContext& h, HandleKind kind, Jso
   std::unique_ptr<HandleStorage> ns = ResolveNamespace(h, kind, "create");
   const int64_t now = h.now_ms();
   const int64_t lifetime_ms = IsDraftKind(kind) ? kind.max_ttl_ms : kind.ttl_ms;
-  Json record = Json::object();
+  Record record = Record::object();  // the literal's order (js 535-543)
   record["v"] = kRecordVersion;
   record["kind"] = kind.name;
   record["type"] = kind.type;
   record["status"] = "active";
-  record["data"] = validated;
+  record["data"] = Record(validated);
   record["created_at_ms"] = now;
   record["expires_at_ms"] =
       now + (IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms) : lifetime_ms);
@@ -581,7 +630,7 @@ sim::Task<Result<HandleRecord>> ReadBody(HandleContext& h, HandleKind kind, std:
   if (IsDraftKind(kind) && loaded->record["status"] == "active") {
     // Sliding TTL: rewrite the record with a fresh logical expiry. Losing the CAS means a
     // concurrent update/commit already refreshed it (touchDraft, js 577).
-    Json touched = loaded->record;
+    Record touched = loaded->record;
     touched["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, now);
     const int64_t ttl = MsDuration(static_cast<double>(StorageTtlMs(kind, touched, now)));
     co_await StorageCas(kind, *loaded->ns, loaded->canonical, loaded->stored.version, touched, ttl);
@@ -598,10 +647,10 @@ sim::Task<Result<HandleRecord>> UpdateBody(HandleContext& h, HandleKind kind, st
     auto loaded = co_await Load(h, kind, "update", handle, report);
     if (loaded->record["status"] == "committed") throw CommittedError(kind);
     if (loaded->record["status"] == "committing") throw BusyError(kind);
-    const Json next_data = updater(loaded->record["data"]);
+    const Json next_data = updater(Json(loaded->record["data"]));
     const int64_t now = h.now_ms();
-    Json next = loaded->record;
-    next["data"] = next_data;
+    Record next = loaded->record;
+    next["data"] = Record(next_data);
     next["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, now);
     AssertSize(kind, next);
     const int64_t ttl_ms = StorageTtlMs(kind, next, now);
@@ -626,7 +675,7 @@ struct Renewal {
 // returns. (No RAII guard: a frame destroyed without resuming, after a crash, must not touch
 // the namespace, which the commit's frame owns.)
 sim::Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> ren,
-                      HandleStorage* ns, std::string canonical, Json committing,
+                      HandleStorage* ns, std::string canonical, Record committing,
                       std::string claim_id, int64_t lease_ms) {
   while (ren->renewing) {
     ren->sleeping = true;
@@ -676,12 +725,13 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   auto loaded = co_await Load(h, kind, "commit", handle, report);
   if (loaded->record["status"] == "committed")
     co_return Result<CommitOutcome>{
-        {"replayed", loaded->canonical, loaded->record.value("result", Json())}, "replayed"};
+        {"replayed", loaded->canonical, Json(loaded->record.value("result", Record()))},
+        "replayed"};
   if (loaded->record["status"] == "committing") throw BusyError(kind);
   // active -> committing. The claim holds a lease independent of the draft's remaining idle
   // ttl. A crashed committer leaves the record BUSY for at most the lease (js 625).
   const std::string claim_id = RandomUuid(h.rng());
-  Json committing = loaded->record;
+  Record committing = loaded->record;
   committing["status"] = "committing";
   committing["claim_id"] = claim_id;
   const int64_t remaining_ms = StorageTtlMs(kind, committing, h.now_ms());
@@ -704,10 +754,10 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   }
   if (!claim.ok) {
     // Lost the race: another caller moved the record. Classify by what they did (js 657).
-    const Json current = claim.current ? claim.current->value : Json();
+    const Record current = claim.current ? claim.current->ordered_value() : Record();
     if (IsStoredHandleRecord(current) && current["status"] == "committed")
       co_return Result<CommitOutcome>{
-          {"replayed", loaded->canonical, current.value("result", Json())}, "replayed"};
+          {"replayed", loaded->canonical, Json(current.value("result", Record()))}, "replayed"};
     throw BusyError(kind);
   }
   auto ren = std::make_shared<Renewal>();
@@ -728,7 +778,7 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   Json result;
   std::exception_ptr work_error;
   try {
-    result = co_await work(loaded->record["data"]);
+    result = co_await work(Json(loaded->record["data"]));
   } catch (...) {
     work_error = std::current_exception();
   }
@@ -738,7 +788,7 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
     // Restore committing -> active so the caller can retry; best effort (js 735).
     try {
       const int64_t restore_now = h.now_ms();
-      Json restored = loaded->record;
+      Record restored = loaded->record;
       restored["status"] = "active";
       restored["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, restore_now);
       const int64_t ttl_ms = StorageTtlMs(kind, restored, restore_now);
@@ -751,10 +801,10 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   stop_renewal();
   co_await h.ctx().join(ren->thread);
   const int64_t now = h.now_ms();
-  Json committed = loaded->record;
+  Record committed = loaded->record;
   committed["status"] = "committed";
   committed.erase("claim_id");  // claim_id: undefined, dropped by JSON.stringify
-  committed["result"] = result;
+  committed["result"] = Record(result);
   committed["committed_at_ms"] = now;
   committed["expires_at_ms"] = now + kind.result_ttl_ms;
   committed["max_expires_at_ms"] = now + kind.result_ttl_ms;
@@ -778,15 +828,16 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
       continue;
     }
     if (finalize.ok) co_return Result<CommitOutcome>{{"committed", canonical, result}, "success"};
-    const std::optional<StateValue>& current = finalize.current;
-    if (!current || !IsStoredHandleRecord(current->value)) break;
-    if (current->value["status"] == "committed")
+    if (!finalize.current) break;
+    const Record current = finalize.current->ordered_value();
+    if (!IsStoredHandleRecord(current)) break;
+    if (current["status"] == "committed")
       co_return Result<CommitOutcome>{
-          {"replayed", canonical, current->value.value("result", Json())}, "replayed"};
-    if (current->value["status"] != "committing" ||
-        current->value.value("claim_id", "") != claim_id)
+          {"replayed", canonical, Json(current.value("result", Record()))}, "replayed"};
+    if (current["status"] != "committing" || !current.contains("claim_id") ||
+        current["claim_id"] != claim_id)
       break;
-    version = current->version;
+    version = finalize.current->version;
   }
   if (last_storage_error) std::rethrow_exception(last_storage_error);
   throw StorageUnavailableError(kind,
@@ -805,14 +856,14 @@ sim::Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::strin
   for (int attempt = 0; attempt < kDiscardAttempts; ++attempt) {
     const std::optional<StateValue> stored = co_await StorageGet(kind, *ns, canonical);
     if (!stored) co_return Result<int>{0, "success"};
-    const Json& record = stored->value;
+    const Record record = stored->ordered_value();
     if (IsStoredHandleRecord(record) && record["status"] == "committing") throw BusyError(kind);
-    Json tombstone = record;
+    Record tombstone = record;
     if (IsStoredHandleRecord(record)) tombstone["status"] = "discarded";
     const CasResult result =
         co_await StorageCas(kind, *ns, canonical, stored->version, tombstone, 1);
     if (result.ok) co_return Result<int>{0, "success"};
-    const Json current = result.current ? result.current->value : Json();
+    const Record current = result.current ? result.current->ordered_value() : Record();
     if (IsStoredHandleRecord(current) && current["status"] == "committing") throw BusyError(kind);
     if (!result.current) co_return Result<int>{0, "success"};
   }

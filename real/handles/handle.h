@@ -5,12 +5,17 @@
 //
 // The imports the seed does not show are filled with documented choices:
 //   ../handle.js        HandleError (code, message, details), isDraftKind (type == "draft"),
-//                       handleRecoverySentence ("Start again with a new handle.");
+//                       handleRecoverySentence ("Call `<issuedBy>` again.", else "Request a new
+//                       one.", the wording of js 153);
 //   ./handle-wordlist.js  real/handles/wordlist.h;
 //   ./state.js          createMemoryProviderRuntimeState: state/memory_beta30 per scope;
 //   a kind's schema     any JSON value but null passes (safeParse never fails otherwise).
 // node:crypto's randomInt and randomUUID draw from the world's PRNG; setTimeout, nowMs and
 // the renewal loop run on the actor's virtual clock (sim::Ctx), the loop as its own thread.
+// Records are nlohmann::ordered_json: written in the object literal's order and read back in the
+// stored order, as JSON.stringify and the spread operator keep them. Normalization works on
+// code points as JavaScript's trim(), \s and toLowerCase() do. The seed's own handle.js judges
+// this port (tests/port_fidelity_handles_test.cc, docs/port-fidelity.md).
 #pragma once
 
 #include <cstdint>
@@ -108,8 +113,9 @@ class HandleStorage {
  public:
   virtual ~HandleStorage() = default;
   virtual sim::Task<std::optional<state::StateValue>> get(std::string key) = 0;
-  virtual sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected, Json value,
-                                                      int64_t ttl_ms) = 0;
+  // The record as JavaScript writes it: an object literal's members in its order.
+  virtual sim::Task<state::CasResult> compare_and_set(std::string key, int64_t expected,
+                                                      state::WriteValue value, int64_t ttl_ms) = 0;
   // Later calls run as `ctx` (the renewal loop's thread, then the commit's again).
   virtual void bind(sim::Ctx&) {}
 };

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 
+#include "model/json_text.h"
 #include "sim/prng.h"
 
 namespace testbed::real::handles {
 
-int EditDistance(const std::string& a, const std::string& b, int limit) {
+namespace {
+template <typename S>
+int Distance(const S& a, const S& b, int limit) {
   const int n = static_cast<int>(a.size()), m = static_cast<int>(b.size());
   if (std::abs(n - m) > limit) return limit + 1;
   std::vector<int> prev(m + 1), cur(m + 1);
@@ -24,6 +27,11 @@ int EditDistance(const std::string& a, const std::string& b, int limit) {
     std::swap(prev, cur);
   }
   return std::min(prev[m], limit + 1);
+}
+}  // namespace
+
+int EditDistance(const std::string& a, const std::string& b, int limit) {
+  return Distance(a, b, limit);
 }
 
 const std::vector<std::string>& IssuableHandleWords() {
@@ -54,8 +62,15 @@ std::optional<std::string> FindHandleWordWithinDistance(const std::string& segme
   }();
   if (index.contains(segment)) return segment;
   if (distance <= 0) return std::nullopt;
-  for (const std::string& w : IssuableHandleWords())
-    if (EditDistance(segment, w, distance) <= distance) return w;
+  // In UTF-16 code units, as the JavaScript counts a segment's characters.
+  static const std::vector<std::u16string> words16 = [] {
+    std::vector<std::u16string> out;
+    for (const std::string& w : IssuableHandleWords()) out.push_back(model::Utf16(w));
+    return out;
+  }();
+  const std::u16string units = model::Utf16(segment);
+  for (size_t i = 0; i < words16.size(); ++i)
+    if (Distance(units, words16[i], distance) <= distance) return IssuableHandleWords()[i];
   return std::nullopt;
 }
 

@@ -24,7 +24,8 @@ inline constexpr size_t kHandleWordCount = 1296;
 
 const std::vector<std::string>& IssuableHandleWords();
 // findHandleWordWithinDistance: the word equal to `segment`, or the one word within `distance`
-// edits of it (distance 0 or 1), or nullopt.
+// edits of it (distance 0 or 1), or nullopt (handle.js tests `word === null`). Edits count
+// UTF-16 code units, as the JavaScript's string does: "é" is one edit, not two bytes.
 std::optional<std::string> FindHandleWordWithinDistance(const std::string& segment, int distance);
 // Levenshtein distance, stopping early once it exceeds `limit` (returns limit + 1 then).
 int EditDistance(const std::string& a, const std::string& b, int limit);

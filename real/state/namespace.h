@@ -22,9 +22,10 @@ class StateNamespace {
   virtual sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
                                                   std::optional<std::string> prefix) = 0;
   virtual sim::Task<std::optional<StateValue>> get(std::string key) = 0;
-  virtual sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) = 0;
+  virtual sim::Task<StateValue> set(std::string key, WriteValue value,
+                                    std::optional<int64_t> ttl_ms) = 0;
   virtual sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version,
-                                               Json value, std::optional<int64_t> ttl_ms) = 0;
+                                               WriteValue value, std::optional<int64_t> ttl_ms) = 0;
   virtual sim::Task<void> del(std::string key) = 0;
   virtual sim::Task<StateValue> increment(std::string key, std::string field, double delta,
                                           std::optional<int64_t> ttl_ms) = 0;

@@ -24,8 +24,8 @@ sim::Task<sim::Reply> RedisNamespaceBase::required(sim::Argv argv) {
   co_return std::move(reply);
 }
 
-std::string RedisNamespaceBase::enforce_value_size(const Json& value) const {
-  std::string text = Stringify(value);
+std::string RedisNamespaceBase::enforce_value_size(const WriteValue& value) const {
+  std::string text = value.stringify();
   const int64_t bytes = static_cast<int64_t>(text.size());
   if (bytes > options_.max_value_bytes)
     throw StateError("Provider runtime state value exceeds maxValueBytes (" +
@@ -65,11 +65,13 @@ RedisNamespaceBase::SetPlan RedisNamespaceBase::plan_set(const std::optional<Sta
 sim::Task<StateValue> RedisNamespaceBase::increment(std::string key, std::string field,
                                                     double delta, std::optional<int64_t> ttl) {
   std::optional<StateValue> got = co_await get(key);
-  Json current = got && got->value.is_object() ? got->value : Json::object();
-  const double previous =
-      current.contains(field) && current[field].is_number() ? current[field].get<double>() : 0;
-  current[field] = previous + delta;
-  StateValue written = co_await set(key, current, ttl);
+  // `(await this.get(key))?.value ?? {}`, spread: a string or an array spreads its elements,
+  // and an object keeps its members' stored order, the new field last.
+  auto spread =
+      model::SpreadForIncrement(got ? got->ordered_value() : nlohmann::ordered_json(), field);
+  nlohmann::ordered_json current = std::move(spread.object);
+  current[field] = spread.previous + delta;
+  StateValue written = co_await set(key, WriteValue(current), ttl);
   co_return written;
 }
 
@@ -169,6 +171,7 @@ std::optional<StateValue> EnvelopeFromJson(const std::string& key,
   v.expires_at = expires_at->get<std::string>();
   v.created_at = created_at->get<std::string>();
   v.updated_at = updated_at->get<std::string>();
+  v.envelope = *raw;
   return v;
 }
 

@@ -40,7 +40,7 @@ class RedisNamespaceBase : public StateNamespace {
   }
   // enforceValueSize: throws past maxValueBytes. Returns the JSON.stringify text it measured,
   // which the envelope then embeds (the seed stringifies the value twice; once is the same).
-  std::string enforce_value_size(const Json& value) const;
+  std::string enforce_value_size(const WriteValue& value) const;
   StateError quota_exceeded(int64_t count) const;
   // writeTiming (350-368): ttl defaults to defaultTtl and must not exceed maxTtl.
   Timing write_timing(std::optional<int64_t> ttl_ms) const;

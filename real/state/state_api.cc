@@ -70,4 +70,18 @@ std::optional<int64_t> ParseIsoTime(const std::string& iso) {
 
 std::string Stringify(const Json& v) { return model::JsonStringify(v); }
 
+WriteValue::WriteValue(const nlohmann::ordered_json& v) : json(v), text(model::JsonStringify(v)) {}
+
+std::string WriteValue::stringify() const { return text.empty() ? Stringify(json) : text; }
+
+nlohmann::ordered_json StateValue::ordered_value() const {
+  // The envelope's order only while it still holds `value` (a wrapper may have changed it).
+  if (!envelope.empty()) {
+    nlohmann::ordered_json parsed = model::JsonParseOrdered(envelope);
+    if (parsed.is_object() && parsed.contains("value") && Json(parsed["value"]) == value)
+      return parsed["value"];
+  }
+  return nlohmann::ordered_json(value);
+}
+
 }  // namespace testbed::real::state

@@ -22,6 +22,19 @@ struct NamespaceOptions {
   int64_t max_value_bytes = 4096;
 };
 
+// A value to write. A JavaScript caller's object keeps its members' order, and JSON.stringify
+// writes them so (array indices first): from an nlohmann::ordered_json the text keeps that
+// order; from a Json (whose members nlohmann sorts) the text is JsonStringify's, members sorted,
+// as a caller that writes its keys in sorted order would send them.
+struct WriteValue {
+  WriteValue(Json v) : json(std::move(v)) {}    // NOLINT: implicit, as every caller passes a Json
+  WriteValue(const nlohmann::ordered_json& v);  // NOLINT
+  Json json;
+  std::string text;  // JSON.stringify(value); "" when it is JsonStringify(json)
+  // JSON.stringify(value), computed when `text` is empty.
+  std::string stringify() const;
+};
+
 // StateValue<T>.
 struct StateValue {
   std::string key;
@@ -30,6 +43,13 @@ struct StateValue {
   std::string expires_at;  // ISO-8601, as new Date(ms).toISOString()
   std::string created_at;
   std::string updated_at;
+  // The envelope this value was read from, as Redis holds it ("" from the memory backend, or
+  // for set()'s own answer): the value's members in their stored order, for a caller that
+  // writes the value back as JavaScript would ({ ...current, [field]: n } keeps that order).
+  std::string envelope;
+  // The value with its members in their stored order (from `envelope` while it holds `value`;
+  // else `value`, members sorted).
+  nlohmann::ordered_json ordered_value() const;
 };
 
 struct CasResult {

@@ -87,7 +87,7 @@ sim::Task<std::optional<StateValue>> Beta3::get(std::string key) {
 }
 
 // set (s001:388-421): quota by KEYS, then GET, then SET ... PX: three separate round trips.
-sim::Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Beta3::set(std::string key, WriteValue value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await enforce_max_entries(key);
   std::optional<StateValue> current = co_await get(key);
@@ -102,11 +102,11 @@ sim::Task<StateValue> Beta3::set(std::string key, Json value, std::optional<int6
   const std::string envelope =
       EnvelopeJson(value_text, version, created_at, expires_at, updated_at);
   co_await req("SET", redis_key(key), envelope, "PX", std::to_string(ttl_ms));
-  co_return StateValue{key, value, version, expires_at, created_at, updated_at};
+  co_return StateValue{key, std::move(value.json), version, expires_at, created_at, updated_at};
 }
 
 // compareAndSet (s001:438-450): get(), compare, then set() -- not atomic.
-sim::Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, Json value,
+sim::Task<CasResult> Beta3::compare_and_set(std::string key, int64_t expected, WriteValue value,
                                             std::optional<int64_t> ttl) {
   enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
@@ -194,7 +194,7 @@ sim::Task<std::optional<StateValue>> Beta23::get(std::string key) {
 }
 
 // set (s000:411-437, old side).
-sim::Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Beta23::set(std::string key, WriteValue value, std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
   std::optional<StateValue> current = co_await get(key);
@@ -209,13 +209,17 @@ sim::Task<StateValue> Beta23::set(std::string key, Json value, std::optional<int
   if (result.type != sim::Reply::Type::kArray || result.elements.empty() ||
       result.elements[0].integer != 1)
     co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
-  co_return StateValue{
-      key, value, plan.version, timing.expires_at, plan.created_at, plan.updated_at};
+  co_return StateValue{key,
+                       std::move(value.json),
+                       plan.version,
+                       timing.expires_at,
+                       plan.created_at,
+                       plan.updated_at};
 }
 
 // compareAndSet (s000:458-509, old side): a client-side version check, then the script checks
 // again.
-sim::Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, Json value,
+sim::Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, WriteValue value,
                                              std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   co_await backfill_legacy_index();
@@ -241,9 +245,10 @@ sim::Task<CasResult> Beta23::compare_and_set(std::string key, int64_t expected, 
       raw_current = BulkOrNull(std::move(result.elements[1]));
     co_return CasResult{false, std::nullopt, EnvelopeFromJson(key, raw_current)};
   }
-  co_return CasResult{
-      true, StateValue{key, value, expected + 1, timing.expires_at, created_at, updated_at},
-      std::nullopt};
+  co_return CasResult{true,
+                      StateValue{key, std::move(value.json), expected + 1, timing.expires_at,
+                                 created_at, updated_at},
+                      std::nullopt};
 }
 
 // delete (s000:511-521, old side).

@@ -33,8 +33,9 @@ class Beta3 : public RedisNamespaceBase {
   sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
                                           std::optional<std::string> prefix) override;
   sim::Task<std::optional<StateValue>> get(std::string key) override;
-  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+  sim::Task<StateValue> set(std::string key, WriteValue value,
+                            std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, WriteValue value,
                                        std::optional<int64_t> ttl_ms) override;
   sim::Task<void> del(std::string key) override;
   std::string redis_key(const std::string& key) const override;
@@ -70,8 +71,9 @@ class Beta23 : public RedisNamespaceBase {
   sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
                                           std::optional<std::string> prefix) override;
   sim::Task<std::optional<StateValue>> get(std::string key) override;
-  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+  sim::Task<StateValue> set(std::string key, WriteValue value,
+                            std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, WriteValue value,
                                        std::optional<int64_t> ttl_ms) override;
   sim::Task<void> del(std::string key) override;
   std::string redis_key(const std::string& key) const override;

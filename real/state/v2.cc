@@ -98,7 +98,8 @@ sim::Task<std::optional<StateValue>> Namespace::get(std::string key) {
 }
 
 // set (395-427; s000:526-553): the version is computed here, from a separate read.
-sim::Task<StateValue> Namespace::set(std::string key, Json value, std::optional<int64_t> ttl) {
+sim::Task<StateValue> Namespace::set(std::string key, WriteValue value,
+                                     std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   std::optional<StateValue> current = co_await get(key);
   SetPlan plan = plan_set(current, value_text, ttl);
@@ -121,7 +122,7 @@ sim::Task<StateValue> Namespace::set(std::string key, Json value, std::optional<
       result.elements[0].integer != 1)
     co_return sim::Fail(quota_exceeded(options_.max_entries + 1));
   co_return StateValue{std::move(key),
-                       std::move(value),
+                       std::move(value.json),
                        plan.version,
                        std::move(plan.timing.expires_at),
                        std::move(plan.created_at),
@@ -129,7 +130,7 @@ sim::Task<StateValue> Namespace::set(std::string key, Json value, std::optional<
 }
 
 // compareAndSet (441-485; s000:575-621).
-sim::Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, Json value,
+sim::Task<CasResult> Namespace::compare_and_set(std::string key, int64_t expected, WriteValue value,
                                                 std::optional<int64_t> ttl) {
   const std::string value_text = enforce_value_size(value);
   const std::string created_at = IsoTime(ctx_->now_ms());

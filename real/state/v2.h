@@ -15,6 +15,10 @@
 //     call itself as withRequiredRedis's "timed out" / "unavailable" error.
 //   - ioredis `eval` sends EVAL with the script body (no EVALSHA).
 //   - Date.now() is the actor's clock (ctx.now_ms(): virtual time + skew + jumps).
+//   - A value goes out as JSON.stringify writes the caller's object: WriteValue keeps an
+//     nlohmann::ordered_json's member order (state_api.h); increment writes back in the stored
+//     order, as `{ ...current, [field]: n }` does. tests/port_fidelity_state_test.cc runs the
+//     reconstructed runtime (tests/js/state/) beside this port.
 //   - beta.24's readRaw throws quotaExceeded() when the claim script returns 0 (s000:461);
 //     the count in its message is maxEntries + 1, as beta.30's quotaExceeded() prints.
 #pragma once
@@ -50,8 +54,9 @@ class Namespace : public RedisNamespaceBase {
   sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
                                           std::optional<std::string> prefix) override;
   sim::Task<std::optional<StateValue>> get(std::string key) override;
-  sim::Task<StateValue> set(std::string key, Json value, std::optional<int64_t> ttl_ms) override;
-  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, Json value,
+  sim::Task<StateValue> set(std::string key, WriteValue value,
+                            std::optional<int64_t> ttl_ms) override;
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected_version, WriteValue value,
                                        std::optional<int64_t> ttl_ms) override;
   sim::Task<void> del(std::string key) override;
 
