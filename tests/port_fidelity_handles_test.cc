@@ -11,6 +11,7 @@
 #include <absl/strings/escaping.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -175,6 +176,12 @@ std::vector<Call> Plan(uint64_t seed, int n) {
   calls.back().foreign = 0;
   add(0, {{"op", "read"}, {"kind", "draft"}}, 14);
   add(0, {{"op", "discard"}, {"kind", "draft"}}, 14);
+  // Data and a result JSON cannot hold (validateData, js 411; the result check, js 770).
+  add(0, {{"op", "create"}, {"kind", "draft"}, {"dataJson", kData[1]}, {"nanAt", "bad"}});
+  add(0, {{"op", "create"}, {"kind", "draft"}, {"dataJson", kData[1]}});
+  add(0, {{"op", "update"}, {"kind", "draft"}, {"dataJson", kData[0]}, {"nanAt", "n"}}, 19);
+  add(0, {{"op", "commit"}, {"kind", "draft"}, {"resultJson", R"({"r":1})"}, {"nanAt", "x"}}, 19);
+  add(0, {{"op", "read"}, {"kind", "draft"}}, 19);
   const std::vector<int64_t> steps = {0, 0, 1, 10, 500, 999, 1000, 1001, 2000, 3000, 5001};
   for (int i = 0; i < n; ++i) {
     const std::string kind = rng.below(3) ? "draft" : "cursor";
@@ -215,6 +222,13 @@ Json RecordJs(const handles::HandleRecord& r) {
 }
 
 // Answers, built by plain functions outside the actor's coroutine.
+// The data or result of a call: its JSON text, and NaN at member `nanAt` if it names one.
+Json WithNaN(const OJson& c, const std::string& text_field) {
+  Json v = model::JsonParse(c[text_field].get<std::string>());
+  if (c.contains("nanAt")) v[c["nanAt"].get<std::string>()] = std::nan("");
+  return v;
+}
+
 Json CommitJs(const handles::CommitOutcome& r) {
   return {{"status", r.status}, {"handle", r.handle}, {"result", r.result}};
 }
@@ -280,14 +294,14 @@ PortRun RunPort(uint64_t seed, std::vector<Call> calls, const std::string& versi
         // full-expression twice (see Ctx::cmd).
         const std::string handle = c.value("handle", "");
         if (op == "create") {
-          Json data = model::JsonParse(c["dataJson"].get<std::string>());
+          Json data = WithNaN(c, "dataJson");
           created[k] = co_await h.create(kind, std::move(data));
           answer["handle"] = created[k];
         } else if (op == "read") {
           handles::HandleRecord r = co_await h.read(kind, handle);
           answer["record"] = RecordJs(r);
         } else if (op == "update") {
-          const Json data = model::JsonParse(c["dataJson"].get<std::string>());
+          const Json data = WithNaN(c, "dataJson");
           std::function<Json(Json)> updater = [data](Json) { return data; };
           handles::HandleRecord r = co_await h.update(kind, handle, std::move(updater));
           answer["record"] = RecordJs(r);
@@ -296,7 +310,7 @@ PortRun RunPort(uint64_t seed, std::vector<Call> calls, const std::string& versi
           handles::Work work = [spec](Json) -> sim::Task<Json> {
             if (spec.contains("workError"))
               throw std::runtime_error(spec["workError"].get<std::string>());
-            co_return model::JsonParse(spec["resultJson"].get<std::string>());
+            co_return WithNaN(spec, "resultJson");
           };
           handles::CommitOutcome r = co_await h.commit(kind, handle, std::move(work));
           answer = CommitJs(r);

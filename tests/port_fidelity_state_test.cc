@@ -133,6 +133,10 @@ OJson Plan(uint64_t seed, int n, const std::string& version) {
        R"({"value":{"z":1,"a":[]},"version":4,"expiresAt":"2099-01-01T00:00:00.000Z","createdAt":"c","updatedAt":"u"})"}});
   at(0, 0, {{"op", "increment"}, {"key", "old2"}, {"field", "n"}, {"delta", 1.0}});
   at(0, 0, {{"op", "get"}, {"key", "old2"}});
+  // A version that is not an integer (another writer's): read, then written over.
+  at(0, 1, {{"op", "foreign"}, {"key", "v15"}, {"raw", ForeignValues()[2]}});
+  at(0, 1, {{"op", "get"}, {"key", "v15"}});
+  at(0, 1, {{"op", "set"}, {"key", "v15"}, {"valueJson", "2"}});
   for (int i = 0; i < n; ++i) {
     const uint64_t r = rng.below(100);
     OJson c;
@@ -270,6 +274,11 @@ PortRun RunPort(OJson& plans) {
 
 struct Verdict {
   std::vector<std::string> differences;
+  // Differences on the key that holds a version of 1.5 (another writer's): the one known
+  // difference (docs/port-fidelity.md). The port's StateValue::version is an integer, as every
+  // property and checker reads it, so it reads 1.5 as 1 and writes 2 over it where the seed
+  // writes 2.5.
+  std::vector<std::string> fractional_version;
 };
 
 Verdict Differences(const std::string& version, int seeds, int n) {
@@ -290,10 +299,11 @@ Verdict Differences(const std::string& version, int seeds, int n) {
       const std::vector<sim::Argv> ours = fidelity::NamesLowered(port.commands[k]),
                                    theirs = fidelity::NamesLowered(judged.commands[k]);
       const std::string commands = fidelity::FirstCommandDifference(ours, theirs);
-      if (!commands.empty()) found.push_back(where + commands);
+      std::vector<std::string>& into = c.value("key", "") == "v15" ? v.fractional_version : found;
+      if (!commands.empty()) into.push_back(where + commands);
       const std::string answers = fidelity::AnswerDifference(
           port.answers[k], fidelity::Canonical(judged.answers[k]["answer"]));
-      if (!answers.empty()) found.push_back(where + answers);
+      if (!answers.empty()) into.push_back(where + answers);
     }
   }
   return v;
@@ -306,6 +316,12 @@ TEST(PortFidelity, TheStatePortSendsWhatTheSeedsStateRuntimeSendsAndAnswersAsItD
     const Verdict v = Differences(version, 4, 60);
     EXPECT_TRUE(v.differences.empty()) << v.differences.size() << " differences:\n"
                                        << fidelity::Joined(v.differences);
+    // The known one is still there: when the port keeps 1.5, this fails; then drop the
+    // allowance and say so in docs/port-fidelity.md.
+    EXPECT_FALSE(v.fractional_version.empty()) << version;
+    std::printf("%s: %zu known differences on a version of 1.5, the first: %s\n", version.c_str(),
+                v.fractional_version.size(),
+                v.fractional_version.empty() ? "none" : v.fractional_version[0].c_str());
   }
 }
 

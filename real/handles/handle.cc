@@ -255,6 +255,42 @@ HandleError StorageUnavailableError(const HandleKind& kind, const std::string& r
       absl::StrCat("Handle storage for kind \"", kind.name, "\" is not available: ", reason, "."),
       Json{{"reason", reason}}, transport);
 }
+// invalidDataError (js 228) for a value findNonJsonSafePath refused: the cause's message is
+// "<path> is not JSON-safe (...)", and it has no `issues`.
+HandleError InvalidDataError(const HandleKind& kind, const std::string& operation,
+                             const std::string& path) {
+  const std::string summary = absl::StrCat(
+      path,
+      " is not JSON-safe (Date, Map, Set, class instances, NaN, bigint and functions cannot be "
+      "stored)");
+  return HandleError("HANDLE_INVALID_DATA",
+                     absl::StrCat("Handle kind \"", kind.name, "\" ", operation,
+                                  " received data that does not satisfy its schema (", summary,
+                                  "). This is a provider bug: validate or shape the data before "
+                                  "storing it."),
+                     Json{{"operation", operation}});
+}
+
+// findNonJsonSafePath (js 276) over what a Json can hold: only a number that is not finite
+// (NaN, Infinity) is not JSON-safe. Members in the Json's order (a JSON caller's are sorted).
+std::optional<std::string> NonJsonSafePath(const Json& v, const std::string& path) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return path;
+  if (v.is_array())
+    for (size_t i = 0; i < v.size(); ++i)
+      if (auto p = NonJsonSafePath(v[i], absl::StrCat(path, "[", i, "]"))) return p;
+  if (v.is_object())
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (auto p = NonJsonSafePath(it.value(), absl::StrCat(path, ".", it.key()))) return p;
+  return std::nullopt;
+}
+
+// validateData (js 411): the kind's schema accepts every value (see the header); data that JSON
+// cannot hold is refused.
+const Json& ValidateData(const HandleKind& kind, const std::string& operation, const Json& data) {
+  if (auto path = NonJsonSafePath(data, "data")) throw InvalidDataError(kind, operation, *path);
+  return data;
+}
+
 HandleError TooLargeError(const HandleKind& kind, int64_t bytes) {  // js 225
   return HandleError("HANDLE_TOO_LARGE",
                      absl::StrCat("Handle record for kind \"", kind.name, "\" is ", bytes,
@@ -590,7 +626,7 @@ sim::Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleK
 // create (js 529)
 sim::Task<Result<std::string>> CreateBody(HandleContext& h, HandleKind kind, Json data,
                                           Report* report) {
-  const Json validated = data;  // validateData: see the header (every JSON value passes)
+  const Json& validated = ValidateData(kind, "create", data);
   std::unique_ptr<HandleStorage> ns = ResolveNamespace(h, kind, "create");
   const int64_t now = h.now_ms();
   const int64_t lifetime_ms = IsDraftKind(kind) ? kind.max_ttl_ms : kind.ttl_ms;
@@ -647,7 +683,7 @@ sim::Task<Result<HandleRecord>> UpdateBody(HandleContext& h, HandleKind kind, st
     auto loaded = co_await Load(h, kind, "update", handle, report);
     if (loaded->record["status"] == "committed") throw CommittedError(kind);
     if (loaded->record["status"] == "committing") throw BusyError(kind);
-    const Json next_data = updater(Json(loaded->record["data"]));
+    const Json next_data = ValidateData(kind, "update", updater(Json(loaded->record["data"])));
     const int64_t now = h.now_ms();
     Record next = loaded->record;
     next["data"] = Record(next_data);
@@ -801,6 +837,8 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   stop_renewal();
   co_await h.ctx().join(ren->thread);
   const int64_t now = h.now_ms();
+  // Results are persisted as JSON too (js 770): the record stays `committing`.
+  if (auto path = NonJsonSafePath(result, "result")) throw InvalidDataError(kind, "commit", *path);
   Record committed = loaded->record;
   committed["status"] = "committed";
   committed.erase("claim_id");  // claim_id: undefined, dropped by JSON.stringify

@@ -9,7 +9,8 @@
 //                       one.", the wording of js 153);
 //   ./handle-wordlist.js  real/handles/wordlist.h;
 //   ./state.js          createMemoryProviderRuntimeState: state/memory_beta30 per scope;
-//   a kind's schema     any JSON value but null passes (safeParse never fails otherwise).
+//   a kind's schema     every value passes (safeParse never fails); validateData then refuses
+//                       what JSON cannot hold, which in a Json is a number that is not finite.
 // node:crypto's randomInt and randomUUID draw from the world's PRNG; setTimeout, nowMs and
 // the renewal loop run on the actor's virtual clock (sim::Ctx), the loop as its own thread.
 // Records are nlohmann::ordered_json: written in the object literal's order and read back in the

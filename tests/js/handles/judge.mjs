@@ -44,17 +44,25 @@ const record = (r) => ({ handle: r.handle, kind: r.kind, status: r.status, data:
                          ...('result' in r ? { result: r.result } : {}),
                          createdAt: r.createdAt, expiresAt: r.expiresAt });
 
+// The data or result of a call: JSON.parse of its text, and NaN at member `nanAt` if it names
+// one (a value JSON cannot carry).
+const value = (text, c) => {
+  const v = JSON.parse(text);
+  if (c.nanAt !== undefined) v[c.nanAt] = NaN;
+  return v;
+};
+
 async function perform(c) {
   const kind = kinds[c.kind];
   switch (c.op) {
-    case 'create': return { handle: await handles.create(kind, JSON.parse(c.dataJson)) };
+    case 'create': return { handle: await handles.create(kind, value(c.dataJson, c)) };
     case 'read': return { record: record(await handles.read(kind, c.handle)) };
     case 'update':
-      return { record: record(await handles.update(kind, c.handle, () => JSON.parse(c.dataJson))) };
+      return { record: record(await handles.update(kind, c.handle, () => value(c.dataJson, c))) };
     case 'commit': {
       const r = await handles.commit(kind, c.handle, async () => {
         if (c.workError !== undefined) throw new Error(c.workError);
-        return JSON.parse(c.resultJson);
+        return value(c.resultJson, c);
       });
       return { status: r.status, handle: r.handle, result: r.result };
     }
