@@ -64,18 +64,22 @@ handles::HandleKind CursorKind() {
   return k;
 }
 
+// The kind as defineHandleKind gives it: a draft has idle, max and result lifetimes, a cursor
+// one ttl (the other fields absent, so undefined in the JavaScript).
 OJson KindJs(const handles::HandleKind& k) {
   OJson o = {{"name", k.name},
              {"type", k.type},
              {"access", k.access},
              {"fieldName", k.field_name},
-             {"idleTtlMs", k.idle_ttl_ms},
-             {"maxTtlMs", k.max_ttl_ms},
-             {"resultTtlMs", k.result_ttl_ms},
-             {"ttlMs", k.ttl_ms},
              {"maxEntries", k.max_entries},
              {"maxValueBytes", k.max_value_bytes},
              {"wordCount", k.word_count}};
+  if (k.type == "draft")
+    o.update({{"idleTtlMs", k.idle_ttl_ms},
+              {"maxTtlMs", k.max_ttl_ms},
+              {"resultTtlMs", k.result_ttl_ms}});
+  else
+    o["ttlMs"] = k.ttl_ms;
   if (!k.issued_by.empty()) o["issuedBy"] = k.issued_by;
   return o;
 }
@@ -182,12 +186,21 @@ std::vector<Call> Plan(uint64_t seed, int n) {
   add(0, {{"op", "update"}, {"kind", "draft"}, {"dataJson", kData[0]}, {"nanAt", "n"}}, 19);
   add(0, {{"op", "commit"}, {"kind", "draft"}, {"resultJson", R"({"r":1})"}, {"nanAt", "x"}}, 19);
   add(0, {{"op", "read"}, {"kind", "draft"}}, 19);
+  // A cursor updated: its kind has no idle lifetime (js 446 reads kind.idleTtlMs).
+  add(0, {{"op", "create"}, {"kind", "cursor"}, {"dataJson", kData[3]}});
+  add(0, {{"op", "update"}, {"kind", "cursor"}, {"dataJson", kData[1]}}, 23);
+  add(0, {{"op", "read"}, {"kind", "cursor"}}, 23);
   const std::vector<int64_t> steps = {0, 0, 1, 10, 500, 999, 1000, 1001, 2000, 3000, 5001};
   for (int i = 0; i < n; ++i) {
     const std::string kind = rng.below(3) ? "draft" : "cursor";
     const uint64_t r = rng.below(100);
     const int64_t dt = steps[rng.below(steps.size())];
-    const int of = creates.empty() ? -1 : creates[rng.below(creates.size())];
+    // Most calls name a handle of their own kind; the rest another kind's.
+    std::vector<int> mine;
+    for (const int i : creates)
+      if (calls[i].js["kind"] == kind) mine.push_back(i);
+    const std::vector<int>& pool = !mine.empty() && rng.below(5) != 0 ? mine : creates;
+    const int of = pool.empty() ? -1 : pool[rng.below(pool.size())];
     const std::string form = kForms[rng.below(kForms.size())];
     if (r < 22 || of < 0) {
       add(dt, {{"op", "create"}, {"kind", kind}, {"dataJson", kData[rng.below(kData.size())]}});

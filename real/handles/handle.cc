@@ -336,8 +336,23 @@ int64_t RecordBytes(const Record& record) {  // js 269: Buffer.byteLength(JSON.s
 
 int64_t GraceMs(int64_t lifetime_ms) { return std::min(lifetime_ms, kExpiryGraceMaxMs); }  // js 442
 
-int64_t DraftExpiresAtMs(const HandleKind& kind, const Record& record, int64_t now) {  // js 446
+// draftExpiresAtMs (js 446): min(now + kind.idleTtlMs, max_expires_at_ms). Only a draft kind
+// has an idle lifetime; a cursor's kind.idleTtlMs is undefined, so the JavaScript computes NaN
+// (nullopt here), writes it as null, and its storage ttl, msDuration(NaN), is "NaNms".
+std::optional<int64_t> DraftExpiresAtMs(const HandleKind& kind, const Record& record, int64_t now) {
+  if (!IsDraftKind(kind)) return std::nullopt;
   return std::min(now + kind.idle_ttl_ms, record["max_expires_at_ms"].get<int64_t>());
+}
+Record ExpiresAt(std::optional<int64_t> ms) { return ms ? Record(*ms) : Record(nullptr); }
+
+// A write whose ttl is msDuration(NaN) = "NaNms": the state runtime's parseStateDurationMs
+// (hidden by the seeds' diffs) refuses it before any Redis call, and the handle runtime
+// translates that as a storage error. (The stand-in in tests/js/state/ throws "ttl is invalid";
+// a Number()-based parser would fail too, in new Date(NaN).toISOString(), with a RangeError.
+// Either way the call fails and nothing is written.)
+HandleError NanTtlError(const HandleKind& kind) {
+  return TranslateStorageError(kind,
+                               state::StateError("Provider runtime state ttl is invalid (NaNms)"));
 }
 
 int64_t StorageTtlMs(const HandleKind& kind, const Record& record, int64_t now) {  // js 454
@@ -667,7 +682,7 @@ sim::Task<Result<HandleRecord>> ReadBody(HandleContext& h, HandleKind kind, std:
     // Sliding TTL: rewrite the record with a fresh logical expiry. Losing the CAS means a
     // concurrent update/commit already refreshed it (touchDraft, js 577).
     Record touched = loaded->record;
-    touched["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, now);
+    touched["expires_at_ms"] = *DraftExpiresAtMs(kind, loaded->record, now);  // a draft
     const int64_t ttl = MsDuration(static_cast<double>(StorageTtlMs(kind, touched, now)));
     co_await StorageCas(kind, *loaded->ns, loaded->canonical, loaded->stored.version, touched, ttl);
     co_return Result<HandleRecord>{ToHandleRecord(kind, loaded->canonical, touched), "success"};
@@ -687,8 +702,10 @@ sim::Task<Result<HandleRecord>> UpdateBody(HandleContext& h, HandleKind kind, st
     const int64_t now = h.now_ms();
     Record next = loaded->record;
     next["data"] = Record(next_data);
-    next["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, now);
+    const std::optional<int64_t> expires = DraftExpiresAtMs(kind, loaded->record, now);
+    next["expires_at_ms"] = ExpiresAt(expires);
     AssertSize(kind, next);
+    if (!expires) throw NanTtlError(kind);  // a cursor: its storage ttl is NaN
     const int64_t ttl_ms = StorageTtlMs(kind, next, now);
     const CasResult result = co_await StorageCas(kind, *loaded->ns, loaded->canonical,
                                                  loaded->stored.version, next, MsDuration(ttl_ms));
@@ -826,7 +843,9 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
       const int64_t restore_now = h.now_ms();
       Record restored = loaded->record;
       restored["status"] = "active";
-      restored["expires_at_ms"] = DraftExpiresAtMs(kind, loaded->record, restore_now);
+      const std::optional<int64_t> expires = DraftExpiresAtMs(kind, loaded->record, restore_now);
+      restored["expires_at_ms"] = ExpiresAt(expires);
+      if (!expires) throw NanTtlError(kind);  // a cursor: the restore's ttl is NaN
       const int64_t ttl_ms = StorageTtlMs(kind, restored, restore_now);
       co_await loaded->ns->compare_and_set(canonical, ren->version, restored, MsDuration(ttl_ms));
     } catch (...) {

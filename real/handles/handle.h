@@ -15,7 +15,10 @@
 // the renewal loop run on the actor's virtual clock (sim::Ctx), the loop as its own thread.
 // Records are nlohmann::ordered_json: written in the object literal's order and read back in the
 // stored order, as JSON.stringify and the spread operator keep them. Normalization works on
-// code points as JavaScript's trim(), \s and toLowerCase() do. The seed's own handle.js judges
+// code points as JavaScript's trim(), \s and toLowerCase() do. A cursor kind has no idleTtlMs,
+// so updating a cursor (and restoring one after failed work) computes a NaN expiry and a
+// "NaNms" ttl, which the state runtime refuses: the call fails and writes nothing, as the
+// seed's does (see NanTtlError in handle.cc). The seed's own handle.js judges
 // this port (tests/port_fidelity_handles_test.cc, docs/port-fidelity.md).
 #pragma once
 
