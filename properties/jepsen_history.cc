@@ -2,13 +2,19 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
 #include <deque>
+#include <optional>
 #include <map>
 #include <stdexcept>
 #include <vector>
 
+#include "properties/greedy_order.h"
 #include "properties/linearizability.h"
 #include "properties/nearest_order.h"
+#include "sim/prng.h"
 
 namespace testbed::props {
 namespace {
@@ -128,9 +134,101 @@ std::string CallText(const RegisterCall& c) {
                       c.ambiguous ? ", info: it may or may not have happened)" : ")");
 }
 
+// The inference (HistoryCheckOptions): a reader S that found b, and F, completed before S was
+// invoked, that left a != b. Some write of b must lie between them; a write P can only if it did
+// not return before F was invoked and was not invoked after S returned.
+struct Conflict {
+  std::vector<const RegisterCall*> core;  // F (if any), S, then every write of b
+  std::string why;
+};
+
+std::optional<Conflict> InferConflict(const std::vector<RegisterCall>& calls, bool broken) {
+  absl::flat_hash_map<std::string, int> ids;  // value -> its id (null is 0: the initial value)
+  ids[Json().dump()] = 0;
+  auto id = [&ids](const Json& v) { return ids.try_emplace(v.dump(), ids.size()).first->second; };
+  struct Producer {
+    const RegisterCall* call;  // nullptr: the initial null, before everything
+    int64_t invoke, ret;
+  };
+  struct Sight {
+    const RegisterCall* call;
+    int value;
+  };
+  std::vector<std::vector<Producer>> producers(1, {{nullptr, -1, -1}});
+  std::vector<Sight> finds, leaves;
+  for (const RegisterCall& c : calls) {
+    const bool writes = c.f == "write" || c.f == "cas";
+    const Json& wrote = c.f == "cas" ? c.value[1] : c.value;
+    if (writes) {
+      const int v = id(wrote);
+      producers.resize(ids.size());
+      producers[v].push_back({&c, c.invoke, c.ret});
+    }
+    if (c.ambiguous) continue;
+    if (c.f == "read") finds.push_back({&c, id(c.value)});
+    if (c.f == "cas") finds.push_back({&c, id(c.value[0])});
+    leaves.push_back({&c, id(c.f == "read" ? c.value : wrote)});
+  }
+  producers.resize(ids.size());
+  auto conflict = [&](const Sight& s, const RegisterCall* f) {
+    Conflict out;
+    if (f) out.core.push_back(f);
+    out.core.push_back(s.call);
+    for (const Producer& p : producers[s.value])
+      if (p.call && p.call != s.call) out.core.push_back(p.call);
+    const std::string b = s.call->f == "cas" ? s.call->value[0].dump() : s.call->value.dump();
+    const bool initial = s.value == 0;
+    if (!f) {
+      out.why = absl::StrCat("process ", s.call->process, " found ", b,
+                             ", which no operation invoked before it "
+                             "returned wrote",
+                             out.core.size() == 1 ? " (nobody wrote it at all)" : "");
+    } else {
+      out.why = absl::StrCat(
+          "process ", f->process, " left ", f->f == "cas" ? f->value[1].dump() : f->value.dump(),
+          " before process ", s.call->process, " was invoked, which then found ", b,
+          "; every write of ", b, initial ? " (and the register's initial null)" : "",
+          " returned before the first was invoked or was invoked after the second returned, so "
+          "none can lie between them");
+    }
+    return out;
+  };
+  // Sweep the readers by invoke; the operations that returned before, by return.
+  std::sort(finds.begin(), finds.end(),
+            [](const Sight& a, const Sight& b) { return a.call->invoke < b.call->invoke; });
+  std::sort(leaves.begin(), leaves.end(),
+            [](const Sight& a, const Sight& b) { return a.call->ret < b.call->ret; });
+  std::optional<Sight> best, second;  // latest invoked; latest invoked with another value
+  size_t next_leaf = 0;
+  for (const Sight& s : finds) {
+    for (; next_leaf < leaves.size() && leaves[next_leaf].call->ret < s.call->invoke; ++next_leaf) {
+      const Sight& l = leaves[next_leaf];
+      if (!best || l.call->invoke > best->call->invoke) {
+        if (best && best->value != l.value) second = best;
+        best = l;
+      } else if (l.value != best->value && (!second || l.call->invoke > second->call->invoke)) {
+        second = l;
+      }
+    }
+    // The latest return of a write of b that may lie before the reader (invoked before it
+    // returned). The broken variant takes the earliest: one early write of b excuses everything.
+    std::optional<int64_t> last;
+    for (const Producer& p : producers[s.value]) {
+      if (p.call == s.call || p.invoke > s.call->ret) continue;
+      const int64_t r = p.ret;
+      last = !last ? r : broken ? std::min(*last, r) : std::max(*last, r);
+    }
+    if (!last) return conflict(s, nullptr);
+    if (*last == kNever) continue;  // a write of b that may still take effect
+    const std::optional<Sight>& f = best && best->value != s.value ? best : second;
+    if (f && f->call->invoke > *last) return conflict(s, f->call);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-HistoryVerdict CheckCasRegisterHistory(const Json& history, int64_t max_states) {
+HistoryVerdict CheckCasRegisterHistory(const Json& history, const HistoryCheckOptions& options) {
   HistoryVerdict v;
   const std::vector<RegisterCall> calls = Calls(history, &v.failed);
   CallHistory<CasRegister> h;
@@ -147,24 +245,41 @@ HistoryVerdict CheckCasRegisterHistory(const Json& history, int64_t max_states) 
     v.operations++;
     v.ambiguous += c.ambiguous;
   }
-  const CasRegister model;
-  const Verdict verdict = Checker<CasRegister>(model, max_states).check(h);
-  v.states = verdict.states_explored;
   const std::string counts = absl::StrCat(v.operations, " operations (", v.ambiguous, " info, ",
                                           v.failed, " failed and left out) on one cas-register");
+  const CasRegister model;
+  if (!options.search_only) {
+    if (std::optional<Conflict> c = InferConflict(calls, options.broken_inference)) {
+      v.linearizable = false;
+      v.decided_by = "inference";
+      v.text = absl::StrCat("not linearizable: ", counts, ". ", c->why, ":\n");
+      for (const RegisterCall* o : c->core) absl::StrAppend(&v.text, "  ", CallText(*o), "\n");
+      return v;
+    }
+    if (GreedyOrder(model, h)) {
+      v.decided_by = "witness";
+      v.text = absl::StrCat("linearizable: ", counts, "\n");
+      return v;
+    }
+  }
+  const Verdict verdict = Checker<CasRegister>(model, options.max_states).check(h);
+  v.states = verdict.states_explored;
   if (verdict.ok && verdict.complete) {
+    v.decided_by = "search";
     v.text = absl::StrCat("linearizable: ", counts, "\n");
     return v;
   }
   if (!verdict.complete) {
     v.decided = false;
-    v.text = absl::StrCat("no verdict: the search ran out of its budget (", max_states,
-                          " states) on ", counts, "; this is not a pass\n");
+    v.text = absl::StrCat("no verdict: the search ran out of its budget (", options.max_states,
+                          " states) on ", counts, ", up to ", MostPending(h),
+                          " pending at once; this is not a pass\n");
     return v;
   }
   v.linearizable = false;
-  const CallHistory<CasRegister> core = Shrink(model, h, max_states / 10);
-  NearestOrder<CasRegister> nearest(model, core, max_states / 10);
+  v.decided_by = "search";
+  const CallHistory<CasRegister> core = Shrink(model, h, options.max_states / 10);
+  NearestOrder<CasRegister> nearest(model, core, options.max_states / 10);
   nearest.Run();
   const Stuck<CasRegister>& s = nearest.stuck();
   v.text = absl::StrCat("not linearizable: ", counts, ". No order of these ", core.size(),
@@ -177,6 +292,105 @@ HistoryVerdict CheckCasRegisterHistory(const Json& history, int64_t max_states) 
   absl::StrAppend(&v.text, ":\n");
   for (const auto& o : core) absl::StrAppend(&v.text, "  ", CallText(*o.op), "\n");
   return v;
+}
+
+Json GenerateCasRegisterHistory(uint64_t seed, const CasRegisterShape& shape) {
+  struct Op {
+    int64_t process;
+    std::string f;
+    Json value;  // write: the value; cas: [old, new]
+    Json out;    // read: what it read
+    std::string type = "ok";
+    int64_t invoke_us, ret_us, point_us;
+    bool lands = true;
+  };
+  sim::Prng rng(seed);
+  std::vector<Op> ops;
+  int64_t fresh = 0;  // the next value when every write has a new one
+  auto value = [&] {
+    return shape.values > 0 ? Json(rng.below(static_cast<uint64_t>(shape.values))) : Json(fresh++);
+  };
+  const int per_process = std::max(1, shape.operations / std::max(1, shape.processes));
+  for (int p = 0; p < shape.processes; ++p) {
+    int64_t process = p, t = static_cast<int64_t>(rng.below(1000));
+    for (int k = 0; k < per_process; ++k) {
+      Op o;
+      o.process = process;
+      o.invoke_us = t + 1 + static_cast<int64_t>(rng.below(500));
+      o.ret_us = o.invoke_us + 2 + static_cast<int64_t>(rng.below(2000));
+      // Strictly inside: an operation that returns when another is invoked precedes it.
+      o.point_us =
+          o.invoke_us + 1 +
+          static_cast<int64_t>(rng.below(static_cast<uint64_t>(o.ret_us - o.invoke_us - 1)));
+      const uint64_t f = rng.below(3);
+      o.f = f == 0 ? "read" : f == 1 ? "write" : "cas";
+      if (o.f == "write") o.value = value();
+      if (o.f == "cas") o.value = Json::array({Json(), value()});
+      if (rng.chance({static_cast<uint64_t>(shape.info_per_mille), 1000})) {
+        o.type = "info";
+        o.lands = rng.chance({1, 2});
+        process += shape.processes;  // Jepsen retires a process whose outcome is unknown
+      }
+      t = o.ret_us;
+      ops.push_back(std::move(o));
+    }
+  }
+  std::vector<Op*> by_point;
+  for (Op& o : ops) by_point.push_back(&o);
+  std::sort(by_point.begin(), by_point.end(),
+            [](const Op* a, const Op* b) { return a->point_us < b->point_us; });
+  Json reg;
+  std::vector<Json> written;
+  for (Op* o : by_point) {
+    if (o->f == "read") o->out = reg;
+    if (o->f == "write" && o->lands) reg = o->value;
+    if (o->f == "cas") {
+      // Half of them expect what the register holds; the rest a value that may be stale.
+      o->value[0] = rng.chance({1, 2}) ? reg
+                    : shape.values > 0 ? Json(rng.below(static_cast<uint64_t>(shape.values)))
+                    : fresh > 0        ? Json(rng.below(static_cast<uint64_t>(fresh)))
+                                       : Json();
+      if (o->value[0] != reg) {
+        if (o->type != "info") o->type = "fail";
+      } else if (o->lands) {
+        reg = o->value[1];
+      }
+    }
+    if (o->f != "read") written.push_back(o->f == "cas" ? o->value[1] : o->value);
+  }
+  if (shape.corrupt) {
+    std::vector<Op*> reads;
+    for (Op& o : ops)
+      if (o.f == "read" && o.type == "ok") reads.push_back(&o);
+    if (!reads.empty() && !written.empty()) {
+      Op* r = reads[rng.below(reads.size())];
+      const Json other = written[rng.below(written.size())];
+      r->out = other != r->out ? other : Json();
+    }
+  }
+  struct Event {
+    int64_t us;
+    bool invoke;
+    const Op* op;
+  };
+  std::vector<Event> events;
+  for (const Op& o : ops) {
+    events.push_back({o.invoke_us, true, &o});
+    events.push_back({o.ret_us, false, &o});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return std::make_pair(a.us, a.invoke) < std::make_pair(b.us, b.invoke);  // returns first
+  });
+  Json h = Json::array();
+  for (const Event& e : events) {
+    const Op& o = *e.op;
+    Json entry = {{"process", o.process}, {"type", e.invoke ? "invoke" : o.type}, {"f", o.f}};
+    entry["value"] = o.f != "read" ? o.value : e.invoke || o.type != "ok" ? Json() : o.out;
+    entry["time"] = e.us * 1000;
+    entry["index"] = h.size();
+    h.push_back(std::move(entry));
+  }
+  return h;
 }
 
 }  // namespace testbed::props

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "properties/greedy_order.h"
+
 namespace testbed::props {
 namespace {
 
@@ -161,73 +163,7 @@ std::optional<RegisterHistory> InferRejectedCore(const RegisterHistory& part, bo
 }
 
 bool GreedyLinearization(const RegisterHistory& part) {
-  model::StateRegisterModel model;
-  std::vector<const RegisterOperation*> pending;  // sorted by invoke
-  for (const auto& o : part)
-    if (!o.ambiguous || o.op.kind != K::kGet) pending.push_back(&o);
-  std::sort(pending.begin(), pending.end(),
-            [](const auto* a, const auto* b) { return a->invoke < b->invoke; });
-  model::RegisterState state = model.init();
-  int64_t t_lo = INT64_MIN;
-  auto earliest = [](const model::StateRegisterModel::Steps& steps) {
-    return *std::min_element(steps.begin(), steps.end(),
-                             [](const auto& a, const auto& b) { return a.second < b.second; });
-  };
-  while (std::any_of(pending.begin(), pending.end(), [](const auto* o) { return !o->ambiguous; })) {
-    int64_t min_ret = kNever;
-    for (const auto* o : pending) min_ret = std::min(min_ret, o->ret);
-    // A completed operation the model accepts now, a read if one is, earliest return first; else an
-    // ambiguous one taking effect (the first invoked that the model accepts), when a completed one
-    // needs it.
-    size_t best = pending.size(), fallback = pending.size();
-    bool best_reads = false;
-    std::pair<model::RegisterState, int64_t> best_step, fallback_step;
-    for (size_t i = 0; i < pending.size(); ++i) {
-      const RegisterOperation& o = *pending[i];
-      if (o.invoke > min_ret) break;  // sorted by invoke: nobody later can go first
-      const int64_t lo = std::max(t_lo, o.invoke_ms);
-      if (lo > o.ret_ms) continue;
-      if (o.ambiguous) {
-        if (fallback < pending.size()) continue;
-        const auto steps = model.step(state, o.op, lo, o.ret_ms, true);
-        if (steps.empty()) continue;
-        fallback = i;
-        fallback_step = earliest(steps);
-        continue;
-      }
-      // Reads first (they change nothing), then by earliest return.
-      const bool reads = model.read_only(o.op);
-      if (best < pending.size() &&
-          std::make_pair(!best_reads, pending[best]->ret) <= std::make_pair(!reads, o.ret))
-        continue;
-      const auto steps = model.step(state, o.op, lo, o.ret_ms, false);
-      if (steps.empty()) continue;
-      best = i;
-      best_reads = reads;
-      best_step = earliest(steps);
-    }
-    if (best == pending.size()) {
-      best = fallback;
-      best_step = fallback_step;
-    }
-    if (best == pending.size()) return false;
-    state = best_step.first;
-    t_lo = best_step.second;
-    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(best));
-  }
-  return true;  // the ambiguous operations left never took effect
-}
-
-int MostPending(const RegisterHistory& part) {
-  std::vector<std::pair<int64_t, int>> events;  // (position, +1 invoke / -1 return)
-  for (const auto& o : part) {
-    events.push_back({o.invoke, 1});
-    if (o.ret != kNever) events.push_back({o.ret, -1});
-  }
-  std::sort(events.begin(), events.end());
-  int pending = 0, most = 0;
-  for (const auto& [at, delta] : events) most = std::max(most, pending += delta);
-  return most;
+  return GreedyOrder(model::StateRegisterModel(), part);
 }
 
 std::string DescribeUndecided(const std::string& key, const RegisterHistory& part) {

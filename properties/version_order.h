@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 
+#include "properties/greedy_order.h"
 #include "properties/register_history.h"
 
 namespace testbed::props {
@@ -42,17 +43,10 @@ namespace testbed::props {
 std::optional<RegisterHistory> InferRejectedCore(const RegisterHistory& part,
                                                  bool ignore_resets = false);
 
-// A linearization of one key's history built without search, or false when this one greedy walk
-// does not find one (the history may still be linearizable). At each step, of the operations
-// real time lets go next, the completed one that the model accepts in the current state goes, a
-// read if one is, else the one with the earliest return (earliest deadline first); when none is
-// accepted, the first ambiguous write or delete the model accepts takes effect; ambiguous ones left
-// at the end never did. Each step is the model's own, inside the operation's window and after the
-// previous point, so a walk that reaches the end is a witness.
+// A linearization of one key's history built without search (GreedyOrder, properties/
+// greedy_order.h, with the state register's model), or false when the greedy walk does not find
+// one (the history may still be linearizable).
 bool GreedyLinearization(const RegisterHistory& part);
-
-// The most operations of a history pending at once (an ambiguous one stays pending).
-int MostPending(const RegisterHistory& part);
 
 // Why one key's history is hard to search: its operations, the most that were pending at once
 // and the ambiguous ones (a lost reply may have taken effect at any time after its invocation,
