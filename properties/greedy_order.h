@@ -29,6 +29,13 @@
 
 namespace testbed::props {
 
+// Of a model's steps, the one at the earliest linearization point.
+template <typename Steps>
+auto EarliestStep(const Steps& steps) {
+  return *std::min_element(steps.begin(), steps.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+}
+
 // The operations a walk orders, by invoke: an ambiguous read constrains nothing.
 template <typename M>
 std::vector<const Operation<typename M::Op>*> ToOrder(
@@ -49,10 +56,6 @@ bool EarliestDeadlineOrder(const M& model, const std::vector<Operation<typename 
   std::vector<const Op*> pending = ToOrder(model, part);
   typename M::State state = model.init();
   int64_t t_lo = INT64_MIN;
-  auto earliest = [](const auto& steps) {
-    return *std::min_element(steps.begin(), steps.end(),
-                             [](const auto& a, const auto& b) { return a.second < b.second; });
-  };
   while (std::any_of(pending.begin(), pending.end(), [](const Op* o) { return !o->ambiguous; })) {
     int64_t min_ret = kNever;
     for (const Op* o : pending) min_ret = std::min(min_ret, o->ret);
@@ -69,7 +72,7 @@ bool EarliestDeadlineOrder(const M& model, const std::vector<Operation<typename 
         const auto steps = model.step(state, o.op, lo, o.ret_ms, true);
         if (steps.empty()) continue;
         fallback = i;
-        fallback_step = earliest(steps);
+        fallback_step = EarliestStep(steps);
         continue;
       }
       // Reads first (they change nothing), then by earliest return.
@@ -81,7 +84,7 @@ bool EarliestDeadlineOrder(const M& model, const std::vector<Operation<typename 
       if (steps.empty()) continue;
       best = i;
       best_reads = reads;
-      best_step = earliest(steps);
+      best_step = EarliestStep(steps);
     }
     if (best == pending.size()) {
       best = fallback;
@@ -110,8 +113,7 @@ bool JustInTimeOrder(const M& model, const std::vector<Operation<typename M::Op>
     if (lo > o.ret_ms) return std::nullopt;
     const auto steps = model.step(s, o.op, lo, o.ret_ms, o.ambiguous);
     if (steps.empty()) return std::nullopt;
-    return *std::min_element(steps.begin(), steps.end(),
-                             [](const auto& a, const auto& b) { return a.second < b.second; });
+    return EarliestStep(steps);
   };
   while (std::any_of(pending.begin(), pending.end(), [](const Op* o) { return !o->ambiguous; })) {
     size_t first = pending.size();  // the completed operation that returns first

@@ -126,6 +126,10 @@ std::vector<RegisterCall> Calls(const Json& history, int64_t* failed) {
   return calls;
 }
 
+// The value an operation left (a read: the one it saw) and the one it found (a cas: its old).
+const Json& Left(const RegisterCall& c) { return c.f == "cas" ? c.value[1] : c.value; }
+const Json& Found(const RegisterCall& c) { return c.f == "cas" ? c.value[0] : c.value; }
+
 std::string CallText(const RegisterCall& c) {
   std::string what = c.f == "read" ? absl::StrCat("read -> ", c.value.dump())
                                    : absl::StrCat(c.f, " ", c.value.dump());
@@ -157,17 +161,14 @@ std::optional<Conflict> InferConflict(const std::vector<RegisterCall>& calls, bo
   std::vector<std::vector<Producer>> producers(1, {{nullptr, -1, -1}});
   std::vector<Sight> finds, leaves;
   for (const RegisterCall& c : calls) {
-    const bool writes = c.f == "write" || c.f == "cas";
-    const Json& wrote = c.f == "cas" ? c.value[1] : c.value;
-    if (writes) {
-      const int v = id(wrote);
+    if (c.f != "read") {
+      const int v = id(Left(c));
       producers.resize(ids.size());
       producers[v].push_back({&c, c.invoke, c.ret});
     }
     if (c.ambiguous) continue;
-    if (c.f == "read") finds.push_back({&c, id(c.value)});
-    if (c.f == "cas") finds.push_back({&c, id(c.value[0])});
-    leaves.push_back({&c, id(c.f == "read" ? c.value : wrote)});
+    if (c.f != "write") finds.push_back({&c, id(Found(c))});
+    leaves.push_back({&c, id(Left(c))});
   }
   producers.resize(ids.size());
   auto conflict = [&](const Sight& s, const RegisterCall* f) {
@@ -176,7 +177,7 @@ std::optional<Conflict> InferConflict(const std::vector<RegisterCall>& calls, bo
     out.core.push_back(s.call);
     for (const Producer& p : producers[s.value])
       if (p.call && p.call != s.call) out.core.push_back(p.call);
-    const std::string b = s.call->f == "cas" ? s.call->value[0].dump() : s.call->value.dump();
+    const std::string b = Found(*s.call).dump();
     const bool initial = s.value == 0;
     if (!f) {
       out.why = absl::StrCat("process ", s.call->process, " found ", b,
@@ -185,9 +186,9 @@ std::optional<Conflict> InferConflict(const std::vector<RegisterCall>& calls, bo
                              out.core.size() == 1 ? " (nobody wrote it at all)" : "");
     } else {
       out.why = absl::StrCat(
-          "process ", f->process, " left ", f->f == "cas" ? f->value[1].dump() : f->value.dump(),
-          " before process ", s.call->process, " was invoked, which then found ", b,
-          "; every write of ", b, initial ? " (and the register's initial null)" : "",
+          "process ", f->process, " left ", Left(*f).dump(), " before process ", s.call->process,
+          " was invoked, which then found ", b, "; every write of ", b,
+          initial ? " (and the register's initial null)" : "",
           " returned before the first was invoked or was invoked after the second returned, so "
           "none can lie between them");
     }
