@@ -545,6 +545,29 @@ void MapBack(Json& answer, const Plan& original, const Mix& mix) {
     if (v.is_array() || v.is_object()) MapBack(v, original, mix);
 }
 
+// Mix::expiry_edges: the renew `p` made with ttl 0, or sent 1 ms before, at or after the lease
+// end of the claim it names first (the model's claimExpiresAt); the presence read sent 1 ms
+// before, at or after a row's expiresAt; or either left as it was.
+sim::Task<void> AimAtExpiryEdge(sim::Ctx& ctx, const RunSpec& spec, int i, const m::Model& model,
+                                Plan& p) {
+  sim::Prng edge(sim::OpSeed(spec.seed, 0, i) ^ 0x65646765ULL);  // "edge"
+  const uint64_t pick = edge.below(4);
+  Json expiry;
+  if (p.op == "renew") {
+    if (pick == 1) p.ttl = 0;
+    if (pick >= 2 && !p.refs.empty()) {
+      const Json row = model.read(p.session, p.refs[0].index - 1, p.refs[0].index);
+      if (!row.empty()) expiry = row[0]["claimExpiresAt"];
+    }
+  } else if (p.op == "presenceRead" && pick >= 2) {
+    const Json rows = model.presence_read(p.ns, ctx.now_ms());
+    if (!rows.empty()) expiry = rows[edge.below(rows.size())]["expiresAt"];
+  }
+  if (!expiry.is_number_integer()) co_return;
+  const int64_t at = expiry.get<int64_t>() + edge.range(-1, 1);
+  if (at > ctx.now_ms()) co_await ctx.sleep(at - ctx.now_ms());
+}
+
 }  // namespace
 
 sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
@@ -577,8 +600,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
     int64_t pause = rng.range(0, 2 * kLeaseMs);
     if (!mix.late) pause = rng.range(0, kLeaseMs / 4);
     co_await ctx.sleep(pause);
+    Plan p = MakePlan(rng, mix, mem, model, i, ctx.now_ms());
+    if (mix.expiry_edges) co_await AimAtExpiryEdge(ctx, spec, i, model, p);
     const int64_t now = ctx.now_ms();
-    const Plan p = MakePlan(rng, mix, mem, model, i, now);
     SequentialStep step;
     step.op = p.op;
     step.call = Describe(p);

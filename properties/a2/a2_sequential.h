@@ -39,6 +39,12 @@ struct Mix {
   // (Memory::empty_lane), lanes include "". Off: the
   // draws are those of the mixes made before them.
   bool boundaries = false;
+  // Reach at expiry edges (issue 28): a quarter of the renews come with ttl 0 (a renewal to now,
+  // which must not shorten the lease), and a quarter land 1 ms before, at or after the renewed
+  // claim's lease end (a lease is live while now < expiry); half the presence reads land 1 ms
+  // before, at or after a row's expiresAt. Drawn from a PRNG of their own, so every other draw
+  // of a run stays what it was.
+  bool expiry_edges = false;
 };
 
 // One planned call (model/a2.h names its op).

@@ -6,8 +6,16 @@
 namespace testbed::props::a2 {
 namespace {
 
-const Mix kMix = {
-    {18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2}, {"s1", "s2"}, {"sum", "count"}, {"room-1"}};
+const Mix kMix = {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2},
+                  {"s1", "s2"},
+                  {"sum", "count"},
+                  {"room-1"},
+                  /*late=*/true,
+                  /*adversarial=*/false,
+                  /*past_frontier=*/false,
+                  /*expired_own=*/false,
+                  /*boundaries=*/false,
+                  /*expiry_edges=*/true};
 
 std::string Judge(const SequentialStep& s) {
   std::string cls;
