@@ -74,9 +74,13 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
     if (e.path().extension() != ".json") continue;
     const scenarios::Scenario s = scenarios::Load(e.path());
     const RunOutcome r = s.system->Run(s.spec, Shipped(), nullptr);
+    // The scenario's own words (its trigger and why) are read with each finding: they are what
+    // `replay` prints beside it. (A class's sentence is shared by every run of the class, so it
+    // may list what can cause it; a scenario speaks of its own run.)
+    const std::string said = s.trigger + "\n" + s.why;
     for (const Finding& f : r.findings) {
       if (!s.cls.empty() && ClassOf(f) != s.cls) continue;
-      std::string text = f.text;
+      std::string text = f.text + "\n" + said;
       std::transform(text.begin(), text.end(), text.begin(),
                      [](unsigned char c) { return std::tolower(c); });
       ++judged;
@@ -93,6 +97,11 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
           EXPECT_LE(std::stoll((*m)[2].str()), last_ms + 100)
               << s.name << " names " << (*m)[0].str() << ", past its run's last event at +"
               << last_ms << "ms: " << f.text;
+      // So is every deadline drawn on its timeline (a lease's end, a key's TTL).
+      for (const Deadline& d : f.deadlines)
+        EXPECT_LE(d.at_ms, last_ms + 100)
+            << s.name << " draws \"" << d.what << "\" at +" << d.at_ms
+            << "ms, past its run's last event at +" << last_ms << "ms";
       for (const Claim& c : claims)
         for (const std::string& w : c.words)
           if (text.find(w) != std::string::npos)

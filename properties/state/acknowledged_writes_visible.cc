@@ -117,8 +117,9 @@ const StateProperty& AcknowledgedWritesVisible() {
          "list() leaves out a live key because a client's clock runs ahead of the server's (the "
          "index is trimmed and filtered by the caller's clock)"},
         {"expired-early-by-writer-clock",
-         "a key expired before its ttl had passed by the server's clock, at the instant the "
-         "writer's own (skewed) clock computed"}}},
+         "a key expired before its ttl had passed by the server's clock, at the expiresAt the "
+         "writer computed from its own clock at its call (a clock behind the server's, or a "
+         "pause or a delay before the write landed)"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -47,8 +47,9 @@ const StateProperty& RollingDeployWritesVisible() {
         {"old-pod-resurrects-deleted", "an old pod reads a value after the new version's delete"},
         {"expired-early-by-writer-clock",
          "a pod reads null because the store expired an acknowledged write before its ttl had "
-         "passed by the server's clock, at the instant the writer's own (skewed) clock "
-         "computed"},
+         "passed by the server's clock, at the expiresAt the writer computed from its own clock at "
+         "its call (a "
+         "clock behind the server's, or a pause or a delay before the write landed)"},
         {"list-misses-by-fast-clock",
          "list() leaves out a live key because the reading pod's clock runs ahead of the "
          "server's (the index is trimmed and filtered by the caller's clock)"}}},

@@ -150,9 +150,24 @@ sim::Task<void> RollingStep(
           why += st->gone_at_return ? "had already dropped the key when the write returned at " +
                                           RunTime(st->returned_ms)
                                     : "expired it at " + RunTime(*st->stored_until);
-          if (st->sent_expires_at)
-            why += ": the writer's own clock computed expiresAt " + RunTime(*st->sent_expires_at);
-          why += ", though the write is promised to live through " + RunTime(st->promised_ms);
+          // What made the expiresAt early: the writer's clock at its call (the expiresAt less the
+          // ttl) against the server's, and how long the call took to land.
+          const int64_t ttl = w.ns.default_ttl_ms, called = st->promised_ms - ttl;
+          if (st->sent_expires_at) {
+            const int64_t off = *st->sent_expires_at - ttl - called;
+            why += absl::StrCat(": the writer computed expiresAt ", RunTime(*st->sent_expires_at),
+                                " from its own clock, which read ", RunTime(called + off),
+                                " at its call (", off == 0 ? "the server's time" : "",
+                                off > 0 ? absl::StrCat(off, " ms ahead of the server's") : "",
+                                off < 0 ? absl::StrCat(-off, " ms behind the server's") : "", ")");
+            if (st->returned_ms > *st->sent_expires_at)
+              why += absl::StrCat(", and the write returned at ", RunTime(st->returned_ms),
+                                  ", past that instant (a pause or a delay between the call and "
+                                  "the write)");
+          }
+          why += absl::StrCat("; by the server's clock the write lives ", ttl,
+                              " ms from when it was applied, between its call at ", RunTime(called),
+                              " and its return at ", RunTime(st->returned_ms));
         }
         if (fast)
           why = "\n    the store set that write's expiry to " + RunTime(*st->stored_until) +

@@ -243,6 +243,11 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   std::vector<std::string> rejected = verdict.rejected;
   for (const auto& [key, core] : inferred) rejected.push_back(key);
   std::sort(rejected.begin(), rejected.end());
+  // A TTL is a deadline of the finding only if the run reached it: one that ends after the
+  // last call of the run returned can explain no result (nor be drawn as if it had come).
+  int64_t last_ms = 0;
+  for (const auto& o : props::RelativeTimes(history, start_ms))
+    last_ms = std::max(last_ms, o.ret_ms == props::kNever ? o.invoke_ms : o.ret_ms);
   for (const std::string& key : rejected) {
     const props::RegisterHistory& on_key = keys.at(key);
     const auto found = inferred.find(key);
@@ -303,7 +308,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
       // Named as the text names it ("client 8": on a hot key, an actor of client 2's threads).
       involved.push_back({client, o.invoke_ms, o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms,
                           absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
-      if (o.op.expires_at_ms > 0)
+      if (o.op.expires_at_ms > 0 && o.op.expires_at_ms <= last_ms)
         deadlines.push_back({"", o.op.expires_at_ms,
                              absl::StrCat("TTL of client ", o.actor, "'s ", OpName(o.op.kind),
                                           " (+", o.invoke_ms, "ms) ends")});

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include <absl/strings/str_cat.h>
+
 #include "model/state_store.h"
 #include "sim/clock.h"
 
@@ -668,8 +670,23 @@ std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWo
                                     name, o, connection);
 }
 
+namespace {
+// The first key-loss fault (an eviction, sim/faults.h) between the world's instants from and to,
+// as its trace prints it ("" when none hit).
+std::string EvictionBetween(const Recorder* rec, int64_t from, int64_t to) {
+  const int64_t start = rec->world->start_ms();
+  for (const sim::TraceEvent& e : rec->world->trace().events)
+    if (e.fault == sim::Fault::kKeyLoss && !e.planned && e.at_ms >= from - start &&
+        e.at_ms <= to - start)
+      return absl::StrCat("+", e.at_ms, "ms ", e.text);
+  return "";
+}
+}  // namespace
+
 // quota-safety, concurrently: at one instant every client sets its own key in a shared
-// maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond.
+// maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond. A key lost to
+// an eviction meanwhile (the namespace's index, most likely) is named as the cause: the quota
+// counts the index, and what it no longer holds it no longer counts.
 sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
                           const real::state::VersionScripts& scripts, int id, int i,
                           Recorder* rec) {
@@ -698,13 +715,23 @@ sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
   } catch (const real::state::StateError&) {
     co_return;
   }
-  if (live > 1 && rec->world->now_ms() == t0)
+  if (live > 1 && rec->world->now_ms() == t0) {
+    if (const std::string evicted = EvictionBetween(rec, slot, t0); !evicted.empty()) {
+      rec->findings.push_back(
+          {"overfill-after-eviction",
+           absl::StrCat(w.clients, " clients each set their own key at +",
+                        slot - sim::kDefaultEpochMs, "ms in namespace ", name,
+                        " (maxEntries 1); at +", t0 - sim::kDefaultEpochMs, "ms ", live,
+                        " of those keys are live, after an eviction between them: ", evicted)});
+      co_return;
+    }
     rec->findings.push_back(
         {"concurrent-overfill", std::to_string(w.clients) + " clients each set their own key at +" +
                                     std::to_string(slot - sim::kDefaultEpochMs) +
                                     "ms in namespace " + name + " (maxEntries 1); at +" +
                                     std::to_string(t0 - sim::kDefaultEpochMs) + "ms " +
                                     std::to_string(live) + " of those keys are live"});
+  }
 }
 
 // quota-safety and quota-liveness across two clients' clocks, judged by the server's clock
