@@ -412,4 +412,49 @@ TEST(ReplayCommand, SavedFindingsReproduceAndOneThatNoLongerShowsIsFixedOrChange
 }
 
 }  // namespace
+// Issue 31: a quota race names an eviction as its cause only when the evicted key is its own
+// namespace's index (named in base64). beta.30's race lost its index to an eviction; beta.3's
+// races overfilled by themselves, once while an eviction took another namespace's entry and once
+// while it took one of the race's own entries (which frees a slot, and excuses nothing).
+TEST(Findings, AQuotaRaceBlamesAnEvictionOnlyOfItsOwnIndex) {
+  const props::System* state = props::FindSystem("state");
+  ASSERT_NE(state, nullptr);
+  auto run = [&](const std::string& version, uint64_t seed, int ops, props::SkipSet skip) {
+    props::RunSpec spec;
+    spec.property = "quota-safety";
+    spec.version = version;
+    spec.old_version = version == "beta30" ? "beta3" : "";  // as check runs a rolling deploy
+    spec.seed = seed;
+    spec.clients = 3;
+    spec.ops = ops;
+    spec.faults = sim::FaultList::Parse("all");
+    spec.skip = std::move(skip);
+    return state->Run(spec, testing_catalogs::Shipped(), nullptr);
+  };
+  auto has = [](const props::RunOutcome& r, const std::string& cls) {
+    return std::find(r.classes.begin(), r.classes.end(), cls) != r.classes.end();
+  };
+  const props::RunOutcome evicted = run("beta30", 8685261, 9, {});
+  EXPECT_TRUE(has(evicted, "overfill-after-eviction")) << evicted.description;
+  EXPECT_FALSE(has(evicted, "concurrent-overfill")) << evicted.description;
+  const props::RunOutcome other = run("beta3", 8678812, 7, {{0, 0}});
+  EXPECT_TRUE(std::any_of(other.trace.events.begin(), other.trace.events.end(),
+                          [](const sim::TraceEvent& e) {
+                            return e.fault == sim::Fault::kKeyLoss && !e.planned &&
+                                   e.text.find(":race-4:") != std::string::npos;
+                          }))
+      << "the run no longer evicts another namespace's key: the test shows nothing";
+  EXPECT_TRUE(has(other, "concurrent-overfill")) << other.description;
+  EXPECT_FALSE(has(other, "overfill-after-eviction")) << other.description;
+  const props::RunOutcome own = run("beta3", 8684691, 1, {});
+  EXPECT_TRUE(std::any_of(own.trace.events.begin(), own.trace.events.end(),
+                          [](const sim::TraceEvent& e) {
+                            return e.fault == sim::Fault::kKeyLoss && !e.planned &&
+                                   e.text.find(":race-0:c0") != std::string::npos;
+                          }))
+      << "the run no longer evicts one of the race's entries: the test shows nothing";
+  EXPECT_TRUE(has(own, "concurrent-overfill")) << own.description;
+  EXPECT_FALSE(has(own, "overfill-after-eviction")) << own.description;
+}
+
 }  // namespace testbed

@@ -43,9 +43,9 @@ const StateProperty& QuotaSafety() {
          "keys set at one instant by several clients all stay live past "
          "maxEntries"},
         {"overfill-after-eviction",
-         "an eviction (fault key-loss) took a key the quota counts, the namespace's index most "
-         "likely, and the namespace then admitted keys past maxEntries: the quota lives in one "
-         "evictable key"},
+         "an eviction (fault key-loss) took the namespace's index, which the quota counts, and "
+         "the namespace then admitted keys past maxEntries: the quota lives in one evictable "
+         "key"},
         {"skew-overfill",
          "a client whose clock runs ahead admits a key while another is live by the server's "
          "clock"},

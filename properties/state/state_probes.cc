@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include <absl/strings/escaping.h>
+#include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 
 #include "model/state_store.h"
@@ -671,13 +673,26 @@ std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWo
 }
 
 namespace {
-// The first key-loss fault (an eviction, sim/faults.h) between the world's instants from and to,
-// as its trace prints it ("" when none hit).
-std::string EvictionBetween(const Recorder* rec, int64_t from, int64_t to) {
+// Whether a fault's text names the index of namespace `name` (or a member of it): an index key
+// holds its namespace's prefix in base64 ("...:index:<base64>"). An entry's eviction frees its
+// slot instead, so only the index's loss lets the quota admit past maxEntries.
+bool NamesIndexOf(const std::string& text, const std::string& name) {
+  const size_t at = text.find(":index:");
+  if (at == std::string::npos) return false;
+  const std::string b64 = text.substr(at + 7, text.find_first_of("\":", at + 7) - at - 7);
+  std::string decoded;
+  return absl::Base64Unescape(b64, &decoded) &&
+         absl::StrContains(decoded, absl::StrCat(":", name, ":"));
+}
+
+// The first key-loss fault (an eviction, sim/faults.h) of namespace `name`'s index between the
+// world's instants from and to, as its trace prints it ("" when none hit).
+std::string EvictionBetween(const Recorder* rec, const std::string& name, int64_t from,
+                            int64_t to) {
   const int64_t start = rec->world->start_ms();
   for (const sim::TraceEvent& e : rec->world->trace().events)
     if (e.fault == sim::Fault::kKeyLoss && !e.planned && e.at_ms >= from - start &&
-        e.at_ms <= to - start)
+        e.at_ms <= to - start && NamesIndexOf(e.text, name))
       return absl::StrCat("+", e.at_ms, "ms ", e.text);
   return "";
 }
@@ -686,7 +701,8 @@ std::string EvictionBetween(const Recorder* rec, int64_t from, int64_t to) {
 // quota-safety, concurrently: at one instant every client sets its own key in a shared
 // maxEntries-1 namespace; 100 ms later client 0 reads them all in one millisecond. A key lost to
 // an eviction meanwhile (the namespace's index, most likely) is named as the cause: the quota
-// counts the index, and what it no longer holds it no longer counts.
+// counts the index, and what it no longer holds it no longer counts (an entry's own eviction
+// frees its slot, and is no excuse).
 sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
                           const real::state::VersionScripts& scripts, int id, int i,
                           Recorder* rec) {
@@ -716,7 +732,7 @@ sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
     co_return;
   }
   if (live > 1 && rec->world->now_ms() == t0) {
-    if (const std::string evicted = EvictionBetween(rec, slot, t0); !evicted.empty()) {
+    if (const std::string evicted = EvictionBetween(rec, name, slot, t0); !evicted.empty()) {
       rec->findings.push_back(
           {"overfill-after-eviction",
            absl::StrCat(w.clients, " clients each set their own key at +",
