@@ -48,8 +48,7 @@ const StateProperty& RollingDeployWritesVisible() {
         {"expired-early-by-writer-clock",
          "a pod reads null because the store expired an acknowledged write before its ttl had "
          "passed by the server's clock, at the expiresAt the writer computed from its own clock at "
-         "its call (a "
-         "clock behind the server's, or a pause or a delay before the write landed)"},
+         "its call (a clock behind the server's, or a pause or a delay before the write landed)"},
         {"list-misses-by-fast-clock",
          "list() leaves out a live key because the reading pod's clock runs ahead of the "
          "server's (the index is trimmed and filtered by the caller's clock)"}}},

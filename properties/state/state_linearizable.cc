@@ -246,8 +246,8 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   // A TTL is a deadline of the finding only if the run reached it: one that ends after the
   // last call of the run returned can explain no result (nor be drawn as if it had come).
   int64_t last_ms = 0;
-  for (const auto& o : props::RelativeTimes(history, start_ms))
-    last_ms = std::max(last_ms, o.ret_ms == props::kNever ? o.invoke_ms : o.ret_ms);
+  for (const auto& o : history)
+    last_ms = std::max(last_ms, (o.ret_ms == props::kNever ? o.invoke_ms : o.ret_ms) - start_ms);
   for (const std::string& key : rejected) {
     const props::RegisterHistory& on_key = keys.at(key);
     const auto found = inferred.find(key);
