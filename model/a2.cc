@@ -107,8 +107,12 @@ Json Model::append(const std::string& session, const std::vector<AppendIn>& even
     ++dups;
   }
   if (dups == events.size()) {
+    // In index order (rule 2): a true retry's rows were appended together, in its order.
+    std::vector<int64_t> indexes;
+    for (const AppendIn& e : events) indexes.push_back(ids_.at(e.id).second);
+    std::sort(indexes.begin(), indexes.end());
     Json rows = Json::array();
-    for (const AppendIn& e : events) rows.push_back(stored_row(session, ids_.at(e.id).second));
+    for (int64_t index : indexes) rows.push_back(stored_row(session, index));
     return Json{{"events", rows}, {"hasPending", has_pending(session)}, {"notified", nullptr}};
   }
   if (dups > 0) return Error("PARTIAL_DUPLICATE_BATCH");

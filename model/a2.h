@@ -10,7 +10,10 @@
 //   1. Dense index: a session's events are numbered 1, 2, ... in append order; the event an index
 //      names never changes ("each event is a stream entry whose ID is its dense a2 index").
 //   2. Idempotent appends by id: a retried batch whose ids all exist in the session returns the
-//      stored rows, in the batch's order, and appends nothing; a batch that mixes stored and
+//      stored rows, in index order ("return the original rows, ordered by index like every
+//      adapter", ts 962; a true retry's rows were appended together, so that is also the
+//      batch's order, and only a batch of ids stored by different appends tells the two
+//      apart), and appends nothing; a batch that mixes stored and
 //      fresh ids, or repeats an id, is PARTIAL_DUPLICATE_BATCH; an id stored in another session
 //      is PARTIAL_DUPLICATE_BATCH (an id's session never changes).
 //   3. Claims: claimAvailable grants every claimable event (index order) to the holder, each

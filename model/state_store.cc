@@ -136,7 +136,15 @@ StoreResult StateStoreModel::write(const std::optional<std::string>& connection,
                                    std::optional<int64_t> ttl, int64_t now) {
   Space& mine = space(connection, ns, o);
   const StoreEntry* existing = live(mine, key, now);
-  if (!existing && live_count(mine, now) >= o.max_entries) return Error("quota");
+  if (variant_.index_quota) {  // the slot and the count by the index's view (Variant)
+    const auto held = [now](const auto& kv) { return now < End(kv.second); };
+    const auto it = mine.find(key);
+    if ((it == mine.end() || !held(*it)) &&
+        std::count_if(mine.begin(), mine.end(), held) >= o.max_entries)
+      return Error("quota");
+  } else if (!existing && live_count(mine, now) >= o.max_entries) {
+    return Error("quota");
+  }
   const std::optional<StoreEntry> seen = current(connection, ns, o, key, now);  // rule 7's too
   StoreEntry e{key,
                value,

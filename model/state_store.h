@@ -167,9 +167,16 @@ class StateStoreModel {
     // with this on answers as that view does; model-matches-implementation asks it only to
     // name a disagreement at an expiry instant.
     bool index_view = false;
+    // Not the contract: the same view for the quota alone. beta.30's compareAndSet script asks
+    // only whether the index holds the key (its line 31), so at the key's expiry millisecond
+    // an update of the live entry needs a new slot, while its version check still reads the
+    // key. A model with this on counts, and asks whether the written key holds a slot, by the
+    // index; it reads every entry by the key.
+    bool index_quota = false;
   };
   explicit StateStoreModel(Variant v) : variant_(v) {}
   void count_by_index(bool on) { variant_.index_view = on; }
+  void quota_by_index(bool on) { variant_.index_quota = on; }
 
   // `connection`: forConnection's argument (nullopt: the missing connection).
   // What get() would return, without adopting anything (const).

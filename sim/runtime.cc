@@ -72,7 +72,8 @@ struct World::Thread {
   bool finished = false;
   bool cancelled = false;
   int64_t steps = 0;
-  int64_t resent = 0;  // calls applied, then re-sent after a reconnect (a resend fault)
+  int64_t resent = 0;         // calls applied, then re-sent after a reconnect (a resend fault)
+  int64_t reply_latency = 0;  // Ctx::set_reply_latency
   std::vector<std::pair<ThreadId, std::coroutine_handle<>>> joiners;
 };
 
@@ -136,6 +137,7 @@ void Ctx::cancel(ThreadId t) {
 
 int64_t Ctx::now_ms() const { return world_.actor_time(actor_); }
 int64_t Ctx::resent_calls() const { return world_.threads_[thread_]->resent; }
+void Ctx::set_reply_latency(int64_t ms) { world_.threads_[thread_]->reply_latency = ms; }
 const Clock& Ctx::clock() const { return world_.actors_[actor_]->clock; }
 
 void Ctx::CallAwaiter::await_suspend(std::coroutine_handle<> h) {
@@ -209,6 +211,7 @@ void World::submit_call(Ctx::CallAwaiter* a, std::coroutine_handle<> h) {
   if (f.lost_request.numerator) c.lose_request = fault_prng_.chance(f.lost_request);
   if (f.lost_reply.numerator && !c.lose_request) c.lose_reply = fault_prng_.chance(f.lost_reply);
   if (f.latency_ms_max > 0) c.latency = fault_prng_.range(f.latency_ms_min, f.latency_ms_max);
+  c.latency += th.reply_latency;
   if (f.delayed_request.numerator && fault_prng_.chance(f.delayed_request)) {
     c.ready_at = now_ + fault_prng_.range(1, std::max<int64_t>(1, f.delay_ms_max));
     record_fault(

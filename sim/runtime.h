@@ -181,6 +181,10 @@ class Ctx {
   // How many of this thread's calls so far were applied and then re-sent after a reconnect (the
   // resend fault): a call made between two readings may have taken effect twice.
   int64_t resent_calls() const;
+  // Every reply to this thread's later calls arrives `ms` later (0: none), on top of any latency
+  // fault: a client that chooses how slow its own network is (the sequential callers aim a
+  // call's span at an entry's expiry with it). Deterministic: no draw of the world's.
+  void set_reply_latency(int64_t ms);
   const Clock& clock() const;
   ActorId actor() const { return actor_; }
   ThreadId thread() const { return thread_; }

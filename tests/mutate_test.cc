@@ -184,7 +184,7 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
        "quota-safety / refusal-reported-as-written"},
       {"state/beta24/SET_WITH_QUOTA_SCRIPT.lua:10.3", "quota-liveness / overwrite-refused"},
       {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:33.6", "keys-expire / entry-missing-from-index"},
-      {"state/beta30/SET_WITH_QUOTA_SCRIPT.lua:16.3", "keys-expire / index-expires-before-entry"},
+      {"state/beta30/SET_WITH_QUOTA_SCRIPT.lua:16.3", "keys-expire / index-never-expires"},
       // model-matches-implementation judges on past what beta.24's claim explains, in its
       // legacy-dense runs (1000 of them, --runs-of): a missing connection's compareAndSet on a
       // live v1 value answered as a quota error, the claim's tombstone dropped.

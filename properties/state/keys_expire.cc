@@ -22,9 +22,6 @@ class Runner : public StepRun {
   using StepRun::StepRun;
 
   // The index's observable effect: list() and the quota see an entry only through the index,
-  // so at the end of the run every live entry must be in it, and the index must live at least
-  // as long as the entry (beta.3 keeps no index: KEYS finds its entries).
-  // The index's observable effect: list() and the quota see an entry only through the index,
   // so at the end of the run every live entry must be in its index, and the index must live
   // at least as long as the entry. Keys and indexes pair by family ("apifuse:provider-state:v2":
   // a v1 key and the old pods' v1 index, a v2 key and the v2 index). beta.3 keeps no index:
@@ -161,7 +158,27 @@ class Runner : public StepRun {
   // A connection that never touched the keys reads each (k0 by a compareAndSet that fails): in a
   // deploy whose reads claim v1 keys, a live v1 value is claimed into its scope (with the old
   // key's remaining ttl, into its index) and left there for the judge.
+  //
+  // First, a namespace of its own that this client writes exactly once (a set, or on odd
+  // clients a compareAndSet from version 0): the write creates its index, no later call of
+  // the namespace refreshes the index's ttl, so the write itself must have set one.
   sim::Task<void> Finish(sim::Ctx& ctx, real::state::StateNamespace&, int id) override {
+    {
+      auto once = real::state::MakeNamespace(w.version, ctx, scripts, "provider-under-test",
+                                             "once" + std::to_string(id), w.ns, "conn");
+      real::state::Json value = real::state::Json::object();
+      value["once"] = id;
+      try {
+        if (id % 2 == 0) {
+          co_await once->set("k0", value, std::nullopt);
+        } else {
+          const real::state::CasResult r =
+              co_await once->compare_and_set("k0", 0, value, std::nullopt);
+          (void)r;
+        }
+      } catch (const real::state::StateError&) {
+      }
+    }
     if (!real::state::ClaimsLegacy(w.version)) co_return;
     auto late = Namespace(ctx, "late" + std::to_string(id));
     for (int k = 0; k < 3; ++k) {

@@ -1,6 +1,7 @@
 // Property "model-matches-implementation" of the state store: one client, fault-free, random
 // operations across connections, scopes, namespaces, TTLs and quota (and old-pod writes for
-// beta.24), each compared with model/state_store at that instant. On beta.24 a second model,
+// beta.24), each compared with model/state_store at one instant of the call (a call on a slow
+// network takes effect at one instant of its span). On beta.24 a second model,
 // the claim as built, names the disagreements the claim explains (answers-as-the-v1-claim),
 // and the run goes on judging after them.
 #include <string>
@@ -26,7 +27,8 @@ const StateProperty& ModelMatchesImplementation() {
   static const StateProperty kProperty = {
       {"model-matches-implementation",
        "a sequential, fault-free run answers every call as the pure model of the whole contract "
-       "(model/state_store.h) does at that instant",
+       "(model/state_store.h) does at one instant of the call (some calls run on a slow "
+       "network, so that their steps span an entry's expiry)",
        Always,
        sim::FaultSet::All(),
        {{"disagrees-on-get", "get() answers other than the model"},
@@ -47,6 +49,28 @@ const StateProperty& ModelMatchesImplementation() {
          "the quota counts an entry as gone at its expiry millisecond while get() still returns "
          "it (quota-safety's expiry-instant-overfill), otherwise as the model answers; the run "
          "is judged on"},
+        {"version-continues-after-expiry",
+         "a write whose read and write straddle its key's expiry (the call took time) numbers "
+         "itself on from the expired entry and keeps its createdAt, as no single instant of "
+         "the call answers"},
+        {"stale-cas-succeeds-after-expiry",
+         "a compareAndSet() whose check and write straddle its key's expiry (the call took "
+         "time) succeeds on top of the expired entry, numbered on from it"},
+        {"set-straddles-expiry",
+         "a set() whose steps straddle its key's expiry (the call took time) answers as no "
+         "single instant of the call does"},
+        {"compareAndSet-straddles-expiry",
+         "a compareAndSet() whose steps straddle its key's expiry (the call took time) answers "
+         "as no single instant of the call does: checked against the expired entry, it "
+         "reports success and writes a new entry at version 1"},
+        {"increment-straddles-expiry",
+         "an increment whose steps straddle its key's expiry (the call took time) answers as "
+         "no single instant of the call does: it carries the expired value into a new entry, "
+         "or numbers on from it"},
+        {"update-refused-at-expiry-instant",
+         "a write of a live entry at its expiry millisecond is refused as quota exceeded (the "
+         "index no longer holds the key, so the update asks for a new slot in a full scope), "
+         "otherwise as the model answers; the run is judged on"},
         {"list-drops-at-expiry-instant",
          "list() leaves out an entry at its expiry millisecond while get() still returns it "
          "(expiry-boundary-get-list's finding), otherwise as the model answers; the run is "

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <map>
 #include <cstdio>
 
 #include "model/state_store.h"
@@ -70,7 +72,7 @@ std::string LifetimeDiffers(sim::World& world, const std::string& redis_key,
   if (!written) return "";
   const sim::Reply pttl = world.backend().execute({"PTTL", redis_key}, now);
   const int64_t stated = written->expires_at - now;
-  if (pttl.integer == stated) return "";
+  if (pttl.integer == stated || (stated < 0 && pttl.integer == -2)) return "";  // ended by now
   return "the key's expiry on the server is " +
          (pttl.integer == -1   ? std::string("none (it never expires)")
           : pttl.integer == -2 ? std::string("gone (no key)")
@@ -112,14 +114,22 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
   // so far. They reach what the claim does in a full scope,
   // a claim at the v1 key's expiry millisecond, and compareAndSet's own claim.
   const bool dense = legacy && sim::Prng(w.seed ^ 0x6c6567616379ULL).chance({1, 2});
-  std::vector<int64_t> ends;  // dense: when each entry written so far ends (server time)
-  std::string old_key;        // dense: the key an old pod wrote last
+  // Edge-dense runs, half of every other version's (their own side stream): the same small
+  // shape and pauses aimed at entries' ends, without old pods. They reach a full scope at an
+  // entry's expiry millisecond, where the key still lives and the index no longer counts it.
+  const bool edges = !legacy && sim::Prng(w.seed ^ 0x6564676573ULL).chance({1, 2});
+  const bool compact = dense || edges;  // the small shape of either
+  // Half of the edge-dense runs hold one entry per scope: a full scope then needs only one key.
+  const int64_t compact_max = edges && sim::Prng(w.seed ^ 0x6f6e65ULL).chance({1, 2}) ? 1 : 2;
+  std::vector<int64_t> ends;  // compact: when each entry written so far ends (server time)
+  std::map<std::string, int64_t> key_end;  // edges: when each key's last written entry ends
+  std::string old_key;                     // dense: the key an old pod wrote last
   for (int i = 0; i < w.ops; ++i) {
     if (w.skip.count({0, i})) continue;  // shrunk away
     rng = sim::Prng(sim::OpSeed(w.seed, 0, i));
     sim::Prng side(sim::OpSeed(w.seed, 0, i) ^ 0x64656e7365ULL);
     int64_t pause = rng.range(0, 25);
-    if (dense && side.chance({1, 3})) {
+    if (compact && side.chance({1, 3})) {
       std::vector<int64_t> ahead;
       for (int64_t e : ends)
         if (e + 1 >= rec->world->now_ms()) ahead.push_back(e);
@@ -127,6 +137,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         pause = std::max<int64_t>(
             0, ahead[side.below(ahead.size())] + side.range(-1, 1) - rec->world->now_ms());
     }
+    // Edge-dense runs also make a quarter of their calls in the millisecond of the one before
+    // (a full scope at an entry's expiry millisecond, then another call there).
+    if (edges && side.chance({1, 4})) pause = 0;
     co_await ctx.sleep(pause);
     const int64_t now = rec->world->now_ms();
     uint64_t c = rng.below(3);
@@ -137,9 +150,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     const std::optional<std::string> connection =
         c == 2 ? std::nullopt : std::optional<std::string>(c == 0 ? "conn-a" : "conn-b");
     bool provider_ns = rng.chance({1, 4});
-    if (dense) provider_ns = side.chance({1, 8});
+    if (compact) provider_ns = side.chance({1, 8});
     const std::string ns_name = provider_ns ? "shared" : "ns";
-    const int64_t max_entries = dense ? 2 : 3, default_ttl = dense ? 80 : 40;
+    const int64_t max_entries = compact ? compact_max : 3, default_ttl = compact ? 80 : 40;
     real::state::NamespaceOptions so{.provider_scope = provider_ns,
                                      .default_ttl_ms = default_ttl,
                                      .max_ttl_ms = 100,
@@ -147,8 +160,11 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
                                      .max_value_bytes = 256};
     model::StoreNamespaceOptions mo{provider_ns, default_ttl, 100, max_entries, 256};
     const uint64_t key_draw = rng.below(4);
-    std::string key = "k" + std::to_string(dense ? key_draw % 3 : key_draw);
+    std::string key = "k" + std::to_string(compact ? key_draw % 3 : key_draw);
     if (dense && !old_key.empty() && side.chance({1, 3})) key = old_key;  // what old pods wrote
+    if (edges && side.chance({1, 2}))  // half the calls at a key's expiry millisecond go to it
+      for (const auto& [k, end] : key_end)
+        if (end == now) key = k;
     uint64_t roll = rng.below(100);
     if (!legacy && roll >= 88) roll = rng.below(20) + 25;      // no old pods: a set instead
     if (dense && roll < 88 && side.chance({1, 4})) roll = 88;  // an old pod's write
@@ -162,11 +178,19 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         real::state::MakeNamespace(w.version, ctx, scripts, provider, ns_name, so, connection);
     const std::string who =
         (connection ? *connection : std::string("missing connection")) + " " + ns_name;
-    const std::string at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "ms ";
+    std::string at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "ms ";
+    // The instant the models answer at: now, or where a call that took time took effect.
+    int64_t when = now;
+    // Edge-dense runs make a quarter of their calls on a slow network (every reply 1 to 3 ms
+    // late): a call's own steps (beta.23's backfill, its read, its script) then run at
+    // different instants, and an entry may expire between them.
+    const int64_t slow = edges && side.chance({1, 4}) ? side.range(1, 3) : 0;
+    ctx.set_reply_latency(slow);
     // The models as they were before this call (the index's view of an instant starts there).
     const model::StateStoreModel m_before = m;
     const std::optional<model::StateStoreModel> design_before = design;
     std::string what, got, lifetime;
+    std::optional<model::StoreEntry> written;  // what a set, compareAndSet or increment answered
     // The call on a model, and how well the implementation's answer matches a model's answer
     // (MatchLevel: 2 exactly, 1 but for a value cjson bent, 0 not), with how to show one.
     std::function<model::StoreResult(model::StateStoreModel&)> call;
@@ -187,7 +211,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       if (roll < 25) {
         what = "get(" + key + ")";
         run_models(
-            [&](model::StateStoreModel& x) { return x.get(connection, ns_name, mo, key, now); });
+            [&](model::StateStoreModel& x) { return x.get(connection, ns_name, mo, key, when); });
         std::optional<model::StoreEntry> v = FromImpl(co_await ns->get(key));
         judge_entry(v);
         got = ShowEntry(v);
@@ -195,20 +219,21 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         what = "set(" + key + ", " + value.dump() + ", ttl " +
                (ttl ? std::to_string(*ttl) : "default") + ")";
         run_models([&](model::StateStoreModel& x) {
-          return x.set(connection, ns_name, mo, key, value, ttl, now);
+          return x.set(connection, ns_name, mo, key, value, ttl, when);
         });
         std::optional<model::StoreEntry> v = FromImpl(co_await ns->set(key, value, ttl));
         judge_entry(v);
+        written = v;
         got = ShowEntry(v);
-        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
+        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, rec->world->now_ms());
       } else if (roll < 60) {
         const std::optional<model::StoreEntry> seen = m.peek(connection, ns_name, mo, key, now);
         bool as_seen = rng.chance({3, 4});
-        if (dense) as_seen = side.chance({1, 2});
+        if (compact) as_seen = side.chance({1, 2});
         const int64_t expected = as_seen ? (seen ? seen->version : 0) : rng.range(0, 3);
         what = "compareAndSet(" + key + ", " + std::to_string(expected) + ", " + value.dump() + ")";
         run_models([&, expected](model::StateStoreModel& x) {  // called again below
-          return x.compare_and_set(connection, ns_name, mo, key, expected, value, ttl, now);
+          return x.compare_and_set(connection, ns_name, mo, key, expected, value, ttl, when);
         });
         show = [](const model::StoreResult& x) {
           return x.error.empty() ? (x.ok ? "ok " : "fail ") + ShowEntry(x.entry)
@@ -217,17 +242,22 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         real::state::CasResult c2 = co_await ns->compare_and_set(key, expected, value, ttl);
         std::optional<model::StoreEntry> v = FromImpl(c2.ok ? c2.value : c2.current);
         got = (c2.ok ? "ok " : "fail ") + ShowEntry(v);
-        const bool stale = (seen ? seen->version : 0) != expected;
-        judge = [v, ok = c2.ok, stale, seen](const model::StoreResult& x) {
+        // The entry at the instant the model answers at (`when`, the call's span).
+        const auto seen_then = [&] { return m_before.peek(connection, ns_name, mo, key, when); };
+        judge = [v, ok = c2.ok, expected, seen_then](const model::StoreResult& x) {
           // Rule 9 of the model: a stale expectation may win over the policy error.
-          if (x.error == "policy" && !ok && stale && Same(v, seen)) return 2;
+          const std::optional<model::StoreEntry> then = seen_then();
+          const bool stale = (then ? then->version : 0) != expected;
+          if (x.error == "policy" && !ok && stale && Same(v, then)) return 2;
           return x.error.empty() && x.ok == ok ? MatchLevel(v, x.entry) : 0;
         };
-        if (c2.ok) lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
+        if (c2.ok) written = v;
+        if (c2.ok)
+          lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, rec->world->now_ms());
       } else if (roll < 68) {
         what = "delete(" + key + ")";
         run_models(
-            [&](model::StateStoreModel& x) { return x.del(connection, ns_name, mo, key, now); });
+            [&](model::StateStoreModel& x) { return x.del(connection, ns_name, mo, key, when); });
         co_await ns->del(key);
         got = "done";
         show = [](const model::StoreResult&) { return std::string("done"); };
@@ -240,7 +270,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         what = "list(prefix " + prefix.value_or("-") + ", limit " +
                (limit ? std::to_string(*limit) : "default") + ")";
         run_models([&, prefix](model::StateStoreModel& x) {  // called again below
-          return x.list(connection, ns_name, mo, prefix, std::nullopt, now);
+          // Every live row: past an overfill the scope holds more than maxEntries, and
+          // which of them list() returns is not promised.
+          return x.list(connection, ns_name, mo, prefix, std::numeric_limits<int64_t>::max(), when);
         });
         std::vector<real::state::StateValue> rows = co_await ns->list(limit, prefix);
         // The rows match when there are as many as the limit lets through, each one of the
@@ -266,18 +298,19 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       } else if (roll < 88) {
         what = "increment(" + key + ", \"n\", 2)";
         run_models([&](model::StateStoreModel& x) {
-          return x.increment(connection, ns_name, mo, key, "n", 2, ttl, now);
+          return x.increment(connection, ns_name, mo, key, "n", 2, ttl, when);
         });
         std::optional<model::StoreEntry> v = FromImpl(co_await ns->increment(key, "n", 2, ttl));
         judge_entry(v);
+        written = v;
         got = ShowEntry(v);
-        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, now);
+        lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, rec->world->now_ms());
       } else {
         what = "an old pod (beta23) sets " + key + " in " + ns_name + " to " + value.dump();
         auto old =
             real::state::MakeNamespace("beta23", ctx, scripts, provider, ns_name, so, connection);
         run_models([&](model::StateStoreModel& x) {
-          return x.legacy_write(ns_name, mo, key, value, so.default_ttl_ms, now);
+          return x.legacy_write(ns_name, mo, key, value, so.default_ttl_ms, when);
         });
         show = [](const model::StoreResult& x) {
           return x.error.empty() ? std::string("done") : x.error + " error";
@@ -291,6 +324,44 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       judge = [kind = ErrorKind(e)](const model::StoreResult& x) {
         return x.error == kind ? 2 : 0;
       };
+    }
+    ctx.set_reply_latency(0);
+    // A call that took time takes effect at one instant of its span (it is the only caller):
+    // the models answer at the instant that matches the implementation best, the earliest of
+    // equals, and go on from there.
+    const int64_t end_ms = rec->world->now_ms();
+    if (const int64_t end = end_ms; end != now && !design) {
+      int best_level = judge(r);
+      int64_t best_t = now;
+      for (int64_t t = now + 1; t <= end && best_level < 2; ++t) {
+        when = t;
+        model::StateStoreModel x = m_before;
+        const model::StoreResult y = call(x);
+        if (const int level = judge(y); level > best_level) {
+          best_level = level;
+          best_t = t;
+          m = std::move(x);
+          r = y;
+        }
+      }
+      // No instant explains it by the contract: the instant whose index's view (the routes
+      // below) explains it best is the one they answer at.
+      for (int64_t t = now, view_level = best_level; t <= end && best_level < 2; ++t)
+        for (const bool quota_only : {false, true}) {
+          model::StateStoreModel x = m_before;
+          if (quota_only)
+            x.quota_by_index(true);
+          else
+            x.count_by_index(true);
+          when = t;
+          if (const int level = judge(call(x)); level > view_level) {
+            view_level = level;
+            best_t = t;
+          }
+        }
+      when = best_t;
+      at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "..+" +
+           std::to_string(end - sim::kDefaultEpochMs) + "ms ";
     }
     int same = judge(r), same_design = design ? judge(d) : 0;
     std::string want = show(r);
@@ -316,18 +387,31 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     };
     if (same < 2) by_index(m_before, m, same);
     if (design && same_design < 2) by_index(*design_before, *design, same_design);
+    // Last, the contract with the quota alone by the index's view (Variant::index_quota): a
+    // write of a key at its expiry millisecond that the quota refuses as a new entry.
+    int same_quota = 0;
+    if (same < 2) {
+      model::StateStoreModel viewed = m_before;
+      viewed.quota_by_index(true);
+      same_quota = judge(call(viewed));
+      if (same_quota > same) {
+        m = viewed;
+        m.quota_by_index(false);
+      }
+    }
     struct Route {
       int level;
-      bool claim, instant;
+      bool claim, instant, quota = false;
     };
     Route best{contract_plain, false, false};
     for (const Route& x : {Route{design_plain, true, false}, Route{same, false, true},
-                           Route{same_design, true, true}})
+                           Route{same_design, true, true}, Route{same_quota, false, true, true}})
       if (x.level > best.level) best = x;
     log.push_back(at + who + ": " + what + " -> " + got);
     for (const model::StoreResult* x : {&r, &d})  // the claim's copy may outlive the contract's
-      if (dense && x->error.empty() && x->entry)
+      if (compact && x->error.empty() && x->entry)
         ends.push_back(std::max(x->entry->expires_at, x->entry->alive_until));
+    if (edges && r.error.empty() && r.entry) key_end[key] = r.entry->expires_at;
     if (dense && roll >= 88) old_key = key;
     const auto last_ops = [&](std::string out) {
       for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
@@ -343,7 +427,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
           {cls, last_ops(text + "; the last operations:") + "\n    the model answers: " + want});
     };
     same = contract_plain;
-    if (same < 2 && best.level > 0 && rec->world->now_ms() == now) {
+    if (same < 2 && best.level > 0) {
       if (best.claim)
         explain("answers-as-the-v1-claim",
                 "the implementation answers as beta.24's claim is built (the first concrete "
@@ -352,7 +436,12 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         explain("list-drops-at-expiry-instant",
                 "list() leaves out an entry at its expiry millisecond, while get() still "
                 "returns it (the index is trimmed up to now, inclusive)");
-      if (best.instant && !(roll >= 68 && roll < 80))
+      if (best.quota)
+        explain("update-refused-at-expiry-instant",
+                "a write of a live entry at its expiry millisecond is refused as quota "
+                "exceeded: the index no longer holds the key, so the update asks for a new "
+                "slot in a full scope, while get() still returns the entry");
+      else if (best.instant && !(roll >= 68 && roll < 80))
         explain("quota-frees-slot-at-expiry-instant",
                 "the quota counts an entry as gone at its expiry millisecond, while get() still "
                 "returns it (the index is trimmed up to now, inclusive)");
@@ -362,24 +451,44 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
                 "array as an object), otherwise as the model answers");
       same = 2;
     }
-    if (same == 2 && !lifetime.empty() && rec->world->now_ms() == now) {
+    if (same == 2 && !lifetime.empty()) {
       rec->findings.push_back(
           {"server-expiry-differs-from-stated",
            last_ops("a write's key lives on the server for another span than it states:") +
                "\n    " + lifetime});
       co_return;
     }
-    if (same < 2 || rec->world->now_ms() != now) {
-      if (rec->world->now_ms() != now)
-        want += " (the call took virtual time: run this property without faults)";
+    if (same < 2) {
       std::string out =
           last_ops("the implementation and model/state_store disagree; the last operations:") +
           "\n    the model answers: " + want;
       if (explained.count("answers-as-the-v1-claim"))
         out += "\n    and beta.24's claim as built answers: " + want_design;
-      // The class: the kind of call the two disagree on.
+      // The class: the kind of call the two disagree on, or a call whose steps straddled its
+      // key's expiry (it took time, the key's entry was live when it began and had ended when
+      // it returned) and answered as no instant of it does: a write numbered on from the
+      // expired entry, a compareAndSet checked against the expired entry that wrote a new
+      // one, or an increment that carried the expired value into a new entry.
       const std::string op = roll >= 88 ? "legacy-write" : what.substr(0, what.find('('));
-      rec->findings.push_back({"disagrees-on-" + op, out});
+      const std::optional<model::StoreEntry> before =
+          m_before.peek(connection, ns_name, mo, key, now);
+      const bool straddled =
+          before && !m_before.peek(connection, ns_name, mo, key, end_ms) && written && roll < 88;
+      std::string cls = "disagrees-on-" + op;
+      const bool continued = straddled && written->version == before->version + 1 &&
+                             written->created_at == before->created_at;
+      if (continued && op == "set")
+        cls = "version-continues-after-expiry";
+      else if (continued && op == "compareAndSet")
+        cls = "stale-cas-succeeds-after-expiry";
+      else if (straddled)
+        cls = op + "-straddles-expiry";
+      if (cls != "disagrees-on-" + op)
+        out += "\n    the call ran from +" + std::to_string(now - sim::kDefaultEpochMs) + " to +" +
+               std::to_string(end_ms - sim::kDefaultEpochMs) + " ms, and " + key +
+               "'s entry (version " + std::to_string(before->version) + ") ended at +" +
+               std::to_string(before->expires_at - sim::kDefaultEpochMs) + " ms within it";
+      rec->findings.push_back({cls, out});
       co_return;
     }
   }

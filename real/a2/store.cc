@@ -225,7 +225,7 @@ StoredEvent Fresh(std::string id, std::string type, Json payload, int64_t index,
   return e;
 }
 
-// idempotentReplay (not shown; see the header): the stored rows, in the batch's order.
+// idempotentReplay (not shown; see the header): the stored rows, by index.
 std::vector<StoredEvent> IdempotentReplay(std::vector<StoredEvent> existing) { return existing; }
 
 }  // namespace

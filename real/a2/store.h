@@ -8,8 +8,9 @@
 //                        PARTIAL_DUPLICATE_BATCH, SUPERSEDED_ATTEMPT; a JavaScript TypeError is
 //                        TypeError here. wrap() (ts 675) turns everything else, a transport
 //                        failure or a Redis error reply, into STORE_UNAVAILABLE.
-//   idempotent-replay.ts idempotentReplay(events, existing): the rows already stored, in the
-//                        order of the retried batch (`existing` is ordered so).
+//   idempotent-replay.ts idempotentReplay(events, existing): the rows already stored, as
+//                        `existing` orders them: by index (ts 962's comment, "ordered by
+//                        index like every adapter"), which for a true retry is its order.
 //   store-codec.ts       decodeReturnedEventIds(raw): JSON.parse of an array of strings; an
 //                        empty Lua table comes back as "{}" and decodes to no ids.
 //   internal.ts          nullProtoRecord: an ordered JSON object.
