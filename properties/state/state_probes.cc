@@ -961,19 +961,19 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
                                {},
                                {Since(ctx, sim::kDefaultEpochMs + t)}});
       // Whatever holds the slot, a is gone and only b is live: writing a again is a new key
-      // in a namespace with one live entry (rule 3), and must be admitted.
+      // in a namespace with one live entry (rule 3), and must be admitted, by each write with a
+      // quota check of its own in turn (set, compareAndSet from version 0, increment).
       if (!a) {
         const int64_t t2 = rec->world->now_ms() - sim::kDefaultEpochMs;
-        const std::optional<real::state::StateError> again =
-            co_await sim::FailureOf<real::state::StateError>(ns->set("a", value, std::nullopt));
-        if (again && again->quota())
-          rec->findings.push_back({"deleted-key-recreate-refused",
-                                   "namespace " + name + " (maxEntries 2): set(a), set(b), then " +
-                                       how + "; get(a) returns null, yet at +" +
-                                       std::to_string(t2) + "ms set(a) failed with \"" +
-                                       again->what() + "\" with only b live",
-                                   {},
-                                   {Since(ctx, sim::kDefaultEpochMs + t2)}});
+        const KeyWrite again = co_await WriteKeyBy(*ns, (i + 1) % 3, "a", 0, value, std::nullopt);
+        if (again.error && again.error->quota())
+          rec->findings.push_back(
+              {"deleted-key-recreate-refused",
+               "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how +
+                   "; get(a) returns null, yet at +" + std::to_string(t2) + "ms " + again.shown +
+                   " failed with \"" + again.error->what() + "\" with only b live",
+               {},
+               {Since(ctx, sim::kDefaultEpochMs + t2)}});
       }
     }
   } catch (const real::state::StateError&) {
