@@ -34,6 +34,9 @@ const StateProperty& RollingDeployWritesVisible() {
        AndResend({sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss,
                   sim::Fault::kReorder}),
        {{"loses-write", "a pod reads null after its own version's acknowledged write"},
+        {"list-misses-old-pod-rewrite",
+         "after the new pod's entry for a key expired and an old pod wrote the key again, the "
+         "new pod's get() returns the old pod's value and its list() leaves the key out"},
         {"loses-write-across-versions",
          "a pod reads null after an older version's acknowledged write"},
         {"reads-stale", "a pod reads an older value after its own version's write"},

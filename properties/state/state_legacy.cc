@@ -282,6 +282,57 @@ sim::Task<void> ExpiryInstantClaimProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
+namespace {
+
+// rolling-deploy-writes-visible, after a client's steps: in a namespace of its own, the new pod
+// writes k with a 5 ms ttl and lets it expire, with no call of its own in between; an old pod
+// then writes k; the new pod reads it with get() and then with list(). Where the new version
+// reads what old pods write (get() returns the old pod's value), list() must list it too:
+// the index may still hold the new pod's expired entry for k, and the next call must not let
+// that stale entry hide the live value (an import that keeps a score it should replace).
+sim::Task<void> RewriteAfterExpiryProbe(sim::Ctx& ctx, int id, const StateWorkload& w,
+                                        const real::state::VersionScripts& scripts,
+                                        const std::string& connection, Recorder* rec) {
+  const std::string name = "rw" + std::to_string(id);
+  auto ns = real::state::MakeNamespace(w.version, ctx, scripts, std::string("provider-under-test"),
+                                       name, w.ns, connection);
+  auto old = OldPod(ctx, w, scripts, name, w.ns, connection);
+  if (!old) co_return;
+  real::state::Json first = real::state::Json::object(), second = first;
+  first["by"] = "new";
+  second["by"] = "old";
+  const std::string shown = real::state::Stringify(second);
+  try {
+    co_await ns->set("k", first, std::optional<int64_t>(5));
+    co_await ctx.sleep(6);
+    co_await old->set("k", second, std::nullopt);
+    const int64_t acked = rec->world->now_ms();
+    const std::optional<real::state::StateValue> got = co_await ns->get("k");
+    if (!got || real::state::Stringify(got->value) != shown) co_return;  // not read across
+    const int64_t listed_at = rec->world->now_ms();
+    const std::vector<real::state::StateValue> rows = co_await ns->list(std::nullopt, "k");
+    bool listed = false;
+    for (const auto& row : rows) listed |= row.key == "k";
+    // Judged only while the old pod's write is surely live, and by a reader whose clock is not
+    // ahead of the server's (list-misses-by-fast-clock names that).
+    const bool live = rec->world->now_ms() < acked + w.ns.default_ttl_ms - 50;
+    if (!listed && live && ctx.now_ms() <= rec->world->now_ms())
+      rec->findings.push_back({"list-misses-old-pod-rewrite",
+                               "namespace " + name + ": the new pod (" + w.version +
+                                   ") set k with a 5 ms ttl and let it expire; the old pod (" +
+                                   w.old_version + ") then set k to " + shown +
+                                   "; the new pod's get(k) at +" +
+                                   std::to_string(listed_at - sim::kDefaultEpochMs) +
+                                   "ms returned it, and its list() right after left k out",
+                               {},
+                               {Since(ctx, listed_at)}});
+  } catch (const real::state::StateError&) {
+    // an error (a fault, a quota): nothing to judge
+  }
+}
+
+}  // namespace
+
 // legacy-readable and rolling-deploy-writes-visible. Client 0 is the old
 // pod in the first two; every client runs both versions in the third.
 sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
@@ -360,6 +411,8 @@ sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
   }
   if (probe == Legacy::kRead && id == 0 && old && real::state::ClaimsLegacy(w.version))
     co_await ExpiryInstantClaimProbe(ctx, w, *old, *ns, rec);
+  if (probe == Legacy::kRolling)
+    co_await RewriteAfterExpiryProbe(ctx, id, w, scripts, connection, rec);
 }
 
 // legacy-readable: every caller reads each live v1 value (rule 7); the class says how one did not.
