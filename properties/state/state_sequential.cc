@@ -251,9 +251,10 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
           if (x.error == "policy" && !ok && stale && Same(v, then)) return 2;
           return x.error.empty() && x.ok == ok ? MatchLevel(v, x.entry) : 0;
         };
-        if (c2.ok) written = v;
-        if (c2.ok)
+        if (c2.ok) {
+          written = v;
           lifetime = LifetimeDiffers(*rec->world, ns->redis_key(key), v, rec->world->now_ms());
+        }
       } else if (roll < 68) {
         what = "delete(" + key + ")";
         run_models(
@@ -326,14 +327,23 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       };
     }
     ctx.set_reply_latency(0);
+    // A model as the index sees an instant: counting by it, or (quota_only) asking it alone
+    // whether a write needs a slot (model/state_store.h, Variant).
+    const auto viewed = [](model::StateStoreModel x, bool quota_only) {
+      if (quota_only)
+        x.quota_by_index(true);
+      else
+        x.count_by_index(true);
+      return x;
+    };
     // A call that took time takes effect at one instant of its span (it is the only caller):
     // the models answer at the instant that matches the implementation best, the earliest of
     // equals, and go on from there.
     const int64_t end_ms = rec->world->now_ms();
-    if (const int64_t end = end_ms; end != now && !design) {
+    if (end_ms != now && !design) {
       int best_level = judge(r);
       int64_t best_t = now;
-      for (int64_t t = now + 1; t <= end && best_level < 2; ++t) {
+      for (int64_t t = now + 1; t <= end_ms && best_level < 2; ++t) {
         when = t;
         model::StateStoreModel x = m_before;
         const model::StoreResult y = call(x);
@@ -346,13 +356,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       }
       // No instant explains it by the contract: the instant whose index's view (the routes
       // below) explains it best is the one they answer at.
-      for (int64_t t = now, view_level = best_level; t <= end && best_level < 2; ++t)
+      for (int64_t t = now, view_level = best_level; t <= end_ms && best_level < 2; ++t)
         for (const bool quota_only : {false, true}) {
-          model::StateStoreModel x = m_before;
-          if (quota_only)
-            x.quota_by_index(true);
-          else
-            x.count_by_index(true);
+          model::StateStoreModel x = viewed(m_before, quota_only);
           when = t;
           if (const int level = judge(call(x)); level > view_level) {
             view_level = level;
@@ -361,7 +367,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
         }
       when = best_t;
       at = "+" + std::to_string(now - sim::kDefaultEpochMs) + "..+" +
-           std::to_string(end - sim::kDefaultEpochMs) + "ms ";
+           std::to_string(end_ms - sim::kDefaultEpochMs) + "ms ";
     }
     int same = judge(r), same_design = design ? judge(d) : 0;
     std::string want = show(r);
@@ -377,12 +383,11 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     const int contract_plain = same, design_plain = same_design;
     const auto by_index = [&](const model::StateStoreModel& before, model::StateStoreModel& now_m,
                               int& level) {
-      model::StateStoreModel viewed = before;
-      viewed.count_by_index(true);
-      const int viewed_level = judge(call(viewed));
+      model::StateStoreModel x = viewed(before, false);
+      const int viewed_level = judge(call(x));
       if (viewed_level <= level) return;
       level = viewed_level;
-      now_m = viewed;
+      now_m = std::move(x);
       now_m.count_by_index(false);
     };
     if (same < 2) by_index(m_before, m, same);
@@ -391,11 +396,10 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     // write of a key at its expiry millisecond that the quota refuses as a new entry.
     int same_quota = 0;
     if (same < 2) {
-      model::StateStoreModel viewed = m_before;
-      viewed.quota_by_index(true);
-      same_quota = judge(call(viewed));
+      model::StateStoreModel x = viewed(m_before, true);
+      same_quota = judge(call(x));
       if (same_quota > same) {
-        m = viewed;
+        m = std::move(x);
         m.quota_by_index(false);
       }
     }
