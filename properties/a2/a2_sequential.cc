@@ -513,6 +513,28 @@ void Learn(Memory& mem, const Plan& p, const Json& answer, int64_t now) {
     mem.cursor = answer["cursor"].is_null() ? std::nullopt
                                             : std::optional(answer["cursor"].get<std::string>());
   if (mem.held.size() > 6) mem.held.erase(mem.held.begin());
+  if (p.op == "presenceSet" && answer.is_object() && answer.contains("values")) {
+    for (const auto& [field, v] : answer["values"].items()) {
+      if (v.is_null())
+        mem.presence_rows.erase({p.participant, field});  // HDEL: no stamp stays
+      else
+        mem.presence_rows[{p.participant, field}] = {p.at, now + p.ttl};
+    }
+    mem.presence_key_end[p.ns] = now + p.ttl;
+  }
+  mem.pruned.clear();
+  if (p.op == "presenceRead")
+    for (auto it = mem.presence_rows.begin(); it != mem.presence_rows.end();)
+      if (it->second.second <= now) {
+        mem.pruned.emplace_back(p.ns, it->first.first, it->first.second, it->second.first);
+        it = mem.presence_rows.erase(it);
+      } else {
+        ++it;
+      }
+  mem.wrote_sessions =
+      (p.op == "append" && answer.is_object() && answer.contains("events") &&
+       !answer["events"].empty()) ||
+      (p.op == "complete" && answer.is_object() && answer.value("outcome", "") == "completed");
 }
 
 namespace {
@@ -547,25 +569,71 @@ void MapBack(Json& answer, const Plan& original, const Mix& mix) {
 
 // Mix::expiry_edges: the renew `p` made with ttl 0, or sent 1 ms before, at or after the lease
 // end of the claim it names first (the model's claimExpiresAt); the presence read sent 1 ms
-// before, at or after a row's expiresAt; or either left as it was.
+// before, at or after a row's expiresAt (the earliest row's a quarter of the time, so that
+// later rows keep the key alive after it); a quarter of the presence sets made older than a
+// stamp the store holds (a sender whose clock is behind) and sent 1 ms before, at or after
+// that row's expiry, or at the namespace key's last millisecond or the one after; or either
+// left as it was. After a call that wrote the sessions index, a quarter of the time the next
+// call lists the first session alone (a page boundary right after the write); after a presence
+// read that found rows expired, half the time the next call writes one of their fields with a
+// stamp older than the pruned one.
 sim::Task<void> AimAtExpiryEdge(sim::Ctx& ctx, const RunSpec& spec, int i, const m::Model& model,
-                                Plan& p) {
+                                const Memory& mem, Plan& p) {
   sim::Prng edge(sim::OpSeed(spec.seed, 0, i) ^ 0x65646765ULL);  // "edge"
+  sim::Prng page(sim::OpSeed(spec.seed, 0, i) ^ 0x70616765ULL);  // "page"
+  if (mem.wrote_sessions && page.chance({1, 4})) {
+    Plan list;
+    list.op = "listSessions";
+    list.limit = 1;
+    p = std::move(list);
+    co_return;
+  }
+  if (!mem.pruned.empty() && page.chance({1, 2})) {
+    // A write older than the stamp the read before it pruned.
+    const auto& [ns, participant, field, stamp] = mem.pruned[page.below(mem.pruned.size())];
+    Plan set;
+    set.op = "presenceSet";
+    set.ns = ns;
+    set.participant = participant;
+    set.values = {{field, Json{{"n", i}}}};
+    set.seen = i;
+    set.at = stamp - 1;
+    set.ttl = kPresenceTtlMs;
+    p = std::move(set);
+    co_return;
+  }
   const uint64_t pick = edge.below(4);
-  Json expiry;
+  std::optional<int64_t> target;
   if (p.op == "renew") {
     if (pick == 1) p.ttl = 0;
     if (pick >= 2 && !p.refs.empty()) {
       const Json row = model.read(p.session, p.refs[0].index - 1, p.refs[0].index);
-      if (!row.empty()) expiry = row[0]["claimExpiresAt"];
+      if (!row.empty() && row[0]["claimExpiresAt"].is_number_integer())
+        target = row[0]["claimExpiresAt"].get<int64_t>() + edge.range(-1, 1);
     }
   } else if (p.op == "presenceRead" && pick >= 2) {
     const Json rows = model.presence_read(p.ns, ctx.now_ms());
-    if (!rows.empty()) expiry = rows[edge.below(rows.size())]["expiresAt"];
+    if (!rows.empty()) {
+      size_t r = edge.below(rows.size());
+      if (pick == 3)
+        for (size_t k = 0; k < rows.size(); ++k)
+          if (rows[k]["expiresAt"] < rows[r]["expiresAt"]) r = k;
+      target = rows[r]["expiresAt"].get<int64_t>() + edge.range(-1, 1);
+    }
+  } else if (p.op == "presenceSet" && pick >= 2 && !mem.presence_rows.empty()) {
+    const auto row = std::next(mem.presence_rows.begin(),
+                               static_cast<long>(edge.below(mem.presence_rows.size())));
+    p.participant = row->first.first;
+    p.values.resize(1);
+    p.values[0].first = row->first.second;
+    p.at = row->second.first - 1;
+    const auto end = mem.presence_key_end.find(p.ns);
+    if (pick == 2)
+      target = row->second.second + edge.range(-1, 1);
+    else if (end != mem.presence_key_end.end())
+      target = end->second + edge.range(0, 1);
   }
-  if (!expiry.is_number_integer()) co_return;
-  const int64_t at = expiry.get<int64_t>() + edge.range(-1, 1);
-  if (at > ctx.now_ms()) co_await ctx.sleep(at - ctx.now_ms());
+  if (target && *target > ctx.now_ms()) co_await ctx.sleep(*target - ctx.now_ms());
 }
 
 }  // namespace
@@ -601,7 +669,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
     if (!mix.late) pause = rng.range(0, kLeaseMs / 4);
     co_await ctx.sleep(pause);
     Plan p = MakePlan(rng, mix, mem, model, i, ctx.now_ms());
-    if (mix.expiry_edges) co_await AimAtExpiryEdge(ctx, spec, i, model, p);
+    if (mix.expiry_edges) co_await AimAtExpiryEdge(ctx, spec, i, model, mem, p);
     const int64_t now = ctx.now_ms();
     SequentialStep step;
     step.op = p.op;
@@ -699,7 +767,7 @@ void SequentialRun::Start(sim::World& world) {
 void SequentialRun::Check(sim::World&, RunOutcome& out) {
   for (size_t k = 0; k < log_.steps.size(); ++k) {
     const SequentialStep& s = log_.steps[k];
-    const std::string cls = classify_(s);
+    const std::string cls = classify_(log_.steps, k);
     if (cls.empty()) continue;
     if (cls == kDiverged) break;  // the model no longer describes the store
     out.findings.push_back(

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,16 @@ struct Memory {
   // no event (index 0 or past the frontier); and some ids spell another argument of the call
   // (the session, a type, "0", "1").
   bool deep = false;
+  // Mix::expiry_edges: the presence rows the store's answers show it holds, (participant,
+  // field) -> {stamp, expiresAt}, and when each namespace's key ends (the last applied write's
+  // now + ttl: PRESENCE_SET_LUA's PEXPIRE; Redis keeps a key through that millisecond).
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> presence_rows;
+  std::map<std::string, int64_t> presence_key_end;
+  // The last call wrote the sessions index (an append or a completion the store accepted).
+  bool wrote_sessions = false;
+  // The rows the last call, a presence read, found expired: (ns, participant, field, stamp).
+  // The read prunes them, and their stamps with them.
+  std::vector<std::tuple<std::string, std::string, std::string, int64_t>> pruned;
 };
 
 // The next call a client makes, from what it remembers and what `model` (a planning view of
@@ -136,10 +147,11 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const RunSpec& spec,
                                  const real::a2::Scripts& scripts, const Mix& mix, Against against,
                                  SequentialLog* log);
 
-// A property's reading of one call: the class of its disagreement, "" when it has none it
-// judges, or kDiverged when the two answers differ in a way the property does not judge
-// (the model no longer describes the store: the judging stops there).
-using Classify = std::string (*)(const SequentialStep& step);
+// A property's reading of one call, steps[k], with the calls before it: the class of its
+// disagreement, "" when it has none it judges, or kDiverged when the two answers differ in a
+// way the property does not judge (the model no longer describes the store: the judging stops
+// there).
+using Classify = std::string (*)(const std::vector<SequentialStep>& steps, size_t k);
 inline constexpr const char* kDiverged = "diverged";
 
 // A sequential run: client0 makes the calls; the first call the property classifies is its

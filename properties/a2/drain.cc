@@ -11,7 +11,8 @@ namespace {
 
 const Mix kMix = {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false};
 
-std::string Judge(const SequentialStep& s) {
+std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+  const SequentialStep& s = steps[k];
   std::string cls;
   if (s.op == "append" && s.store.contains("hasPending") && s.model.contains("hasPending") &&
       s.store["hasPending"] != s.model["hasPending"])

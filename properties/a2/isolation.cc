@@ -12,7 +12,8 @@ const Mix kMix = {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
                   {"q", "r:snap:q", "*"},
                   {"s", "s:presence", "*"}};
 
-std::string Judge(const SequentialStep& s) {
+std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+  const SequentialStep& s = steps[k];
   return s.store != s.model ? "names-change-" + s.op : "";
 }
 

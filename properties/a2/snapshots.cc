@@ -17,7 +17,8 @@ const Mix kMix = {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
                   false,
                   true};
 
-std::string Judge(const SequentialStep& s) {
+std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+  const SequentialStep& s = steps[k];
   if (s.op == "readState" && s.store != s.model) {
     const Json snap = s.store.value("snapshot", Json());
     const Json want = s.model.value("snapshot", Json());

@@ -14,7 +14,7 @@ const Mix kMix = {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
                   true,
                   true};
 
-std::string NotJudged(const SequentialStep&) { return ""; }
+std::string NotJudged(const std::vector<SequentialStep>&, size_t) { return ""; }
 
 }  // namespace
 
