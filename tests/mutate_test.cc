@@ -269,6 +269,24 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
   }
 }
 
+// handles on beta.24: a mutant that takes the legacy tombstone for a value is killed by a
+// discarded handle's words used again (a read of it, a create that draws them): the claimed
+// tombstone holds a quota slot (docs/mutation.md). One of CLAIM_LEGACY_SCRIPT's and one of the
+// CAS script's.
+TEST(Mutate, HandlesKillsBeta24sTombstoneMutantsThroughADiscardedHandlesWords) {
+  for (const char* id : {"state/beta24/CLAIM_LEGACY_SCRIPT.lua:12.2",
+                         "state/beta24/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:23.2"}) {
+    const Result r =
+        Cli(std::string("mutate --system handles --version beta24 --seed 1 --runs 20 ") +
+            "--properties quota-counts-live-handles --only " + id);
+    EXPECT_EQ(r.code, 0) << id << "\n" << r.out;
+    EXPECT_NE(r.out.find(std::string("killed ") + id), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    by quota-counts-live-handles / discarded-drafts-hold-quota ("),
+              std::string::npos)
+        << r.out;
+  }
+}
+
 // The gate: every mutant of beta.30's scripts is killed or argued equivalent (docs/mutation.md).
 // A property that stops judging what it judges today lets a mutant survive and fails this.
 TEST(Mutate, EveryMutantOfBeta30IsKilledOrArguedEquivalent) {

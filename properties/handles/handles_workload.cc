@@ -300,7 +300,9 @@ struct Probe {
 
 // quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
 // connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
-// whose result then expires); a third create must be accepted, as no handle is live.
+// whose result then expires); a third create must be accepted, as no handle is live. After
+// discards, both handles are read first and the first one's words are created again, and then
+// one more create must be accepted (one live handle of two).
 sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   real::handles::HandleKind kind = DraftKind();
   kind.name = "quota";
@@ -311,11 +313,11 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   Probe probe(ctx, a, absl::StrCat("quota-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 1);
   real::handles::HandleContext& h = probe.h;
   const uint64_t how = op.below(3);
-  std::string gone;
+  std::string gone, x, y;
   const int64_t resent_before = ctx.resent_calls();
   try {
-    const std::string x = co_await h.create(kind, Json::object());
-    const std::string y = co_await h.create(kind, Json::object());
+    x = co_await h.create(kind, Json::object());
+    y = co_await h.create(kind, Json::object());
     if (how == 0) {
       co_await ctx.sleep(kind.idle_ttl_ms);  // both idle-expire: HANDLE_EXPIRED from here on
       gone = "both drafts expired (idle, 100 ms)";
@@ -334,10 +336,8 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
   } catch (const HandleError&) {
     co_return;  // the setup did not go through: nothing to judge
   }
-  const int64_t t = a.rec->now();
-  try {
-    co_await h.create(kind, Json::object());
-  } catch (const HandleError& e) {
+  // A create refused for quota with fewer than maxEntries live handles.
+  auto refused = [&](const HandleError& e, int64_t t, const std::string& live) {
     // A create's CAS-if-absent that the client library re-sent fails against its own first
     // sending; the runtime takes that for a collision and allocates other words (js 557-562),
     // so the first draft lives on with a handle no caller was given. (A re-sent discard or
@@ -352,9 +352,38 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
                          : "expired-results-hold-quota",
            absl::StrCat("a kind with maxEntries 2: two drafts",
                         create_resent ? " (a call was re-sent after a reconnect)" : "", "; ", gone,
-                        "; at +", t, "ms, with no live handle, create failed: ", e.what()),
+                        "; at +", t, "ms, with ", live, ", create failed: ", e.what()),
            {},
            {Since(ctx, sim::kDefaultEpochMs + t)}});
+  };
+  std::string live = "no live handle";
+  if (how == 1) {
+    // The discarded handles' words stay in use for a while: a caller that still holds them
+    // reads them (HANDLE_NOT_FOUND), and a create draws the first one's words again (the
+    // context's PRNG from the same seed: a wordlist collision, made certain). Each key then has
+    // no record, and on beta.24 the legacy tombstone its last write left for the index ttl.
+    const std::vector<std::string> held = {x, y};
+    for (const std::string& handle : held) {
+      try {
+        co_await h.read(kind, handle);
+      } catch (const HandleError&) {
+      }
+    }
+    Probe again(ctx, a, absl::StrCat("quota-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 1);
+    const int64_t t = a.rec->now();
+    try {
+      co_await again.h.create(kind, Json::object());
+    } catch (const HandleError& e) {
+      refused(e, t, "no live handle, after reading both");
+      co_return;
+    }
+    live = "one live handle (the first one's words, drawn again)";
+  }
+  const int64_t t = a.rec->now();
+  try {
+    co_await h.create(kind, Json::object());
+  } catch (const HandleError& e) {
+    refused(e, t, live);
   }
 }
 
