@@ -234,34 +234,19 @@ CheckSpec Resolve(const Raw& r) {
 
 }  // namespace
 
-// --scripts DIR: DIR/NAME replaces NAME of the checked version only (its old pods keep
-// theirs); DIR/<system>/<version>/NAME replaces that version's NAME. Only *.lua files count;
-// one that replaces nothing is a usage error. Prints each replacement.
+// --scripts DIR (scenarios::CatalogWithOverrides), with a line for each replacement.
 real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
                                                    const props::System& system,
-                                                   const std::string& version) {
-  real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-  if (dir.empty()) return catalog;
-  std::vector<std::pair<std::string, std::filesystem::path>> changes;  // shipped file, candidate
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".lua") continue;
-    const std::string rel = std::filesystem::relative(entry.path(), dir).generic_string();
-    const std::string target =
-        rel.find('/') == std::string::npos ? system.scripts_dir(version) + "/" + rel : rel;
-    bool shipped = false;
-    for (const auto& f : catalog.all()) shipped |= f.file == target;
-    if (!shipped)
-      throw UsageError("--scripts " + dir + ": " + rel + " would replace " + target +
-                       ", which is not a shipped script");
-    changes.emplace_back(target, entry.path());
+                                                   const std::string& version, bool print) {
+  std::vector<std::pair<std::string, std::string>> replaced;
+  real::ScriptCatalog catalog;
+  try {
+    catalog = scenarios::CatalogWithOverrides(dir, system, version, &replaced);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--scripts " + dir + ": " + e.what());
   }
-  if (changes.empty()) throw UsageError("--scripts " + dir + " holds no *.lua file");
-  std::sort(changes.begin(), changes.end());
-  for (const auto& [target, path] : changes) {
-    std::ifstream in(path, std::ios::binary);
-    catalog.replace(target, std::string(std::istreambuf_iterator<char>(in), {}));
-    std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
-  }
+  for (const auto& [target, path] : replaced)
+    if (print) std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
   return catalog;
 }
 
@@ -697,7 +682,8 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
                                  reports::TimelineHtml(page, x.outcome.trace, script_names));
   }
   if (!spec.save_scenarios.empty())
-    row.scenario = scenarios::SaveCounterexample(spec.save_scenarios, system, x, c, sentence);
+    row.scenario =
+        scenarios::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);
   return row;
 }
 

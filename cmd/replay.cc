@@ -96,6 +96,8 @@ int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
 
 int RunReplay(const ReplaySpec& spec) {
   std::vector<scenarios::Scenario> all;
+  // Each scenario's scripts, where it replaces shipped ones (null: the shipped scripts).
+  std::vector<std::unique_ptr<real::ScriptCatalog>> catalogs;
   std::vector<std::pair<std::string, nlohmann::json>> traces;
   for (const std::string& f : spec.files) {  // every file parses before anything runs
     try {
@@ -110,6 +112,16 @@ int RunReplay(const ReplaySpec& spec) {
         traces.emplace_back(f, file);
       } else {
         all.push_back(scenarios::Load(f));
+        const scenarios::Scenario& sc = all.back();
+        try {
+          catalogs.push_back(
+              sc.scripts.empty()
+                  ? nullptr
+                  : std::make_unique<real::ScriptCatalog>(internal::CatalogWithOverrides(
+                        sc.scripts, *sc.system, sc.spec.version, false)));
+        } catch (const UsageError& e) {
+          throw UsageError(f + ": field \"scripts\": " + e.what());
+        }
       }
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
@@ -125,7 +137,8 @@ int RunReplay(const ReplaySpec& spec) {
   // A scenario's own runs go to the server only when --redis spawn asks for it.
   real::RedisServer* scenario_server = spec.redis == "spawn" ? server.get() : nullptr;
   int changed = 0;
-  for (const scenarios::Scenario& sc : all) {
+  for (size_t k = 0; k < all.size(); ++k) {
+    const scenarios::Scenario& sc = all[k];
     const props::RunSpec& r = sc.spec;
     std::printf("seed: %llu\nscenario: %s (%s %s, %s%s)\n", static_cast<unsigned long long>(r.seed),
                 sc.name.c_str(), sc.system->name().c_str(), r.version.c_str(), r.property.c_str(),
@@ -133,7 +146,10 @@ int RunReplay(const ReplaySpec& spec) {
     if (!sc.severity.empty()) std::printf("severity: %s\n", sc.severity.c_str());
     if (!sc.trigger.empty()) std::printf("trigger: %s\n", sc.trigger.c_str());
     if (!sc.why.empty()) std::printf("why: %s\n", sc.why.c_str());
-    const props::RunOutcome out = sc.system->Run(r, scripts, scenario_server);
+    if (!sc.scripts.empty())
+      std::printf("scripts: %s in place of the shipped ones\n", sc.scripts.c_str());
+    const props::RunOutcome out =
+        sc.system->Run(r, catalogs[k] ? *catalogs[k] : scripts, scenario_server);
     std::printf("world: %s\n", scenario_server ? "spawned redis-server" : "emulator");
     if (out.violated)
       std::printf("violated: %s (classes: %s)\n%s", r.property.c_str(),

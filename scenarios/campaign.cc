@@ -108,8 +108,9 @@ Counterexample Shrink(
 
 std::string SaveCounterexample(const std::string& dir, const props::System& system,
                                const Counterexample& c, const std::string& cls,
-                               const std::string& sentence) {
+                               const std::string& sentence, const std::string& scripts) {
   Scenario sc;
+  sc.scripts = scripts;
   sc.system = &system;
   sc.spec = c.spec;
   sc.name = system.name() + "-" + c.spec.version + "-" + c.spec.property + "-" + cls;

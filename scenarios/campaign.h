@@ -132,9 +132,10 @@ Counterexample Shrink(
     const std::function<props::RunOutcome(const props::RunSpec&, const ClassSeen* recorded)>& run);
 
 // Saves a counterexample as scenarios/<system>-<version>-<property>-<class>.json in dir, its
-// trigger the counterexample's first line, its why the class's sentence; returns the path.
+// trigger the counterexample's first line, its why the class's sentence, with the --scripts
+// directory the runs used ("": the shipped scripts); returns the path.
 std::string SaveCounterexample(const std::string& dir, const props::System& system,
                                const Counterexample& c, const std::string& cls,
-                               const std::string& sentence);
+                               const std::string& sentence, const std::string& scripts);
 
 }  // namespace testbed::scenarios

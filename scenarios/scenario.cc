@@ -2,8 +2,10 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace testbed::scenarios {
@@ -90,6 +92,15 @@ Scenario Load(const std::string& path) {
     if (s.expect != "violated" && s.expect != "passes")
       throw std::invalid_argument("field \"expect\" must be \"violated\" or \"passes\", not \"" +
                                   s.expect + "\"");
+    if (j.contains("scripts")) {
+      const std::string rel = Field<std::string>(j, "scripts", "a directory");
+      const std::filesystem::path dir =
+          (std::filesystem::path(path).parent_path() / rel).lexically_normal();
+      if (rel.empty() || !std::filesystem::is_directory(dir))
+        throw std::invalid_argument("field \"scripts\": " + dir.generic_string() +
+                                    " is not a directory");
+      s.scripts = dir.generic_string();
+    }
     s.cls = Optional<std::string>(j, "class", "", "an anomaly class name");
     if (!s.cls.empty() && props::SentenceOf(*s.system->property(r.property), s.cls).empty())
       throw std::invalid_argument("field \"class\": " + r.property + " has no class \"" + s.cls +
@@ -98,6 +109,38 @@ Scenario Load(const std::string& path) {
     throw std::invalid_argument(path + ": " + e.what());
   }
   return s;
+}
+
+real::ScriptCatalog CatalogWithOverrides(
+    const std::string& dir, const props::System& system, const std::string& version,
+    std::vector<std::pair<std::string, std::string>>* replaced) {
+  real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  if (dir.empty()) return catalog;
+  std::vector<std::pair<std::string, std::filesystem::path>> changes;  // shipped file, candidate
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".lua") continue;
+    const std::string rel = std::filesystem::relative(entry.path(), dir).generic_string();
+    const std::string target =
+        rel.find('/') == std::string::npos ? system.scripts_dir(version) + "/" + rel : rel;
+    bool shipped = false;
+    for (const auto& f : catalog.all()) shipped |= f.file == target;
+    if (!shipped)
+      throw std::invalid_argument(rel + " would replace " + target +
+                                  ", which is not a shipped script");
+    changes.emplace_back(target, entry.path());
+  }
+  if (changes.empty()) throw std::invalid_argument("no *.lua file in it");
+  std::sort(changes.begin(), changes.end());
+  for (const auto& [target, path] : changes) {
+    std::ifstream in(path, std::ios::binary);
+    catalog.replace(target, std::string(std::istreambuf_iterator<char>(in), {}));
+    if (replaced) replaced->emplace_back(target, path.string());
+  }
+  return catalog;
+}
+
+real::ScriptCatalog ScriptsOf(const Scenario& s) {
+  return CatalogWithOverrides(s.scripts, *s.system, s.spec.version);
 }
 
 std::string Save(const std::string& dir, const Scenario& s) {
@@ -115,6 +158,10 @@ std::string Save(const std::string& dir, const Scenario& s) {
   if (!r.skip.empty()) j["skip"] = props::FormatSkip(r.skip);
   j["faults"] = r.faults.ToString();
   s.system->WriteScenarioFields(r, j);
+  if (!s.scripts.empty())
+    j["scripts"] = std::filesystem::relative(std::filesystem::absolute(s.scripts),
+                                             std::filesystem::absolute(dir))
+                       .generic_string();
   j["trigger"] = s.trigger;
   j["severity"] = s.severity;
   j["why"] = s.why;

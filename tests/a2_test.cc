@@ -426,6 +426,19 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
        "presenceSet-answered-null-not-ok"},
       {"calls-linearizable", "FAIL_ATTEMPT_LUA", "a2-dead-letter-one-late",
        "fail-answered-failed-not-dead-lettered"},
+      // The promises the shipped scripts keep and no copy broke before (issue 28): a dense index
+      // (1), idempotent appends (2), a completion's replay (5), listSessions' order (11) and
+      // markWatched (12), the last two judged call by call.
+      {"calls-linearizable", "APPEND_LUA", "a2-append-reports-index-off-by-one",
+       "append-other-rows"},
+      {"calls-linearizable", "APPEND_LUA", "a2-retry-answered-partial",
+       "append-answered-partial-duplicate-batch-not-ok"},
+      {"calls-linearizable", "COMPLETE_ATTEMPT_LUA", "a2-completion-retry-partial",
+       "complete-answered-partial-duplicate-batch-not-completed"},
+      {"model-matches-implementation", "COMPLETE_ATTEMPT_LUA", "a2-sessions-index-scored",
+       "disagrees-on-listSessions"},
+      {"model-matches-implementation", "APPEND_LUA", "a2-notifies-unwatched",
+       "disagrees-on-append"},
   };
   for (const Broken& b : table) {
     const real::ScriptCatalog broken = testing_catalogs::WithBroken(

@@ -412,6 +412,47 @@ TEST(ReplayCommand, SavedFindingsReproduceAndOneThatNoLongerShowsIsFixedOrChange
       << changed.out;
 }
 
+// A scenario can carry its own scripts (a broken copy: a promise the shipped scripts keep, seen
+// failing): replay runs them in place of the shipped ones, and check --save-scenarios records the
+// --scripts directory it ran, relative to the scenario, so the saved file replays as it ran.
+TEST(ReplayCommand, AScenarioWithItsOwnScriptsReplaysOnThemAndRecordsThem) {
+  const std::string name =
+      "a2-0.5.0-broken-dead-letter-one-late-calls-linearizable-"
+      "fail-answered-failed-not-dead-lettered.json";
+  const Result broken = Cli("replay " + kSource + "/scenarios/" + name);
+  EXPECT_EQ(broken.code, 0) << broken.out;
+  EXPECT_NE(broken.out.find("scripts: "), std::string::npos) << broken.out;
+  // The same run on the shipped scripts keeps the promise.
+  TempDir dir("replay-scripts");
+  std::string text = ReadFile(kSource + "/scenarios/" + name);
+  const size_t at = text.find("  \"scripts\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string shipped = text;
+  shipped.erase(at, text.find('\n', at) + 1 - at);
+  { std::ofstream(dir / "shipped.json") << shipped; }
+  const Result kept = Cli("replay " + (dir / "shipped.json"));
+  EXPECT_EQ(kept.code, 1) << kept.out;
+  // A directory that is not there is one line and exit 2, before any run.
+  std::string missing = text;
+  missing.replace(missing.find("a2-dead-letter-one-late"), 23, "no-such-copy");
+  { std::ofstream(dir / "missing.json") << missing; }
+  const Result bad = Cli("replay " + (dir / "missing.json"));
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("field \"scripts\": "), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("is not a directory"), std::string::npos) << bad.out;
+  // check --save-scenarios with --scripts writes the field, and the file replays.
+  const Result saved = Cli(
+      "check --system a2 --properties calls-linearizable --seed 2 --runs 1 --scripts " + kSource +
+      "/tests/broken_scripts/a2-dead-letter-one-late --save-scenarios " + (dir / "saved"));
+  EXPECT_EQ(saved.code, 1) << saved.out;
+  const std::string file = (dir / "saved") +
+                           "/a2-0.5.0-calls-linearizable-"
+                           "fail-answered-failed-not-dead-lettered.json";
+  EXPECT_NE(ReadFile(file).find("\"scripts\": \""), std::string::npos);
+  const Result again = Cli("replay " + file);
+  EXPECT_EQ(again.code, 0) << again.out;
+}
+
 }  // namespace
 // Issue 31: a quota race names an eviction as its cause only when the evicted key is its own
 // namespace's index (named in base64). beta.30's race lost its index to an eviction; beta.3's

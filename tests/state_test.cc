@@ -33,8 +33,9 @@ TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisS
     ++scenarios;
     const scenarios::Scenario s = scenarios::Load(e.path());
     ASSERT_EQ(s.expect, "violated") << s.name;
-    const RunOutcome sim = s.system->Run(s.spec, Shipped(), nullptr);
-    const RunOutcome real = s.system->Run(s.spec, Shipped(), &server);
+    const real::ScriptCatalog scripts = scenarios::ScriptsOf(s);  // its own, or the shipped
+    const RunOutcome sim = s.system->Run(s.spec, scripts, nullptr);
+    const RunOutcome real = s.system->Run(s.spec, scripts, &server);
     EXPECT_TRUE(sim.violated) << s.name << " does not reproduce on the emulator";
     EXPECT_TRUE(real.violated) << s.name << " does not reproduce on redis-server";
     EXPECT_EQ(sim.trace_hash(), real.trace_hash()) << s.name << ": the two worlds traced apart";
@@ -73,7 +74,7 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     const scenarios::Scenario s = scenarios::Load(e.path());
-    const RunOutcome r = s.system->Run(s.spec, Shipped(), nullptr);
+    const RunOutcome r = s.system->Run(s.spec, scenarios::ScriptsOf(s), nullptr);
     // The scenario's own words (its trigger and why) are read with each finding: they are what
     // `replay` prints beside it. (A class's sentence is shared by every run of the class, so it
     // may list what can cause it; a scenario speaks of its own run.)
