@@ -444,7 +444,7 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
     const real::ScriptCatalog broken = testing_catalogs::WithBroken(
         b.dir, "a2/0.5.0/" + b.script + ".lua", b.dir + "/" + b.script + ".lua");
     int caught = 0;
-    for (uint64_t seed = 1; seed <= 60 && caught == 0; ++seed) {
+    for (uint64_t seed = 1; seed <= 120 && caught == 0; ++seed) {
       const props::RunOutcome bad = RunA2(b.property, seed, 16, broken);
       const bool shows =
           std::find(bad.classes.begin(), bad.classes.end(), b.cls) != bad.classes.end();

@@ -442,7 +442,7 @@ TEST(ReplayCommand, AScenarioWithItsOwnScriptsReplaysOnThemAndRecordsThem) {
   EXPECT_NE(bad.out.find("is not a directory"), std::string::npos) << bad.out;
   // check --save-scenarios with --scripts writes the field, and the file replays.
   const Result saved = Cli(
-      "check --system a2 --properties calls-linearizable --seed 2 --runs 1 --scripts " + kSource +
+      "check --system a2 --properties calls-linearizable --seed 3 --runs 1 --scripts " + kSource +
       "/tests/broken_scripts/a2-dead-letter-one-late --save-scenarios " + (dir / "saved"));
   EXPECT_EQ(saved.code, 1) << saved.out;
   const std::string file = (dir / "saved") +

@@ -12,7 +12,7 @@ namespace {
 // presenceSet, presenceRead, listSessions (not here: it spans sessions), listSnapshots,
 // markWatched (not here: notifications are not judged concurrently).
 const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
-                  {"s1"},
+                  {kInspectedSession},
                   {"sum"},
                   {"room-1"},
                   /*late=*/true,
@@ -20,6 +20,18 @@ const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
                   /*past_frontier=*/false,
                   /*expired_own=*/true,
                   /*boundaries=*/true};
+
+// An inspecting run's mix (CallsRun::inspect): listSessions too. It spans every session, and the
+// workload has the one (kInspectedSession), so its answer is judged in that session's partition.
+const Mix kInspectMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 4, 1, 0},
+                         {kInspectedSession},
+                         {"sum"},
+                         {"room-1"},
+                         /*late=*/true,
+                         /*adversarial=*/false,
+                         /*past_frontier=*/false,
+                         /*expired_own=*/true,
+                         /*boundaries=*/true};
 
 }  // namespace
 
@@ -32,7 +44,7 @@ const Json* RowList(const Json& answer) {
 
 bool ReadOnly(const std::string& op) {
   return op == "read" || op == "readEvents" || op == "readState" || op == "presenceRead" ||
-         op == "listSnapshots";
+         op == "listSnapshots" || op == "listSessions";
 }
 
 std::string Short(const Json& j) {
@@ -66,6 +78,10 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
   mem.empty_lane = sim::Prng(s.seed ^ 0x6c616e65ULL).chance({1, 4});
   // Half the runs go deep (Memory::deep).
   mem.deep = sim::Prng(s.seed ^ 0x64656570ULL).chance({1, 2});
+  // A quarter of an inspecting property's runs list sessions too (kInspectMix); the others, and
+  // every run of the others, make the calls they made before it.
+  const bool inspecting = inspect_ && sim::Prng(s.seed ^ 0x696e7370ULL).chance({1, 4});
+  const Mix& mix = inspecting ? kInspectMix : kMix;
   for (int i = 0; i < s.ops; ++i) {
     if (s.skip.count({id, i})) continue;
     sim::Prng rng(sim::OpSeed(s.seed, id, i));
@@ -73,7 +89,7 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
     const int64_t now = ctx.now_ms();
     Call c;
     c.actor = id;
-    c.plan = MakePlan(rng, kMix, mem, planning_, id * 1000 + i, now);
+    c.plan = MakePlan(rng, mix, mem, planning_, id * 1000 + i, now);
     c.line = Describe(c.plan);
     c.now = now;
     c.ahead = now - ctx.world().now_ms();

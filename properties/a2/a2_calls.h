@@ -31,6 +31,9 @@ struct Call {
   Json answer;                          // normalized, without "notified"
 };
 
+// The workload's one session; a listSessions call spans it (and only it).
+inline constexpr const char* kInspectedSession = "s1";
+
 bool ReadOnly(const std::string& op);
 // The rows of an answer (a read's array, or the "events" of an append, claim or completion);
 // null when it has none.
@@ -42,7 +45,9 @@ std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...
 class CallsRun : public PropertyRun {
  public:
   using Judge = void (*)(const std::vector<Call>& calls, RunOutcome& out);
-  CallsRun(const A2Env& env, Judge judge) : env_(env), judge_(judge) {}
+  // inspect: a quarter of the runs (by seed) also call listSessions (model/a2.h promise 11).
+  CallsRun(const A2Env& env, Judge judge, bool inspect)
+      : env_(env), judge_(judge), inspect_(inspect) {}
   void Start(sim::World& world) override;
   void Check(sim::World&, RunOutcome& out) override { judge_(calls_, out); }
 
@@ -52,6 +57,7 @@ class CallsRun : public PropertyRun {
 
   const A2Env& env_;
   Judge judge_;
+  bool inspect_ = false;
   sim::World* world_ = nullptr;
   std::vector<Call> calls_;
   int64_t seq_ = 0;
@@ -59,9 +65,9 @@ class CallsRun : public PropertyRun {
 };
 
 // A property's `make` for the workload.
-template <CallsRun::Judge J>
+template <CallsRun::Judge J, bool Inspect = false>
 std::unique_ptr<PropertyRun> Calls(const A2Env& env) {
-  return std::make_unique<CallsRun>(env, J);
+  return std::make_unique<CallsRun>(env, J, Inspect);
 }
 
 }  // namespace testbed::props::a2
