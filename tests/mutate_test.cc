@@ -273,6 +273,24 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
   }
 }
 
+// handles on beta.24: every mutant is killed or argued equivalent but the three that skip the
+// envelope's re-encoding, as on beta.30 (docs/mutation.md).
+TEST(Mutate, HandlesOnBeta24KillsEveryMutantButTheThreeThatStopTheBends) {
+  const Result r = Cli("mutate --system handles --version beta24 --seed 1 --runs 20 --equivalent " +
+                       kSource + "/baselines/handles/mutants/equivalent.json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("state/beta24                  348         0     100        245         3"),
+            std::string::npos)
+      << r.out;
+  for (const char* id : {"61.1", "74.2", "77.1"})
+    EXPECT_NE(
+        r.out.find(std::string("survived state/beta24/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua:") +
+                   id + " "),
+        std::string::npos)
+        << id << "\n"
+        << r.out;
+}
+
 // handles on beta.24: a mutant that takes the legacy tombstone for a value is killed by a
 // discarded handle's words used again (a read of it, a create that draws them): the claimed
 // tombstone holds a quota slot (docs/mutation.md). One of CLAIM_LEGACY_SCRIPT's and one of the
