@@ -410,7 +410,18 @@ Json Model::list_snapshots(const std::string& session) const {
 }
 
 void Model::mark_watched(const std::string& session, int64_t ttl_ms, int64_t now) {
-  sessions_[session].watched_until = now + ttl_ms;
+  sessions_[session].watched_until = sessions_[session].watched_until_hi = now + ttl_ms;
+}
+
+void Model::mark_watched_between(const std::string& session, int64_t until_lo, int64_t until_hi) {
+  sessions_[session].watched_until = until_lo;
+  sessions_[session].watched_until_hi = until_hi;
+}
+
+int Model::watched_between(const std::string& session, int64_t at_lo, int64_t at_hi) const {
+  const Session* s = find(session);
+  if (!s || s->watched_until_hi == 0 || at_lo > s->watched_until_hi) return -1;
+  return at_hi <= s->watched_until ? 1 : 0;
 }
 
 namespace {
@@ -437,8 +448,8 @@ void Key(std::string& out, const std::optional<T>& v) {
 void Model::append_key(std::string& out) const {
   absl::StrAppend(&out, weak_, "|");
   for (const auto& [name, s] : sessions_) {
-    absl::StrAppend(&out, "S", name.size(), ":", name, ",", s.watched_until, ",", s.events.size(),
-                    "|");
+    absl::StrAppend(&out, "S", name.size(), ":", name, ",", s.watched_until, ",",
+                    s.watched_until_hi, ",", s.events.size(), "|");
     for (const Ev& e : s.events) {
       Key(out, e.processed_at);
       Key(out, e.processed_by_attempt);

@@ -175,6 +175,12 @@ class Model {
                      const std::optional<std::string>& cursor) const;
   Json list_snapshots(const std::string& session) const;
   void mark_watched(const std::string& session, int64_t ttl_ms, int64_t now);
+  // Concurrent callers (calls-linearizable): the marker, set on the storage clock at an instant
+  // the caller cannot name, ends between `until_lo` and `until_hi` (storage time).
+  void mark_watched_between(const std::string& session, int64_t until_lo, int64_t until_hi);
+  // Whether a write the storage ran at an instant in [at_lo, at_hi] found the session watched
+  // (rule 12: through the marker's expiry instant): 1 yes, 0 either, -1 no.
+  int watched_between(const std::string& session, int64_t at_lo, int64_t at_hi) const;
 
   // What the drain contract promises: some event of the session is pending.
   bool has_pending(const std::string& session) const;
@@ -212,6 +218,7 @@ class Model {
   struct Session {
     std::vector<Ev> events;  // index i + 1
     int64_t watched_until = 0;
+    int64_t watched_until_hi = 0;  // mark_watched_between: the latest the marker may end
   };
   struct Snap {
     int64_t index = 0;

@@ -427,8 +427,8 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
       {"calls-linearizable", "FAIL_ATTEMPT_LUA", "a2-dead-letter-one-late",
        "fail-answered-failed-not-dead-lettered"},
       // The promises the shipped scripts keep and no copy broke before (issue 28): a dense index
-      // (1), idempotent appends (2), a completion's replay (5), listSessions' order (11) and
-      // markWatched (12), the last two judged call by call.
+      // (1), idempotent appends (2), a completion's replay (5), listSessions' order (11, judged
+      // call by call: the concurrent workload has one session) and markWatched (12).
       {"calls-linearizable", "APPEND_LUA", "a2-append-reports-index-off-by-one",
        "append-other-rows"},
       {"calls-linearizable", "APPEND_LUA", "a2-retry-answered-partial",
@@ -439,6 +439,8 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
        "disagrees-on-listSessions"},
       {"model-matches-implementation", "APPEND_LUA", "a2-notifies-unwatched",
        "disagrees-on-append"},
+      // markWatched under concurrency and faults: notifications judged on the storage clock.
+      {"calls-linearizable", "APPEND_LUA", "a2-notifies-unwatched", "append-notified"},
   };
   for (const Broken& b : table) {
     const real::ScriptCatalog broken = testing_catalogs::WithBroken(

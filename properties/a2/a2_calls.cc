@@ -21,9 +21,10 @@ const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
                   /*expired_own=*/true,
                   /*boundaries=*/true};
 
-// An inspecting run's mix (CallsRun::inspect): listSessions too. It spans every session, and the
-// workload has the one (kInspectedSession), so its answer is judged in that session's partition.
-const Mix kInspectMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 4, 1, 0},
+// An inspecting run's mix (CallsRun::inspect): listSessions and markWatched too. listSessions
+// spans every session, and the workload has the one (kInspectedSession), so its answer is judged
+// in that session's partition.
+const Mix kInspectMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 4, 1, 4},
                          {kInspectedSession},
                          {"sum"},
                          {"room-1"},
@@ -69,19 +70,26 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
   const RunSpec& s = env_.spec;
   size_t current = 0;
   uint64_t next_id = 0;
-  real::a2::Store store(ctx, env_.bodies, kPrefix, [this, id, &current, &next_id] {
-    calls_[current].generated.push_back(absl::StrCat("gen-", id, "-", next_id++));
-    return calls_[current].generated.back();
-  });
+  Notified notified;
+  real::a2::Store store(
+      ctx, env_.bodies, kPrefix,
+      [this, id, &current, &next_id] {
+        calls_[current].generated.push_back(absl::StrCat("gen-", id, "-", next_id++));
+        return calls_[current].generated.back();
+      },
+      [&notified](const std::string&, int64_t count) { notified.count = count; });
   Memory mem;
   // A quarter of the runs also append to the lane "" (it dominates the runs it is in).
   mem.empty_lane = sim::Prng(s.seed ^ 0x6c616e65ULL).chance({1, 4});
   // Half the runs go deep (Memory::deep).
   mem.deep = sim::Prng(s.seed ^ 0x64656570ULL).chance({1, 2});
-  // A quarter of an inspecting property's runs list sessions too (kInspectMix); the others, and
-  // every run of the others, make the calls they made before it.
+  // A quarter of an inspecting property's runs list sessions and mark the session watched too
+  // (kInspectMix), and follow notifications; the others, and every run of the others, make the
+  // calls they made before it.
   const bool inspecting = inspect_ && sim::Prng(s.seed ^ 0x696e7370ULL).chance({1, 4});
   const Mix& mix = inspecting ? kInspectMix : kMix;
+  // (A named pointer: g++ 12 mishandles some temporaries of a co_await expression.)
+  Notified* const follow = inspecting ? &notified : nullptr;
   for (int i = 0; i < s.ops; ++i) {
     if (s.skip.count({id, i})) continue;
     sim::Prng rng(sim::OpSeed(s.seed, id, i));
@@ -93,20 +101,25 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
     c.line = Describe(c.plan);
     c.now = now;
     c.ahead = now - ctx.world().now_ms();
+    c.notify = inspecting;
+    c.storage_now = ctx.world().now_ms();
     c.invoke = seq_++;
     c.inv_ms = Now();
     current = calls_.size();
     calls_.push_back(std::move(c));
     const int64_t resent_before = ctx.resent_calls();
     bool transport = false;
-    Json answer = co_await PerformCall(store, calls_[current].plan, &transport);
+    // The plan by value: other clients' calls grow calls_ while this one waits, so a reference
+    // into it would dangle when the call resumes.
+    const Plan plan = calls_[current].plan;
+    Json answer = co_await PerformCall(store, plan, &transport, follow);
     Call& done = calls_[current];
     done.ret = seq_++;
     done.ret_ms = Now();
     done.ambiguous = transport;
     done.resent = ctx.resent_calls() > resent_before;
     Normalize(done.plan.op, answer);
-    if (answer.is_object()) answer.erase("notified");
+    if (!inspecting && answer.is_object()) answer.erase("notified");
     done.answer = answer;
     Learn(mem, done.plan, answer, now);
     ModelAnswer(planning_, done.plan, done.generated, now);

@@ -3,8 +3,10 @@
 // (properties/a2/a2_sequential.h: stale claims, pauses past the lease, retried batches and
 // completions, renewals from the wrong holder, fail limits around the failure count, presence
 // stamps that tie, the lane "" in a quarter of the runs) on one session and one presence
-// namespace, all at once. Each call is recorded whole, with the `now` its caller's clock gave the
-// store, its window and its answer; a property judges the list.
+// namespace, all at once. An inspecting property (calls-linearizable) also lists sessions and
+// marks the session watched in a quarter of its runs, and follows notifications there. Each call is
+// recorded whole, with the `now` its caller's clock gave the store, its window and its answer; a
+// property judges the list.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,11 @@ struct Call {
   int64_t inv_ms = 0, ret_ms = kNever;  // virtual ms since the run's start
   bool ambiguous = true;                // no reply, or a failure in transport
   bool resent = false;                  // re-sent after a reconnect: it may have run twice
-  Json answer;                          // normalized, without "notified"
+  // The caller follows notifications (an inspecting run): the answer keeps "notified", judged
+  // by the storage clock's instants the call may have run at.
+  bool notify = false;
+  int64_t storage_now = 0;  // Redis's clock when the call was sent (absolute ms)
+  Json answer;              // normalized; "notified" only with `notify`
 };
 
 // The workload's one session; a listSessions call spans it (and only it).
@@ -45,7 +51,8 @@ std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...
 class CallsRun : public PropertyRun {
  public:
   using Judge = void (*)(const std::vector<Call>& calls, RunOutcome& out);
-  // inspect: a quarter of the runs (by seed) also call listSessions (model/a2.h promise 11).
+  // inspect: a quarter of the runs (by seed) also call listSessions and markWatched, and follow
+  // notifications (model/a2.h promises 11 and 12).
   CallsRun(const A2Env& env, Judge judge, bool inspect)
       : env_(env), judge_(judge), inspect_(inspect) {}
   void Start(sim::World& world) override;

@@ -337,10 +337,6 @@ Json Events(const std::vector<real::a2::Event>& rows) {
   return out;
 }
 
-struct Notified {
-  std::optional<int64_t> count;
-};
-
 // The call on the port; the answer in model/a2.h's shape. notified: null when the caller does
 // not follow notifications.
 sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notified,
@@ -443,8 +439,9 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
 
 }  // namespace
 
-sim::Task<Json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport) {
-  Json out = co_await Perform(store, p, nullptr, transport);
+sim::Task<Json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport,
+                            Notified* notified) {
+  Json out = co_await Perform(store, p, notified, transport);
   co_return out;
 }
 

@@ -108,9 +108,15 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const model::a2::Mode
               int64_t now);
 // The call as a line: op(arguments).
 std::string Describe(const Plan& p);
+// What the store's notify hook said during a call (the session's new event count).
+struct Notified {
+  std::optional<int64_t> count;
+};
 // The call on the port, the answer in model/a2.h's shape (an error as {"error": code}; a
-// failure in transport sets *transport).
-sim::Task<nlohmann::json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport);
+// failure in transport sets *transport). With `notified` (the hook's record for this store),
+// an append or a completion that wrote answers "notified" too (null: no notification).
+sim::Task<nlohmann::json> PerformCall(real::a2::Store& store, const Plan& p, bool* transport,
+                                      Notified* notified = nullptr);
 // The model's answer to the same call; `generated`: the ids the port drew for events without
 // one, in order.
 nlohmann::json ModelAnswer(model::a2::Model& model, const Plan& p,

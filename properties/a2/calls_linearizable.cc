@@ -45,11 +45,40 @@ std::string Partition(const Plan& p) {
                                                          : "session:" + p.session;
 }
 
-// The model's answer to a call, as the store's answers are kept.
+// The instants of the storage clock the call may have run at: from when it was sent to when
+// its reply came (with no reply, or re-sent: any time after it was sent).
+std::pair<int64_t, int64_t> StorageSpan(const Call& c) {
+  const bool open = c.ambiguous || c.resent || c.ret_ms == kNever;
+  return {c.storage_now, open ? kNever : c.storage_now + (c.ret_ms - c.inv_ms)};
+}
+
+// The model's answer to a call, as the store's answers are kept. A caller that follows
+// notifications (Call::notify) gets "notified" judged on the storage clock (rule 12): the
+// marker ends its ttl after the instant the store ran markWatched, and a write notifies when
+// the store ran it by then; where the instants the calls may have run at leave both open, the
+// caller's answer is taken if it is one of the two.
 Json Answered(m::Model& model, const Call& c) {
+  const int64_t before = model.frontier(c.plan.session);
   Json a = ModelAnswer(model, c.plan, c.generated, c.now);
   Normalize(c.plan.op, a);
-  if (a.is_object()) a.erase("notified");
+  if (!a.is_object()) return a;
+  if (!c.notify) {
+    a.erase("notified");
+    return a;
+  }
+  const auto [lo, hi] = StorageSpan(c);
+  if (c.plan.op == "markWatched")
+    model.mark_watched_between(c.plan.session, lo + c.plan.ttl,
+                               hi == kNever ? kNever : hi + c.plan.ttl);
+  const int64_t count = model.frontier(c.plan.session);
+  if (a.contains("notified") && count > before) {  // a write that appended events
+    const int watched = model.watched_between(c.plan.session, lo, hi);
+    const Json got = c.answer.is_object() ? c.answer.value("notified", Json()) : Json();
+    a["notified"] = watched > 0                           ? Json(count)
+                    : watched < 0                         ? Json()
+                    : got.is_null() || got == Json(count) ? got
+                                                          : Json(count);
+  }
   return a;
 }
 
