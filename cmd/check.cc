@@ -237,7 +237,7 @@ CheckSpec Resolve(const Raw& r) {
 // --scripts DIR (scenarios::CatalogWithOverrides), with a line for each replacement.
 real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
                                                    const props::System& system,
-                                                   const std::string& version, bool print) {
+                                                   const std::string& version) {
   std::vector<std::pair<std::string, std::string>> replaced;
   real::ScriptCatalog catalog;
   try {
@@ -246,7 +246,7 @@ real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
     throw UsageError("--scripts " + dir + ": " + e.what());
   }
   for (const auto& [target, path] : replaced)
-    if (print) std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
+    std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
   return catalog;
 }
 

@@ -88,10 +88,10 @@ Command ServeCommand();
 Command MutateCommand();
 Command ListCommand();
 
-// The shipped scripts with --scripts DIR's changes (see `testbed check --help`); `print`: a
-// line for each replacement.
+// The shipped scripts with --scripts DIR's changes (see `testbed check --help`), with a line for
+// each replacement.
 real::ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
-                                         const std::string& version, bool print = true);
+                                         const std::string& version);
 
 // A directory that can hold output: made (if needed) and written to, before any work; a usage
 // error naming the flag otherwise.

@@ -114,13 +114,11 @@ int RunReplay(const ReplaySpec& spec) {
         all.push_back(scenarios::Load(f));
         const scenarios::Scenario& sc = all.back();
         try {
-          catalogs.push_back(
-              sc.scripts.empty()
-                  ? nullptr
-                  : std::make_unique<real::ScriptCatalog>(internal::CatalogWithOverrides(
-                        sc.scripts, *sc.system, sc.spec.version, false)));
-        } catch (const UsageError& e) {
-          throw UsageError(f + ": field \"scripts\": " + e.what());
+          catalogs.push_back(sc.scripts.empty()
+                                 ? nullptr
+                                 : std::make_unique<real::ScriptCatalog>(scenarios::ScriptsOf(sc)));
+        } catch (const std::invalid_argument& e) {
+          throw UsageError(f + ": field \"scripts\": " + sc.scripts + ": " + e.what());
         }
       }
     } catch (const std::invalid_argument& e) {
