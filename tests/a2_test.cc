@@ -441,8 +441,14 @@ TEST(A2Properties, EachPropertyCatchesADeliberatelyBrokenScript) {
        "disagrees-on-append"},
       // markWatched under concurrency and faults: notifications judged on the storage clock.
       {"calls-linearizable", "APPEND_LUA", "a2-notifies-unwatched", "append-notified"},
+      // listSessions' order and pages under concurrency: an inspecting run has two sessions.
+      {"calls-linearizable", "COMPLETE_ATTEMPT_LUA", "a2-sessions-index-scored",
+       "listSessions-cursor"},
   };
   for (const Broken& b : table) {
+    // (Each class is one its property lists, with its sentence.)
+    EXPECT_NE(props::SentenceOf(*props::FindSystem("a2")->property(b.property), b.cls), "")
+        << b.property << " does not list " << b.cls;
     const real::ScriptCatalog broken = testing_catalogs::WithBroken(
         b.dir, "a2/0.5.0/" + b.script + ".lua", b.dir + "/" + b.script + ".lua");
     int caught = 0;

@@ -21,13 +21,14 @@ const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
                   /*expired_own=*/true,
                   /*boundaries=*/true};
 
-// An inspecting run's mix (CallsRun::inspect): listSessions and markWatched too. listSessions
-// spans every session, and the workload has the one (kInspectedSession), so its answer is judged
-// in that session's partition.
+// An inspecting run's mix (CallsRun::inspect): listSessions and markWatched too, on two
+// sessions (kInspectedSessions): listSessions spans both, so its order, pages and cursors are
+// judged, in one partition of the calls on both.
 const Mix kInspectMix = [] {
   Mix m = kMix;
   m.weights[11] = 4;  // listSessions
   m.weights[13] = 4;  // markWatched
+  m.sessions = kInspectedSessions;
   return m;
 }();
 

@@ -37,8 +37,10 @@ struct Call {
   Json answer;              // normalized; "notified" only with `notify`
 };
 
-// The workload's one session; a listSessions call spans it (and only it).
+// The workload's session; an inspecting run's two, which its listSessions calls span (their
+// order, pages and cursors are judged by the model of both).
 inline constexpr const char* kInspectedSession = "s1";
+inline const std::vector<std::string> kInspectedSessions = {kInspectedSession, "s2"};
 
 bool ReadOnly(const std::string& op);
 // The rows of an answer (a read's array, or the "events" of an append, claim or completion);

@@ -39,10 +39,13 @@ namespace {
 
 namespace m = model::a2;
 
-std::string Partition(const Plan& p) {
-  if (p.op == "listSessions") return std::string("session:") + kInspectedSession;  // (its prefix)
-  return p.op == "presenceSet" || p.op == "presenceRead" ? "presence:" + p.ns
-                                                         : "session:" + p.session;
+std::string Partition(const Call& c) {
+  const Plan& p = c.plan;
+  if (p.op == "presenceSet" || p.op == "presenceRead") return "presence:" + p.ns;
+  // An inspecting run has two sessions, and its listSessions spans both (their order, pages
+  // and cursors): one partition.
+  if (c.notify) return "sessions:" + absl::StrJoin(kInspectedSessions, ",");
+  return "session:" + p.session;
 }
 
 // The instants of the storage clock the call may have run at: from when it was sent to when
@@ -120,7 +123,7 @@ History MakeHistory(const std::vector<Call>& calls) {
   History h;
   for (const Call& c : calls) {
     Operation<const Call*> o;
-    o.partition = Partition(c.plan);
+    o.partition = Partition(c);
     o.actor = c.actor;
     o.invoke = c.invoke;
     o.ret = c.ambiguous ? kNever : c.ret;
@@ -478,10 +481,10 @@ std::vector<AnomalyClass> Classes() {
   const std::vector<const char*> rows = {"missing-rows", "extra-rows", "other-rows",
                                          "duplicate-rows"};
   const std::vector<Shape> shapes = {
-      {"append", with({"ok"}, errors), with(rows, {"hasPending"})},
+      {"append", with({"ok"}, errors), with(rows, {"hasPending", "notified"})},
       {"claim", with({"claimed", "busy", "settled"}, errors), with(rows, {"retryAt"})},
       {"renew", with({"ok"}, errors), {"renewed", "superseded"}},
-      {"complete", with({"completed", "superseded"}, errors), rows},
+      {"complete", with({"completed", "superseded"}, errors), with(rows, {"notified"})},
       {"fail", with({"failed", "dead-lettered", "superseded"}, errors), {"failureCount"}},
       {"read", with({"ok"}, errors), rows},
       {"readEvents", with({"ok"}, errors), rows},
@@ -489,7 +492,10 @@ std::vector<AnomalyClass> Classes() {
       {"putSnapshot", with({"ok"}, errors), {"answer"}},
       {"presenceSet", with({"ok", "null"}, errors), {"participant", "values", "seen", "at"}},
       {"presenceRead", with({"ok"}, errors), with(rows, {"value", "seen", "at", "expiresAt"})},
-      {"listSnapshots", with({"ok"}, errors), with(rows, {"index", "updatedAt"})}};
+      {"listSnapshots", with({"ok"}, errors), with(rows, {"index", "updatedAt"})},
+      // (An inspecting run's: listSessions' page and its cursor, markWatched's answer.)
+      {"listSessions", with({"ok"}, errors), {"sessions", "cursor"}},
+      {"markWatched", with({"ok"}, errors), {"answer"}}};
   std::vector<AnomalyClass> out;
   for (const Shape& s : shapes) {
     for (const char* a : s.kinds)

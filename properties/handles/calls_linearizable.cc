@@ -23,6 +23,9 @@
 //     A read's touch (js 577) is taken as landed unless it may move the deadline earlier: its
 //     CAS loses only to a write that loaded before it landed, and a touch that moves the
 //     deadline later followed by that write is the same state.
+// A quarter of the runs (by seed) hold cursors beside the drafts (promise 7): a cursor's one
+// deadline is its creator's clock plus ttlMs, reads never slide it, and past it a read answers
+// HANDLE_EXPIRED ("ttl") through the grace, then HANDLE_NOT_FOUND.
 // Faults that lose writes (restart, failover, key loss) are set aside: work-at-most-once and
 // updates-exactly-once show what those do.
 //
@@ -46,6 +49,7 @@
 #include "properties/handles/handles_workload.h"
 #include "properties/json_bend.h"
 #include "properties/nearest_order.h"
+#include "sim/prng.h"
 
 namespace testbed::props::handles {
 namespace {
@@ -83,6 +87,7 @@ struct Draft {
   Span expires, max_expires;  // stamps of the writers' clocks
   Span gone;                  // when the key may vanish, in virtual time
   int holder = -1;            // committing: the claim's call
+  bool cursor = false;        // a cursor (promise 7): its one deadline is "ttl", never slid
 };
 
 const model::HandleKindModel& Kind() {
@@ -177,7 +182,7 @@ struct CallsModel {
   void append_key(const State& d, std::string& out) const {
     absl::StrAppend(&out, d.status, "|", d.data.dump(), "|", d.result.dump(), "|", d.expires.lo,
                     ",", d.expires.hi, ",", d.max_expires.lo, ",", d.max_expires.hi, ",", d.gone.lo,
-                    ",", d.gone.hi, ",", d.holder);
+                    ",", d.gone.hi, ",", d.holder, d.cursor ? ",cursor" : "");
   }
 
   // What loading the draft at `s` may give (js 485): not found (never created, discarded, or
@@ -215,6 +220,8 @@ struct CallsModel {
       l.expired = true;
       if (d.status == Draft::kCommitted)
         l.deadlines = {"result"};
+      else if (d.cursor)
+        l.deadlines = {"ttl"};
       else {
         if (past_max) l.deadlines.push_back("max");
         if (past_idle && s.clock.lo < d.max_expires.hi) l.deadlines.push_back("idle");
@@ -249,6 +256,16 @@ struct CallsModel {
       Draft n;
       n.status = Draft::kActive;
       n.data = o.sent;
+      if (o.cursor) {  // it lives ttlMs from its create (promise 7)
+        const int64_t ttl = CursorKind().ttl_ms;
+        n.cursor = true;
+        n.expires = n.max_expires = {s->clock.lo + ttl, Add(s->clock.hi, ttl)};
+        n.gone = GoneAfter(*s, n.max_expires, Grace(ttl));
+        next.push_back(n);
+        Answer a;
+        a.status = "active";
+        return a;
+      }
       n.max_expires = {s->clock.lo + Kind().max_ttl_ms, Add(s->clock.hi, Kind().max_ttl_ms)};
       n.expires = {s->clock.lo + std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms),
                    Add(s->clock.hi, std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms))};
@@ -300,8 +317,9 @@ struct CallsModel {
         // that failed in transport.
         const bool may_shorten =
             std::min(s->clock.lo + Kind().idle_ttl_ms, d.max_expires.lo) < d.expires.hi;
-        if (ambiguous || d.status != Draft::kActive || may_shorten) next.push_back(d);
-        if (d.status == Draft::kActive) {
+        // (A cursor's read writes nothing: promise 7.)
+        if (ambiguous || d.status != Draft::kActive || may_shorten || d.cursor) next.push_back(d);
+        if (d.status == Draft::kActive && !d.cursor) {
           Draft n = d;
           Slide(n, *s);
           next.push_back(n);
@@ -595,6 +613,7 @@ std::string StepText(const Step& s) {
   auto at = [](int64_t t) { return t == kNever ? std::string("") : absl::StrCat("+", t, "ms"); };
   std::string text = Describe(o);
   std::vector<std::string> notes;
+  if (o.cursor) notes.push_back("a cursor");
   if (s.part != Step::kWhole)
     notes.push_back(absl::StrCat(s.part == Step::kClaim      ? "its claim, "
                                  : s.part == Step::kFinalize ? "its finalize, "
@@ -788,7 +807,10 @@ const HandlesProperty& CallsLinearizable() {
        "that respects real time",
        Always, LosesWrites(), Classes()},
       [](const HandlesEnv& env) -> std::unique_ptr<PropertyRun> {
-        return std::make_unique<HandlesRun>(env, Workload::kDrafts, &Judge);
+        // A quarter of the runs, by seed, have cursors beside the drafts (promise 7).
+        const bool cursors = sim::Prng(env.spec.seed ^ 0x63757273ULL).chance({1, 4});
+        return std::make_unique<HandlesRun>(
+            env, cursors ? Workload::kDraftsAndCursors : Workload::kDrafts, &Judge);
       }};
   return kProperty;
 }

@@ -1,5 +1,6 @@
 #include "properties/handles/handles_system.h"
 
+#include "properties/handles/broken_ports.h"
 #include "properties/handles/handles_workload.h"
 #include "real/handles/handle.h"
 #include "real/state/redis_common.h"
@@ -58,11 +59,21 @@ class HandlesSystem : public System {
   std::string scripts_dir(const std::string& version) const override { return "state/" + version; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
   int default_ops() const override { return 8; }
+  const std::vector<SystemOption>& options() const override {
+    static const std::vector<SystemOption> kOptions = {
+        {"port-variant", "port_variant", "shipped", PortVariantNames(),
+         "the handle runtime's storage: the version's port as shipped, or one deliberately "
+         "broken in one promise of model/handles.h (broken-N-...: promise N), to see a property "
+         "fail where the shipped port keeps it"}};
+    return kOptions;
+  }
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
                                        const real::ScriptCatalog& scripts) const override {
-    return Bind(std::make_unique<HandlesEnv>(spec, scripts), Table().find(spec.property));
+    auto env = std::make_unique<HandlesEnv>(spec, scripts);
+    env->make_state = FindPortVariant(option(spec, "port-variant")).make;
+    return Bind(std::move(env), Table().find(spec.property));
   }
   // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
   // drafts are live and commits run; operations the horizon cuts off never return.

@@ -484,6 +484,28 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     else
       co_await ctx.sleep(op_rng.range(0, 40));
     const uint64_t roll = op_rng.below(100);
+    if ((rec->pool.empty() || roll < 15) && a.workload == Workload::kDraftsAndCursors &&
+        op_rng.chance({1, 3})) {
+      // A cursor (model/handles.h promise 7): every client reads it and may discard it, as a
+      // draft; no client updates or commits it (the SDK's types offer those for drafts only).
+      const real::handles::HandleKind& cursor_kind = CursorKind();
+      Json data = Json::object();
+      data["page"] = absl::StrCat("of client ", a.id);
+      data["offset"] = i;
+      const size_t c = rec->begin("", "create", a.id);
+      rec->ops[c].cursor = true;
+      rec->ops[c].sent = data;
+      try {
+        const std::string handle = co_await h.create(cursor_kind, data);
+        rec->ops[c].draft = handle;
+        rec->end(c, "ok");
+        rec->pool.push_back(handle);
+        rec->cursors.insert(handle);
+      } catch (const HandleError& e) {
+        rec->fail(c, e);
+      }
+      continue;
+    }
     if (rec->pool.empty() || roll < 15) {
       // create, then (before anyone else knows the handle) update and read it back.
       Json data = Json::object();
@@ -561,7 +583,11 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
       continue;
     }
     const std::string draft = rec->pool[op_rng.below(rec->pool.size())];
-    if (roll < 55) {
+    const bool cursor = rec->cursors.count(draft) > 0;
+    const real::handles::HandleKind& k = cursor ? CursorKind() : kind;
+    // (A cursor is read where a draft would be committed or updated.)
+    const uint64_t what = cursor && (roll < 55 || (roll >= 75 && roll < 93)) ? 60 : roll;
+    if (what < 55) {
       int64_t duration = op_rng.range(0, 500);
       if (duration > 200) duration = 200 + (duration - 200) * 9;  // a long upstream call
       const bool fails = op_rng.chance({1, 10});
@@ -584,17 +610,18 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         if (!retry) break;
         co_await ctx.sleep(op_rng.range(50, 150));
       }
-    } else if (roll < 75) {
+    } else if (what < 75) {
       const size_t c = rec->begin(draft, "read", a.id);
+      rec->ops[c].cursor = cursor;
       try {
-        real::handles::HandleRecord r = co_await h.read(kind, draft);
+        real::handles::HandleRecord r = co_await h.read(k, draft);
         Json seen = r.data;
         seen["status"] = r.status;
         rec->end(c, "ok", false, seen);
       } catch (const HandleError& e) {
         rec->fail(c, e);
       }
-    } else if (roll < 93) {
+    } else if (what < 93) {
       const std::string token = absl::StrCat("c", a.id, "-", i);
       for (int attempt = 0; attempt < 3; ++attempt) {
         const size_t c = rec->begin(draft, "update", a.id);
@@ -614,18 +641,20 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
         if (!retry) break;
         co_await ctx.sleep(op_rng.range(50, 150));
       }
-    } else if (roll < 97) {
+    } else if (what < 97) {
       const size_t c = rec->begin(draft, "discard", a.id);
+      rec->ops[c].cursor = cursor;
       try {
-        co_await h.discard(kind, draft);
+        co_await h.discard(k, draft);
         rec->end(c, "ok");
       } catch (const HandleError& e) {
         rec->fail(c, e);
       }
     } else {
       const size_t c = rec->begin(draft, "foreign-read", a.id);
+      rec->ops[c].cursor = cursor;
       try {
-        real::handles::HandleRecord r = co_await foreign.read(kind, draft);
+        real::handles::HandleRecord r = co_await foreign.read(k, draft);
         rec->end(c, "ok", false, r.data);
         rec->foreign_reads.push_back(
             {"reads-other-connections-draft",
@@ -656,6 +685,19 @@ const real::handles::HandleKind& DraftKind() {
     k.max_entries = 50;
     k.max_value_bytes = 4096;
     k.word_count = 2;
+    return k;
+  }();
+  return kind;
+}
+
+const real::handles::HandleKind& CursorKind() {
+  static const real::handles::HandleKind kind = [] {
+    real::handles::HandleKind k = DraftKind();
+    k.name = "page";
+    k.type = "cursor";
+    k.field_name = "pageToken";
+    k.issued_by = "pages.list";
+    k.ttl_ms = 600;
     return k;
   }();
   return kind;

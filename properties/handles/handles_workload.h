@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ constexpr int64_t kHorizonMs = 4000;
 
 // A bound draft kind with small TTLs: idle 400 ms, hard 1.5 s, results replay for 1 s.
 const real::handles::HandleKind& DraftKind();
+// A bound cursor kind (model/handles.h promise 7): it lives 600 ms from its create, and reads
+// do not slide it.
+const real::handles::HandleKind& CursorKind();
 
 // One call a client made, as it saw it. Times are virtual ms since the run's start.
 struct Op {
@@ -52,6 +56,7 @@ struct Op {
   std::string token = "";     // update: the entry it appends to the data's log (retries share it)
   std::string deadline = "";  // HANDLE_EXPIRED: which deadline (idle, max, result)
   Json sent = Json();         // create: the data it was given
+  bool cursor = false;        // a call on a cursor (CursorKind), not a draft
   // The caller's clock (virtual ms since the run's start, skewed or jumped as the faults made
   // it) at the call's invocation and return, and where its work ran (commit; kNever: it did
   // not start), in virtual time and on the caller's clock.
@@ -76,7 +81,8 @@ struct Draft {
 
 struct Recorder {
   sim::World* world = nullptr;
-  std::vector<std::string> pool;  // drafts every client may use
+  std::vector<std::string> pool;  // drafts (and cursors) every client may use
+  std::set<std::string> cursors;  // the handles of the pool that are cursors
   std::map<std::string, Draft> drafts;
   std::vector<Op> ops;
   // What the drafts workload saw besides its calls: reads back that differ from what was
@@ -137,11 +143,12 @@ struct HandlesEnv {
 using HandlesProperty = Property<HandlesEnv>;
 
 enum class Workload {
-  kDrafts,          // every client: creates, reads, updates, commits, discards, foreign reads
-  kSequential,      // client0 alone, each call compared with model/handles
-  kMemoryLockstep,  // client0 on Redis and client1 on the memory backend, the same calls
-  kQuota,           // quota probes: maxEntries 2, two drafts gone, a third create
-  kQuotaLimit,      // maxEntries 2, two live drafts: a third create, an update or a commit
+  kDrafts,            // every client: creates, reads, updates, commits, discards, foreign reads
+  kDraftsAndCursors,  // the same, and a third of the creates make a cursor (CursorKind)
+  kSequential,        // client0 alone, each call compared with model/handles
+  kMemoryLockstep,    // client0 on Redis and client1 on the memory backend, the same calls
+  kQuota,             // quota probes: maxEntries 2, two drafts gone, a third create
+  kQuotaLimit,        // maxEntries 2, two live drafts: a third create, an update or a commit
 };
 
 // A run of one workload, judged by `judge` over what the callers saw (the findings, and
