@@ -1,5 +1,6 @@
 // testbed list: the registered systems with their versions and properties, the scripts that
 // have no client port yet, and the fault kinds.
+#include <absl/strings/str_join.h>
 #include <absl/strings/str_cat.h>
 
 #include <cstdio>
@@ -39,9 +40,11 @@ int RunList() {
       if (!p.sets_aside.empty())
         std::printf("    %-30s runs without faults: %s\n", "", p.sets_aside.Describe().c_str());
     }
-    for (const auto& o : s->options())
+    for (const auto& o : s->options()) {
       std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(),
                   o.help.c_str());
+      std::printf("    %-30s %s\n", "", absl::StrJoin(o.choices, ", ").c_str());
+    }
   }
   std::printf("scripts without a client port yet (under real/scripts/):\n");
   for (const auto& [dir, n] : dirs)
