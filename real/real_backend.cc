@@ -78,12 +78,14 @@ RealBackend::RealBackend(RedisServer& server) : server_(server) {
 // key, cursors numbered 1, 2, ... per world. That is one split Redis itself may produce
 // (every live key is returned once in a full iteration), pinned so that both worlds agree;
 // exploring other legal splits is the emulator's job, not the server's.
-sim::Reply RealBackend::execute(const sim::Argv& argv, int64_t now_ms) {
+sim::Reply RealBackend::execute(const sim::Argv& argv, int64_t now_ms, int client) {
   server_.set_time_ms(now_ms);
   const std::string cmd = argv.empty() ? "" : Upper(argv[0]);
   if (cmd == "SCAN")
     if (std::optional<sim::Reply> page = Scan(argv)) return *page;
-  sim::Reply r = Must(*conn_, argv);
+  std::unique_ptr<RespConnection>& own = client < 0 ? conn_ : clients_[client];
+  if (!own) own = server_.connect_raw();
+  sim::Reply r = Must(*own, argv);
   auto by_name = [](const sim::Reply& a, const sim::Reply& b) { return a.str < b.str; };
   if (cmd == "KEYS" && r.type == sim::Reply::Type::kArray)
     std::sort(r.elements.begin(), r.elements.end(), by_name);

@@ -19,7 +19,7 @@ std::string DumpKeyspace(sim::RedisConnection& c);
 class RealBackend : public sim::Backend {
  public:
   explicit RealBackend(RedisServer& server);  // flushes it: a fresh world
-  sim::Reply execute(const sim::Argv& argv, int64_t now_ms) override;
+  sim::Reply execute(const sim::Argv& argv, int64_t now_ms, int client = -1) override;
   void rebuild(const std::vector<sim::LoggedCommand>& prefix, int64_t now_ms) override;
   std::string describe_state(int64_t now_ms) override;
   std::string name() const override { return "redis-server"; }
@@ -29,7 +29,11 @@ class RealBackend : public sim::Backend {
       const sim::Argv& argv);  // nullopt: not a page request; the server answers
 
   RedisServer& server_;
-  std::unique_ptr<RespConnection> conn_;
+  std::unique_ptr<RespConnection> conn_;  // the world's own (flushes, rebuilds, dumps)
+  // Each actor's connection, opened at its first call: the server (and a MONITOR capture) sees
+  // one client per actor, as it would one per client process; the simulation still runs one
+  // command at a time, so the order is the world's.
+  std::map<int, std::unique_ptr<RespConnection>> clients_;
   std::map<uint64_t, std::string> scan_cursors_;  // cursor -> last key returned, as the emulator
   uint64_t next_cursor_ = 1;
 };

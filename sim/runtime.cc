@@ -23,7 +23,7 @@ using enum FaultKind;
 EmulatorBackend::EmulatorBackend(EmulatorOptions options)
     : options_(options), emulator_(std::make_unique<Emulator>(clock_, options)) {}
 
-Reply EmulatorBackend::execute(const Argv& argv, int64_t now_ms) {
+Reply EmulatorBackend::execute(const Argv& argv, int64_t now_ms, int) {
   clock_.set(now_ms);
   return emulator_->execute(argv);
 }
@@ -496,7 +496,7 @@ void World::execute(PendingCall c) {
     add_wakeup(th.id, now_ + options_.faults.timeout_ms, c.handle);
     return;
   }
-  Reply reply = backend_.execute(argv_of(c), now_);
+  Reply reply = backend_.execute(argv_of(c), now_, static_cast<int>(th.actor));
   log_.push_back({c.event, now_});
   if (applied_observer_) applied_observer_(c.thread);
   const FaultOptions& f = options_.faults;

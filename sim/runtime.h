@@ -47,7 +47,10 @@ struct LoggedCommand {
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual Reply execute(const Argv& argv, int64_t now_ms) = 0;
+  // `client`: the actor whose call it is (a real server gets each actor's calls over the
+  // actor's own connection, as each client process has its own); -1: the world's own (a fault's
+  // housekeeping, a dump).
+  virtual Reply execute(const Argv& argv, int64_t now_ms, int client = -1) = 0;
   virtual void rebuild(const std::vector<LoggedCommand>& prefix, int64_t now_ms) = 0;
   virtual std::string describe_state(int64_t now_ms) = 0;  // canonical keyspace
   virtual std::string name() const = 0;
@@ -56,7 +59,7 @@ class Backend {
 class EmulatorBackend : public Backend {
  public:
   explicit EmulatorBackend(EmulatorOptions options = {});
-  Reply execute(const Argv& argv, int64_t now_ms) override;
+  Reply execute(const Argv& argv, int64_t now_ms, int client = -1) override;
   void rebuild(const std::vector<LoggedCommand>& prefix, int64_t now_ms) override;
   std::string describe_state(int64_t now_ms) override;
   std::string name() const override { return "emulator"; }

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <thread>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -339,6 +340,18 @@ TEST_F(Import, CapturesOfTheShippedPortsReplayInBothWorldsWithNoDifference) {
   EXPECT_EQ(names, (std::vector<std::string>{"a2-0.5.0-ports-3.json", "handles-beta30-ports-2.json",
                                              "state-beta24-ports-1.json"}))
       << r.out;
+  // Each run's three clients are three clients of the server (one connection per actor), and
+  // each of them called; state's run has a fourth, the harness's own connection, whose reads
+  // (the PTTL acknowledged-writes-visible reads after each set) show as calls.
+  for (const std::string& name : names) {
+    std::ifstream in(dir_ / ("traces/" + name));
+    const nlohmann::json trace = nlohmann::json::parse(in);
+    const size_t clients = name.rfind("state-", 0) == 0 ? 4 : 3;
+    EXPECT_EQ(trace["clients"].size(), clients) << name << ": " << trace["clients"].dump();
+    std::set<int64_t> calling;
+    for (const auto& call : trace["calls"]) calling.insert(call["client"].get<int64_t>());
+    EXPECT_EQ(calling.size(), clients) << name;
+  }
   r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "traces"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("3 recorded traces: 3 reproduced, 0 differ"), std::string::npos) << r.out;
