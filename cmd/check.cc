@@ -94,6 +94,9 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--html", r.spec.html,
                  "write a self-contained timeline page per counterexample here (report.md links "
                  "to them)");
+  app.add_option("--jepsen", r.spec.jepsen,
+                 "write each counterexample's judged histories here in Jepsen's forms (JSON as "
+                 "elle-cli reads it, and EDN), with an index of their models and verdicts");
   app.add_option("--shard", r.shard,
                  "I/N: run only the I-th of N interleaved slices of the seed space (runs I-1, "
                  "I-1+N, ...); testbed merge joins the shards' report.json files");
@@ -321,6 +324,7 @@ std::string CheckSpec::Write() const {
   if (!out.empty()) AppendFlag(line, "out", out);
   if (!save_scenarios.empty()) AppendFlag(line, "save-scenarios", save_scenarios);
   if (!html.empty()) AppendFlag(line, "html", html);
+  if (!jepsen.empty()) AppendFlag(line, "jepsen", jepsen);
   if (shard_count > 0) AppendFlag(line, "shard", absl::StrCat(shard_index, "/", shard_count));
   if (quiet) AppendFlag(line, "quiet", "");
   if (verbose) AppendFlag(line, "verbose", "");
@@ -343,7 +347,7 @@ namespace {
 // The spec as a command line that writes nothing but its stdout: no report, JUnit, timeline,
 // scenario or baseline files, and not a shard.
 CheckSpec WithoutOutputs(CheckSpec c) {
-  c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = "";
+  c.out = c.save_scenarios = c.write_baseline = c.junit = c.html = c.jepsen = "";
   c.shard_index = c.shard_count = 0;
   c.verbose = c.coverage = false;
   c.format = "text";
@@ -446,6 +450,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
     internal::CheckWritableFile(spec.write_baseline, "write-baseline");
   if (!spec.save_scenarios.empty()) internal::CheckWritable(spec.save_scenarios, "save-scenarios");
   if (!spec.html.empty()) internal::CheckWritable(spec.html, "html");
+  if (!spec.jepsen.empty()) internal::CheckWritable(spec.jepsen, "jepsen");
   properties = spec.properties;
   if (properties.empty())
     for (const auto& p : system.properties()) properties.push_back(p.name);
@@ -681,6 +686,9 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
     reports::WriteFileAtomically(row.html,
                                  reports::TimelineHtml(page, x.outcome.trace, script_names));
   }
+  if (!spec.jepsen.empty() && !x.outcome.histories.empty())
+    internal::WriteJepsenHistories(
+        spec.jepsen, absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c), x.outcome);
   if (!spec.save_scenarios.empty())
     row.scenario =
         scenarios::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <mutex>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include <thread>
 
 #include "cmd/cli_internal.h"
+#include "properties/jepsen_history.h"
+#include "reports/check_report.h"
 #include "sim/lua_scripting.h"
 
 namespace testbed::cli {
@@ -212,6 +215,38 @@ void WriteReportFiles(const reports::CheckReport& report, const std::string& out
   if (!out.empty())
     for (const auto& path : reports::WriteReports(report, out))
       std::printf("report: %s\n", path.c_str());
+}
+
+void WriteJepsenHistories(const std::string& dir, const std::string& stem,
+                          const props::RunOutcome& outcome) {
+  // File names: letters, digits, '.', '-' and '_'; anything else becomes '_'.
+  const auto file_name = [](std::string s) {
+    for (char& c : s)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+    return s;
+  };
+  const std::filesystem::path at = std::filesystem::path(dir) / file_name(stem);
+  std::filesystem::create_directories(at);
+  nlohmann::ordered_json index = nlohmann::ordered_json::array();
+  for (const props::JudgedHistory& h : outcome.histories) {
+    const nlohmann::json j = h.jepsen();
+    nlohmann::ordered_json entry = {
+        {"name", h.name}, {"model", h.model}, {"fits", j["fits"]}, {"unfit", j["unfit"]}};
+    if (j["fits"].get<bool>()) {
+      const std::string base = file_name(h.name);
+      reports::WriteFileAtomically((at / (base + ".json")).string(), j["history"].dump(1) + "\n");
+      reports::WriteFileAtomically((at / (base + ".edn")).string(), props::JepsenEdn(j["history"]));
+      const props::HistoryVerdict v = props::CheckCasRegisterHistory(j["history"]);
+      entry["json"] = base + ".json";
+      entry["edn"] = base + ".edn";
+      entry["verdict"] = !v.decided       ? "no verdict"
+                         : v.linearizable ? "linearizable"
+                                          : "not linearizable";
+    }
+    index.push_back(std::move(entry));
+  }
+  reports::WriteFileAtomically((at / "index.json").string(), index.dump(2) + "\n");
+  std::printf("jepsen: %s\n", at.string().c_str());
 }
 
 }  // namespace internal

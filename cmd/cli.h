@@ -59,7 +59,8 @@ struct CheckSpec {
   int64_t jobs = 0;            // 0: the cores
   std::string out;
   std::string save_scenarios;
-  std::string html;  // --html DIR: a timeline page per counterexample
+  std::string html;    // --html DIR: a timeline page per counterexample
+  std::string jepsen;  // --jepsen DIR: each counterexample's judged histories in Jepsen's forms
   // --shard i/n: this process runs the runs i-1, i-1+n, ... of the seed space (0/0: all).
   int64_t shard_index = 0, shard_count = 0;
   bool quiet = false;

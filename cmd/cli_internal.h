@@ -109,6 +109,14 @@ void WriteReportFiles(const reports::CheckReport& report, const std::string& out
 reports::CoverageRow CoverageRowOf(const real::ScriptFile& script, const sim::LineCoverage& ran,
                                    const std::string& file);
 
+// --jepsen DIR: each history `outcome` judged (props::JudgedHistory) in Jepsen's forms, under
+// DIR/<stem>/: <name>.json (the JSON elle-cli reads) and <name>.edn, and index.json naming each
+// history with its model, whether it fits, why not, and the verdict the testbed's own
+// cas-register checker gives the written file (testbed check-history reads it back). Prints
+// the directory.
+void WriteJepsenHistories(const std::string& dir, const std::string& stem,
+                          const props::RunOutcome& outcome);
+
 // --jobs as given, or the cores (1 to 8) when it is 0.
 int64_t JobsOrCores(int64_t jobs);
 

@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "properties/register_history.h"
 
 namespace testbed::props {
 
@@ -65,5 +68,33 @@ struct CasRegisterShape {
   bool corrupt = false;
 };
 nlohmann::json GenerateCasRegisterHistory(uint64_t seed, const CasRegisterShape& shape);
+
+// A state key's history as Jepsen's cas-register (issue 29): its value is the stored value (a
+// string, null when absent). get is a read (null: nothing found); set a write; delete a write of
+// null; compareAndSet(expected version v, value) a cas [the value acknowledged as version v
+// (null for v = 0), value], which succeeds or fails (:fail: it did not happen). A call without a
+// reply is :info (it may have happened), after which its process is retired and the actor goes
+// on as process actor + k * actors, as Jepsen numbers them; "time" is virtual time in
+// nanoseconds, "index" the entry's position. What of the state contract does not fit the
+// register goes into `unfit`, one reason each, and the history is then not written (`fits`
+// false):
+//   - a compareAndSet whose expected version no single acknowledged write of the key produced
+//     (a write whose reply was lost, or two writes acknowledged as one version): the register
+//     has no value to compare with;
+//   - a write whose TTL ran out before the history's last call: expiry removes a value without
+//     an operation, which the register cannot do.
+// What never fits, and is why the projection is weaker than the testbed's own check: versions.
+// The register sees values only, so two writes acknowledged as one version, or a version
+// counted from the value before a delete, are linearizable there; a rejected projection is
+// always a rejected history here, not the other way round.
+struct JepsenProjection {
+  bool fits = true;
+  nlohmann::json history = nlohmann::json::array();
+  std::vector<std::string> unfit;
+};
+// `ops`: one key's history (properties/register_history.h), resends as they were recorded.
+JepsenProjection ProjectCasRegister(const RegisterHistory& ops);
+// The same history as Jepsen's EDN: one operation map per line ({:type :invoke, :f :read, ...}).
+std::string JepsenEdn(const nlohmann::json& history);
 
 }  // namespace testbed::props

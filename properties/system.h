@@ -122,6 +122,16 @@ struct RunSpec {
 
 class PropertyRun;  // properties/property.h
 
+// A history a property judged, as it can leave the testbed in Jepsen's form (testbed check
+// --jepsen): `jepsen` computes, only when asked, {"fits": bool, "history": [...],
+// "unfit": [reasons]} (properties/jepsen_history.h), where `model` is the elle-cli model the
+// history is written for ("cas-register").
+struct JudgedHistory {
+  std::string name;  // the key (or draft, lease) it is the history of
+  std::string model;
+  std::function<nlohmann::json()> jepsen;
+};
+
 struct RunOutcome {
   bool violated = false;    // Run(): exactly when there are findings
   bool incomplete = false;  // a checker gave up: no verdict (never a pass)
@@ -137,7 +147,8 @@ struct RunOutcome {
   std::string trace_hash() const { return trace.Hash(); }  // computed on each call
   sim::RunResult run;                                      // the schedule's choices among them
   // Redis calls that ran a script and got an error reply (a script failing at run time).
-  std::vector<size_t> script_errors;  // indices into trace.events
+  std::vector<size_t> script_errors;     // indices into trace.events
+  std::vector<JudgedHistory> histories;  // each history a property judged that fits a Jepsen model
 };
 
 // Recorded traces (testbed import): which commands of a capture are a system's calls. A

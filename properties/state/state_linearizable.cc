@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "model/state_register.h"
+#include "properties/jepsen_history.h"
 #include "properties/linearizability.h"
 #include "properties/state/state_workloads.h"
 #include "properties/version_order.h"
@@ -192,8 +194,18 @@ constexpr int kManyPending = 9;
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
   model::StateRegisterModel model;
-  std::map<std::string, props::RegisterHistory> keys;  // each key's history, in key order
+  // Each key's history, in key order (shared with the Jepsen form below, which a report may ask
+  // for after the run).
+  const auto kept = std::make_shared<std::map<std::string, props::RegisterHistory>>();
+  std::map<std::string, props::RegisterHistory>& keys = *kept;
   for (const auto& o : history) keys[o.partition].push_back(o);
+  // Each key's history as Jepsen's cas-register, computed only if a report writes it.
+  for (const auto& [key, on_key] : keys)
+    out.histories.push_back(
+        {key, "cas-register", [kept, key = key] {
+           const props::JepsenProjection p = props::ProjectCasRegister(kept->at(key));
+           return nlohmann::json{{"fits", p.fits}, {"history", p.history}, {"unfit", p.unfit}};
+         }});
   // Version-order inference (properties/version_order.h, polynomial) decides the keys whose
   // versions alone show a conflict, on the history as the resends can make it (so what it
   // rejects, no resend explains). It goes first on long histories, which the search may take
