@@ -157,6 +157,7 @@ struct ServeSpec {
 struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
+  std::string jepsen;  // --jepsen DIR: each scenario's judged histories in Jepsen's forms
   std::string Write() const;
   bool operator==(const ReplaySpec&) const = default;
 };

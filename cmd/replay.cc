@@ -30,10 +30,14 @@ void Define(CLI::App& app, ReplaySpec& s) {
       ->required();
   app.add_option("--redis", s.redis, "none (default): the emulator; spawn: a spawned redis-server")
       ->check(CLI::IsMember({"none", "spawn"}));
+  app.add_option("--jepsen", s.jepsen,
+                 "write each scenario's judged histories here in Jepsen's forms (JSON as elle-cli "
+                 "reads it, and EDN), with an index of their models and verdicts");
 }
 
 // Every file to replay, checked before any runs: directories give their *.json, sorted.
 ReplaySpec Resolve(const ReplaySpec& s) {
+  if (!s.jepsen.empty()) internal::CheckWritable(s.jepsen, "jepsen");
   ReplaySpec out = s;
   out.files.clear();
   for (const std::string& f : s.files) {
@@ -63,6 +67,7 @@ std::string ReplaySpec::Write() const {
     line.erase(line.rfind(" --"), 3);  // a positional argument, not a flag
   }
   if (redis != "none") AppendFlag(line, "redis", redis);
+  if (!jepsen.empty()) AppendFlag(line, "jepsen", jepsen);
   return line;
 }
 
@@ -155,6 +160,8 @@ int RunReplay(const ReplaySpec& spec) {
     else
       std::printf("no violation of %s\n", r.property.c_str());
     std::printf("trace-hash: %s\n", out.trace_hash().c_str());
+    if (!spec.jepsen.empty() && !out.histories.empty())
+      internal::WriteJepsenHistories(spec.jepsen, sc.name, out);
     const bool shows =
         out.violated && (sc.cls.empty() || std::find(out.classes.begin(), out.classes.end(),
                                                      sc.cls) != out.classes.end());

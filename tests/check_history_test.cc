@@ -343,6 +343,19 @@ TEST_F(CheckHistory, CounterexampleHistoriesLeaveInJepsensFormsAndReadBackWithTh
   EXPECT_GT(unfit, 0) << "beta.3's short TTLs run out inside its histories";
   std::cout << written << " histories written (" << rejected << " not linearizable), " << unfit
             << " that do not fit\n";
+  // replay writes a scenario's histories the same way.
+  const std::string replayed = (dir_ / "replayed").string();
+  r = testing_cli::Run(TESTBED_CLI_PATH,
+                       "replay " TESTBED_SOURCE_DIR
+                       "/scenarios/state-beta23-cas-versions-linearizable-version-reused.json "
+                       "--jepsen " +
+                           replayed);
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::ifstream replayed_index(std::filesystem::path(replayed) /
+                               "state-beta23-cas-versions-linearizable-version-reused" /
+                               "index.json");
+  ASSERT_TRUE(replayed_index.good()) << r.out;
+  EXPECT_FALSE(Json::parse(replayed_index).empty());
   // (Its minimized counterexamples are version anomalies, which a register of values cannot
   // see.) A lost update can: two compareAndSets from version 1, both acknowledged.
   const props::JepsenProjection lost = props::ProjectCasRegister(
