@@ -110,11 +110,12 @@ struct MutateSpec {
   sim::FaultList faults;
   std::vector<std::string> properties;  // empty: every property
   std::map<std::string, std::string> options;
-  int64_t jobs = 0;           // 0: the cores
-  std::string equivalent;     // --equivalent FILE ("": none)
-  std::string baselines;      // --baselines DIR ("": none)
-  std::string only;           // --only ID ("": every mutant)
-  std::string write_mutants;  // --write-mutants DIR ("": none)
+  int64_t jobs = 0;               // 0: the cores
+  std::string equivalent;         // --equivalent FILE ("": none)
+  std::string baselines;          // --baselines DIR ("": none)
+  std::string only;               // --only ID ("": every mutant)
+  std::string write_mutants;      // --write-mutants DIR ("": none)
+  bool trust_equivalent = false;  // --trust-equivalent: listed mutants are not run
   std::string Write() const;
   bool operator==(const MutateSpec&) const = default;
 };

@@ -36,6 +36,7 @@ using internal::AppendFlag;
 struct Raw {
   std::map<std::string, std::string> values;  // the flags check shares, as given
   std::string equivalent, only, baselines, write_mutants;
+  bool trust_equivalent = false;
   std::vector<std::string> runs_of;
 };
 
@@ -58,6 +59,9 @@ void Define(CLI::App& app, Raw& r) {
                  "PROPERTY=N: runs of one property per mutant, in place of --runs (repeat it "
                  "for more; a cheap sequential property can afford many)");
   app.add_option("--only", r.only, "one mutant, by its id (FILE:LINE.K, as the report prints it)");
+  app.add_flag("--trust-equivalent", r.trust_equivalent,
+               "do not run the mutants --equivalent lists (a gate that only asks whether a mutant "
+               "outside the list survives: they cost the most, as none of them is ever killed)");
   app.add_option("--baselines", r.baselines,
                  "a directory of <version>.json baselines: their classes do not kill");
   app.add_option("--write-mutants", r.write_mutants,
@@ -84,6 +88,7 @@ MutateSpec Resolve(const Raw& r) {
   m.options = c.options;
   m.jobs = c.jobs;
   m.only = r.only;
+  m.trust_equivalent = r.trust_equivalent;
   m.equivalent = r.equivalent;
   m.baselines = r.baselines;
   m.write_mutants = r.write_mutants;
@@ -103,6 +108,8 @@ MutateSpec Resolve(const Raw& r) {
   if (!m.baselines.empty() && !std::filesystem::is_directory(m.baselines))
     throw UsageError("--baselines " + m.baselines + " is not a directory");
   if (!m.write_mutants.empty()) internal::CheckWritable(m.write_mutants, "--write-mutants");
+  if (m.trust_equivalent && m.equivalent.empty())
+    throw UsageError("--trust-equivalent needs --equivalent FILE: the mutants to trust");
   if (!m.only.empty()) {  // it names a mutant of one of the versions' scripts
     const real::ScriptCatalog shipped =
         real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
@@ -264,8 +271,13 @@ class MutateRun {
         v.file = f.file;
         v.mutant = m;
         v.line_ran = row.hits.count(m.line) > 0;
+        const auto eq = equivalent_.find(FullId(f.file, m));
         if (!system_.FirstCompileError(mutated, version).empty()) {
           v.state = "stillborn";
+        } else if (spec_.trust_equivalent && eq != equivalent_.end() &&
+                   Trim(eq->second.after) == Trim(m.after)) {
+          v.state = "equivalent";
+          v.why = eq->second.why + " (not run: --trust-equivalent)";
         } else {
           Judge(plan, mutated, known, digest, v);
         }
@@ -397,6 +409,7 @@ std::string MutateSpec::Write() const {
   if (!equivalent.empty()) AppendFlag(line, "equivalent", equivalent);
   if (!baselines.empty()) AppendFlag(line, "baselines", baselines);
   if (!only.empty()) AppendFlag(line, "only", only);
+  if (trust_equivalent) AppendFlag(line, "trust-equivalent", "");
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
   return line;
 }

@@ -133,12 +133,24 @@ TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
   EXPECT_NE(argued.out.find(std::string("equivalent ") + kDeleteReply), std::string::npos)
       << argued.out;
   EXPECT_NE(argued.out.find("the client never reads it"), std::string::npos) << argued.out;
+  // --trust-equivalent (CI's gates): the listed mutant is not run, and still counts as argued;
+  // an unlisted survivor still fails the run.
+  const Result trusted =
+      Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 --equivalent ") +
+          file + " --trust-equivalent --only " + kDeleteReply);
+  EXPECT_EQ(trusted.code, 0) << trusted.out;
+  EXPECT_NE(trusted.out.find("(not run: --trust-equivalent)"), std::string::npos) << trusted.out;
 
   // A reason written for another line does not carry over.
   std::ofstream(file) << R"({"mutants": [{"id": ")" << kDeleteReply
                       << R"(", "after": "return 3", "why": "stale"}]})";
   EXPECT_EQ(Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 "
                             "--equivalent ") +
+                file + " --only " + kDeleteReply)
+                .code,
+            1);
+  EXPECT_EQ(Cli(std::string("mutate --system state --version beta30 --seed 1 --runs 5 "
+                            "--trust-equivalent --equivalent ") +
                 file + " --only " + kDeleteReply)
                 .code,
             1);
@@ -365,7 +377,8 @@ TEST(Mutate, BadInputIsOneLineAndExit2BeforeAnyRun) {
   for (const std::string& args :
        {std::string("mutate --system state --version beta30 --only nope.lua:1.1"),
         std::string("mutate --system state --equivalent /nonexistent/eq.json"),
-        std::string("mutate --system nosuch"), std::string("mutate --system state --runs 0")}) {
+        std::string("mutate --system nosuch"), std::string("mutate --system state --runs 0"),
+        std::string("mutate --system state --trust-equivalent")}) {
     const Result r = Cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(r.out.find("killed"), std::string::npos) << args << "\n" << r.out;
