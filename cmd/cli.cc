@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <mutex>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include "cmd/cli_internal.h"
 #include "properties/jepsen_history.h"
 #include "reports/check_report.h"
+#include "reports/timeline.h"
 #include "sim/lua_scripting.h"
 
 namespace testbed::cli {
@@ -219,13 +219,7 @@ void WriteReportFiles(const reports::CheckReport& report, const std::string& out
 
 void WriteJepsenHistories(const std::string& dir, const std::string& stem,
                           const props::RunOutcome& outcome) {
-  // File names: letters, digits, '.', '-' and '_'; anything else becomes '_'.
-  const auto file_name = [](std::string s) {
-    for (char& c : s)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-    return s;
-  };
-  const std::filesystem::path at = std::filesystem::path(dir) / file_name(stem);
+  const std::filesystem::path at = std::filesystem::path(dir) / reports::SafeFileName(stem);
   std::filesystem::create_directories(at);
   nlohmann::ordered_json index = nlohmann::ordered_json::array();
   for (const props::JudgedHistory& h : outcome.histories) {
@@ -233,7 +227,7 @@ void WriteJepsenHistories(const std::string& dir, const std::string& stem,
     nlohmann::ordered_json entry = {
         {"name", h.name}, {"model", h.model}, {"fits", j["fits"]}, {"unfit", j["unfit"]}};
     if (j["fits"].get<bool>()) {
-      const std::string base = file_name(h.name);
+      const std::string base = reports::SafeFileName(h.name);
       reports::WriteFileAtomically((at / (base + ".json")).string(), j["history"].dump(1) + "\n");
       reports::WriteFileAtomically((at / (base + ".edn")).string(), props::JepsenEdn(j["history"]));
       const props::HistoryVerdict v = props::CheckCasRegisterHistory(j["history"]);

@@ -123,13 +123,15 @@ constexpr const char* kScript = R"js(
 
 }  // namespace
 
-std::string PageFileName(const std::string& stem) {
+std::string SafeFileName(const std::string& stem) {
   std::string out;
   for (char c : stem)
     out +=
         (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  return out + ".html";
+  return out;
 }
+
+std::string PageFileName(const std::string& stem) { return SafeFileName(stem) + ".html"; }
 
 namespace {
 

@@ -49,7 +49,9 @@ struct TimelinePage {
 std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
                          const ScriptNames& names);
 
-// A file name for a page: letters, digits, '-', '_' and '.' only.
+// A file name: letters, digits, '-', '_' and '.' kept, anything else '_'.
+std::string SafeFileName(const std::string& stem);
+// A file name for a page: SafeFileName(stem) + ".html".
 std::string PageFileName(const std::string& stem);
 
 }  // namespace testbed::reports
