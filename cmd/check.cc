@@ -27,6 +27,7 @@
 #include "scenarios/baseline.h"
 #include "scenarios/campaign.h"
 #include "scenarios/scenario.h"
+#include "scenarios/trace_replay.h"
 #include "sim/clock.h"
 #include "sim/lua_coverage.h"
 #include "sim/strategies.h"
@@ -49,6 +50,10 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--system", r.spec.system, "the system under test (see testbed list)")->required();
   app.add_option("--version", r.spec.version,
                  "the version under test (default: the system's newest)");
+  app.add_option("--trace", r.spec.trace,
+                 "a recorded trace (testbed import's file): each run's clients make its clients' "
+                 "operations, each client its own in order, in place of the workload's (what "
+                 "testbed explore runs)");
   app.add_option("--rolling-from", r.spec.rolling_from,
                  "the old pods' version in rolling-deploy properties (default: its predecessor)");
   app.add_option("--scripts", r.spec.scripts,
@@ -132,6 +137,51 @@ void Define(CLI::App& app, Raw& r) {
       }
 }
 
+// --trace: the trace is the system's and version's, and some property can judge it; clients and
+// ops default to the trace's, properties to those a trace can be judged by.
+void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
+  std::ifstream in(s.trace, std::ios::binary);
+  if (!in || std::filesystem::is_directory(s.trace))
+    throw UsageError("cannot read --trace " + s.trace);
+  const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+  if (!scenarios::IsRecordedTrace(file))
+    throw UsageError("--trace " + s.trace +
+                     " is not a recorded trace (testbed import writes them)");
+  const std::string version =
+      file.value("version", nlohmann::json()).is_string() ? file["version"].get<std::string>() : "";
+  if (file.value("system", std::string()) != s.system || version != s.version)
+    throw UsageError(
+        "--trace " + s.trace + " holds calls of " + file.value("system", std::string("?")) + " " +
+        (version.empty() ? "(version unknown)" : version) + ", not " + s.system + " " + s.version);
+  const props::TraceSupport* support = system.trace_support(s.version);
+  if (!support)
+    throw UsageError("--trace: no property of " + s.system + " " + s.version +
+                     " is judged on a recorded trace yet");
+  std::vector<int> ops;
+  try {
+    ops = support->ops_per_client(*props::LoadRecordedCalls(s.trace));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--trace " + s.trace + ": " + e.what());
+  }
+  if (ops.empty())
+    throw UsageError("--trace " + s.trace + " holds no operation of " + s.system +
+                     " that a property can judge");
+  if (s.clients == 0) s.clients = static_cast<int64_t>(ops.size());
+  if (s.clients > static_cast<int64_t>(ops.size()))
+    throw UsageError(absl::StrCat("--clients ", s.clients, ": --trace ", s.trace, " has ",
+                                  ops.size(), " clients"));
+  if (s.ops == 0) s.ops = *std::max_element(ops.begin(), ops.end());
+  if (!r.properties_given) {
+    s.properties = support->properties;
+    return;
+  }
+  for (const std::string& p : std::vector<std::string>(absl::StrSplit(r.properties, ',')))
+    if (!p.empty() && std::find(support->properties.begin(), support->properties.end(), p) ==
+                          support->properties.end())
+      throw UsageError("--properties: " + p + " is not judged on a recorded trace (judged: " +
+                       absl::StrJoin(support->properties, ", ") + "; " + support->others + ")");
+}
+
 CheckSpec Resolve(const Raw& r) {
   CheckSpec s = r.spec;
   const props::System* system = props::FindSystem(s.system);
@@ -171,6 +221,7 @@ CheckSpec Resolve(const Raw& r) {
     throw UsageError("--strategy replay needs --choices");
   if (s.strategy != "replay" && !s.choices.empty())
     throw UsageError("--choices needs --strategy replay");
+  if (!s.trace.empty()) ResolveTrace(*system, r, s);
   if (s.clients == 0) s.clients = system->default_clients();
   if (s.ops == 0) s.ops = system->default_ops();
   if (s.clients * s.ops > props::kMaxClientOps)
@@ -304,6 +355,7 @@ std::string CheckSpec::Write() const {
   std::string line = "testbed check";
   AppendFlag(line, "system", system);
   AppendFlag(line, "version", version);
+  if (!trace.empty()) AppendFlag(line, "trace", trace);
   if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
   AppendFlag(line, "seed", absl::StrCat(seed));
   if (runs > 0) AppendFlag(line, "runs", absl::StrCat(runs));
@@ -480,6 +532,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
   plan.base.skip = spec.skip;
   plan.base.faults = spec.faults;
   plan.base.options = spec.options;
+  plan.base.trace = spec.trace;
   plan.seed = spec.seed;
   for (const std::string& p : properties)
     if (system.property(p)->applies(spec.version, old_version)) plan.properties.push_back(p);
@@ -806,6 +859,44 @@ int RunCheck(const CheckSpec& spec) {
 }
 
 namespace internal {
+// testbed explore TRACE: check with --trace TRACE, for the trace's own system and version.
+void DefineExplore(CLI::App& app, Raw& r) {
+  Define(app, r);
+  app.get_option("--system")
+      ->required(false)
+      ->description("the system under test (default: the trace's)");
+  app.get_option("--version")->description("the version under test (default: the trace's)");
+  app.add_option("recorded", r.spec.trace, "a recorded trace (testbed import's file)")->required();
+}
+
+CheckSpec ResolveExplore(const Raw& r) {
+  Raw x = r;
+  std::ifstream in(x.spec.trace, std::ios::binary);
+  if (!in || std::filesystem::is_directory(x.spec.trace))
+    throw UsageError("cannot read recorded trace " + x.spec.trace);
+  const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+  if (!scenarios::IsRecordedTrace(file))
+    throw UsageError(x.spec.trace + " is not a recorded trace (testbed import writes them)");
+  if (x.spec.system.empty()) x.spec.system = file.value("system", std::string());
+  const nlohmann::json version = file.value("version", nlohmann::json());
+  if (x.spec.version.empty() && version.is_string()) x.spec.version = version.get<std::string>();
+  if (x.spec.version.empty())
+    throw UsageError(x.spec.trace +
+                     ": its version is unknown (no script the capture ran names "
+                     "one); give --version");
+  return Resolve(x);
+}
+
+Command ExploreCommand() {
+  return internal::MakeCommand<Raw, CheckSpec>(
+      "explore",
+      "Explores the interleavings and faults around a recorded trace: each run's clients make the "
+      "trace's clients' operations, each client its own in order, through the ported client; "
+      "every check flag applies (--runs, --strategy, --faults, --save-scenarios), and each "
+      "violation is minimized to the fewest recorded operations.",
+      DefineExplore, ResolveExplore, RunCheck);
+}
+
 Command CheckCommand() {
   return internal::MakeCommand<Raw, CheckSpec>(
       "check",

@@ -122,8 +122,9 @@ void AppendFlag(std::string& line, const std::string& flag, const std::string& v
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      FidelityCommand(), CheckCommand(),        DiffCommand(),   MutateCommand(), MergeCommand(),
-      ReplayCommand(),   CheckHistoryCommand(), ImportCommand(), ServeCommand(),  ListCommand()};
+      FidelityCommand(), CheckCommand(), ExploreCommand(), DiffCommand(),
+      MutateCommand(),   MergeCommand(), ReplayCommand(),  CheckHistoryCommand(),
+      ImportCommand(),   ServeCommand(), ListCommand()};
   return kCommands;
 }
 

@@ -41,6 +41,7 @@ struct CheckSpec {
   std::string system;
   std::string version;         // resolved: the system's default when not given
   std::string rolling_from;    // "" unless given
+  std::string trace;           // --trace FILE: a recorded trace's operations ("": the workload)
   std::string scripts;         // --scripts DIR ("": shipped)
   std::string baseline;        // --baseline FILE ("": none; any violation fails)
   std::string write_baseline;  // --write-baseline FILE

@@ -79,6 +79,7 @@ Command MakeCommand(const std::string& name, const std::string& help,
 // Each subcommand's file provides one.
 Command FidelityCommand();
 Command CheckCommand();
+Command ExploreCommand();
 Command ReplayCommand();
 Command DiffCommand();
 Command MergeCommand();

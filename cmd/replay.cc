@@ -75,6 +75,45 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args) {
   return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, Define, Resolve);
 }
 
+// A recorded trace's calls, with the replies the replay got, judged by each property its
+// system can judge a trace by (properties/system.h, TraceSupport); the others are named with
+// why they cannot be.
+void JudgeRecordedTrace(const nlohmann::json& trace, const scenarios::TraceReplay& r) {
+  const props::System* system = props::FindSystem(trace.value("system", std::string()));
+  const nlohmann::json version = trace.value("version", nlohmann::json());
+  const props::TraceSupport* support =
+      system && version.is_string() ? system->trace_support(version.get<std::string>()) : nullptr;
+  if (!support) {
+    std::printf("not judged: no property of %s %s is judged on a recorded trace yet\n",
+                system ? system->name().c_str() : "an unknown system",
+                version.is_string() ? version.get<std::string>().c_str() : "(version unknown)");
+    return;
+  }
+  int64_t start_ms = 0;
+  props::RecordedCalls calls = props::ReadRecordedCalls(trace, &start_ms);
+  for (size_t i = 0; i < calls.size() && i < r.replies.size(); ++i) {
+    calls[i].reply = r.replies[i];
+    calls[i].has_reply = true;
+  }
+  const std::vector<int> ops = support->ops_per_client(calls);
+  int64_t total = 0;
+  for (int n : ops) total += n;
+  for (const std::string& p : support->properties) {
+    props::RunOutcome out;
+    support->judge(p, calls, start_ms, out);
+    props::Conclude(out);
+    std::printf("judged: %s on %lld operations of %zu clients: ", p.c_str(),
+                static_cast<long long>(total), ops.size());
+    if (out.violated)
+      std::printf("violated (classes: %s)\n%s", absl::StrJoin(out.classes, ", ").c_str(),
+                  out.description.c_str());
+    else
+      std::printf("%s\n", out.incomplete ? "no verdict (the checker gave up)" : "no violation");
+  }
+  std::printf("not judged: the other properties of %s: %s\n", system->name().c_str(),
+              support->others.c_str());
+}
+
 // A recorded trace (testbed import): its calls in both worlds, with the first difference.
 int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
                         real::RedisServer& server, const real::ScriptCatalog& scripts) {
@@ -90,8 +129,10 @@ int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
   if (r.difference_line == 0) {
     std::printf(
         "result: reproduced (%lld calls: the same replies in both worlds, and every "
-        "script ran the commands the capture shows)\n\n",
+        "script ran the commands the capture shows)\n",
         static_cast<long long>(r.calls));
+    JudgeRecordedTrace(trace, r);
+    std::printf("\n");
     return 0;
   }
   std::printf("result: differs at line %lld of the capture: %s\n\n",

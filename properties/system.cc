@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <mutex>
 #include <stdexcept>
 
 #include "properties/property.h"
 #include "real/real_backend.h"
 #include "sim/clock.h"
+#include "sim/monitor_text.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
 
@@ -50,7 +53,17 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
   if (!p) throw std::invalid_argument("unknown property '" + spec.property + "' of " + name());
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
-  std::unique_ptr<PropertyRun> run = Prepare(spec, faults, scripts);
+  std::unique_ptr<PropertyRun> run;
+  if (spec.trace.empty()) {
+    run = Prepare(spec, faults, scripts);
+  } else {
+    const TraceSupport* t = trace_support(spec.version);
+    if (!t ||
+        std::find(t->properties.begin(), t->properties.end(), spec.property) == t->properties.end())
+      throw std::invalid_argument(absl::StrCat(spec.property, " of ", name(), " ", spec.version,
+                                               " cannot be judged on a recorded trace"));
+    run = t->explore(spec.property, *LoadRecordedCalls(spec.trace), spec, faults, scripts);
+  }
   return RunProperty(*run, spec.seed, horizon_ms(), faults, scripts, server, strategy);
 }
 
@@ -93,6 +106,11 @@ RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
                             {},
                             {{out.trace.actor_of(e), from, e.at_ms}}});
   }
+  Conclude(out);
+  return out;
+}
+
+void Conclude(RunOutcome& out) {
   out.violated = !out.findings.empty();
   out.classes.clear();
   out.description.clear();
@@ -102,7 +120,56 @@ RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
       out.classes.push_back(c);
     absl::StrAppend(&out.description, "  ", f.text, "\n");
   }
-  return out;
+}
+
+RecordedCalls ReadRecordedCalls(const nlohmann::json& trace, int64_t* start_ms) {
+  auto arg = [](const nlohmann::json& a, int64_t line) {
+    std::string bytes, error;
+    if (a.is_string()) return a.get<std::string>();
+    if (a.is_object() && a.contains("repr") && a["repr"].is_string() &&
+        sim::monitor::Unrepr(a["repr"].get<std::string>(), bytes, error))
+      return bytes;
+    throw std::invalid_argument(absl::StrCat("line ", line, ": an argument that is neither a ",
+                                             "string nor {\"repr\": ...} in Redis's escapes",
+                                             error.empty() ? "" : ": ", error));
+  };
+  if (!trace.is_object() || !trace.contains("calls") || !trace["calls"].is_array())
+    throw std::invalid_argument("not a recorded trace (no \"calls\" array)");
+  const int64_t start_us = trace.value("start_us", sim::kDefaultEpochMs * 1000);
+  if (start_ms) *start_ms = start_us / 1000;
+  RecordedCalls calls;
+  for (const nlohmann::json& c : trace["calls"]) {
+    if (!c.is_object() || !c.contains("at_us") || !c["at_us"].is_number_integer() ||
+        !c.contains("line") || !c["line"].is_number_integer() || !c.contains("argv") ||
+        !c["argv"].is_array() || c["argv"].empty())
+      throw std::invalid_argument("a call without an integer \"line\", \"at_us\" and an argv");
+    RecordedCall r;
+    r.line = c["line"].get<int64_t>();
+    r.at_ms = (start_us + c["at_us"].get<int64_t>()) / 1000;
+    r.client = c.value("client", 0);
+    r.script = c.value("script", std::string());
+    for (const nlohmann::json& a : c["argv"]) r.argv.push_back(arg(a, r.line));
+    calls.push_back(std::move(r));
+  }
+  return calls;
+}
+
+std::shared_ptr<const RecordedCalls> LoadRecordedCalls(const std::string& path, int64_t* start_ms) {
+  static std::mutex mu;
+  static std::map<std::string, std::pair<std::shared_ptr<const RecordedCalls>, int64_t>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(path);
+  if (it == cache.end()) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::invalid_argument("cannot read recorded trace " + path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw std::invalid_argument(path + " is not JSON");
+    int64_t start = 0;
+    auto calls = std::make_shared<const RecordedCalls>(ReadRecordedCalls(j, &start));
+    it = cache.emplace(path, std::make_pair(std::move(calls), start)).first;
+  }
+  if (start_ms) *start_ms = it->second.second;
+  return it->second.first;
 }
 
 std::string System::OldVersionsError(const std::string& version, const std::string& old) const {

@@ -117,6 +117,10 @@ struct RunSpec {
   SkipSet skip;
   sim::FaultList faults;                       // as asked; the property's set-aside applies
   std::map<std::string, std::string> options;  // SystemOption::flag -> value (absent: default)
+  // A recorded trace (testbed import's file) whose clients' operations the run makes, each
+  // client its own in order, in place of the workload's (testbed explore): "" for the
+  // workload. Client c's operation i is (c, i) in `skip`.
+  std::string trace;
   bool operator==(const RunSpec&) const = default;
 };
 
@@ -167,8 +171,55 @@ class TraceRecognizer {
   virtual bool RulesOut(const std::string& version) const { return false; }
 };
 
+// Recorded traces: one call of a trace as a system's trace support reads it.
+struct RecordedCall {
+  int client = 0;     // an index into the trace's clients, in the order they first appear
+  int64_t at_ms = 0;  // the capture's instant (ms since the Unix epoch)
+  int64_t line = 0;   // its line in the capture
+  std::vector<std::string> argv;
+  std::string script;  // the catalog id of the body an EVAL or EVALSHA ran ("": none)
+  sim::Reply reply;    // what the call got (the emulator's, in the recorded order)
+  bool has_reply = false;
+};
+using RecordedCalls = std::vector<RecordedCall>;
+
+// A recorded trace's file read as calls (without replies); `start_ms` gets the segment's first
+// instant. Throws std::invalid_argument naming what is wrong. An argument in Redis's escaped
+// form ({"repr": ...}) is unescaped.
+RecordedCalls ReadRecordedCalls(const nlohmann::json& trace, int64_t* start_ms = nullptr);
+// The same, from a file, read once per process and path (runs of testbed explore share it).
+std::shared_ptr<const RecordedCalls> LoadRecordedCalls(const std::string& path,
+                                                       int64_t* start_ms = nullptr);
+
+// What a system can judge of a recorded trace (item 3 of issue 29) and explore around it: the
+// SDK operations its clients made, rebuilt from their calls, judged by the property's own
+// checker; or the same operations made again through the ports, each client its own in order,
+// while the strategies and faults vary the interleaving and timing (testbed explore).
+struct TraceSupport {
+  std::vector<std::string> properties;  // those a trace can be judged by
+  std::string others;  // why the system's other properties cannot be (one sentence)
+  // How many operations each client of the trace made (clients without any left out).
+  std::function<std::vector<int>(const RecordedCalls&)> ops_per_client;
+  // Judges the recorded calls (with their replies) as `property` judges a run.
+  std::function<void(const std::string& property, const RecordedCalls&, int64_t start_ms,
+                     RunOutcome&)>
+      judge;
+  // The run of `property` whose clients make the trace's operations (spec.clients, spec.ops
+  // and spec.skip cut them).
+  std::function<std::unique_ptr<PropertyRun>(const std::string& property, const RecordedCalls&,
+                                             const RunSpec&, const sim::FaultOptions&,
+                                             const real::ScriptCatalog&)>
+      explore;
+};
+
+// The findings of a run or a judged trace named and described as System::Run does it
+// (violated, classes, description).
+void Conclude(RunOutcome& out);
+
 class System {
  public:
+  // Recorded traces: what a trace of `version`'s calls can be judged by (nullptr: nothing).
+  virtual const TraceSupport* trace_support(const std::string& version) const { return nullptr; }
   virtual ~System() = default;
   // Recorded traces: a fresh recognizer for one capture (nullptr: none of its calls is known).
   virtual std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const { return nullptr; }

@@ -101,6 +101,19 @@ Scenario Load(const std::string& path) {
                                     " is not a directory");
       s.scripts = dir.generic_string();
     }
+    if (j.contains("trace")) {  // testbed explore: a recorded trace's operations
+      const std::string rel = Field<std::string>(j, "trace", "a recorded trace file");
+      const std::filesystem::path file =
+          (std::filesystem::path(path).parent_path() / rel).lexically_normal();
+      if (rel.empty() || !std::filesystem::is_regular_file(file))
+        throw std::invalid_argument("field \"trace\": " + file.generic_string() + " is not a file");
+      r.trace = file.generic_string();
+      const props::TraceSupport* t = s.system->trace_support(r.version);
+      if (!t ||
+          std::find(t->properties.begin(), t->properties.end(), r.property) == t->properties.end())
+        throw std::invalid_argument("field \"trace\": " + r.property + " of " + system + " " +
+                                    r.version + " cannot be judged on a recorded trace");
+    }
     s.cls = Optional<std::string>(j, "class", "", "an anomaly class name");
     if (!s.cls.empty() && props::SentenceOf(*s.system->property(r.property), s.cls).empty())
       throw std::invalid_argument("field \"class\": " + r.property + " has no class \"" + s.cls +
@@ -162,6 +175,10 @@ std::string Save(const std::string& dir, const Scenario& s) {
     j["scripts"] = std::filesystem::relative(std::filesystem::absolute(s.scripts),
                                              std::filesystem::absolute(dir))
                        .generic_string();
+  if (!r.trace.empty())
+    j["trace"] = std::filesystem::relative(std::filesystem::absolute(r.trace),
+                                           std::filesystem::absolute(dir))
+                     .generic_string();
   j["trigger"] = s.trigger;
   j["severity"] = s.severity;
   j["why"] = s.why;

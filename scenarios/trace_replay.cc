@@ -101,6 +101,7 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
     const sim::Reply mine = emulator.execute(argv);
     const sim::Reply theirs = redis.execute(argv, now);
     ++out.calls;
+    out.replies.push_back(mine);
     const int64_t line = call["line"].get<int64_t>();
     if (!(mine == theirs)) {
       out.difference_line = line;

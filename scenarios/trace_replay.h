@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
+#include "sim/reply.h"
 
 namespace testbed::scenarios {
 
@@ -20,9 +22,10 @@ bool IsRecordedTrace(const nlohmann::json& file);
 void ValidateTrace(const nlohmann::json& trace);
 
 struct TraceReplay {
-  int64_t calls = 0;            // run in both worlds
-  int64_t difference_line = 0;  // the capture's line of the first difference (0: none)
-  std::string difference;       // what differs there
+  int64_t calls = 0;                // run in both worlds
+  int64_t difference_line = 0;      // the capture's line of the first difference (0: none)
+  std::string difference;           // what differs there
+  std::vector<sim::Reply> replies;  // the emulator's, call by call, as far as the replay ran
 };
 
 TraceReplay ReplayTrace(const nlohmann::json& trace, real::RedisServer& server,

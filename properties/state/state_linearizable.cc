@@ -38,19 +38,36 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
                         props::RegisterHistory* history, Recorder* rec) {
   uint64_t roll = rng.below(100);
   if (w.cas_only && roll >= 35 && roll < 60) roll += 25;  // a set becomes a compareAndSet
+  RegisterCall call;
+  call.key = key;
+  call.value = {{"client", actor}, {"n", i}};
+  call.ttl = rng.chance({1, 3}) ? std::optional<int64_t>(rng.range(5, 200)) : std::nullopt;
+  call.kind = roll < 35   ? RegisterOp::Kind::kGet
+              : roll < 60 ? RegisterOp::Kind::kSet
+              : roll < 90 ? RegisterOp::Kind::kCas
+                          : RegisterOp::Kind::kDelete;
+  if (call.kind == RegisterOp::Kind::kCas)
+    call.expected = rng.chance({3, 4}) ? seen_version[key] : rng.range(0, 3);
+  co_await MakeRegisterCall(ctx, ns, w, actor, call, seen_version, history, rec);
+  const int64_t pause = rng.range(0, 15);
+  co_await ctx.sleep(pause);
+}
+
+sim::Task<void> MakeRegisterCall(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                 const StateWorkload& w, int actor, RegisterCall call,
+                                 std::map<std::string, int64_t>& seen_version,
+                                 props::RegisterHistory* history, Recorder* rec) {
+  const std::string& key = call.key;
   Op o;
-  o.partition = key;
+  o.partition = call.partition.empty() ? key : call.partition;
   o.actor = actor;
   o.invoke = rec->seq++;
   o.invoke_ms = rec->world->now_ms();
-  const real::state::Json value = {{"client", actor}, {"n", i}};
-  const std::optional<int64_t> ttl =
-      rng.chance({1, 3}) ? std::optional<int64_t>(rng.range(5, 200)) : std::nullopt;
+  o.op.kind = call.kind;
   bool keep = true;
   const int64_t resent_before = ctx.resent_calls();
   try {
-    if (roll < 35) {
-      o.op.kind = RegisterOp::Kind::kGet;
+    if (call.kind == RegisterOp::Kind::kGet) {
       std::optional<real::state::StateValue> v = co_await ns.get(key);
       o.op.ok = v.has_value();
       if (v) {
@@ -58,17 +75,16 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
         o.op.out_version = v->version;
         seen_version[key] = v->version;
       }
-    } else if (roll < 60) {
-      o.op.kind = RegisterOp::Kind::kSet;
-      o.op.value = real::state::Stringify(value);
-      real::state::StateValue v = co_await ns.set(key, value, ttl);
+    } else if (call.kind == RegisterOp::Kind::kSet) {
+      o.op.value = real::state::Stringify(call.value);
+      real::state::StateValue v = co_await ns.set(key, call.value, call.ttl);
       o.op.out_version = v.version;
       seen_version[key] = v.version;
-    } else if (roll < 90) {
-      o.op.kind = RegisterOp::Kind::kCas;
-      o.op.value = real::state::Stringify(value);
-      o.op.expected = rng.chance({3, 4}) ? seen_version[key] : rng.range(0, 3);
-      real::state::CasResult r = co_await ns.compare_and_set(key, o.op.expected, value, ttl);
+    } else if (call.kind == RegisterOp::Kind::kCas) {
+      o.op.value = real::state::Stringify(call.value);
+      o.op.expected = call.expected;
+      real::state::CasResult r =
+          co_await ns.compare_and_set(key, o.op.expected, call.value, call.ttl);
       o.op.ok = r.ok;
       if (r.ok) {
         o.op.out_version = r.value->version;
@@ -78,7 +94,6 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
       }
       seen_version[key] = o.op.out_version;
     } else {
-      o.op.kind = RegisterOp::Kind::kDelete;
       co_await ns.del(key);
       seen_version[key] = 0;
     }
@@ -89,7 +104,7 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
       keep = false;  // quota and policy errors write nothing
       // The workload's namespace holds a few keys and admits w.ns.max_entries (rule 3): no
       // write of it may meet the quota.
-      if (e.quota())
+      if (e.quota() && call.quota_error_is_finding)
         rec->findings.push_back(
             {"quota-error-below-max-entries",
              absl::StrCat("client ", actor, "'s write of ", key, " at +",
@@ -114,8 +129,6 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
     o.ret_ms = rec->world->now_ms();
   }
   if (keep) history->push_back(o);
-  const int64_t pause = rng.range(0, 15);
-  co_await ctx.sleep(pause);
 }
 
 std::vector<AnomalyClass> HistoryClasses(const std::string& key) {

@@ -67,6 +67,9 @@ class StateSystem : public System {
   std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
     return std::make_unique<StateTraceRecognizer>();
   }
+  const TraceSupport* trace_support(const std::string& version) const override {
+    return StateTraceSupport(version);
+  }
   std::string name() const override { return "state"; }
   std::string what() const override {
     return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds "

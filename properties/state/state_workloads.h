@@ -242,6 +242,24 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                                 Recorder* rec);
 
 // ---- state_linearizable.cc ----
+// One operation of the register: what PlainOp draws, or what a recorded trace's client made
+// (trace_ops.cc).
+struct RegisterCall {
+  model::RegisterOp::Kind kind = model::RegisterOp::Kind::kGet;
+  std::string key;
+  std::string partition;  // the history's key ("": `key`)
+  real::state::Json value;
+  std::optional<int64_t> ttl;
+  int64_t expected = 0;  // compareAndSet
+  // A quota error is a finding (quota-error-below-max-entries): the plain workload's namespace
+  // never fills; a recorded trace's may have.
+  bool quota_error_is_finding = true;
+};
+// Makes `call` through the port and records it in `history` as `actor`'s operation.
+sim::Task<void> MakeRegisterCall(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                                 const StateWorkload& w, int actor, RegisterCall call,
+                                 std::map<std::string, int64_t>& seen_version,
+                                 props::RegisterHistory* history, Recorder* rec);
 // One random operation on `key` (get, set, compareAndSet, delete; no set with cas_only),
 // recorded in `history` as `actor`'s, then a pause. The draws after the key's come from rng.
 sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
@@ -258,6 +276,10 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key);
 
 void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out);
+
+// ---- trace_ops.cc ----
+// What a recorded trace of `version` can be judged by (beta.24 and beta.30; nullptr else).
+const TraceSupport* StateTraceSupport(const std::string& version);
 
 // ---- state_sequential.cc ----
 sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,

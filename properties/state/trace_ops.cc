@@ -1,0 +1,368 @@
+// Recorded traces of the state store (issue 29, items 3 and 4): the SDK operations each client of
+// a capture made, rebuilt from its calls, judged as cas-versions-linearizable judges a run; and
+// the same operations made again through the port, each client its own in order, for testbed
+// explore.
+//
+// How calls become operations (the v2 port, real/state/v2.cc; beta.24 and beta.30):
+//   get            beta.24: CLAIM_LEGACY_SCRIPT (readRaw, s000:441-464); beta.30: GET of the
+//                  entry's key (readRaw, 330-333). Its reply is the envelope, a tombstone or nil.
+//   set            that read, then SET_WITH_QUOTA_SCRIPT on the same key from the same client
+//                  (set, 395-427: the version is computed from the read); the written envelope
+//                  is the script's ARGV[5], the expiry ARGV[3], the caller's clock ARGV[1].
+//   compareAndSet  COMPARE_AND_SET_WITH_QUOTA_SCRIPT: expected version ARGV[1], envelope ARGV[6].
+//   delete         DELETE_WITH_INDEX_SCRIPT.
+// list()'s calls (the index's ZRANGEBYSCORE, MGET) and anything else are not the register's,
+// and are left out. An entry's namespace and scope is its key's prefix, which every script call
+// names exactly (the index key is "...:index:" + base64url(prefix), s000 indexKey).
+//
+// Times. A capture holds when each call reached the server, and no reply times. A client makes
+// one operation at a time (Jepsen's process), so an operation began after its client's previous
+// call ran and returned before its client's next call ran: those are its window, as wide as the
+// capture allows (a narrower one could order what the caller could not have seen in order).
+//
+// What cannot be judged here: beta.3 and beta.23 write v1 keys through other calls (no rebuild
+// yet), and a call the capture records without the port's shape (an EVAL of another body).
+#include <absl/strings/escaping.h>
+#include <absl/strings/match.h>
+#include <absl/strings/numbers.h>
+#include <absl/strings/str_cat.h>
+
+#include <algorithm>
+
+#include "properties/state/state_workloads.h"
+#include "real/state/redis_common.h"
+#include "real/state/state_api.h"
+
+namespace testbed::props::state {
+namespace {
+
+using model::RegisterOp;
+using K = RegisterOp::Kind;
+
+constexpr const char* kIndexPrefix = "apifuse:provider-state:v2:index:";
+
+// One operation of a recorded client.
+struct TraceOp {
+  K kind = K::kGet;
+  int space = 0;         // which namespace and scope (prefix) of the trace
+  std::string key;       // the SDK key, after the prefix
+  std::string data_key;  // the entry's Redis key (the history's partition)
+  std::string value;     // set, compareAndSet: the value's JSON
+  std::optional<int64_t> ttl;
+  int64_t expected = 0;
+  size_t first = 0, last = 0;  // its calls (indices into the trace)
+  // From the replies (judge only):
+  bool ambiguous = false, rejected = false, ok = false;
+  int64_t out_version = 0, expires_at_ms = 0;
+  std::string out_value;
+};
+
+struct Rebuilt {
+  std::vector<std::vector<TraceOp>> clients;  // by client, in the order they first appear
+  std::vector<std::string> prefixes;          // by space
+  real::state::NamespaceOptions ns{.default_ttl_ms = 2000, .max_ttl_ms = 10000, .max_entries = 100};
+};
+
+bool Script(const RecordedCall& c, const char* name) {
+  return absl::EndsWith(c.script, std::string("/") + name);
+}
+
+// The script's KEYS and ARGV ({} when the call is not an EVAL / EVALSHA of the shape).
+bool KeysAndArgs(const RecordedCall& c, std::vector<std::string>& keys,
+                 std::vector<std::string>& args) {
+  int64_t n = 0;
+  if (c.argv.size() < 3 || !absl::SimpleAtoi(c.argv[2], &n) || n < 2 ||
+      static_cast<size_t>(3 + n) > c.argv.size())
+    return false;
+  keys.assign(c.argv.begin() + 3, c.argv.begin() + 3 + n);
+  args.assign(c.argv.begin() + 3 + n, c.argv.end());
+  return true;
+}
+
+int64_t Int(const std::vector<std::string>& args, size_t i) {
+  int64_t v = 0;
+  return i < args.size() && absl::SimpleAtoi(args[i], &v) ? v : 0;
+}
+
+// The envelope's value (as the port's history writes it) and version.
+bool Envelope(const std::string& key, const std::optional<std::string>& raw, std::string& value,
+              int64_t& version) {
+  if (!raw || real::state::IsStateTombstone(raw)) return false;
+  std::optional<real::state::StateValue> v = real::state::EnvelopeFromJson(key, raw);
+  if (!v) return false;
+  value = real::state::Stringify(v->value);
+  version = v->version;
+  return true;
+}
+
+Rebuilt Rebuild(const RecordedCalls& calls) {
+  Rebuilt out;
+  std::map<int, int> client_index;  // trace client -> rebuilt client
+  auto space_of = [&out](const std::string& prefix) {
+    auto it = std::find(out.prefixes.begin(), out.prefixes.end(), prefix);
+    if (it != out.prefixes.end()) return static_cast<int>(it - out.prefixes.begin());
+    out.prefixes.push_back(prefix);
+    return static_cast<int>(out.prefixes.size()) - 1;
+  };
+  // Every prefix a script call names (its index key), so that a plain GET finds its own.
+  for (const RecordedCall& c : calls) {
+    std::vector<std::string> keys, args;
+    if (c.script.empty() || !KeysAndArgs(c, keys, args) || !absl::StartsWith(keys[1], kIndexPrefix))
+      continue;
+    std::string prefix;
+    if (absl::WebSafeBase64Unescape(keys[1].substr(std::string(kIndexPrefix).size()), &prefix) &&
+        absl::StartsWith(keys[0], prefix + ":"))
+      space_of(prefix);
+  }
+  // A read each client made last, which its set's script may follow.
+  std::map<int, TraceOp> pending_read;
+  auto add = [&](int client, TraceOp op) {
+    auto [it, added] = client_index.emplace(client, static_cast<int>(out.clients.size()));
+    if (added) out.clients.emplace_back();
+    out.clients[static_cast<size_t>(it->second)].push_back(std::move(op));
+  };
+  auto flush = [&](int client) {
+    auto it = pending_read.find(client);
+    if (it == pending_read.end()) return;
+    add(client, std::move(it->second));
+    pending_read.erase(it);
+  };
+  // The entry's namespace and scope: the longest known prefix of its key.
+  auto locate = [&](const std::string& data_key, TraceOp& op) {
+    size_t best = 0;
+    for (size_t s = 0; s < out.prefixes.size(); ++s)
+      if (absl::StartsWith(data_key, out.prefixes[s] + ":") && out.prefixes[s].size() + 1 > best) {
+        best = out.prefixes[s].size() + 1;
+        op.space = static_cast<int>(s);
+      }
+    op.key = data_key.substr(best);
+    op.data_key = data_key;
+    return best > 0;
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const RecordedCall& c = calls[i];
+    std::vector<std::string> keys, args;
+    TraceOp op;
+    op.first = op.last = i;
+    const bool script = !c.script.empty() && KeysAndArgs(c, keys, args);
+    const bool plain_get =
+        c.script.empty() && c.argv.size() == 2 && absl::AsciiStrToUpper(c.argv[0]) == "GET";
+    const std::string data_key = script ? keys[0] : plain_get ? c.argv[1] : "";
+    if (data_key.empty() || !locate(data_key, op)) continue;
+    const std::string& key = op.key;
+    std::string value;
+    int64_t version = 0;
+    if (plain_get || (script && Script(c, "CLAIM_LEGACY_SCRIPT"))) {
+      flush(c.client);
+      op.kind = K::kGet;
+      if (script) {
+        out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 1));
+        out.ns.max_ttl_ms = std::max<int64_t>(1, Int(args, 2));
+      }
+      if (c.has_reply) {
+        const sim::Reply& r = c.reply;
+        std::optional<std::string> raw;
+        if (r.is_error()) {
+          op.ambiguous = true;
+        } else if (script) {
+          const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
+          if (array && r.elements[0].integer == 0) op.rejected = true;  // a quota error
+          if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
+        } else {
+          raw = real::state::BulkOrNull(r);
+        }
+        op.ok = Envelope(key, raw, op.out_value, op.out_version);
+      }
+      pending_read[c.client] = std::move(op);
+    } else if (script && Script(c, "SET_WITH_QUOTA_SCRIPT")) {
+      auto read = pending_read.find(c.client);
+      if (read != pending_read.end() && read->second.data_key == data_key) {
+        op.first = read->second.first;  // set's own read (its version comes from it)
+        op.ambiguous = read->second.ambiguous;
+        pending_read.erase(read);
+      }
+      flush(c.client);
+      op.kind = K::kSet;
+      if (Envelope(key, args.size() > 4 ? std::optional<std::string>(args[4]) : std::nullopt,
+                   op.value, version))
+        op.out_version = version;
+      op.ttl = Int(args, 2) - Int(args, 0);
+      op.expires_at_ms = Int(args, 2);
+      out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 1));
+      if (c.has_reply) {
+        const sim::Reply& r = c.reply;
+        op.ambiguous = op.ambiguous || r.is_error();
+        op.rejected = !r.is_error() && (r.type != sim::Reply::Type::kArray || r.elements.empty() ||
+                                        r.elements[0].integer != 1);
+      }
+      add(c.client, std::move(op));
+    } else if (script && Script(c, "COMPARE_AND_SET_WITH_QUOTA_SCRIPT")) {
+      flush(c.client);
+      op.kind = K::kCas;
+      op.expected = Int(args, 0);
+      Envelope(key, args.size() > 5 ? std::optional<std::string>(args[5]) : std::nullopt, op.value,
+               version);
+      op.ttl = Int(args, 3) - Int(args, 1);
+      op.expires_at_ms = Int(args, 3);
+      out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 2));
+      if (c.has_reply) {
+        const sim::Reply& r = c.reply;
+        const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
+        op.ambiguous = r.is_error();
+        op.rejected = array && r.elements[0].integer == 0;
+        op.ok = array && r.elements[0].integer == 1;
+        std::optional<std::string> raw;
+        if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
+        Envelope(key, raw, op.out_value, op.out_version);
+        if (op.ok) op.out_value.clear();
+      }
+      add(c.client, std::move(op));
+    } else if (script && Script(c, "DELETE_WITH_INDEX_SCRIPT")) {
+      flush(c.client);
+      op.kind = K::kDelete;
+      op.ambiguous = c.has_reply && c.reply.is_error();
+      add(c.client, std::move(op));
+    }
+  }
+  for (auto& [client, op] : std::map<int, TraceOp>(pending_read)) add(client, std::move(op));
+  return out;
+}
+
+// The trace's clients, each with the indices of its calls (to find an operation's window).
+std::map<int, std::vector<size_t>> CallsByClient(const RecordedCalls& calls) {
+  std::map<int, std::vector<size_t>> by;
+  for (size_t i = 0; i < calls.size(); ++i) by[calls[i].client].push_back(i);
+  return by;
+}
+
+void Judge(const std::string&, const RecordedCalls& calls, int64_t start_ms, RunOutcome& out) {
+  const Rebuilt r = Rebuild(calls);
+  const std::map<int, std::vector<size_t>> by = CallsByClient(calls);
+  props::RegisterHistory history;
+  const auto end = static_cast<int64_t>(calls.size());
+  for (size_t c = 0; c < r.clients.size(); ++c)
+    for (const TraceOp& t : r.clients[c]) {
+      if (t.rejected) continue;  // a quota error writes nothing
+      const std::vector<size_t>& mine = by.at(calls[t.first].client);
+      const auto first = std::lower_bound(mine.begin(), mine.end(), t.first);
+      const auto last = std::upper_bound(mine.begin(), mine.end(), t.last);
+      props::Operation<RegisterOp> o;
+      o.partition = absl::StrCat(t.space, ":", t.key);  // as explore names it
+      o.actor = static_cast<int>(c);
+      // Positions in the capture's order: call j is 2j; the window opens just after the
+      // client's previous call and closes just before its next one.
+      o.invoke = first == mine.begin() ? -1 : 2 * static_cast<int64_t>(*(first - 1)) + 1;
+      o.invoke_ms = first == mine.begin() ? start_ms : calls[*(first - 1)].at_ms;
+      o.ambiguous = t.ambiguous;
+      if (!t.ambiguous) {
+        o.ret = last == mine.end() ? 2 * end : 2 * static_cast<int64_t>(*last) - 1;
+        o.ret_ms = last == mine.end() ? calls.back().at_ms : calls[*last].at_ms;
+      }
+      o.op.kind = t.kind;
+      o.op.value = t.value;
+      o.op.expected = t.expected;
+      o.op.ok = t.ok;
+      o.op.out_value = t.out_value;
+      o.op.out_version = t.out_version;
+      o.op.expires_at_ms = t.expires_at_ms;
+      history.push_back(std::move(o));
+    }
+  StateWorkload w;
+  w.clients = static_cast<int>(r.clients.size());
+  JudgeHistory(history, w, start_ms, /*hot_key=*/false, out);
+}
+
+// testbed explore: each client makes its recorded operations through the port, in order, after
+// the pause the capture shows before each (so the strategies and faults vary what is
+// concurrent, and the port computes every argument from what this run's replies say).
+class TraceRun : public StateRun {
+ public:
+  TraceRun(const StateEnv& env, Rebuilt ops, std::vector<std::vector<int64_t>> gaps)
+      : StateRun(env), ops_(std::move(ops)), gaps_(std::move(gaps)) {}
+  void Check(sim::World& world, RunOutcome& out) override {
+    JudgeHistory(history_, w, world.start_ms(), /*hot_key=*/false, out);
+    out.findings.insert(out.findings.end(), rec.findings.begin(), rec.findings.end());
+  }
+
+ private:
+  sim::Task<void> Client(sim::Ctx& ctx, int id) override {
+    const std::vector<TraceOp>& mine = ops_.clients[static_cast<size_t>(id)];
+    std::vector<std::unique_ptr<real::state::StateNamespace>> spaces;
+    for (size_t s = 0; s < ops_.prefixes.size(); ++s)
+      spaces.push_back(Namespace(ctx, "conn-" + std::to_string(s)));
+    std::map<std::string, int64_t> seen_version;
+    for (int i = 0; i < w.ops && i < static_cast<int>(mine.size()); ++i) {
+      if (w.skip.count({id, i})) continue;
+      const TraceOp& t = mine[static_cast<size_t>(i)];
+      const int64_t gap = gaps_[static_cast<size_t>(id)][static_cast<size_t>(i)];
+      co_await ctx.sleep(gap);
+      RegisterCall call;
+      call.kind = t.kind;
+      call.key = t.key;
+      call.partition = absl::StrCat(t.space, ":", t.key);
+      call.value = t.value.empty() ? real::state::Json() : real::state::Json::parse(t.value);
+      call.ttl = t.ttl;
+      call.expected = t.expected;
+      call.quota_error_is_finding = false;
+      real::state::StateNamespace& ns = *spaces[static_cast<size_t>(t.space)];
+      co_await MakeRegisterCall(ctx, ns, w, id, call, seen_version, &history_, &rec);
+    }
+  }
+  Rebuilt ops_;
+  std::vector<std::vector<int64_t>> gaps_;  // ms before each operation, as the capture shows
+  props::RegisterHistory history_;
+};
+
+std::unique_ptr<PropertyRun> Explore(const std::string&, const RecordedCalls& calls,
+                                     const RunSpec& spec, const sim::FaultOptions& faults,
+                                     const real::ScriptCatalog& scripts) {
+  Rebuilt r = Rebuild(calls);
+  std::vector<std::vector<int64_t>> gaps;
+  const int64_t start = calls.empty() ? 0 : calls.front().at_ms;
+  for (const auto& mine : r.clients) {
+    gaps.emplace_back();
+    int64_t last = start;
+    for (const TraceOp& t : mine) {
+      gaps.back().push_back(std::max<int64_t>(0, calls[t.first].at_ms - last));
+      last = calls[t.last].at_ms;
+    }
+  }
+  StateWorkload w;
+  w.seed = spec.seed;
+  w.clients = std::min<int>(spec.clients, static_cast<int>(r.clients.size()));
+  w.ops = spec.ops;
+  w.version = spec.version;
+  w.skip = spec.skip;
+  w.faults = faults;
+  w.ns = r.ns;
+  // The env lives as long as the run: it is kept by the run's own copy below.
+  struct Owned : TraceRun {
+    Owned(std::unique_ptr<StateEnv> env, Rebuilt ops, std::vector<std::vector<int64_t>> gaps)
+        : TraceRun(*env, std::move(ops), std::move(gaps)), env_(std::move(env)) {}
+    std::unique_ptr<StateEnv> env_;
+  };
+  return std::make_unique<Owned>(std::make_unique<StateEnv>(w, scripts), std::move(r),
+                                 std::move(gaps));
+}
+
+std::vector<int> OpsPerClient(const RecordedCalls& calls) {
+  std::vector<int> n;
+  for (const auto& mine : Rebuild(calls).clients) n.push_back(static_cast<int>(mine.size()));
+  return n;
+}
+
+}  // namespace
+
+const TraceSupport* StateTraceSupport(const std::string& version) {
+  static const TraceSupport kSupport = {
+      {"cas-versions-linearizable"},
+      "they judge what a capture does not hold: probes with their own keys, "
+      "values and instants (expiry boundaries, quotas, read-back, foreign values), a second "
+      "backend (memory-matches-redis), old pods' versions, or the server's keys after the run",
+      OpsPerClient,
+      Judge,
+      Explore};
+  return version == "beta24" || version == "beta30" ? &kSupport : nullptr;
+}
+
+}  // namespace testbed::props::state
