@@ -1,8 +1,11 @@
-// testbed check-history FILE [--model cas-register]: a history in Jepsen's JSON form (what
+// testbed check-history FILE [--model cas-register|mutex]: a history in Jepsen's JSON form (what
 // elle-cli reads; properties/jepsen_history.h), checked for linearizability with the testbed's own
 // checker. Exit 0 when it is linearizable, 1 when it is not (with the operations that cannot be
 // ordered) or when the search ran out of its budget (no verdict, never a pass), 2 for a file
 // that cannot be read or is not such a history (one line naming the entry and what is wrong).
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,12 +22,18 @@ using internal::AppendFlag;
 
 void Define(CLI::App& app, CheckHistorySpec& s) {
   app.add_option("history", s.history, "the history: a JSON array of operation maps")->required();
-  app.add_option("--model", s.model, "the model: cas-register (Knossos's; the default)");
+  std::string models;
+  for (const props::HistoryModel& m : props::HistoryModels())
+    absl::StrAppend(&models, models.empty() ? "" : "; ", m.name, ": ", m.what);
+  app.add_option("--model", s.model, "the model (default cas-register): " + models);
 }
 
 CheckHistorySpec Resolve(const CheckHistorySpec& s) {
-  if (s.model != "cas-register")
-    throw UsageError("--model " + s.model + ": the models are: cas-register");
+  if (!props::FindHistoryModel(s.model)) {
+    std::vector<std::string> names;
+    for (const props::HistoryModel& m : props::HistoryModels()) names.push_back(m.name);
+    throw UsageError("--model " + s.model + ": the models are: " + absl::StrJoin(names, ", "));
+  }
   if (!std::filesystem::is_regular_file(s.history))
     throw UsageError("cannot read history " + s.history);
   return s;
@@ -36,7 +45,7 @@ int Run(const CheckHistorySpec& spec) {
   if (history.is_discarded()) throw UsageError(spec.history + ": not JSON");
   props::HistoryVerdict v;
   try {
-    v = props::CheckCasRegisterHistory(history);
+    v = props::FindHistoryModel(spec.model)->check(history, {});
   } catch (const std::invalid_argument& e) {
     throw UsageError(spec.history + ": " + e.what());
   }
@@ -66,7 +75,8 @@ Command CheckHistoryCommand() {
   return MakeCommand<CheckHistorySpec, CheckHistorySpec>(
       "check-history",
       "Checks a history in Jepsen's JSON form (as elle-cli reads it: process, type, f, value) "
-      "for linearizability against a model (cas-register): exit 0 linearizable, 1 not (with the "
+      "for linearizability against a model (cas-register, mutex): exit 0 linearizable, 1 not (with "
+      "the "
       "operations that cannot be ordered) or no verdict.",
       Define, Resolve, RunCheckHistory);
 }

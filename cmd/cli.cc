@@ -231,7 +231,7 @@ void WriteJepsenHistories(const std::string& dir, const std::string& stem,
       const std::string base = reports::SafeFileName(h.name);
       reports::WriteFileAtomically((at / (base + ".json")).string(), j["history"].dump(1) + "\n");
       reports::WriteFileAtomically((at / (base + ".edn")).string(), props::JepsenEdn(j["history"]));
-      const props::HistoryVerdict v = props::CheckCasRegisterHistory(j["history"]);
+      const props::HistoryVerdict v = props::FindHistoryModel(h.model)->check(j["history"], {});
       entry["json"] = base + ".json";
       entry["edn"] = base + ".edn";
       entry["verdict"] = !v.decided       ? "no verdict"

@@ -1,6 +1,7 @@
 #include "properties/jepsen_history.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 
 #include <absl/container/flat_hash_map.h>
 
@@ -61,6 +62,29 @@ struct CasRegister {
   }
 };
 
+// Knossos's mutex: an acquire takes a free lock, a release frees a held one (a failed acquire or
+// release is not an operation).
+struct Mutex {
+  using State = bool;  // held
+  using Op = const RegisterCall*;
+  using Answer = Json;  // the lock where the operation is tried
+  State init() const { return false; }
+  bool read_only(Op) const { return false; }
+  void append_key(const State& s, std::string& out) const { out += s ? '1' : '0'; }
+  Json explain(const State& s, Op c, bool, std::vector<State>& next) const {
+    if ((c->f == "acquire") != s) next.push_back(!s);
+    return Json(s ? "held" : "free");
+  }
+  std::vector<std::pair<State, int64_t>> step(const State& s, Op c, int64_t lo, int64_t,
+                                              bool ambiguous) const {
+    std::vector<State> next;
+    explain(s, c, ambiguous, next);
+    std::vector<std::pair<State, int64_t>> out;
+    for (State n : next) out.emplace_back(n, lo);
+    return out;
+  }
+};
+
 std::string Word(const Json& entry, const char* key, size_t at) {
   if (!entry.contains(key) || !entry[key].is_string())
     throw std::invalid_argument(
@@ -70,7 +94,9 @@ std::string Word(const Json& entry, const char* key, size_t at) {
   return w;
 }
 
-std::vector<RegisterCall> Calls(const Json& history, int64_t* failed) {
+// The operations of a history of `model`, whose operations are `fs`.
+std::vector<RegisterCall> Calls(const Json& history, int64_t* failed, const std::string& model,
+                                const std::vector<std::string>& fs) {
   if (!history.is_array()) throw std::invalid_argument("the history is not a JSON array");
   std::vector<RegisterCall> calls;
   std::map<int64_t, size_t> open;  // process -> its call without a completion yet
@@ -85,9 +111,9 @@ std::vector<RegisterCall> Calls(const Json& history, int64_t* failed) {
     if (type != "invoke" && type != "ok" && type != "fail" && type != "info")
       throw std::invalid_argument(
           absl::StrCat("entry ", at, ": type \"", type, "\" is not invoke, ok, fail or info"));
-    if (f != "read" && f != "write" && f != "cas")
-      throw std::invalid_argument(
-          absl::StrCat("entry ", at, ": f \"", f, "\" is not read, write or cas (cas-register)"));
+    if (std::find(fs.begin(), fs.end(), f) == fs.end())
+      throw std::invalid_argument(absl::StrCat("entry ", at, ": f \"", f, "\" is not ",
+                                               absl::StrJoin(fs, ", "), " (", model, ")"));
     const Json value = e.value("value", Json());
     if (f == "cas" && !(value.is_array() && value.size() == 2))
       throw std::invalid_argument(absl::StrCat("entry ", at, ": a cas's value is not [old, new]"));
@@ -133,8 +159,9 @@ const Json& Left(const RegisterCall& c) { return c.f == "cas" ? c.value[1] : c.v
 const Json& Found(const RegisterCall& c) { return c.f == "cas" ? c.value[0] : c.value; }
 
 std::string CallText(const RegisterCall& c) {
-  std::string what = c.f == "read" ? absl::StrCat("read -> ", c.value.dump())
-                                   : absl::StrCat(c.f, " ", c.value.dump());
+  std::string what = c.f == "read"       ? absl::StrCat("read -> ", c.value.dump())
+                     : c.value.is_null() ? c.f
+                                         : absl::StrCat(c.f, " ", c.value.dump());
   return absl::StrCat("process ", c.process, " ", what, " (entries ", c.invoke, "..",
                       c.ret == kNever ? std::string("") : absl::StrCat(c.ret),
                       c.ambiguous ? ", info: it may or may not have happened)" : ")");
@@ -231,16 +258,16 @@ std::optional<Conflict> InferConflict(const std::vector<RegisterCall>& calls, bo
 
 }  // namespace
 
-HistoryVerdict CheckCasRegisterHistory(const Json& history, const HistoryCheckOptions& options) {
-  HistoryVerdict v;
-  const std::vector<RegisterCall> calls = Calls(history, &v.failed);
+namespace {
+
+CallHistory<CasRegister> AsHistory(const std::vector<RegisterCall>& calls, HistoryVerdict& v) {
   CallHistory<CasRegister> h;
   for (const RegisterCall& c : calls) {
     Operation<const RegisterCall*> o;
     o.actor = static_cast<int>(c.process);
     o.invoke = c.invoke;
     o.ret = c.ret;
-    o.invoke_ms = 0;  // the model does not depend on the linearization point
+    o.invoke_ms = 0;  // the models do not depend on the linearization point
     o.ret_ms = 0;
     o.ambiguous = c.ambiguous;
     o.op = &c;
@@ -248,9 +275,61 @@ HistoryVerdict CheckCasRegisterHistory(const Json& history, const HistoryCheckOp
     v.operations++;
     v.ambiguous += c.ambiguous;
   }
+  return h;
+}
+
+// The witness and the search, then a rejected history's core and the nearest order's stop.
+// `explained`: what an order must explain ("read"); `holds`: how the nearest order's stop names
+// the model's state ("the register holds").
+template <class M>
+void Decide(const M& model, const CallHistory<M>& h, const std::string& counts,
+            const HistoryCheckOptions& options, const char* explained, const char* holds,
+            HistoryVerdict& v) {
+  if (!options.search_only && GreedyOrder(model, h)) {
+    v.decided_by = "witness";
+    v.text = absl::StrCat("linearizable: ", counts, "\n");
+    return;
+  }
+  const Verdict verdict = Checker<M>(model, options.max_states).check(h);
+  v.states = verdict.states_explored;
+  if (verdict.ok && verdict.complete) {
+    v.decided_by = "search";
+    v.text = absl::StrCat("linearizable: ", counts, "\n");
+    return;
+  }
+  if (!verdict.complete) {
+    v.decided = false;
+    v.text = absl::StrCat("no verdict: the search ran out of its budget (", options.max_states,
+                          " states) on ", counts, ", up to ", MostPending(h),
+                          " pending at once; this is not a pass\n");
+    return;
+  }
+  v.linearizable = false;
+  v.decided_by = "search";
+  const CallHistory<M> core = Shrink(model, h, options.max_states / 10);
+  NearestOrder<M> nearest(model, core, options.max_states / 10);
+  nearest.Run();
+  const Stuck<M>& s = nearest.stuck();
+  v.text = absl::StrCat("not linearizable: ", counts, ". No order of these ", core.size(),
+                        " explains every ", explained);
+  if (s.op) {
+    absl::StrAppend(&v.text, "; the nearest order explains ", s.explained,
+                    " of them, then stops at ", CallText(*s.op->op), ", where ", holds, " ",
+                    s.model_answer.dump());
+  }
+  absl::StrAppend(&v.text, ":\n");
+  for (const auto& o : core) absl::StrAppend(&v.text, "  ", CallText(*o.op), "\n");
+}
+
+}  // namespace
+
+HistoryVerdict CheckCasRegisterHistory(const Json& history, const HistoryCheckOptions& options) {
+  HistoryVerdict v;
+  const std::vector<RegisterCall> calls =
+      Calls(history, &v.failed, "cas-register", {"read", "write", "cas"});
+  const CallHistory<CasRegister> h = AsHistory(calls, v);
   const std::string counts = absl::StrCat(v.operations, " operations (", v.ambiguous, " info, ",
                                           v.failed, " failed and left out) on one cas-register");
-  const CasRegister model;
   if (!options.search_only) {
     if (std::optional<Conflict> c = InferConflict(calls, options.broken_inference)) {
       v.linearizable = false;
@@ -259,42 +338,35 @@ HistoryVerdict CheckCasRegisterHistory(const Json& history, const HistoryCheckOp
       for (const RegisterCall* o : c->core) absl::StrAppend(&v.text, "  ", CallText(*o), "\n");
       return v;
     }
-    if (GreedyOrder(model, h)) {
-      v.decided_by = "witness";
-      v.text = absl::StrCat("linearizable: ", counts, "\n");
-      return v;
-    }
   }
-  const Verdict verdict = Checker<CasRegister>(model, options.max_states).check(h);
-  v.states = verdict.states_explored;
-  if (verdict.ok && verdict.complete) {
-    v.decided_by = "search";
-    v.text = absl::StrCat("linearizable: ", counts, "\n");
-    return v;
-  }
-  if (!verdict.complete) {
-    v.decided = false;
-    v.text = absl::StrCat("no verdict: the search ran out of its budget (", options.max_states,
-                          " states) on ", counts, ", up to ", MostPending(h),
-                          " pending at once; this is not a pass\n");
-    return v;
-  }
-  v.linearizable = false;
-  v.decided_by = "search";
-  const CallHistory<CasRegister> core = Shrink(model, h, options.max_states / 10);
-  NearestOrder<CasRegister> nearest(model, core, options.max_states / 10);
-  nearest.Run();
-  const Stuck<CasRegister>& s = nearest.stuck();
-  v.text = absl::StrCat("not linearizable: ", counts, ". No order of these ", core.size(),
-                        " explains every read");
-  if (s.op) {
-    absl::StrAppend(&v.text, "; the nearest order explains ", s.explained,
-                    " of them, then stops at ", CallText(*s.op->op), ", where the register holds ",
-                    s.model_answer.dump());
-  }
-  absl::StrAppend(&v.text, ":\n");
-  for (const auto& o : core) absl::StrAppend(&v.text, "  ", CallText(*o.op), "\n");
+  Decide(CasRegister(), h, counts, options, "read", "the register holds", v);
   return v;
+}
+
+HistoryVerdict CheckMutexHistory(const Json& history, const HistoryCheckOptions& options) {
+  HistoryVerdict v;
+  const std::vector<RegisterCall> calls =
+      Calls(history, &v.failed, "mutex", {"acquire", "release"});
+  const CallHistory<Mutex> h = AsHistory(calls, v);  // the same operations as the register's
+  const std::string counts = absl::StrCat(v.operations, " operations (", v.ambiguous, " info, ",
+                                          v.failed, " failed and left out) on one mutex");
+  Decide(Mutex(), h, counts, options, "acquire and release", "the lock is", v);
+  return v;
+}
+
+const std::vector<HistoryModel>& HistoryModels() {
+  static const std::vector<HistoryModel> kModels = {
+      {"cas-register", "Knossos's cas-register: read, write, cas [old, new]; starts as null",
+       CheckCasRegisterHistory},
+      {"mutex", "Knossos's mutex: acquire takes a free lock, release frees a held one; starts free",
+       CheckMutexHistory}};
+  return kModels;
+}
+
+const HistoryModel* FindHistoryModel(const std::string& name) {
+  for (const HistoryModel& m : HistoryModels())
+    if (m.name == name) return &m;
+  return nullptr;
 }
 
 Json GenerateCasRegisterHistory(uint64_t seed, const CasRegisterShape& shape) {
@@ -400,28 +472,17 @@ Json GenerateCasRegisterHistory(uint64_t seed, const CasRegisterShape& shape) {
 
 namespace testbed::props {
 
-JepsenProjection ProjectCasRegister(const RegisterHistory& ops) {
-  using Kind = model::RegisterOp::Kind;
-  JepsenProjection p;
-  // The values each version was seen with: acknowledged writes, and reads (a get, a failed
-  // compareAndSet) that returned a version with its value.
-  std::map<int64_t, std::set<std::string>> at_version;
+Json JepsenHistoryOf(const std::vector<JepsenOp>& ops) {
   int64_t first_ms = INT64_MAX, last_ms = 0;
   int actors = 0;
-  for (const auto& o : ops) {
+  for (const JepsenOp& o : ops) {
     first_ms = std::min(first_ms, o.invoke_ms);
     last_ms = std::max(last_ms, o.ret_ms == kNever ? o.invoke_ms : o.ret_ms);
     actors = std::max(actors, o.actor + 1);
-    if (o.ambiguous) continue;
-    const model::RegisterOp& r = o.op;
-    if (r.kind == Kind::kSet || (r.kind == Kind::kCas && r.ok))
-      at_version[r.out_version].insert(r.value);
-    else if ((r.kind == Kind::kGet && r.ok) || (r.kind == Kind::kCas && !r.ok && r.out_version))
-      at_version[r.out_version].insert(r.out_value);
   }
   // Each actor's calls in order: a call without a reply retires its process (Jepsen's :info).
-  std::map<int, std::vector<const Operation<model::RegisterOp>*>> by_actor;
-  for (const auto& o : ops) by_actor[o.actor].push_back(&o);
+  std::map<int, std::vector<const JepsenOp*>> by_actor;
+  for (const JepsenOp& o : ops) by_actor[o.actor].push_back(&o);
   struct Event {
     int64_t order;
     int64_t tie;
@@ -433,62 +494,90 @@ JepsenProjection ProjectCasRegister(const RegisterHistory& ops) {
     std::sort(calls.begin(), calls.end(),
               [](const auto* a, const auto* b) { return a->invoke < b->invoke; });
     int64_t generation = 0;
-    for (const auto* o : calls) {
-      const model::RegisterOp& r = o->op;
+    for (const JepsenOp* o : calls) {
       const int64_t process = actor + generation * actors;
-      Json value, done;
-      std::string f;
-      if (r.kind == Kind::kGet) {
-        f = "read";
-        done = r.ok ? Json(r.out_value) : Json();
-      } else if (r.kind == Kind::kSet || r.kind == Kind::kDelete) {
-        f = "write";
-        value = done = r.kind == Kind::kSet ? Json(r.value) : Json();
-      } else {
-        f = "cas";
-        Json old;
-        if (r.expected != 0) {
-          const auto seen = at_version.find(r.expected);
-          if (seen == at_version.end() || seen->second.size() != 1)
-            p.unfit.push_back(absl::StrCat(
-                "a compareAndSet expected version ", r.expected, ", which ",
-                seen == at_version.end() ? "no acknowledged write or read of the key shows"
-                                         : "calls of the key show with more than one value",
-                ": the register has no value to compare with"));
-          else
-            old = *seen->second.begin();
-        }
-        value = done = Json::array({old, Json(r.value)});
-      }
-      if ((r.kind == Kind::kSet || r.kind == Kind::kCas) && r.expires_at_ms > 0 &&
-          r.expires_at_ms < last_ms)
-        p.unfit.push_back(absl::StrCat("a write's TTL ran out at +", r.expires_at_ms - first_ms,
-                                       " ms, before the history's last call (+", last_ms - first_ms,
-                                       " ms): expiry removes a value without an operation"));
       events.push_back({o->invoke, 0,
                         Json{{"type", "invoke"},
-                             {"f", f},
-                             {"value", f == "read" ? Json() : value},
+                             {"f", o->f},
+                             {"value", o->value},
                              {"process", process},
                              {"time", ns(o->invoke_ms)}}});
-      const bool failed = r.kind == Kind::kCas && !r.ok;
-      const std::string type = o->ambiguous ? "info" : failed ? "fail" : "ok";
       events.push_back({o->ret == kNever ? INT64_MAX : o->ret, 1,
-                        Json{{"type", type},
-                             {"f", f},
-                             {"value", o->ambiguous && f == "read" ? Json() : done},
+                        Json{{"type", o->type},
+                             {"f", o->f},
+                             {"value", o->done},
                              {"process", process},
                              {"time", ns(o->ret_ms == kNever ? last_ms : o->ret_ms)}}});
-      if (o->ambiguous) ++generation;
+      if (o->type == "info") ++generation;
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return std::tie(a.order, a.tie) < std::tie(b.order, b.tie);
   });
+  Json history = Json::array();
   for (Event& e : events) {
-    e.entry["index"] = p.history.size();
-    p.history.push_back(std::move(e.entry));
+    e.entry["index"] = history.size();
+    history.push_back(std::move(e.entry));
   }
+  return history;
+}
+
+JepsenProjection ProjectCasRegister(const RegisterHistory& ops) {
+  using Kind = model::RegisterOp::Kind;
+  JepsenProjection p;
+  // The values each version was seen with: acknowledged writes, and reads (a get, a failed
+  // compareAndSet) that returned a version with its value.
+  std::map<int64_t, std::set<std::string>> at_version;
+  int64_t first_ms = INT64_MAX, last_ms = 0;
+  for (const auto& o : ops) {
+    first_ms = std::min(first_ms, o.invoke_ms);
+    last_ms = std::max(last_ms, o.ret_ms == kNever ? o.invoke_ms : o.ret_ms);
+    if (o.ambiguous) continue;
+    const model::RegisterOp& r = o.op;
+    if (r.kind == Kind::kSet || (r.kind == Kind::kCas && r.ok))
+      at_version[r.out_version].insert(r.value);
+    else if ((r.kind == Kind::kGet && r.ok) || (r.kind == Kind::kCas && !r.ok && r.out_version))
+      at_version[r.out_version].insert(r.out_value);
+  }
+  std::vector<JepsenOp> calls;
+  for (const auto& o : ops) {
+    const model::RegisterOp& r = o.op;
+    JepsenOp j{o.actor, o.invoke, o.ret, o.invoke_ms, o.ret_ms};
+    Json value, done;
+    if (r.kind == Kind::kGet) {
+      j.f = "read";
+      done = r.ok ? Json(r.out_value) : Json();
+    } else if (r.kind == Kind::kSet || r.kind == Kind::kDelete) {
+      j.f = "write";
+      value = done = r.kind == Kind::kSet ? Json(r.value) : Json();
+    } else {
+      j.f = "cas";
+      Json old;
+      if (r.expected != 0) {
+        const auto seen = at_version.find(r.expected);
+        if (seen == at_version.end() || seen->second.size() != 1)
+          p.unfit.push_back(absl::StrCat(
+              "a compareAndSet expected version ", r.expected, ", which ",
+              seen == at_version.end() ? "no acknowledged write or read of the key shows"
+                                       : "calls of the key show with more than one value",
+              ": the register has no value to compare with"));
+        else
+          old = *seen->second.begin();
+      }
+      value = done = Json::array({old, Json(r.value)});
+    }
+    if ((r.kind == Kind::kSet || r.kind == Kind::kCas) && r.expires_at_ms > 0 &&
+        r.expires_at_ms < last_ms)
+      p.unfit.push_back(absl::StrCat("a write's TTL ran out at +", r.expires_at_ms - first_ms,
+                                     " ms, before the history's last call (+", last_ms - first_ms,
+                                     " ms): expiry removes a value without an operation"));
+    const bool failed = r.kind == Kind::kCas && !r.ok;
+    j.type = o.ambiguous ? "info" : failed ? "fail" : "ok";
+    j.value = j.f == "read" ? Json() : value;
+    j.done = o.ambiguous && j.f == "read" ? Json() : done;
+    calls.push_back(std::move(j));
+  }
+  p.history = JepsenHistoryOf(calls);
   std::sort(p.unfit.begin(), p.unfit.end());
   p.unfit.erase(std::unique(p.unfit.begin(), p.unfit.end()), p.unfit.end());
   p.fits = p.unfit.empty();

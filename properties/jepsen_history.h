@@ -51,6 +51,20 @@ struct HistoryCheckOptions {
 HistoryVerdict CheckCasRegisterHistory(const nlohmann::json& history,
                                        const HistoryCheckOptions& options = {});
 
+// The same for Knossos's mutex: "acquire" and "release" (values ignored) on one lock that
+// starts free; an acquire of a held lock or a release of a free one cannot be ordered.
+HistoryVerdict CheckMutexHistory(const nlohmann::json& history,
+                                 const HistoryCheckOptions& options = {});
+
+// The models testbed check-history knows, one entry each (a new model is a row here).
+struct HistoryModel {
+  std::string name;  // as elle-cli names it
+  std::string what;
+  HistoryVerdict (*check)(const nlohmann::json& history, const HistoryCheckOptions& options);
+};
+const std::vector<HistoryModel>& HistoryModels();
+const HistoryModel* FindHistoryModel(const std::string& name);  // nullptr: none
+
 // A cas-register history in Jepsen's JSON form, linearizable by construction, for the checker's
 // tests and benchmarks (bench/porcupine compares the same histories with Porcupine): `processes`
 // clients, each running `operations / processes` reads, writes and cas operations one after
@@ -94,6 +108,21 @@ struct JepsenProjection {
 };
 // `ops`: one key's history (properties/register_history.h), resends as they were recorded.
 JepsenProjection ProjectCasRegister(const RegisterHistory& ops);
+
+// One call as a Jepsen operation: its actor, its place in real time (invoke, ret: the run's
+// order of events; ms: virtual time), f, the value on invoke, and its completion (ok, fail or
+// info, with `done` as the completion's value).
+struct JepsenOp {
+  int actor = 0;
+  int64_t invoke = 0, ret = kNever;
+  int64_t invoke_ms = 0, ret_ms = kNever;
+  std::string f = "", type = "ok";
+  nlohmann::json value = nullptr, done = nullptr;
+};
+// The calls as Jepsen's history: invokes and completions in real-time order, each actor's
+// process retired after an :info (it goes on as actor + k * actors), "time" in nanoseconds
+// since the first invoke, "index" each entry's position.
+nlohmann::json JepsenHistoryOf(const std::vector<JepsenOp>& ops);
 // The same history as Jepsen's EDN: one operation map per line ({:type :invoke, :f :read, ...}).
 std::string JepsenEdn(const nlohmann::json& history);
 

@@ -80,6 +80,19 @@ TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
   EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
 }
 
+// --trace (testbed explore): the trace's clients and operations become the spec's defaults, and
+// the written line names the trace.
+TEST(Specs, ACheckSpecOfARecordedTraceParsesBack) {
+  const std::string trace = TESTBED_SOURCE_DIR "/scenarios/traces/state-beta24-ports-capture-1.json";
+  const CheckSpec s = ParseCheck({"--system", "state", "--version", "beta24", "--trace", trace,
+                                  "--seed", "3", "--skip", "0:1"});
+  EXPECT_EQ(s.trace, trace);
+  EXPECT_EQ(s.clients, 3);
+  EXPECT_EQ(s.ops, 4);  // the most any of them made (10 operations in all)
+  EXPECT_EQ(s.properties, std::vector<std::string>{"cas-versions-linearizable"});
+  EXPECT_EQ(ParseCheck(Words(s.Write(), "check")), s) << s.Write();
+}
+
 TEST(Specs, AWrittenMergeSpecParsesBack) {
   const MergeSpec s = ParseMerge({TESTBED_SOURCE_DIR "/tests/golden/state-beta3-seed-1-runs-5.json",
                                   "--out", "/tmp/merged", "--junit", "/tmp/merged.xml"});

@@ -49,6 +49,20 @@ const nlohmann::json* RowList(const nlohmann::json& answer);
 std::string Short(const nlohmann::json& j);  // a JSON text, cut past 240 bytes
 std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...) -> {...}"
 
+// a2's lease of one event (session, index) as Knossos's mutex (issue 29, Jepsen output): a claim
+// answered with the event is an acquire, a completion or failure of one of its attempts that the
+// store accepted a release (without a reply: :info); renewals are not operations of a mutex and
+// are left out, but move the lease's end. {"fits", "history", "unfit"} as
+// properties/jepsen_history.h's projections. Attempt k claimed with no release of attempt k - 1
+// before its lease end (by the `now` the scripts compare it with) is an acquire of a held lock,
+// which the mutex rejects (two holders); what does not fit is a lease that lapsed (attempt k
+// claimed after attempt k - 1's lease ran out: the store frees the lock by time, without an
+// operation), a lease whose end the calls do not show (a claim or renewal without a reply), a
+// release acknowledged twice (the store replays a repeated completion), and a release of an
+// attempt whose claim got no reply.
+nlohmann::json LeaseAsMutex(const std::vector<Call>& calls, const std::string& session,
+                            int64_t index);
+
 // A run of the workload, judged by `judge` over the calls.
 class CallsRun : public PropertyRun {
  public:

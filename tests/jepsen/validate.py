@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Validates Jepsen histories (the JSON form elle-cli reads) against
-tests/jepsen/cas-register-history.schema.json, plus what a JSON schema cannot say: "index" is
+"""Validates Jepsen histories (the JSON form elle-cli reads) against a schema,
+tests/jepsen/cas-register-history.schema.json or mutex-history.schema.json, plus what a JSON schema cannot say: "index" is
 each entry's position, "time" never goes back, and each process alternates :invoke with a
 completion of the same f (and after :info never appears again).
 
