@@ -3,6 +3,7 @@
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -39,6 +40,15 @@ int RunList() {
       if (!na.empty()) std::printf("    %-30s n/a for %s\n", "", na.c_str());
       if (!p.sets_aside.empty())
         std::printf("    %-30s runs without faults: %s\n", "", p.sets_aside.Describe().c_str());
+      std::string traced;  // the versions whose recorded traces it judges (testbed explore)
+      for (const auto& v : s->versions())
+        if (const props::TraceSupport* t = s->trace_support(v.name);
+            t &&
+            std::find(t->properties.begin(), t->properties.end(), p.name) != t->properties.end())
+          traced += (traced.empty() ? "" : ", ") + v.name;
+      if (!traced.empty())
+        std::printf("    %-30s judged on recorded traces (replay, explore) of %s\n", "",
+                    traced.c_str());
     }
     for (const auto& o : s->options()) {
       std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(),

@@ -416,6 +416,22 @@ TEST_F(CheckHistory, MutexHistoriesAreCheckedAsKnossosChecksThem) {
                        "check-history " + (dir_ / "two.json").string() + " --model queue");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("the models are: cas-register, mutex"), std::string::npos) << r.out;
+  // A short check of the a2 copy whose claim ignores the lease writes lease histories the
+  // mutex rejects (the sanitized run's share of the longer test below, which it leaves out).
+  const std::string out = (dir_ / "leases").string();
+  r = testing_cli::Run(
+      TESTBED_CLI_PATH,
+      "check --system a2 --properties calls-linearizable --seed 11 --runs 20 "
+      "--quiet --jepsen " +
+          out + " --scripts " TESTBED_SOURCE_DIR "/tests/broken_scripts/a2-claim-ignores-lease");
+  EXPECT_EQ(r.code, 1) << r.out;
+  int rejected = 0;
+  for (const auto& d : std::filesystem::directory_iterator(out)) {
+    std::ifstream in(d.path() / "index.json");
+    for (const Json& e : Json::parse(in))
+      rejected += e["model"] == "mutex" && e.value("verdict", "") == "not linearizable";
+  }
+  EXPECT_GT(rejected, 0) << r.out;
 }
 
 // a2's leases leave as mutexes (a2_calls.h, LeaseAsMutex). On the shipped scripts, under every
