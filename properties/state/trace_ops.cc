@@ -235,9 +235,15 @@ std::map<int, std::vector<size_t>> CallsByClient(const RecordedCalls& calls) {
   return by;
 }
 
-void Judge(const std::string&, const RecordedCalls& calls, int64_t start_ms, RunOutcome& out) {
+void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
   const Rebuilt r = Rebuild(calls);
   const std::map<int, std::vector<size_t>> by = CallsByClient(calls);
+  // The capture's instants, never going back: a segment starts at the FLUSHALL that ended the run
+  // before it, and a simulated server's clock is set back at a run's start.
+  std::vector<int64_t> clock;
+  for (const RecordedCall& c : calls)
+    clock.push_back(std::max(c.at_ms, clock.empty() ? c.at_ms : clock.back()));
+  if (clock.empty()) return;
   props::RegisterHistory history;
   const auto end = static_cast<int64_t>(calls.size());
   for (size_t c = 0; c < r.clients.size(); ++c)
@@ -252,11 +258,11 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t start_ms, Run
       // Positions in the capture's order: call j is 2j; the window opens just after the
       // client's previous call and closes just before its next one.
       o.invoke = first == mine.begin() ? -1 : 2 * static_cast<int64_t>(*(first - 1)) + 1;
-      o.invoke_ms = first == mine.begin() ? start_ms : calls[*(first - 1)].at_ms;
+      o.invoke_ms = first == mine.begin() ? clock.front() : clock[*(first - 1)];
       o.ambiguous = t.ambiguous;
       if (!t.ambiguous) {
         o.ret = last == mine.end() ? 2 * end : 2 * static_cast<int64_t>(*last) - 1;
-        o.ret_ms = last == mine.end() ? calls.back().at_ms : calls[*last].at_ms;
+        o.ret_ms = last == mine.end() ? clock.back() : clock[*last];
       }
       o.op.kind = t.kind;
       o.op.value = t.value;
@@ -269,7 +275,7 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t start_ms, Run
     }
   StateWorkload w;
   w.clients = static_cast<int>(r.clients.size());
-  JudgeHistory(history, w, start_ms, /*hot_key=*/false, out);
+  JudgeHistory(history, w, clock.front(), /*hot_key=*/false, out);
 }
 
 // testbed explore: each client makes its recorded operations through the port, in order, after
