@@ -83,7 +83,8 @@ TEST(Specs, AWrittenCheckSpecParsesBackToTheSameSpec) {
 // --trace (testbed explore): the trace's clients and operations become the spec's defaults, and
 // the written line names the trace.
 TEST(Specs, ACheckSpecOfARecordedTraceParsesBack) {
-  const std::string trace = TESTBED_SOURCE_DIR "/scenarios/traces/state-beta24-ports-capture-1.json";
+  const std::string trace =
+      TESTBED_SOURCE_DIR "/scenarios/traces/state-beta24-ports-capture-1.json";
   const CheckSpec s = ParseCheck({"--system", "state", "--version", "beta24", "--trace", trace,
                                   "--seed", "3", "--skip", "0:1"});
   EXPECT_EQ(s.trace, trace);
