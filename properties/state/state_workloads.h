@@ -278,7 +278,7 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
                   bool hot_key, RunOutcome& out);
 
 // ---- trace_ops.cc ----
-// What a recorded trace of `version` can be judged by (beta.24 and beta.30; nullptr else).
+// What a recorded trace of `version` can be judged by (beta.23, beta.24, beta.30; nullptr else).
 const TraceSupport* StateTraceSupport(const std::string& version);
 
 // ---- state_sequential.cc ----

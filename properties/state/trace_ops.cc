@@ -3,16 +3,22 @@
 // the same operations made again through the port, each client its own in order, for testbed
 // explore.
 //
-// How calls become operations (the v2 port, real/state/v2.cc; beta.24 and beta.30):
-//   get            beta.24: CLAIM_LEGACY_SCRIPT (readRaw, s000:441-464); beta.30: GET of the
-//                  entry's key (readRaw, 330-333). Its reply is the envelope, a tombstone or nil.
+// How calls become operations (the ports of real/state/v2.cc, beta.24 and beta.30, and
+// real/state/v1.cc, beta.23):
+//   get            beta.24: CLAIM_LEGACY_SCRIPT (readRaw, s000:441-464); beta.23 and beta.30: GET
+//                  of the entry's key (readRaw, 330-333). Its reply is the envelope, a tombstone
+//                  or nil.
 //   set            that read, then SET_WITH_QUOTA_SCRIPT on the same key from the same client
 //                  (set, 395-427: the version is computed from the read); the written envelope
 //                  is the script's ARGV[5], the expiry ARGV[3], the caller's clock ARGV[1].
 //   compareAndSet  COMPARE_AND_SET_WITH_QUOTA_SCRIPT: expected version ARGV[1], envelope ARGV[6].
 //   delete         DELETE_WITH_INDEX_SCRIPT.
-// list()'s calls (the index's ZRANGEBYSCORE, MGET) and anything else are not the register's,
-// and are left out. An entry's namespace and scope is its key's prefix, which every script call
+// list()'s calls (the index's ZRANGEBYSCORE, MGET), beta.23's backfill before each call (the
+// cursor's GET, SCAN, MGET, BACKFILL_LEGACY_INDEX_SCRIPT) and anything else are not the
+// register's, and are left out. beta.23's compareAndSet reads first and fails on the client when
+// the version differs (s000:458-509, old side): such a call shows only its read, and is judged
+// as the get it was on the server; one that goes on to its script is that read (a get) and the
+// compareAndSet. An entry's namespace and scope is its key's prefix, which every script call
 // names exactly (the index key is "...:index:" + base64url(prefix), s000 indexKey).
 //
 // Times. A capture holds when each call reached the server, and no reply times. A client makes
@@ -20,8 +26,9 @@
 // call ran and returned before its client's next call ran: those are its window, as wide as the
 // capture allows (a narrower one could order what the caller could not have seen in order).
 //
-// What cannot be judged here: beta.3 and beta.23 write v1 keys through other calls (no rebuild
-// yet), and a call the capture records without the port's shape (an EVAL of another body).
+// What cannot be judged here: beta.3 writes with plain SET ... PX and reads KEYS for its quota
+// (no rebuild yet), and a call the capture records without the port's shape (an EVAL of another
+// body).
 #include <absl/strings/escaping.h>
 #include <absl/strings/match.h>
 #include <absl/strings/numbers.h>
@@ -39,7 +46,9 @@ namespace {
 using model::RegisterOp;
 using K = RegisterOp::Kind;
 
-constexpr const char* kIndexPrefix = "apifuse:provider-state:v2:index:";
+// An index key: "<store prefix>:index:" + base64url(the entries' prefix) (s000 indexKey; beta.23's
+// under the v1 prefix, beta.24's and beta.30's under v2).
+constexpr const char* kIndexMark = ":index:";
 
 // One operation of a recorded client.
 struct TraceOp {
@@ -107,10 +116,12 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
   // Every prefix a script call names (its index key), so that a plain GET finds its own.
   for (const RecordedCall& c : calls) {
     std::vector<std::string> keys, args;
-    if (c.script.empty() || !KeysAndArgs(c, keys, args) || !absl::StartsWith(keys[1], kIndexPrefix))
-      continue;
+    if (c.script.empty() || !KeysAndArgs(c, keys, args)) continue;
+    const size_t mark = keys[1].find(kIndexMark);
     std::string prefix;
-    if (absl::WebSafeBase64Unescape(keys[1].substr(std::string(kIndexPrefix).size()), &prefix) &&
+    if (mark != std::string::npos &&
+        absl::WebSafeBase64Unescape(keys[1].substr(mark + std::string(kIndexMark).size()),
+                                    &prefix) &&
         absl::StartsWith(keys[0], prefix + ":"))
       space_of(prefix);
   }
@@ -368,7 +379,7 @@ const TraceSupport* StateTraceSupport(const std::string& version) {
       OpsPerClient,
       Judge,
       Explore};
-  return version == "beta24" || version == "beta30" ? &kSupport : nullptr;
+  return version == "beta23" || version == "beta24" || version == "beta30" ? &kSupport : nullptr;
 }
 
 }  // namespace testbed::props::state
