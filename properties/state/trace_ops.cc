@@ -161,7 +161,6 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
     const std::string data_key = script ? keys[0] : plain_get ? c.argv[1] : "";
     if (data_key.empty() || !locate(data_key, op)) continue;
     const std::string& key = op.key;
-    std::string value;
     int64_t version = 0;
     if (plain_get || (script && Script(c, "CLAIM_LEGACY_SCRIPT"))) {
       flush(c.client);
