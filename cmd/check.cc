@@ -139,14 +139,21 @@ void Define(CLI::App& app, Raw& r) {
 
 // --trace: the trace is the system's and version's, and some property can judge it; clients and
 // ops default to the trace's, properties to those a trace can be judged by.
-void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
-  std::ifstream in(s.trace, std::ios::binary);
-  if (!in || std::filesystem::is_directory(s.trace))
-    throw UsageError("cannot read --trace " + s.trace);
-  const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+// A recorded trace's file (testbed import's), or a usage error naming the flag it came with
+// ("": explore's positional argument).
+nlohmann::json ReadTraceFile(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path))
+    throw UsageError("cannot read " + (flag.empty() ? "recorded trace " : flag + " ") + path);
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
   if (!scenarios::IsRecordedTrace(file))
-    throw UsageError("--trace " + s.trace +
+    throw UsageError((flag.empty() ? "" : flag + " ") + path +
                      " is not a recorded trace (testbed import writes them)");
+  return file;
+}
+
+void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
+  const nlohmann::json file = ReadTraceFile(s.trace, "--trace");
   const std::string version =
       file.value("version", nlohmann::json()).is_string() ? file["version"].get<std::string>() : "";
   if (file.value("system", std::string()) != s.system || version != s.version)
@@ -176,8 +183,7 @@ void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
     return;
   }
   for (const std::string& p : std::vector<std::string>(absl::StrSplit(r.properties, ',')))
-    if (!p.empty() && std::find(support->properties.begin(), support->properties.end(), p) ==
-                          support->properties.end())
+    if (!p.empty() && !support->judges(p))
       throw UsageError("--properties: " + p + " is not judged on a recorded trace (judged: " +
                        absl::StrJoin(support->properties, ", ") + "; " + support->others + ")");
 }
@@ -871,12 +877,7 @@ void DefineExplore(CLI::App& app, Raw& r) {
 
 CheckSpec ResolveExplore(const Raw& r) {
   Raw x = r;
-  std::ifstream in(x.spec.trace, std::ios::binary);
-  if (!in || std::filesystem::is_directory(x.spec.trace))
-    throw UsageError("cannot read recorded trace " + x.spec.trace);
-  const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
-  if (!scenarios::IsRecordedTrace(file))
-    throw UsageError(x.spec.trace + " is not a recorded trace (testbed import writes them)");
+  const nlohmann::json file = ReadTraceFile(x.spec.trace, "");
   if (x.spec.system.empty()) x.spec.system = file.value("system", std::string());
   const nlohmann::json version = file.value("version", nlohmann::json());
   if (x.spec.version.empty() && version.is_string()) x.spec.version = version.get<std::string>();

@@ -42,9 +42,7 @@ int RunList() {
         std::printf("    %-30s runs without faults: %s\n", "", p.sets_aside.Describe().c_str());
       std::string traced;  // the versions whose recorded traces it judges (testbed explore)
       for (const auto& v : s->versions())
-        if (const props::TraceSupport* t = s->trace_support(v.name);
-            t &&
-            std::find(t->properties.begin(), t->properties.end(), p.name) != t->properties.end())
+        if (const props::TraceSupport* t = s->trace_support(v.name); t && t->judges(p.name))
           traced += (traced.empty() ? "" : ", ") + v.name;
       if (!traced.empty())
         std::printf("    %-30s judged on recorded traces (replay, explore) of %s\n", "",

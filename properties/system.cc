@@ -58,8 +58,7 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
     run = Prepare(spec, faults, scripts);
   } else {
     const TraceSupport* t = trace_support(spec.version);
-    if (!t ||
-        std::find(t->properties.begin(), t->properties.end(), spec.property) == t->properties.end())
+    if (!t || !t->judges(spec.property))
       throw std::invalid_argument(absl::StrCat(spec.property, " of ", name(), " ", spec.version,
                                                " cannot be judged on a recorded trace"));
     run = t->explore(spec.property, *LoadRecordedCalls(spec.trace), spec, faults, scripts);
@@ -122,17 +121,17 @@ void Conclude(RunOutcome& out) {
   }
 }
 
+std::string RecordedArgument(const nlohmann::json& a, const std::string& where) {
+  if (a.is_string()) return a.get<std::string>();
+  std::string bytes, error;
+  if (a.is_object() && a.contains("repr") && a["repr"].is_string()) {
+    if (sim::monitor::Unrepr(a["repr"].get<std::string>(), bytes, error)) return bytes;
+    throw std::invalid_argument(where + ": " + error);
+  }
+  throw std::invalid_argument(where + ": an argument is neither a string nor {\"repr\": ...}");
+}
+
 RecordedCalls ReadRecordedCalls(const nlohmann::json& trace, int64_t* start_ms) {
-  auto arg = [](const nlohmann::json& a, int64_t line) {
-    std::string bytes, error;
-    if (a.is_string()) return a.get<std::string>();
-    if (a.is_object() && a.contains("repr") && a["repr"].is_string() &&
-        sim::monitor::Unrepr(a["repr"].get<std::string>(), bytes, error))
-      return bytes;
-    throw std::invalid_argument(absl::StrCat("line ", line, ": an argument that is neither a ",
-                                             "string nor {\"repr\": ...} in Redis's escapes",
-                                             error.empty() ? "" : ": ", error));
-  };
   if (!trace.is_object() || !trace.contains("calls") || !trace["calls"].is_array())
     throw std::invalid_argument("not a recorded trace (no \"calls\" array)");
   const int64_t start_us = trace.value("start_us", sim::kDefaultEpochMs * 1000);
@@ -148,7 +147,8 @@ RecordedCalls ReadRecordedCalls(const nlohmann::json& trace, int64_t* start_ms) 
     r.at_ms = (start_us + c["at_us"].get<int64_t>()) / 1000;
     r.client = c.value("client", 0);
     r.script = c.value("script", std::string());
-    for (const nlohmann::json& a : c["argv"]) r.argv.push_back(arg(a, r.line));
+    for (const nlohmann::json& a : c["argv"])
+      r.argv.push_back(RecordedArgument(a, absl::StrCat("line ", r.line)));
     calls.push_back(std::move(r));
   }
   return calls;

@@ -8,6 +8,7 @@
 // tests/toy/ does), and its CMake entries.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -183,6 +184,9 @@ struct RecordedCall {
 };
 using RecordedCalls = std::vector<RecordedCall>;
 
+// One argument of a recorded trace's call: a string, or {"repr": ...} in Redis's escapes
+// (unescaped). Throws std::invalid_argument starting with `where`.
+std::string RecordedArgument(const nlohmann::json& a, const std::string& where);
 // A recorded trace's file read as calls (without replies); `start_ms` gets the segment's first
 // instant. Throws std::invalid_argument naming what is wrong. An argument in Redis's escaped
 // form ({"repr": ...}) is unescaped.
@@ -197,6 +201,9 @@ std::shared_ptr<const RecordedCalls> LoadRecordedCalls(const std::string& path,
 // while the strategies and faults vary the interleaving and timing (testbed explore).
 struct TraceSupport {
   std::vector<std::string> properties;  // those a trace can be judged by
+  bool judges(const std::string& property) const {
+    return std::find(properties.begin(), properties.end(), property) != properties.end();
+  }
   std::string others;  // why the system's other properties cannot be (one sentence)
   // How many operations each client of the trace made (clients without any left out).
   std::function<std::vector<int>(const RecordedCalls&)> ops_per_client;

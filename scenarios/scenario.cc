@@ -109,8 +109,7 @@ Scenario Load(const std::string& path) {
         throw std::invalid_argument("field \"trace\": " + file.generic_string() + " is not a file");
       r.trace = file.generic_string();
       const props::TraceSupport* t = s.system->trace_support(r.version);
-      if (!t ||
-          std::find(t->properties.begin(), t->properties.end(), r.property) == t->properties.end())
+      if (!t || !t->judges(r.property))
         throw std::invalid_argument("field \"trace\": " + r.property + " of " + system + " " +
                                     r.version + " cannot be judged on a recorded trace");
     }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "properties/system.h"
 #include "real/real_backend.h"
 #include "sim/clock.h"
 #include "sim/emulator.h"
@@ -17,13 +18,7 @@ namespace {
 using Json = nlohmann::json;
 
 std::string Arg(const Json& a, const std::string& where) {
-  if (a.is_string()) return a.get<std::string>();
-  if (a.is_object() && a.contains("repr") && a["repr"].is_string()) {
-    std::string bytes, error;
-    if (sim::monitor::Unrepr(a["repr"].get<std::string>(), bytes, error)) return bytes;
-    throw std::invalid_argument(where + ": " + error);
-  }
-  throw std::invalid_argument(where + ": an argument is neither a string nor {\"repr\": ...}");
+  return props::RecordedArgument(a, where);
 }
 
 sim::Argv ArgvOf(const Json& argv, const std::string& where) {
