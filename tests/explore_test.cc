@@ -2,13 +2,17 @@
 // capture of the shipped ports (tests/data/ports-capture.txt) is imported, its state segment is
 // judged as recorded (it shows nothing), explored (the interleavings around it show a class the
 // baseline knows), and each saved scenario and printed replay line reproduces the finding.
+#include <absl/strings/str_join.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
+#include "properties/system.h"
+#include "sim/runtime.h"
 #include "tests/cli_run.h"
 #include "tests/temp_dir.h"
 
@@ -103,6 +107,91 @@ TEST_F(Explore, ARecordedHistoryThatRepeatsAVersionIsJudgedViolated) {
   EXPECT_NE(r.out.find("were both acknowledged as version 1 on 0:a0."), std::string::npos) << r.out;
 }
 
+// a2's judge of a trace can fail. The committed capture of an a2 run that showed nothing
+// (scenarios/traces/a2-0.5.0-calls-capture-3.json), answered by the shipped scripts, is judged to
+// show nothing; the same calls answered as a server whose claim script ignores leases answers
+// them (tests/broken_scripts/a2-claim-ignores-lease) are judged violated. explore around the
+// capture with that script finds a class a2's baseline does not know.
+TEST_F(Explore, AnA2CaptureAnsweredByABrokenClaimScriptIsJudgedViolated) {
+  const std::string source = TESTBED_SOURCE_DIR;
+  const std::string trace_file = source + "/scenarios/traces/a2-0.5.0-calls-capture-3.json";
+  std::ifstream in(trace_file);
+  ASSERT_TRUE(in);
+  int64_t start = 0;
+  const props::RecordedCalls recorded = props::ReadRecordedCalls(Json::parse(in), &start);
+  std::ifstream broken_in(source +
+                          "/tests/broken_scripts/a2-claim-ignores-lease/"
+                          "CLAIM_AVAILABLE_LUA.lua");
+  std::stringstream broken;
+  broken << broken_in.rdbuf();
+  ASSERT_FALSE(broken.str().empty());
+  const props::TraceSupport* support = props::FindSystem("a2")->trace_support("0.5.0");
+  ASSERT_NE(support, nullptr);
+  auto judged = [&](bool broken_claims) {
+    props::RecordedCalls calls = recorded;
+    sim::EmulatorBackend server;
+    int claims = 0;
+    for (props::RecordedCall& c : calls) {
+      sim::Argv argv = c.argv;
+      if (c.script == "a2/0.5.0/CLAIM_AVAILABLE_LUA" && broken_claims) {
+        argv.at(1) = broken.str();
+        ++claims;
+      }
+      c.reply = server.execute(argv, c.at_ms);
+      c.has_reply = true;
+    }
+    EXPECT_EQ(claims > 0, broken_claims);
+    props::RunOutcome out;
+    support->judge("calls-linearizable", calls, start, out);
+    props::Conclude(out);
+    EXPECT_FALSE(out.incomplete) << absl::StrJoin(out.undecided, "\n");
+    return out;
+  };
+  const props::RunOutcome shipped = judged(false);
+  EXPECT_FALSE(shipped.violated) << shipped.description;
+  const props::RunOutcome broken_out = judged(true);
+  EXPECT_TRUE(broken_out.violated);
+  EXPECT_NE(broken_out.description.find("claimAvailable"), std::string::npos)
+      << broken_out.description;
+  const testing_cli::Result r = testing_cli::Run(
+      TESTBED_CLI_PATH, "explore " + trace_file + " --scripts " + source +
+                            "/tests/broken_scripts/a2-claim-ignores-lease --seed 1 --runs 50 "
+                            "--baseline " +
+                            source + "/baselines/a2/0.5.0.json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(" new\n"), std::string::npos) << r.out;
+}
+
+// A call that no operation of the port makes as recorded (here a GET of a key the port never
+// reads) leaves the trace unjudged, naming the capture's line: the rest of its client's calls
+// could not be read as operations, and a write left out would make the history lie. explore
+// refuses it with exit 2.
+TEST_F(Explore, AnA2CallThePortDoesNotMakeIsNamedAndNothingIsJudged) {
+  std::ifstream in(std::string(TESTBED_SOURCE_DIR) +
+                   "/scenarios/traces/a2-0.5.0-calls-capture-3.json");
+  Json trace = Json::parse(in);
+  int64_t line = 0;
+  for (Json& call : trace["calls"])
+    if (call["argv"][0] == "GET") {
+      call["argv"][1] = call["argv"][1].get<std::string>() + "-other";
+      line = call["line"].get<int64_t>();
+      break;
+    }
+  ASSERT_GT(line, 0);
+  const std::string edited = dir_ / "edited.json";
+  std::ofstream(edited) << trace.dump();
+  testing_cli::Result r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + edited);
+  EXPECT_EQ(r.code, 0) << r.out;  // it reproduces: both worlds answer the GET alike
+  EXPECT_EQ(testing_cli::LineStarting(r.out, "judged: "), "") << r.out;
+  EXPECT_NE(r.out.find("not judged: line " + std::to_string(line) + " of the capture: "),
+            std::string::npos)
+      << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "explore " + edited + " --runs 5");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("line " + std::to_string(line) + " of the capture"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(Explore, BadInputExitsWith2NamingIt) {
   struct Case {
     std::string args, says;
@@ -111,7 +200,10 @@ TEST_F(Explore, BadInputExitsWith2NamingIt) {
   for (const Case& c : std::vector<Case>{
            {"explore " + (dir_ / "missing.json"), "cannot read recorded trace"},
            {"explore " + std::string(TESTBED_SOURCE_DIR) + "/README.md", "is not a recorded trace"},
-           {"explore " + a2, "no property of a2 0.5.0 is judged on a recorded trace yet"},
+           {"explore " + (dir_ / "traces/handles-beta30-ports-capture-2.json"),
+            "no property of handles beta30 is judged on a recorded trace yet"},
+           {"explore " + a2 + " --properties durability",
+            "durability is not judged on a recorded trace"},
            {"explore " + StateTrace() + " --properties quota-safety",
             "quota-safety is not judged on a recorded trace"},
            {"explore " + StateTrace() + " --clients 9", "has 3 clients"},

@@ -2,6 +2,11 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
 #include "model/json_text.h"
 #include "sim/prng.h"
 
@@ -31,6 +36,54 @@ const Mix kInspectMix = [] {
   m.sessions = kInspectedSessions;
   return m;
 }();
+
+// What a recorded client's claims got, and what the same claims got in this run.
+struct ClaimedAs {
+  using Event = std::tuple<std::string, int64_t, int64_t>;  // session, index, attempt
+  std::set<Event> recorded;                                 // every event a recorded claim got
+  std::map<Event, std::pair<int64_t, int64_t>> here;        // -> this run's (index, attempt)
+};
+
+// The k-th event of a recorded claim is the k-th event of the same claim in this run.
+void LearnClaims(const TracePlans::Op& recorded, const Json& answer, ClaimedAs& claimed) {
+  if (recorded.plan.op != "claim" || recorded.answer.value("outcome", "") != "claimed") return;
+  const Json& was = recorded.answer["events"];
+  const Json none = Json::array();
+  const Json& is = answer.value("outcome", "") == "claimed" ? answer["events"] : none;
+  for (size_t k = 0; k < was.size(); ++k) {
+    const ClaimedAs::Event e = {recorded.plan.session, was[k].value("index", int64_t{0}),
+                                was[k].value("attemptCount", int64_t{0})};
+    claimed.recorded.insert(e);
+    claimed.here.erase(e);
+    if (k < is.size())
+      claimed.here[e] = {is[k].value("index", int64_t{0}), is[k].value("attemptCount", int64_t{0})};
+  }
+}
+
+// A recorded operation as this run's client makes it: the claims it names are the ones this
+// run's claims got in their place. An operation that names a claim of its client's which this
+// run's client did not get is not made (nullopt): a worker completes, fails, renews and causes
+// only what it holds; a renewal keeps the claims it still names. A claim the recorded client
+// named without having got it (a stale or made-up one) stays as recorded.
+std::optional<Plan> AsThisRun(Plan p, const ClaimedAs& claimed) {
+  auto mine = [&claimed, &p](int64_t& index, int64_t& attempt) {
+    const ClaimedAs::Event e = {p.session, index, attempt};
+    if (!claimed.recorded.count(e)) return true;
+    const auto it = claimed.here.find(e);
+    if (it == claimed.here.end()) return false;
+    index = it->second.first;
+    attempt = it->second.second;
+    return true;
+  };
+  if ((p.op == "complete" || p.op == "fail") && !mine(p.index, p.attempt)) return std::nullopt;
+  if (p.op == "renew") {
+    std::erase_if(p.refs, [&mine](real::a2::ClaimRef& r) { return !mine(r.index, r.attempt); });
+    if (p.refs.empty()) return std::nullopt;
+  }
+  for (real::a2::NewEvent& e : p.events)
+    if (e.cause && !mine(e.cause->index, e.cause->attempt)) return std::nullopt;
+  return p;
+}
 
 }  // namespace
 
@@ -88,18 +141,33 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
   const Mix& mix = inspecting ? kInspectMix : kMix;
   // (A named pointer: g++ 12 mishandles some temporaries of a co_await expression.)
   Notified* const follow = inspecting ? &notified : nullptr;
-  for (int i = 0; i < s.ops; ++i) {
+  // A recorded trace's client: its operations, and the events its claims were answered with,
+  // as this run's claims answer them (complete, fail, renew and a caused append name them).
+  const std::vector<TracePlans::Op>* recorded =
+      trace_ ? &trace_->clients.at(static_cast<size_t>(id)) : nullptr;
+  ClaimedAs claimed;
+  const int ops = recorded ? std::min<int>(s.ops, static_cast<int>(recorded->size())) : s.ops;
+  for (int i = 0; i < ops; ++i) {
     if (s.skip.count({id, i})) continue;
     sim::Prng rng(sim::OpSeed(s.seed, id, i));
-    co_await ctx.sleep(rng.range(0, kLeaseMs));
+    const int64_t pause =
+        recorded ? (*recorded)[static_cast<size_t>(i)].gap_ms : rng.range(0, kLeaseMs);
+    co_await ctx.sleep(pause);
     const int64_t now = ctx.now_ms();
+    std::optional<Plan> replayed;
+    if (recorded) {
+      replayed = AsThisRun((*recorded)[static_cast<size_t>(i)].plan, claimed);
+      if (!replayed) continue;
+    }
     Call c;
     c.actor = id;
-    c.plan = MakePlan(rng, mix, mem, planning_, id * 1000 + i, now);
+    c.plan =
+        recorded ? *std::move(replayed) : MakePlan(rng, mix, mem, planning_, id * 1000 + i, now);
     c.line = Describe(c.plan);
     c.now = now;
     c.ahead = now - ctx.world().now_ms();
     c.notify = inspecting;
+    c.all_sessions = trace_ && trace_->all_sessions;
     c.storage_now = ctx.world().now_ms();
     c.invoke = seq_++;
     c.inv_ms = Now();
@@ -119,6 +187,7 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
     Normalize(done.plan.op, answer);
     if (!inspecting && answer.is_object()) answer.erase("notified");
     done.answer = answer;
+    if (recorded) LearnClaims((*recorded)[static_cast<size_t>(i)], answer, claimed);
     Learn(mem, done.plan, answer, now);
     ModelAnswer(planning_, done.plan, done.generated, now);
   }

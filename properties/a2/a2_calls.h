@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct Call {
   // The caller follows notifications (an inspecting run): the answer keeps "notified", judged
   // by the storage clock's instants the call may have run at.
   bool notify = false;
+  // The calls of every session are one partition of the history (a recorded trace's
+  // listSessions spans sessions whose calls the trace holds).
+  bool all_sessions = false;
   int64_t storage_now = 0;  // Redis's clock when the call was sent (absolute ms)
   Json answer;              // normalized; "notified" only with `notify`
 };
@@ -63,14 +67,32 @@ std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...
 nlohmann::json LeaseAsMutex(const std::vector<Call>& calls, const std::string& session,
                             int64_t index);
 
+// calls-linearizable's judge of a run's calls (properties/a2/calls_linearizable.cc).
+void JudgeCalls(const std::vector<Call>& calls, RunOutcome& out);
+
+// A recorded trace's operations (properties/a2/a2_trace_ops.cc), which a run's clients make in
+// place of the workload's (testbed explore): client c's i-th, after the pause the capture shows
+// before it, with what the recorded client was answered.
+struct TracePlans {
+  struct Op {
+    Plan plan;
+    int64_t gap_ms = 0;
+    Json answer;
+  };
+  std::vector<std::vector<Op>> clients;
+  bool all_sessions = false;  // Call::all_sessions for every call (the trace lists sessions)
+};
+
 // A run of the workload, judged by `judge` over the calls.
 class CallsRun : public PropertyRun {
  public:
   using Judge = void (*)(const std::vector<Call>& calls, RunOutcome& out);
   // inspect: a quarter of the runs (by seed) also call listSessions and markWatched, and follow
-  // notifications (model/a2.h promises 11 and 12).
-  CallsRun(const A2Env& env, Judge judge, bool inspect)
-      : env_(env), judge_(judge), inspect_(inspect) {}
+  // notifications (model/a2.h promises 11 and 12). trace: the operations a recorded trace's
+  // clients made, made again in place of the workload's (nullptr: the workload).
+  CallsRun(const A2Env& env, Judge judge, bool inspect,
+           std::shared_ptr<const TracePlans> trace = nullptr)
+      : env_(env), judge_(judge), inspect_(inspect), trace_(std::move(trace)) {}
   void Start(sim::World& world) override;
   void Check(sim::World&, RunOutcome& out) override { judge_(calls_, out); }
 
@@ -81,6 +103,7 @@ class CallsRun : public PropertyRun {
   const A2Env& env_;
   Judge judge_;
   bool inspect_ = false;
+  std::shared_ptr<const TracePlans> trace_;
   sim::World* world_ = nullptr;
   std::vector<Call> calls_;
   int64_t seq_ = 0;

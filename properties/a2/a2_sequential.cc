@@ -235,7 +235,7 @@ std::string Describe(const Plan& p) {
   }
   if (p.op == "claim")
     return absl::StrCat("claimAvailable(", Quote(p.session), ", holder ", p.holder, ", ttl ",
-                        kLeaseMs, p.exclude.empty() ? "" : ", exclude ",
+                        p.lease, p.exclude.empty() ? "" : ", exclude ",
                         absl::StrJoin(p.exclude, ","), ")");
   if (p.op == "renew") {
     std::vector<std::string> refs;
@@ -352,7 +352,7 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
       real::a2::ClaimOptions o;
       o.session_id = p.session;
       o.holder = p.holder;
-      o.ttl_ms = kLeaseMs;
+      o.ttl_ms = p.lease;
       o.exclude_indexes = p.exclude;
       const real::a2::ClaimResult r = co_await store.claim_available(o);
       out = Json{{"outcome", r.outcome}};
@@ -369,7 +369,7 @@ sim::Task<Json> Perform(real::a2::Store& store, const Plan& p, Notified* notifie
       if (r.outcome == "completed") out["events"] = Rows(r.events);
     } else if (p.op == "fail") {
       const real::a2::FailResult r =
-          co_await store.fail_attempt(p.session, p.index, p.attempt, "boom", p.max_failures);
+          co_await store.fail_attempt(p.session, p.index, p.attempt, p.error, p.max_failures);
       out = Json{{"outcome", r.outcome}, {"failureCount", r.failure_count}};
     } else if (p.op == "read") {
       out = Rows(co_await store.read(p.session, p.after, p.through));
@@ -464,7 +464,7 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
     }
     return model.append(p.session, in, now);
   }
-  if (p.op == "claim") return model.claim(p.session, p.holder, now, now + kLeaseMs, p.exclude);
+  if (p.op == "claim") return model.claim(p.session, p.holder, now, now + p.lease, p.exclude);
   if (p.op == "renew") {
     std::vector<std::pair<int64_t, int64_t>> refs;
     for (const real::a2::ClaimRef& r : p.refs) refs.emplace_back(r.index, r.attempt);
@@ -476,7 +476,8 @@ Json ModelAnswer(m::Model& model, const Plan& p, const std::vector<std::string>&
       in.push_back(m::ChildIn{c.id, c.type, c.payload, c.lane, c.settled});
     return model.complete(p.session, p.index, p.attempt, in, now);
   }
-  if (p.op == "fail") return model.fail(p.session, p.index, p.attempt, "boom", p.max_failures, now);
+  if (p.op == "fail")
+    return model.fail(p.session, p.index, p.attempt, p.error, p.max_failures, now);
   if (p.op == "read") return model.read(p.session, p.after, p.through);
   if (p.op == "readEvents") return model.read_events(p.session, p.after);
   if (p.op == "readState") return model.read_state(p.session, p.reducer);

@@ -63,6 +63,10 @@ struct Plan {
   std::vector<std::pair<std::string, Json>> values;
   int64_t seen = 0, at = 0, limit = 0, ttl = 0;
   int64_t max_failures = 2;  // fail
+  // claim: the lease asked for; fail: the error text. The workloads keep the defaults; a call
+  // rebuilt from a recorded trace (properties/a2/a2_trace_ops.cc) has the caller's own.
+  int64_t lease = kLeaseMs;
+  std::string error = "boom";
   std::optional<std::string> cursor;
 };
 

@@ -56,6 +56,9 @@ class A2System : public System {
   std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
     return std::make_unique<A2TraceRecognizer>();
   }
+  const TraceSupport* trace_support(const std::string& version) const override {
+    return A2TraceSupport(version);
+  }
   std::string name() const override { return "a2"; }
   std::string what() const override {
     return "a2 event store: claims with leases and attempts, ordered lanes, presence (seed 003)";

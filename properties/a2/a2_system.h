@@ -5,11 +5,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "properties/system.h"
 
 namespace testbed::props::a2 {
 
 std::unique_ptr<System> Make();
+// What a recorded trace of `version`'s calls can be judged by (properties/a2/a2_trace_ops.cc).
+const TraceSupport* A2TraceSupport(const std::string& version);
 
 }  // namespace testbed::props::a2

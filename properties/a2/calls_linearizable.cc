@@ -46,6 +46,7 @@ std::string Partition(const Call& c) {
   // An inspecting run has two sessions, and its listSessions spans both (their order, pages
   // and cursors): one partition.
   if (c.notify) return "sessions:" + absl::StrJoin(kInspectedSessions, ",");
+  if (c.all_sessions) return "sessions";
   return "session:" + p.session;
 }
 
@@ -661,6 +662,8 @@ std::vector<AnomalyClass> Classes() {
 }
 
 }  // namespace
+
+void JudgeCalls(const std::vector<Call>& calls, RunOutcome& out) { Judge(calls, out); }
 
 const A2Property& CallsLinearizable() {
   static const A2Property kProperty = {
