@@ -487,5 +487,52 @@ TEST_F(CheckHistory, A2LeasesLeaveAsMutexesThatRejectOnlyTwoHolders) {
   EXPECT_NE(std::system((validate + " " + bad + " > /dev/null").c_str()), 0);
 }
 
+// handles' commit claims leave as Knossos's mutex too (one history per draft a commit claimed):
+// every fitting history of the shipped ports is linearizable, under every fault kind that keeps
+// Redis's writes, and each counterexample of a claim that Redis lost (restart, failover, key
+// loss: work-at-most-once's work-ran-twice-after-lost-claim) is rejected as two holders. Each
+// file validates against the mutex schema and reads back with its verdict.
+TEST_F(CheckHistory, HandlesCommitClaimsLeaveAsMutexesThatRejectALostClaim) {
+  auto verdicts = [&](const std::string& args, const std::string& out) {
+    testing_cli::Run(TESTBED_CLI_PATH,
+                     "check --system handles --seed 11 --quiet " + args + " --jepsen " + out);
+    std::map<std::string, int> seen;
+    std::string files;
+    for (const auto& d : std::filesystem::directory_iterator(out)) {
+      std::ifstream in(d.path() / "index.json");
+      for (const Json& e : Json::parse(in)) {
+        if (e["model"] != "mutex") continue;
+        EXPECT_EQ(e["name"].get<std::string>().rfind("commit-", 0), 0u) << e.dump();
+        EXPECT_TRUE(e["fits"].get<bool>()) << e.dump();
+        ++seen[e["verdict"].get<std::string>()];
+        const std::string file = (d.path() / e["json"].get<std::string>()).string();
+        files += " '" + file + "'";
+        const testing_cli::Result r =
+            testing_cli::Run(TESTBED_CLI_PATH, "check-history " + file + " --model mutex");
+        EXPECT_EQ(r.code, e["verdict"] == "linearizable" ? 0 : 1) << file << r.out;
+      }
+    }
+    const std::string validate =
+        "/usr/bin/python3 " TESTBED_SOURCE_DIR "/tests/jepsen/validate.py " TESTBED_SOURCE_DIR
+        "/tests/jepsen/mutex-history.schema.json";
+    if (!files.empty())
+      EXPECT_EQ(std::system((validate + files + " > /dev/null").c_str()), 0) << validate << files;
+    return seen;
+  };
+  for (const std::string version : {"beta24", "beta30"}) {
+    const std::map<std::string, int> kept = verdicts(
+        "--version " + version +
+            " --properties calls-linearizable,busy-means-committing,result-replayed --runs 200 "
+            "--faults all",
+        (dir_ / ("kept-" + version)).string());
+    EXPECT_GT(kept.count("linearizable") ? kept.at("linearizable") : 0, 0) << version;
+    EXPECT_EQ(kept.count("not linearizable"), 0u) << version;
+  }
+  const std::map<std::string, int> lost =
+      verdicts("--properties work-at-most-once --runs 300 --faults restart,failover,key-loss",
+               (dir_ / "lost").string());
+  EXPECT_GT(lost.count("not linearizable") ? lost.at("not linearizable") : 0, 0);
+}
+
 }  // namespace
 }  // namespace testbed

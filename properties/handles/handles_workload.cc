@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 
 #include "model/handles.h"
+#include "properties/jepsen_history.h"
 #include "properties/json_bend.h"
 #include "real/handles/handle.h"
 #include "real/real_backend.h"
@@ -753,10 +756,47 @@ void HandlesRun::Start(sim::World& world) {
     });
 }
 
+nlohmann::json CommitClaimsAsMutex(const std::vector<Op>& ops, const std::string& draft) {
+  std::vector<JepsenOp> history;
+  // Real-time order from virtual ms: an invoke at t before a completion at t (concurrent).
+  auto at = [](int64_t ms, bool completion) {
+    return ms == kNever ? kNever : 2 * ms + (completion ? 1 : 0);
+  };
+  for (const Op& c : ops) {
+    if (c.draft != draft || c.op != "commit") continue;
+    if (c.work_start == kNever) {
+      if (c.transport)  // the claim may have landed, and no work ran under it
+        history.push_back({c.actor, at(c.inv, false), kNever, c.inv, kNever, "acquire", "info"});
+      continue;
+    }
+    history.push_back(
+        {c.actor, at(c.inv, false), at(c.work_start, true), c.inv, c.work_start, "acquire", "ok"});
+    if (c.work_end == kNever) continue;  // crashed or cut off while working: still held
+    // The finalize landed (ok); was refused (a definite error after the work succeeded: the
+    // claim had moved on, so nothing was released); or may have landed (a reply lost, the
+    // caller crashed, or the work failed and the best-effort restore's outcome is unknown).
+    const bool done = c.ret != kNever && !c.transport && c.outcome != "work-failed";
+    const char* type = !done ? "info" : c.outcome == "ok" ? "ok" : "fail";
+    history.push_back({c.actor, at(c.work_end, false), done ? at(c.ret, true) : kNever, c.work_end,
+                       done ? c.ret : kNever, "release", type});
+  }
+  return nlohmann::json{
+      {"fits", true}, {"history", JepsenHistoryOf(history)}, {"unfit", nlohmann::json::array()}};
+}
+
 void HandlesRun::Check(sim::World& world, RunOutcome& out) {
   for (const auto& [c, start] : start_offsets_)
     rec_.behind[c] = std::max<int64_t>({0, -start, world.now_ms() - world.actor_clock_ms(c)});
   judge_(rec_, out);
+  // Each draft's commit claims leave as Knossos's mutex (check --jepsen), computed only if a
+  // report writes them.
+  auto ops = std::make_shared<const std::vector<Op>>(rec_.ops);
+  std::set<std::string> committed;
+  for (const Op& o : rec_.ops)
+    if (o.op == "commit" && (o.work_start != kNever || o.transport)) committed.insert(o.draft);
+  for (const std::string& draft : committed)
+    out.histories.push_back(
+        {"commit-" + draft, "mutex", [ops, draft] { return CommitClaimsAsMutex(*ops, draft); }});
 }
 
 }  // namespace testbed::props::handles

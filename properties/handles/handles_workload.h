@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -192,6 +193,20 @@ inline std::vector<Finding> WorkloadFindings(const Recorder& r, const sim::Trace
 
 // The commit call in which the work of `e` ran (nullptr if none: the horizon cut it off).
 const Op* CommitThatRan(const Recorder& rec, const std::string& draft, const Effect& e);
+
+// A draft's commit claims as Knossos's mutex (issue 29, Jepsen output): {"fits", "history",
+// "unfit"} as properties/jepsen_history.h's projections. A commit whose work ran acquired the
+// claim (active -> committing) between its call and the start of its work, and released it
+// between the end of its work and its reply: ok when the commit answered ok (the finalize
+// landed), :fail when it answered another error after the work succeeded (the finalize was
+// refused: the claim had moved on), else :info (a restore after failed work is best effort,
+// js 735, and a finalize whose reply was lost may have landed). A commit that failed in transport
+// before its work ran may have claimed without working: an :info acquire. The claim's lease fits:
+// it ends with the draft's key (a committing record answers BUSY to every other caller until its
+// TTL takes the whole key, js 518 and 625), so no lapse frees it for another claim. Only Redis
+// losing a claim (restart, failover, key loss) lets a second commit acquire a held claim, which the
+// mutex rejects. Instants are virtual ms, and two events in one millisecond are concurrent.
+nlohmann::json CommitClaimsAsMutex(const std::vector<Op>& ops, const std::string& draft);
 
 // "client 0 commit from +10ms to +230ms -> ok {...}"
 std::string Describe(const Op& o);
