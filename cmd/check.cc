@@ -164,6 +164,10 @@ void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
   if (!support)
     throw UsageError("--trace: no property of " + s.system + " " + s.version +
                      " is judged on a recorded trace yet");
+  if (!support->explore)
+    throw UsageError("--trace: " + s.system + " " + s.version +
+                     "'s operations are judged on a recorded trace (testbed replay) but not made "
+                     "again through the port yet");
   std::vector<int> ops;
   try {
     ops = support->ops_per_client(*props::LoadRecordedCalls(s.trace));

@@ -40,13 +40,17 @@ int RunList() {
       if (!na.empty()) std::printf("    %-30s n/a for %s\n", "", na.c_str());
       if (!p.sets_aside.empty())
         std::printf("    %-30s runs without faults: %s\n", "", p.sets_aside.Describe().c_str());
-      std::string traced;  // the versions whose recorded traces it judges (testbed explore)
+      // The versions whose recorded traces it judges (testbed replay), and explores around.
+      std::string traced;
+      bool explored = true;
       for (const auto& v : s->versions())
-        if (const props::TraceSupport* t = s->trace_support(v.name); t && t->judges(p.name))
+        if (const props::TraceSupport* t = s->trace_support(v.name); t && t->judges(p.name)) {
           traced += (traced.empty() ? "" : ", ") + v.name;
+          explored = explored && t->explore;
+        }
       if (!traced.empty())
-        std::printf("    %-30s judged on recorded traces (replay, explore) of %s\n", "",
-                    traced.c_str());
+        std::printf("    %-30s judged on recorded traces (%s) of %s\n", "",
+                    explored ? "replay, explore" : "replay", traced.c_str());
     }
     for (const auto& o : s->options()) {
       std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(),

@@ -58,9 +58,9 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
     run = Prepare(spec, faults, scripts);
   } else {
     const TraceSupport* t = trace_support(spec.version);
-    if (!t || !t->judges(spec.property))
+    if (!t || !t->judges(spec.property) || !t->explore)
       throw std::invalid_argument(absl::StrCat(spec.property, " of ", name(), " ", spec.version,
-                                               " cannot be judged on a recorded trace"));
+                                               " cannot be explored on a recorded trace"));
     run = t->explore(spec.property, *LoadRecordedCalls(spec.trace), spec, faults, scripts);
   }
   return RunProperty(*run, spec.seed, horizon_ms(), faults, scripts, server, strategy);

@@ -212,7 +212,8 @@ struct TraceSupport {
                      RunOutcome&)>
       judge;
   // The run of `property` whose clients make the trace's operations (spec.clients, spec.ops
-  // and spec.skip cut them).
+  // and spec.skip cut them); nullptr while the system's operations are judged on a trace but
+  // not made again (testbed explore then says so).
   std::function<std::unique_ptr<PropertyRun>(const std::string& property, const RecordedCalls&,
                                              const RunSpec&, const sim::FaultOptions&,
                                              const real::ScriptCatalog&)>

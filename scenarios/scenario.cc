@@ -109,9 +109,9 @@ Scenario Load(const std::string& path) {
         throw std::invalid_argument("field \"trace\": " + file.generic_string() + " is not a file");
       r.trace = file.generic_string();
       const props::TraceSupport* t = s.system->trace_support(r.version);
-      if (!t || !t->judges(r.property))
+      if (!t || !t->judges(r.property) || !t->explore)
         throw std::invalid_argument("field \"trace\": " + r.property + " of " + system + " " +
-                                    r.version + " cannot be judged on a recorded trace");
+                                    r.version + " cannot be explored on a recorded trace");
     }
     s.cls = Optional<std::string>(j, "class", "", "an anomaly class name");
     if (!s.cls.empty() && props::SentenceOf(*s.system->property(r.property), s.cls).empty())

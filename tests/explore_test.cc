@@ -7,12 +7,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "properties/system.h"
+#include "real/script_catalog.h"
 #include "sim/runtime.h"
+#include "sim/trace.h"
 #include "tests/cli_run.h"
 #include "tests/temp_dir.h"
 
@@ -192,6 +195,74 @@ TEST_F(Explore, AnA2CallThePortDoesNotMakeIsNamedAndNothingIsJudged) {
       << r.out;
 }
 
+// handles' judge of a trace (work-at-most-once from the commit claims its calls show) agrees
+// with the run's own judge and can fail: runs of the shipped CAS script are judged clean from
+// their calls, and runs of a CAS without its version check (tests/broken_scripts/
+// cas-without-version-check: two commits that loaded the same version both claim) are judged to
+// run work twice only where the run's own record of the upstream work shows it, and some are.
+TEST_F(Explore, HandlesCallsOfACasWithoutItsVersionCheckShowWorkRunTwice) {
+  const std::string cas = "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT";
+  auto judged = [&](bool broken) {
+    real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    if (broken) {
+      std::ifstream in(std::string(TESTBED_SOURCE_DIR) +
+                       "/tests/broken_scripts/cas-without-version-check/" +
+                       "COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
+      std::stringstream body;
+      body << in.rdbuf();
+      catalog.replace(cas + ".lua", body.str());
+    }
+    const props::System& handles = *props::FindSystem("handles");
+    const props::TraceSupport* support = handles.trace_support("beta30");
+    int both = 0, judged_twice = 0;
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+      const props::RunOutcome live = handles.Run({.property = "work-at-most-once",
+                                                  .version = "beta30",
+                                                  .seed = seed,
+                                                  .clients = 3,
+                                                  .ops = 8},
+                                                 catalog, nullptr);
+      // The run's calls as a capture would hold them: each client's calls with their replies.
+      props::RecordedCalls calls;
+      std::map<int64_t, size_t> of_call;
+      for (size_t i = 0; i < live.trace.events.size(); ++i) {
+        const sim::TraceEvent& e = live.trace.events[i];
+        if (e.kind == sim::EventKind::kCall && e.thread >= 0) {
+          props::RecordedCall c;
+          const std::string actor = live.trace.actor_of(e);
+          c.client = std::stoi(actor.substr(actor.find_first_of("0123456789")));
+          c.line = static_cast<int64_t>(i) + 1;
+          c.at_ms = e.at_ms;
+          c.argv = e.argv;
+          if (c.argv.size() > 1 && c.argv[0] == "EVAL" && c.argv[1] == catalog.get(cas).body)
+            c.script = cas;
+          of_call[static_cast<int64_t>(i)] = calls.size();
+          calls.push_back(std::move(c));
+        } else if (e.kind == sim::EventKind::kReply && of_call.count(e.call)) {
+          calls[of_call[e.call]].reply = e.reply;
+          calls[of_call[e.call]].has_reply = true;
+        }
+      }
+      props::RunOutcome out;
+      support->judge("work-at-most-once", calls, 0, out);
+      props::Conclude(out);
+      const bool twice = std::find(live.classes.begin(), live.classes.end(), "work-ran-twice") !=
+                         live.classes.end();
+      if (out.violated) {
+        ++judged_twice;
+        EXPECT_EQ(out.classes, std::vector<std::string>{"work-ran-twice"}) << out.description;
+        EXPECT_TRUE(twice) << "seed " << seed << ": " << out.description;
+      }
+      both += out.violated && twice;
+    }
+    return std::make_pair(judged_twice, both);
+  };
+  EXPECT_EQ(judged(false).first, 0);
+  const auto [judged_twice, both] = judged(true);
+  EXPECT_GT(judged_twice, 0);
+  EXPECT_EQ(both, judged_twice);
+}
+
 TEST_F(Explore, BadInputExitsWith2NamingIt) {
   struct Case {
     std::string args, says;
@@ -201,7 +272,8 @@ TEST_F(Explore, BadInputExitsWith2NamingIt) {
            {"explore " + (dir_ / "missing.json"), "cannot read recorded trace"},
            {"explore " + std::string(TESTBED_SOURCE_DIR) + "/README.md", "is not a recorded trace"},
            {"explore " + (dir_ / "traces/handles-beta30-ports-capture-2.json"),
-            "no property of handles beta30 is judged on a recorded trace yet"},
+            "handles beta30's operations are judged on a recorded trace (testbed replay) but not "
+            "made again through the port yet"},
            {"explore " + a2 + " --properties durability",
             "durability is not judged on a recorded trace"},
            {"explore " + StateTrace() + " --properties quota-safety",

@@ -39,6 +39,9 @@ class HandlesSystem : public System {
   std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const override {
     return std::make_unique<HandlesTraceRecognizer>();
   }
+  const TraceSupport* trace_support(const std::string& version) const override {
+    return HandlesTraceSupport(version);
+  }
   std::string name() const override { return "handles"; }
   std::string what() const override {
     return "LLM-friendly handles: drafts committed once under a renewed lease, on the state "

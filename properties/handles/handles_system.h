@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "properties/handles/handles_workload.h"
 #include "properties/system.h"
@@ -15,6 +16,9 @@
 namespace testbed::props::handles {
 
 std::unique_ptr<System> Make();
+// What a recorded trace of `version`'s calls can be judged by (properties/handles/
+// handles_trace.cc).
+const TraceSupport* HandlesTraceSupport(const std::string& version);
 
 // One run of spec.property, as System::Run makes it, with `make_state` as the handle runtime's
 // options.state instead of the version's port: the negative tests' deliberately broken ports.
