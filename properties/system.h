@@ -170,6 +170,9 @@ class TraceRecognizer {
   // Whether the calls claimed so far cannot be `version`'s (the state store: a v2 key is not
   // beta.3's), when no script names the version.
   virtual bool RulesOut(const std::string& version) const { return false; }
+  // A FLUSHALL or FLUSHDB ended a segment: what rules a version out starts again (what the
+  // recognizer learnt of keys, it keeps).
+  virtual void NewSegment() {}
 };
 
 // Recorded traces: one call of a trace as a system's trace support reads it.

@@ -276,6 +276,8 @@ class Importer {
     if (!open_.empty()) ++segment_;
     open_.clear();
     segment_start_ = -1;
+    for (auto& r : recognizers_)
+      if (r) r->NewSegment();
   }
 
   std::string FinalName(const Output& o) const {

@@ -57,6 +57,7 @@ class StateTraceRecognizer : public TraceRecognizer {
   }
   // Only beta.3 has no scripts, and it writes v1 keys only.
   bool RulesOut(const std::string& version) const override { return v2_ && version == "beta3"; }
+  void NewSegment() override { v2_ = false; }
 
  private:
   bool v2_ = false;

@@ -26,9 +26,14 @@
 // call ran and returned before its client's next call ran: those are its window, as wide as the
 // capture allows (a narrower one could order what the caller could not have seen in order).
 //
-// What cannot be judged here: beta.3 writes with plain SET ... PX and reads KEYS for its quota
-// (no rebuild yet), and a call the capture records without the port's shape (an EVAL of another
-// body).
+// beta.3 (real/state/v1.cc, Beta3) has no scripts: a set is KEYS <prefix>:* (its quota), a GET
+// and SET <key> <envelope> PX <ttl> (s001:388-421); its compareAndSet reads, compares on the
+// client and then sets (s001:438-450), so it shows as that read (a get) and, when it went on, a
+// set whose version comes from its own read, which is what a compareAndSet that succeeded wrote;
+// delete is DEL. Its namespaces are the KEYS patterns. A KEYS followed by MGET is list's.
+// What cannot be judged here: a call the capture records without the port's shape (an EVAL of
+// another body).
+#include <absl/strings/ascii.h>
 #include <absl/strings/escaping.h>
 #include <absl/strings/match.h>
 #include <absl/strings/numbers.h>
@@ -125,8 +130,15 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
         absl::StartsWith(keys[0], prefix + ":"))
       space_of(prefix);
   }
+  // beta.3's namespaces: the KEYS pattern of a set's quota (or of a list) names one.
+  for (const RecordedCall& c : calls)
+    if (c.script.empty() && c.argv.size() == 2 && absl::AsciiStrToUpper(c.argv[0]) == "KEYS" &&
+        absl::EndsWith(c.argv[1], ":*"))
+      space_of(c.argv[1].substr(0, c.argv[1].size() - 2));
   // A read each client made last, which its set's script may follow.
   std::map<int, TraceOp> pending_read;
+  // beta.3: the KEYS a client sent last (a set's quota check, before its read).
+  std::map<int, size_t> pending_keys;
   auto add = [&](int client, TraceOp op) {
     auto [it, added] = client_index.emplace(client, static_cast<int>(out.clients.size()));
     if (added) out.clients.emplace_back();
@@ -156,10 +168,29 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
     TraceOp op;
     op.first = op.last = i;
     const bool script = !c.script.empty() && KeysAndArgs(c, keys, args);
-    const bool plain_get =
-        c.script.empty() && c.argv.size() == 2 && absl::AsciiStrToUpper(c.argv[0]) == "GET";
-    const std::string data_key = script ? keys[0] : plain_get ? c.argv[1] : "";
+    const std::string cmd =
+        c.script.empty() && !c.argv.empty() ? absl::AsciiStrToUpper(c.argv[0]) : std::string();
+    const bool plain_get = cmd == "GET" && c.argv.size() == 2;
+    // beta.3 writes with plain commands (s001:388-455): SET key envelope PX ttl, DEL key.
+    const bool plain_set =
+        cmd == "SET" && c.argv.size() == 5 && absl::AsciiStrToUpper(c.argv[3]) == "PX";
+    const bool plain_del = cmd == "DEL" && c.argv.size() == 2;
+    if (cmd == "KEYS") {
+      flush(c.client);
+      pending_keys[c.client] = i;
+      continue;
+    }
+    const auto keys_before = pending_keys.find(c.client);
+    std::optional<size_t> quota_check;
+    if (keys_before != pending_keys.end()) {
+      if (plain_get) quota_check = keys_before->second;
+      pending_keys.erase(keys_before);
+    }
+    const std::string data_key = script                                ? keys[0]
+                                 : plain_get || plain_set || plain_del ? c.argv[1]
+                                                                       : "";
     if (data_key.empty() || !locate(data_key, op)) continue;
+    if (quota_check) op.first = *quota_check;  // beta.3's set: its quota check, then its read
     const std::string& key = op.key;
     int64_t version = 0;
     if (plain_get || (script && Script(c, "CLAIM_LEGACY_SCRIPT"))) {
@@ -184,6 +215,31 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
         op.ok = Envelope(key, raw, op.out_value, op.out_version);
       }
       pending_read[c.client] = std::move(op);
+    } else if (plain_set) {  // beta.3's set: its read, then SET ... PX (s001:388-421)
+      auto read = pending_read.find(c.client);
+      if (read != pending_read.end() && read->second.data_key == data_key) {
+        op.first = read->second.first;
+        op.ambiguous = read->second.ambiguous;
+        pending_read.erase(read);
+      }
+      flush(c.client);
+      op.kind = K::kSet;
+      const std::optional<real::state::StateValue> v =
+          real::state::EnvelopeFromJson(key, std::optional<std::string>(c.argv[2]));
+      if (v) {
+        op.value = real::state::Stringify(v->value);
+        op.out_version = v->version;
+        op.expires_at_ms = real::state::ParseIsoTime(v->expires_at).value_or(0);
+      }
+      int64_t ttl = 0;
+      if (absl::SimpleAtoi(c.argv[4], &ttl)) op.ttl = ttl;
+      op.ambiguous = op.ambiguous || (c.has_reply && c.reply.is_error());
+      add(c.client, std::move(op));
+    } else if (plain_del) {  // beta.3's delete (s001:452-455)
+      flush(c.client);
+      op.kind = K::kDelete;
+      op.ambiguous = c.has_reply && c.reply.is_error();
+      add(c.client, std::move(op));
     } else if (script && Script(c, "SET_WITH_QUOTA_SCRIPT")) {
       auto read = pending_read.find(c.client);
       if (read != pending_read.end() && read->second.data_key == data_key) {
@@ -378,7 +434,9 @@ const TraceSupport* StateTraceSupport(const std::string& version) {
       OpsPerClient,
       Judge,
       Explore};
-  return version == "beta23" || version == "beta24" || version == "beta30" ? &kSupport : nullptr;
+  return version == "beta3" || version == "beta23" || version == "beta24" || version == "beta30"
+             ? &kSupport
+             : nullptr;
 }
 
 }  // namespace testbed::props::state
