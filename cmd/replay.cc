@@ -108,8 +108,9 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const scenarios::TraceRepla
     props::RunOutcome out;
     support->judge(p, calls, start_ms, out);
     props::Conclude(out);
-    std::printf("judged: %s on %lld operations of %zu clients: ", p.c_str(),
-                static_cast<long long>(total), ops.size());
+    std::printf("judged: %s on %lld operation%s of %zu client%s: ", p.c_str(),
+                static_cast<long long>(total), total == 1 ? "" : "s", ops.size(),
+                ops.size() == 1 ? "" : "s");
     if (out.violated)
       std::printf("violated (classes: %s)\n%s", absl::StrJoin(out.classes, ", ").c_str(),
                   out.description.c_str());
