@@ -39,15 +39,15 @@
 // A write that cannot be rebuilt makes the trace unjudgeable (its effect would be missing from
 // the history): testbed replay says why and judges nothing; check --trace and explore exit 2.
 //
-// Times. As for the state store (properties/state/trace_ops.cc): a capture holds when each call
-// reached the server and no reply times, and a client makes one operation at a time, so an
-// operation's window runs from its client's previous call to its client's next call. The model's
-// answers depend on the caller's clock (`now`, from the arguments), not on the window.
+// Times: each operation's window runs from its client's previous call to its client's next call
+// (properties/recorded_windows.h). The model's answers depend on the caller's clock (`now`, from
+// the arguments), not on the window.
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +57,7 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
 #include "properties/a2/a2_system.h"
+#include "properties/recorded_windows.h"
 #include "sim/emulator.h"
 #include "sim/strategies.h"
 
@@ -81,12 +82,10 @@ std::string BodyOf(const RecordedCall& c) {
 }
 
 // The calls with the emulator's replies in the recorded order, for calls read without them
-// (testbed explore reads the file alone). An EVALSHA runs as the EVAL of its body.
+// (testbed explore reads the file alone; replay gives the replies it got). An EVALSHA runs as
+// the EVAL of its body.
 RecordedCalls WithReplies(const RecordedCalls& in) {
   RecordedCalls calls = in;
-  bool all = true;
-  for (const RecordedCall& c : calls) all = all && c.has_reply;
-  if (all) return calls;
   sim::EmulatorBackend emulator;
   for (RecordedCall& c : calls) {
     sim::Argv argv = c.argv;
@@ -415,7 +414,10 @@ std::map<int, std::vector<size_t>> CallsByClient(const RecordedCalls& calls) {
 // Throws std::invalid_argument naming the capture's line of the first call that no operation
 // of the port makes as recorded.
 Rebuilt Rebuild(const RecordedCalls& recorded) {
-  const RecordedCalls calls = WithReplies(recorded);
+  const bool replied = std::all_of(recorded.begin(), recorded.end(),
+                                   [](const RecordedCall& c) { return c.has_reply; });
+  const RecordedCalls computed = replied ? RecordedCalls() : WithReplies(recorded);
+  const RecordedCalls& calls = replied ? recorded : computed;
   Reader reader(calls);
   const real::a2::Scripts scripts(Shipped(), "0.5.0");
   Rebuilt out;
@@ -478,34 +480,27 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
     out.undecided.push_back(e.what());
     return;
   }
-  std::vector<int64_t> clock;
-  for (const RecordedCall& c : calls)
-    clock.push_back(std::max(c.at_ms, clock.empty() ? c.at_ms : clock.back()));
-  if (clock.empty()) return;
-  const std::map<int, std::vector<size_t>> by = CallsByClient(calls);
-  const auto end = static_cast<int64_t>(calls.size());
+  const RecordedWindows windows(calls);
+  if (windows.empty()) return;
   const bool all_sessions = ListsSessions(r);
   std::vector<Call> judged;
   for (size_t c = 0; c < r.clients.size(); ++c)
     for (const TraceOp& t : r.clients[c]) {
       if (!t.judged) continue;
-      const std::vector<size_t>& mine = by.at(calls[t.first].client);
-      const auto first = std::lower_bound(mine.begin(), mine.end(), t.first);
-      const auto last = std::upper_bound(mine.begin(), mine.end(), t.last);
+      const RecordedWindows::Window w = windows.of(t.first, t.last);
       Call call;
       call.actor = static_cast<int>(c);
       call.plan = t.plan;
       call.line = Describe(t.plan);
       call.now = t.now;
-      call.storage_now = clock[t.first];
-      call.ahead = t.now - clock[t.first];
-      // Positions in the capture's order, as for the state store: call j is 2j.
-      call.invoke = first == mine.begin() ? -1 : 2 * static_cast<int64_t>(*(first - 1)) + 1;
-      call.inv_ms = (first == mine.begin() ? clock.front() : clock[*(first - 1)]) - clock.front();
+      call.storage_now = windows.instant(t.first);
+      call.ahead = t.now - windows.instant(t.first);
+      call.invoke = w.invoke;
+      call.inv_ms = w.invoke_ms - windows.first_ms();
       call.ambiguous = t.ambiguous;
       if (!t.ambiguous) {
-        call.ret = last == mine.end() ? 2 * end : 2 * static_cast<int64_t>(*last) - 1;
-        call.ret_ms = (last == mine.end() ? clock.back() : clock[*last]) - clock.front();
+        call.ret = w.ret;
+        call.ret_ms = w.ret_ms - windows.first_ms();
       }
       call.answer = t.answer;
       call.all_sessions = all_sessions;
@@ -523,7 +518,7 @@ std::shared_ptr<const Rebuilt> RebuildOnce(const RecordedCalls& calls) {
   static std::map<const RecordedCalls*, std::shared_ptr<const Rebuilt>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(&calls);
-  if (it == cache.end() || it->second == nullptr)
+  if (it == cache.end())
     it = cache.insert_or_assign(&calls, std::make_shared<const Rebuilt>(Rebuild(calls))).first;
   return it->second;
 }

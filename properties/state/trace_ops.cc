@@ -21,10 +21,8 @@
 // compareAndSet. An entry's namespace and scope is its key's prefix, which every script call
 // names exactly (the index key is "...:index:" + base64url(prefix), s000 indexKey).
 //
-// Times. A capture holds when each call reached the server, and no reply times. A client makes
-// one operation at a time (Jepsen's process), so an operation began after its client's previous
-// call ran and returned before its client's next call ran: those are its window, as wide as the
-// capture allows (a narrower one could order what the caller could not have seen in order).
+// Times: each operation's window runs from its client's previous call to its client's next call
+// (properties/recorded_windows.h).
 //
 // beta.3 (real/state/v1.cc, Beta3) has no scripts: a set is KEYS <prefix>:* (its quota), a GET
 // and SET <key> <envelope> PX <ttl> (s001:388-421); its compareAndSet reads, compares on the
@@ -41,6 +39,7 @@
 
 #include <algorithm>
 
+#include "properties/recorded_windows.h"
 #include "properties/state/state_workloads.h"
 #include "real/state/redis_common.h"
 #include "real/state/state_api.h"
@@ -294,41 +293,24 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
   return out;
 }
 
-// The trace's clients, each with the indices of its calls (to find an operation's window).
-std::map<int, std::vector<size_t>> CallsByClient(const RecordedCalls& calls) {
-  std::map<int, std::vector<size_t>> by;
-  for (size_t i = 0; i < calls.size(); ++i) by[calls[i].client].push_back(i);
-  return by;
-}
-
 void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
   const Rebuilt r = Rebuild(calls);
-  const std::map<int, std::vector<size_t>> by = CallsByClient(calls);
-  // The capture's instants, never going back: a segment starts at the FLUSHALL that ended the run
-  // before it, and a simulated server's clock is set back at a run's start.
-  std::vector<int64_t> clock;
-  for (const RecordedCall& c : calls)
-    clock.push_back(std::max(c.at_ms, clock.empty() ? c.at_ms : clock.back()));
-  if (clock.empty()) return;
+  const RecordedWindows windows(calls);
+  if (windows.empty()) return;
   props::RegisterHistory history;
-  const auto end = static_cast<int64_t>(calls.size());
   for (size_t c = 0; c < r.clients.size(); ++c)
     for (const TraceOp& t : r.clients[c]) {
       if (t.rejected) continue;  // a quota error writes nothing
-      const std::vector<size_t>& mine = by.at(calls[t.first].client);
-      const auto first = std::lower_bound(mine.begin(), mine.end(), t.first);
-      const auto last = std::upper_bound(mine.begin(), mine.end(), t.last);
+      const RecordedWindows::Window w = windows.of(t.first, t.last);
       props::Operation<RegisterOp> o;
       o.partition = absl::StrCat(t.space, ":", t.key);  // as explore names it
       o.actor = static_cast<int>(c);
-      // Positions in the capture's order: call j is 2j; the window opens just after the
-      // client's previous call and closes just before its next one.
-      o.invoke = first == mine.begin() ? -1 : 2 * static_cast<int64_t>(*(first - 1)) + 1;
-      o.invoke_ms = first == mine.begin() ? clock.front() : clock[*(first - 1)];
+      o.invoke = w.invoke;
+      o.invoke_ms = w.invoke_ms;
       o.ambiguous = t.ambiguous;
       if (!t.ambiguous) {
-        o.ret = last == mine.end() ? 2 * end : 2 * static_cast<int64_t>(*last) - 1;
-        o.ret_ms = last == mine.end() ? clock.back() : clock[*last];
+        o.ret = w.ret;
+        o.ret_ms = w.ret_ms;
       }
       o.op.kind = t.kind;
       o.op.value = t.value;
@@ -341,7 +323,7 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
     }
   StateWorkload w;
   w.clients = static_cast<int>(r.clients.size());
-  JudgeHistory(history, w, clock.front(), /*hot_key=*/false, out);
+  JudgeHistory(history, w, windows.first_ms(), /*hot_key=*/false, out);
 }
 
 // testbed explore: each client makes its recorded operations through the port, in order, after
