@@ -54,6 +54,7 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
   std::unique_ptr<PropertyRun> run;
+  int64_t horizon = horizon_ms();
   if (spec.trace.empty()) {
     run = Prepare(spec, faults, scripts);
   } else {
@@ -61,9 +62,14 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
     if (!t || !t->judges(spec.property) || !t->explore)
       throw std::invalid_argument(absl::StrCat(spec.property, " of ", name(), " ", spec.version,
                                                " cannot be explored on a recorded trace"));
-    run = t->explore(spec.property, *LoadRecordedCalls(spec.trace), spec, faults, scripts);
+    const std::shared_ptr<const RecordedCalls> calls = LoadRecordedCalls(spec.trace);
+    run = t->explore(spec.property, *calls, spec, faults, scripts);
+    // A trace that spans the system's horizon or more: its operations are made again from its
+    // first call's instant on, and the horizon runs that far past its last call's.
+    const int64_t span = calls->empty() ? 0 : calls->back().at_ms - calls->front().at_ms;
+    if (span >= horizon) horizon += span;
   }
-  return RunProperty(*run, spec.seed, horizon_ms(), faults, scripts, server, strategy);
+  return RunProperty(*run, spec.seed, horizon, faults, scripts, server, strategy);
 }
 
 RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,

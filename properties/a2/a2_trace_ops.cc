@@ -57,47 +57,12 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
 #include "properties/a2/a2_system.h"
+#include "properties/recorded_replies.h"
 #include "properties/recorded_windows.h"
-#include "sim/emulator.h"
 #include "sim/strategies.h"
 
 namespace testbed::props::a2 {
 namespace {
-
-const real::ScriptCatalog& Shipped() {
-  static const real::ScriptCatalog kCatalog =
-      real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-  return kCatalog;
-}
-
-// The body a recorded EVAL or EVALSHA ran ("" when neither the call nor the catalog holds it).
-std::string BodyOf(const RecordedCall& c) {
-  if (c.argv.size() > 1 && absl::AsciiStrToUpper(c.argv[0]) == "EVAL") return c.argv[1];
-  if (c.script.empty()) return "";
-  try {
-    return Shipped().get(c.script).body;
-  } catch (const std::exception&) {
-    return "";
-  }
-}
-
-// The calls with the emulator's replies in the recorded order, for calls read without them
-// (testbed explore reads the file alone; replay gives the replies it got). An EVALSHA runs as
-// the EVAL of its body.
-RecordedCalls WithReplies(const RecordedCalls& in) {
-  RecordedCalls calls = in;
-  sim::EmulatorBackend emulator;
-  for (RecordedCall& c : calls) {
-    sim::Argv argv = c.argv;
-    if (!argv.empty() && absl::AsciiStrToUpper(argv[0]) == "EVALSHA") {
-      argv[0] = "EVAL";
-      argv[1] = BodyOf(c);
-    }
-    c.reply = emulator.execute(argv, c.at_ms);
-    c.has_reply = true;
-  }
-  return calls;
-}
 
 bool SameCall(const sim::Argv& argv, const RecordedCall& c) {
   if (argv.size() != c.argv.size() || argv.empty()) return false;
@@ -105,7 +70,7 @@ bool SameCall(const sim::Argv& argv, const RecordedCall& c) {
     const std::string cmd = absl::AsciiStrToUpper(c.argv[0]);
     if (cmd != "EVAL" && cmd != "EVALSHA") return false;
     if (!std::equal(argv.begin() + 2, argv.end(), c.argv.begin() + 2)) return false;
-    return BodyOf(c) == argv[1];
+    return RecordedBody(c) == argv[1];
   }
   return absl::AsciiStrToUpper(argv[0]) == absl::AsciiStrToUpper(c.argv[0]) &&
          std::equal(argv.begin() + 1, argv.end(), c.argv.begin() + 1);
@@ -404,22 +369,13 @@ class Reader {
   std::string last_list_prefix_;
 };
 
-// The trace's clients, each with the indices of its calls.
-std::map<int, std::vector<size_t>> CallsByClient(const RecordedCalls& calls) {
-  std::map<int, std::vector<size_t>> by;
-  for (size_t i = 0; i < calls.size(); ++i) by[calls[i].client].push_back(i);
-  return by;
-}
-
 // Throws std::invalid_argument naming the capture's line of the first call that no operation
 // of the port makes as recorded.
 Rebuilt Rebuild(const RecordedCalls& recorded) {
-  const bool replied = std::all_of(recorded.begin(), recorded.end(),
-                                   [](const RecordedCall& c) { return c.has_reply; });
-  const RecordedCalls computed = replied ? RecordedCalls() : WithReplies(recorded);
-  const RecordedCalls& calls = replied ? recorded : computed;
+  const RepliedCalls replied(recorded);
+  const RecordedCalls& calls = *replied;
   Reader reader(calls);
-  const real::a2::Scripts scripts(Shipped(), "0.5.0");
+  const real::a2::Scripts scripts(ShippedCatalog(), "0.5.0");
   Rebuilt out;
   for (const auto& [client, mine] : CallsByClient(calls)) {
     out.clients.emplace_back();
@@ -511,22 +467,10 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
   JudgeCalls(judged, out);
 }
 
-// Rebuilt once per trace for a whole exploration (LoadRecordedCalls keeps each file's calls for
-// the process, so their address names them).
-std::shared_ptr<const Rebuilt> RebuildOnce(const RecordedCalls& calls) {
-  static std::mutex mu;
-  static std::map<const RecordedCalls*, std::shared_ptr<const Rebuilt>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(&calls);
-  if (it == cache.end())
-    it = cache.insert_or_assign(&calls, std::make_shared<const Rebuilt>(Rebuild(calls))).first;
-  return it->second;
-}
-
 std::unique_ptr<PropertyRun> Explore(const std::string&, const RecordedCalls& calls,
                                      const RunSpec& spec, const sim::FaultOptions&,
                                      const real::ScriptCatalog& scripts) {
-  const std::shared_ptr<const Rebuilt> r = RebuildOnce(calls);
+  const std::shared_ptr<const Rebuilt> r = OncePerTrace<Rebuilt>(calls, Rebuild);
   auto plans = std::make_shared<TracePlans>();
   const int64_t start = calls.empty() ? 0 : calls.front().at_ms;
   for (const std::vector<TraceOp>& mine : r->clients) {

@@ -98,4 +98,14 @@ RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
   return RunProperty(*run, spec.seed, kHorizonMs, faults, scripts, nullptr);
 }
 
+std::unique_ptr<PropertyRun> TraceRun(const RunSpec& spec, const real::ScriptCatalog& scripts,
+                                      std::shared_ptr<const TracePlans> plans) {
+  auto env = std::make_unique<HandlesEnv>(spec, scripts);
+  const auto variant = spec.options.find("port-variant");
+  env->make_state =
+      FindPortVariant(variant == spec.options.end() ? "shipped" : variant->second).make;
+  env->trace = std::move(plans);
+  return Bind(std::move(env), Table().find(spec.property));
+}
+
 }  // namespace testbed::props::handles

@@ -25,4 +25,9 @@ const TraceSupport* HandlesTraceSupport(const std::string& version);
 RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
                         StateFactory make_state);
 
+// The run of spec.property whose clients make a recorded trace's operations (`plans`) through
+// the port of spec.version (and its port variant), for testbed explore.
+std::unique_ptr<PropertyRun> TraceRun(const RunSpec& spec, const real::ScriptCatalog& scripts,
+                                      std::shared_ptr<const TracePlans> plans);
+
 }  // namespace testbed::props::handles

@@ -57,6 +57,7 @@ struct ClientArgs {
   const real::state::VersionScripts* scripts;
   Recorder* rec;
   StateFactory make_state;
+  const TracePlans* trace = nullptr;
 };
 
 // What a call returned, in the model's terms.
@@ -447,7 +448,86 @@ sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& o
          {Since(ctx, sim::kDefaultEpochMs + u)}});
 }
 
+// A recorded trace's client (testbed explore): its operations in order, each after its recorded
+// gap, through the port; an operation on a handle whose create did not land in this run (or
+// that the trace never created) is not made, as a2's explore skips a claim this run did not get.
+sim::Task<void> TraceClient(sim::Ctx& ctx, ClientArgs a) {
+  Recorder* rec = a.rec;
+  rec->actors[a.id] = &ctx;
+  const TracePlans& plans = *a.trace;
+  const std::vector<TracePlans::Op>& mine = plans.clients.at(static_cast<size_t>(a.id));
+  sim::Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
+  auto state = a.make_state(a.version, ctx, *a.scripts, plans.provider_id);
+  std::vector<std::unique_ptr<real::handles::HandleContext>> contexts;
+  for (const std::optional<std::string>& connection : plans.connections) {
+    real::handles::HandleOptions options;
+    options.provider_id = plans.provider_id;
+    options.state = state.get();
+    options.connection_id = connection;
+    options.commit_lease_ms = plans.lease_ms;
+    contexts.push_back(std::make_unique<real::handles::HandleContext>(options, ctx, rng));
+  }
+  const int ops = std::min<int>(a.ops, static_cast<int>(mine.size()));
+  for (int i = 0; i < ops; ++i) {
+    if (a.skip->count({a.id, i})) continue;  // shrunk away
+    const TracePlans::Op& p = mine[static_cast<size_t>(i)];
+    co_await ctx.sleep(p.gap_ms);
+    const real::handles::HandleKind& kind = plans.kinds.at(p.kind);
+    real::handles::HandleContext& h = *contexts.at(p.connection);
+    const bool cursor = !real::handles::IsDraftKind(kind);
+    std::string handle;
+    if (p.op != "create") {
+      const auto known = rec->recorded_as.find(p.draft);
+      if (known == rec->recorded_as.end()) continue;
+      handle = known->second;
+    }
+    const size_t c = rec->begin(handle, p.op, a.id);
+    rec->ops[c].cursor = cursor;
+    try {
+      if (p.op == "create") {
+        rec->ops[c].sent = p.data;
+        handle = co_await h.create(kind, p.data);
+        rec->ops[c].draft = handle;
+        if (cursor) rec->cursors.insert(handle);
+        if (!p.draft.empty()) rec->recorded_as[p.draft] = handle;
+        rec->end(c, "ok");
+      } else if (p.op == "read" || p.op == "update") {
+        const Json data = p.data;
+        const std::function<Json(Json)> set = [data](Json) { return data; };
+        real::handles::HandleRecord r;
+        if (p.op == "read")  // (no co_await inside ?: with g++ 12)
+          r = co_await h.read(kind, handle);
+        else
+          r = co_await h.update(kind, handle, set);
+        Json seen = r.data;
+        if (p.op == "read") seen["status"] = r.status;
+        rec->end(c, "ok", false, seen);
+      } else if (p.op == "commit") {
+        const int64_t duration = p.work_ms;
+        const bool fails = p.work_fails;
+        const real::handles::Work work = [&ctx, rec, handle, id = a.id, i, c, duration,
+                                          fails](Json) {
+          return Upstream(ctx, rec, handle, id, i, c, duration, fails);
+        };
+        real::handles::CommitOutcome out = co_await h.commit(kind, handle, work);
+        rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
+      } else {
+        co_await h.discard(kind, handle);
+        rec->end(c, "ok");
+      }
+    } catch (const HandleError& e) {
+      rec->fail(c, e);
+    } catch (const std::runtime_error&) {
+      rec->end(c, "work-failed");
+    }
+  }
+}
+
 sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+  if (a.trace) {
+    co_await TraceClient(ctx, a);
+    co_return;
+  }
   if (a.workload == Workload::kQuota || a.workload == Workload::kQuotaLimit) {
     for (int i = 0; i < a.ops; ++i) {
       if (a.skip->count({a.id, i})) continue;  // shrunk away
@@ -752,7 +832,7 @@ void HandlesRun::Start(sim::World& world) {
       start_offsets_[c] = ctx.now_ms() - rec_.world->now_ms();
       const RunSpec& spec = env_.spec;
       return Client(ctx, ClientArgs{workload_, spec.seed, c, spec.ops, spec.version, &spec.skip,
-                                    &env_.bodies, &rec_, env_.make_state});
+                                    &env_.bodies, &rec_, env_.make_state, env_.trace.get()});
     });
 }
 

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -101,6 +103,8 @@ struct Recorder {
   // How far behind virtual time each client's clock was at its furthest (its skew, and its
   // clock jump if it had one: its offset at the start and at the end of the run).
   std::map<int, int64_t> behind;
+  // A recorded trace's handles (as the capture names them) and the ones this run's creates got.
+  std::map<std::string, std::string> recorded_as;
   int64_t now() const { return world->now_ms() - sim::kDefaultEpochMs; }
   // The caller's clock (`actor`'s main thread), or virtual time for a workload without one.
   int64_t clock(int actor) const {
@@ -134,12 +138,36 @@ using StateFactory = std::unique_ptr<real::handles::HandleState> (*)(
     const std::string& version, sim::Ctx& ctx, const real::state::VersionScripts& scripts,
     std::string provider_id);
 
+// The handle operations a recorded trace's clients made (properties/handles/handles_trace.cc
+// rebuilds them from the calls), made again through the port in place of the drafts workload's
+// own (testbed explore).
+struct TracePlans {
+  struct Op {
+    std::string op;         // create, read, update, commit, discard
+    size_t kind = 0;        // into kinds
+    size_t connection = 0;  // into connections
+    std::string draft;      // the handle it names as recorded (create: the one it got, or "")
+    int64_t gap_ms = 0;     // from its client's previous operation's last call to its first
+    Json data;              // create: the data; update: the data it wrote
+    int64_t work_ms = 0;    // commit: how long its work ran
+    bool work_fails = false;
+  };
+  std::string provider_id;
+  std::vector<real::handles::HandleKind> kinds;
+  std::vector<std::optional<std::string>> connections;  // nullopt: the connection scope missing
+  int64_t lease_ms = kLeaseMs;
+  std::vector<std::vector<Op>> clients;
+};
+
 struct HandlesEnv {
   HandlesEnv(const RunSpec& spec, const real::ScriptCatalog& scripts)
       : spec(spec), bodies(scripts) {}
   RunSpec spec;
   real::state::VersionScripts bodies;
   StateFactory make_state = real::handles::RedisState;
+  // A recorded trace's operations, which the drafts workload's clients make in place of their
+  // own (nullptr: the workload's).
+  std::shared_ptr<const TracePlans> trace;
 };
 using HandlesProperty = Property<HandlesEnv>;
 
