@@ -173,7 +173,10 @@ struct Seen {
   std::optional<Json> record;  // read: the record it returned; write: the record it wrote
   int64_t expected = 0, ttl_ms = 0, max_entries = 0;
   size_t bytes = 0;  // write: the envelope's length
-  bool landed = false, failed = false;
+  // write: landed; a conflict (its version moved: the port loads and writes again); what it
+  // found when it did not land. Any call: failed (an error reply, the outcome unknown).
+  bool landed = false, conflict = false, failed = false;
+  std::optional<Json> current;
   std::string status() const { return record ? record->value("status", "") : ""; }
   std::string claim_id() const { return record ? record->value("claim_id", "") : ""; }
   bool writes(const std::string& k, const char* s) const {
@@ -222,6 +225,9 @@ Seen Parse(const RecordedCall& c) {
     s.bytes = args[5].size();
     s.record = RecordOf(s.key, args[5]);
     s.landed = array && r.elements[0].integer == 1;
+    s.conflict = array && !s.landed && r.elements[0].integer != 0;  // 0: the quota refused it
+    if (s.conflict && r.elements.size() > 1)
+      s.current = RecordOf(s.key, real::state::BulkOrNull(r.elements[1]));
   }
   s.failed = r.is_error();
   const std::optional<HandleKey> k = ParseKey(s.key);
@@ -313,7 +319,7 @@ TraceOp ReadOp(const std::vector<Seen>& seen, size_t& k) {
            seen[k].expected == 0 && seen[k].status() == "active";
          ++k, ++attempts) {
       if (seen[k].landed) p.draft = seen[k].handle.handle;
-      if (seen[k].landed || seen[k].failed) {
+      if (!seen[k].conflict) {  // landed, refused by the quota, or failed: no other attempt
         ++k;
         break;
       }
@@ -379,14 +385,15 @@ TraceOp ReadOp(const std::vector<Seen>& seen, size_t& k) {
                          : discard      ? real::handles::kDiscardAttempts
                                         : real::handles::kUpdateAttempts;
     size_t written = k++;  // the last write
-    // A write that did not land is tried again: its load, then its write (js 590-613, 849-866).
-    for (int a = 1;
-         a < attempts && !seen[written].landed && !seen[written].failed && is_read(k, key); ++a) {
-      const Json read = seen[k].record ? seen[k].record->value("data", Json()) : Json();
+    // A write whose version moved is tried again, its load and then its write (js 590-613); a
+    // discard's only while the record it found is there and not committing (js 849-866).
+    auto again = [&seen, discard](const Seen& w) {
+      return w.conflict &&
+             (!discard || (w.current && w.current->value("status", "") != "committing"));
+    };
+    for (int a = 1; a < attempts && again(seen[written]) && is_read(k, key); ++a) {
       ++k;
-      if (k >= n || !seen[k].writes(key, status.c_str()) ||
-          (!discard && seen[k].record->value("data", Json()) == read))
-        break;
+      if (k >= n || !seen[k].writes(key, status.c_str())) break;
       written = k++;
     }
     if (p.op == "update") p.data = seen[written].record->value("data", Json());
