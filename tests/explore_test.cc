@@ -307,11 +307,12 @@ TEST_F(Explore, AHandlesCaptureMadeAgainThroughThePortSendsTheCallsItRecorded) {
   for (const std::string version : {"beta30", "beta24"}) {
     const props::TraceSupport* support = handles.trace_support(version);
     for (uint64_t seed = 1; seed <= 30; ++seed) {
-      props::RunSpec spec{.property = "work-at-most-once",
-                          .version = version,
-                          .seed = seed,
-                          .clients = 3,
-                          .ops = 8};
+      props::RunSpec spec;
+      spec.property = "work-at-most-once";
+      spec.version = version;
+      spec.seed = seed;
+      spec.clients = 3;
+      spec.ops = 8;
       const props::RunOutcome live = handles.Run(spec, catalog, nullptr);
       const props::RecordedCalls recorded = CallsOf(live, catalog, "state/" + version + "/");
       const std::vector<int> ops = support->ops_per_client(recorded);
@@ -398,13 +399,14 @@ TEST_F(Explore, ATraceLongerThanTheHorizonIsMadeAgainToItsEnd) {
   std::ofstream(dir_ / "long.json") << trace.dump();
   const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   const props::System& handles = *props::FindSystem("handles");
-  const props::RunOutcome run = handles.Run({.property = "work-at-most-once",
-                                             .version = "beta30",
-                                             .seed = 1,
-                                             .clients = 3,
-                                             .ops = 20,
-                                             .trace = dir_ / "long.json"},
-                                            catalog, nullptr);
+  props::RunSpec spec;
+  spec.property = "work-at-most-once";
+  spec.version = "beta30";
+  spec.seed = 1;
+  spec.clients = 3;
+  spec.ops = 20;
+  spec.trace = dir_ / "long.json";
+  const props::RunOutcome run = handles.Run(spec, catalog, nullptr);
   int late = 0;
   for (const sim::TraceEvent& e : run.trace.events)
     late += e.kind == sim::EventKind::kCall && e.at_ms > 10'000;
