@@ -365,9 +365,12 @@ TraceOp ReadOp(const std::vector<Seen>& seen, size_t& k) {
           op.work_end = static_cast<int64_t>(k++);
         } else if (t.writes(key, "committed")) {  // the finalize, up to 3 attempts (js 788)
           op.work_end = static_cast<int64_t>(k);
-          for (int a = 0;
-               a < real::handles::kCommitFinalizeAttempts && seen[k].writes(key, "committed"); ++a)
-            if (seen[k++].landed || k >= n) break;
+          // (Every attempt the client sent: one that landed may still have failed for it, its
+          // reply lost, and the next attempt then finds the draft committed.)
+          for (int a = 0; a < real::handles::kCommitFinalizeAttempts && k < n &&
+                          seen[k].writes(key, "committed");
+               ++a)
+            ++k;
         } else {
           throw std::invalid_argument("a write of " + t.handle.handle + " (status " + t.status() +
                                       ") while its commit's work ran");
@@ -392,6 +395,11 @@ TraceOp ReadOp(const std::vector<Seen>& seen, size_t& k) {
              (!discard || (w.current && w.current->value("status", "") != "committing"));
     };
     for (int a = 1; a < attempts && again(seen[written]) && is_read(k, key); ++a) {
+      // (A read whose write writes another status starts the next operation: the write that did
+      // not land reached Redis late, after its client had given up on it.)
+      if (k + 1 < n && seen[k + 1].what == Seen::kWrite && seen[k + 1].key == key &&
+          !seen[k + 1].writes(key, status.c_str()))
+        break;
       ++k;
       if (k >= n || !seen[k].writes(key, status.c_str())) break;
       written = k++;
@@ -419,7 +427,17 @@ Rebuilt Rebuild(const RecordedCalls& recorded) {
   const int64_t start = calls.empty() ? 0 : calls.front().at_ms;
   const int64_t end = calls.empty() ? 0 : calls.back().at_ms;
   int64_t longest = 0, lease = -1, shortest_claim = -1;
-  for (const auto& [client, mine] : CallsByClient(calls)) {
+  for (const auto& [client, sent] : CallsByClient(calls)) {
+    // A write just like its client's next call is the client library sending it again after a
+    // reconnect (ioredis's autoResendUnfulfilledCommands): Redis ran it twice, and the client got
+    // the second reply, so the operation made one call, answered as the second was. (No
+    // operation sends one write twice: each begins with a read, or a create with a new name. Two
+    // like reads may be two operations, and stay two: a re-sent read is read twice.)
+    std::vector<size_t> mine;
+    for (size_t j = 0; j < sent.size(); ++j)
+      if (j + 1 == sent.size() || all[sent[j]].what != Seen::kWrite ||
+          calls[sent[j]].argv != calls[sent[j + 1]].argv)
+        mine.push_back(sent[j]);
     std::vector<Seen> seen;
     for (size_t i : mine) seen.push_back(all[i]);
     out.clients.emplace_back();
