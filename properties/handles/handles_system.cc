@@ -74,9 +74,15 @@ class HandlesSystem : public System {
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
                                        const real::ScriptCatalog& scripts) const override {
+    return Bind(Env(spec, scripts), Table().find(spec.property));
+  }
+
+ public:
+  // The environment of one run of `spec`: the version's scripts, and its port variant.
+  std::unique_ptr<HandlesEnv> Env(const RunSpec& spec, const real::ScriptCatalog& scripts) const {
     auto env = std::make_unique<HandlesEnv>(spec, scripts);
     env->make_state = FindPortVariant(option(spec, "port-variant")).make;
-    return Bind(std::move(env), Table().find(spec.property));
+    return env;
   }
   // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
   // drafts are live and commits run; operations the horizon cuts off never return.
@@ -100,10 +106,8 @@ RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
 
 std::unique_ptr<PropertyRun> TraceRun(const RunSpec& spec, const real::ScriptCatalog& scripts,
                                       std::shared_ptr<const TracePlans> plans) {
-  auto env = std::make_unique<HandlesEnv>(spec, scripts);
-  const auto variant = spec.options.find("port-variant");
-  env->make_state =
-      FindPortVariant(variant == spec.options.end() ? "shipped" : variant->second).make;
+  static const HandlesSystem kSystem;
+  std::unique_ptr<HandlesEnv> env = kSystem.Env(spec, scripts);
   env->trace = std::move(plans);
   return Bind(std::move(env), Table().find(spec.property));
 }

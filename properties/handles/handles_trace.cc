@@ -60,7 +60,6 @@
 #include <memory>
 #include <stdexcept>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <utility>
 
@@ -78,73 +77,6 @@ struct Claim {
   int64_t line = 0;
   bool worked = false;  // its client sent a finalize after it (the work ran and returned)
 };
-
-// The record a CAS of a handle sent (nullopt: not such a call); *landed: its reply says it
-// landed.
-std::optional<Json> Written(const RecordedCall& c, std::string* key, bool* landed) {
-  if (!absl::EndsWith(c.script, "/COMPARE_AND_SET_WITH_QUOTA_SCRIPT")) return std::nullopt;
-  int64_t keys = 0;
-  if (c.argv.size() < 4 || !absl::SimpleAtoi(c.argv[2], &keys) || keys < 1 ||
-      c.argv.size() < static_cast<size_t>(3 + keys + 6))
-    return std::nullopt;
-  *key = c.argv[3];
-  const std::optional<real::state::StateValue> v = real::state::EnvelopeFromJson(
-      *key, std::optional<std::string>(c.argv[static_cast<size_t>(3 + keys + 5)]));
-  if (!v || !v->value.is_object() || !v->value.contains("status")) return std::nullopt;
-  *landed = c.has_reply && c.reply.type == sim::Reply::Type::kArray && !c.reply.elements.empty() &&
-            c.reply.elements[0].integer == 1;
-  return v->value;
-}
-
-void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
-  std::map<std::string, std::vector<Claim>> claims;  // per draft: every claim, in order
-  std::map<std::string, std::vector<size_t>> live;   // per draft: the claims not released
-  std::vector<std::tuple<std::string, size_t, size_t>> holders;  // a claim landed over another
-  for (const RecordedCall& c : calls) {
-    std::string key;
-    bool landed = false;
-    const std::optional<Json> record = Written(c, &key, &landed);
-    if (!record) continue;
-    std::vector<Claim>& mine = claims[key];
-    std::vector<size_t>& held = live[key];
-    const std::string status = record->value("status", "");
-    const std::string claim_id = record->value("claim_id", "");
-    // A claimant's finalize, landed or not, shows that its work ran and returned a result: the
-    // port sends it only then (a client makes one call at a time, so it is its latest claim's).
-    if (status == "committed")
-      for (Claim& k : mine)
-        if (k.client == c.client) k.worked = true;
-    if (!landed) continue;
-    if (status == "committing") {
-      const bool renewal = std::any_of(
-          mine.begin(), mine.end(), [&claim_id](const Claim& k) { return k.claim_id == claim_id; });
-      if (renewal) continue;
-      mine.push_back({c.client, claim_id, c.line});
-      for (const size_t other : held) holders.emplace_back(key, other, mine.size() - 1);
-      held.push_back(mine.size() - 1);
-    } else if (status == "committed" || status == "active") {
-      // The finalize, or the restore after failed work, releases its client's claim; a
-      // committed record ends every claim.
-      std::erase_if(held,
-                    [&](size_t k) { return status == "committed" || mine[k].client == c.client; });
-    }
-  }
-  for (const auto& [key, first, second] : holders) {
-    const Claim& a = claims[key][first];
-    const Claim& b = claims[key][second];
-    if (!a.worked || !b.worked) continue;
-    const std::string draft = key.substr(key.rfind(':') + 1);
-    out.findings.push_back(
-        {"work-ran-twice",
-         absl::StrCat("work() ran twice for ", draft, ": client ", a.client, "'s claim (line ",
-                      a.line,
-                      " of the capture) was still live, neither finalized nor restored, when "
-                      "client ",
-                      b.client, "'s claim landed (line ", b.line,
-                      "); both then sent a finalize, which the port sends only once its work "
-                      "returned")});
-  }
-}
 
 // A handle's Redis key: "apifuse:provider-state:v2:<provider>:handle.<kind>:<scope>:<handle>"
 // (real/state/v2.cc's state prefix, js 25's namespace).
@@ -234,6 +166,57 @@ Seen Parse(const RecordedCall& c) {
   if (!k) s.what = Seen::kOther;
   if (k) s.handle = *k;
   return s;
+}
+
+void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
+  std::map<std::string, std::vector<Claim>> claims;  // per draft: every claim, in order
+  std::map<std::string, std::vector<size_t>> live;   // per draft: the claims not released
+  std::vector<std::tuple<std::string, size_t, size_t>> holders;  // a claim landed over another
+  for (const RecordedCall& c : calls) {
+    const Seen seen = Parse(c);
+    if (seen.what != Seen::kWrite || seen.status().empty()) continue;
+    const std::string& key = seen.key;
+    const bool landed = seen.landed;
+    const std::optional<Json>& record = seen.record;
+    std::vector<Claim>& mine = claims[key];
+    std::vector<size_t>& held = live[key];
+    const std::string status = record->value("status", "");
+    const std::string claim_id = record->value("claim_id", "");
+    // A claimant's finalize, landed or not, shows that its work ran and returned a result: the
+    // port sends it only then (a client makes one call at a time, so it is its latest claim's).
+    if (status == "committed")
+      for (Claim& k : mine)
+        if (k.client == c.client) k.worked = true;
+    if (!landed) continue;
+    if (status == "committing") {
+      const bool renewal = std::any_of(
+          mine.begin(), mine.end(), [&claim_id](const Claim& k) { return k.claim_id == claim_id; });
+      if (renewal) continue;
+      mine.push_back({c.client, claim_id, c.line});
+      for (const size_t other : held) holders.emplace_back(key, other, mine.size() - 1);
+      held.push_back(mine.size() - 1);
+    } else if (status == "committed" || status == "active") {
+      // The finalize, or the restore after failed work, releases its client's claim; a
+      // committed record ends every claim.
+      std::erase_if(held,
+                    [&](size_t k) { return status == "committed" || mine[k].client == c.client; });
+    }
+  }
+  for (const auto& [key, first, second] : holders) {
+    const Claim& a = claims[key][first];
+    const Claim& b = claims[key][second];
+    if (!a.worked || !b.worked) continue;
+    const std::string draft = key.substr(key.rfind(':') + 1);
+    out.findings.push_back(
+        {"work-ran-twice",
+         absl::StrCat("work() ran twice for ", draft, ": client ", a.client, "'s claim (line ",
+                      a.line,
+                      " of the capture) was still live, neither finalized nor restored, when "
+                      "client ",
+                      b.client, "'s claim landed (line ", b.line,
+                      "); both then sent a finalize, which the port sends only once its work "
+                      "returned")});
+  }
 }
 
 // One handle operation of a recorded client.
