@@ -10,7 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "properties/jepsen_history.h"
+#include "checker/jepsen_history.h"
+#include "harness/prng_draws.h"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) {
@@ -29,12 +30,12 @@ int main(int argc, char** argv) {
     for (int info : {0, 20})
       for (int corrupt : {0, 1})
         for (uint64_t seed = 1; seed <= 5; ++seed) {
-          const nlohmann::json h =
-              testbed::props::GenerateCasRegisterHistory(seed, {.processes = processes,
-                                                                .operations = operations,
-                                                                .values = 5,
-                                                                .info_per_mille = info,
-                                                                .corrupt = corrupt == 1});
+          const nlohmann::json h = testbed::checker::GenerateCasRegisterHistory(
+              testbed::harness::PrngDraws(seed), {.processes = processes,
+                                                  .operations = operations,
+                                                  .values = 5,
+                                                  .info_per_mille = info,
+                                                  .corrupt = corrupt == 1});
           const std::string name = "p" + std::to_string(processes) + (info ? "-info" : "") +
                                    (corrupt ? "-corrupt" : "") + "-" + std::to_string(seed) +
                                    ".json";

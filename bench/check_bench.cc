@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/system.h"
+#include "harness/system.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "sim/clock.h"

@@ -5,11 +5,13 @@
 
 #include <sys/resource.h>
 
-#include "properties/history_gen.h"
-#include "properties/jepsen_history.h"
-#include "properties/version_order.h"
+#include "checker/history_gen.h"
+#include "harness/prng_draws.h"
+#include "checker/jepsen_history.h"
+#include "checker/version_order.h"
 
-namespace testbed::props {
+namespace testbed::checker {
+
 namespace {
 
 // Makes the last successful read of the history report a version nobody wrote: the checker
@@ -24,7 +26,7 @@ RegisterHistory Corrupt(RegisterHistory h) {
 }
 
 void Check(benchmark::State& state, const HistoryShape& shape, bool corrupt = false) {
-  RegisterHistory h = GenerateLinearizable(42, shape);
+  RegisterHistory h = GenerateLinearizable(testbed::harness::PrngDraws(42), shape);
   if (corrupt) h = Corrupt(h);
   model::StateRegisterModel m;
   int64_t explored = 0;
@@ -68,7 +70,8 @@ void BM_HotKeyDecided(benchmark::State& state) {
   constexpr int kHistories = 10;
   std::vector<RegisterHistory> histories;
   for (int seed = 1; seed <= kHistories; ++seed) {
-    RegisterHistory h = GenerateHotKey(static_cast<uint64_t>(seed), actors, actors * ops);
+    RegisterHistory h = GenerateHotKey(testbed::harness::PrngDraws(static_cast<uint64_t>(seed)),
+                                       actors, actors * ops);
     if (seed % 2 == 0)  // plant the race
       for (size_t i = 0, planted = 0; i < h.size() && !planted; ++i)
         for (size_t j = 0; j < h.size() && !planted; ++j)
@@ -127,12 +130,12 @@ void BM_CasRegisterDecided(benchmark::State& state) {
   std::vector<nlohmann::json> histories;
   for (uint64_t seed = 1; seed <= 5; ++seed)
     for (bool corrupt : {false, true})
-      histories.push_back(
-          GenerateCasRegisterHistory(seed, {.processes = processes,
-                                            .operations = 1000,
-                                            .values = 5,
-                                            .info_per_mille = state.range(1) ? 20 : 0,
-                                            .corrupt = corrupt}));
+      histories.push_back(GenerateCasRegisterHistory(testbed::harness::PrngDraws(seed),
+                                                     {.processes = processes,
+                                                      .operations = 1000,
+                                                      .values = 5,
+                                                      .info_per_mille = state.range(1) ? 20 : 0,
+                                                      .corrupt = corrupt}));
   int decided = 0, by_search = 0;
   for (auto _ : state) {
     decided = by_search = 0;
@@ -165,6 +168,6 @@ BENCHMARK(BM_TenThousandOpsHundredKeysEightActors)->Unit(benchmark::kMillisecond
 BENCHMARK(BM_HardSingleKey)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::checker
 
 BENCHMARK_MAIN();

@@ -1,6 +1,6 @@
 // testbed check: generated workloads of a registered system, checked against each of its
 // properties; a per-property table, each violation minimized with its Redis calls and replay
-// line, reports, and saved scenarios. Nothing here names a system (properties/system.h).
+// line, reports, and saved scenarios. Nothing here names a system (harness/system.h).
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -24,16 +24,35 @@
 #include "reports/terminal.h"
 #include "reports/timeline.h"
 #include "reports/trace_view.h"
-#include "scenarios/baseline.h"
-#include "scenarios/campaign.h"
-#include "scenarios/scenario.h"
-#include "scenarios/trace_replay.h"
+#include "harness/baseline.h"
+#include "harness/campaign.h"
+#include "harness/scenario.h"
+#include "harness/trace_replay.h"
 #include "sim/clock.h"
 #include "sim/lua_coverage.h"
 #include "sim/strategies.h"
 
 namespace testbed::cli {
 namespace {
+
+// A property's row of the report: its counts (a run without a verdict is never a pass), its
+// classes with their sentences and `status(class)` against a baseline, and its notes.
+reports::PropertyRow Row(const props::PropertyInfo& info, const harness::PropertyTally* t,
+                         bool applies, bool faults_given, bool dfs,
+                         const std::function<std::string(const std::string&)>& status) {
+  if (!applies) return {info.name, 0, 0, 0, false};
+  const harness::PropertyTally none;
+  if (!t) t = &none;
+  reports::PropertyRow row{info.name, t->done, t->done - t->violated - t->incomplete, t->violated};
+  for (const std::string& c : t->order)
+    row.classes.push_back({c, props::SentenceOf(info, c), t->classes.at(c).runs,
+                           t->classes.at(c).first.seed, status(c)});
+  row.no_verdict = t->incomplete;
+  row.no_verdict_why = t->first_undecided;
+  if (faults_given && !info.sets_aside.empty()) row.sets_aside = info.sets_aside.Describe();
+  if (dfs) row.dfs_exhausted = t->exhausted ? 1 : 0;
+  return row;
+}
 
 using internal::AppendFlag;
 
@@ -146,7 +165,7 @@ nlohmann::json ReadTraceFile(const std::string& path, const std::string& flag) {
   if (!in || std::filesystem::is_directory(path))
     throw UsageError("cannot read " + (flag.empty() ? "recorded trace " : flag + " ") + path);
   nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
-  if (!scenarios::IsRecordedTrace(file))
+  if (!harness::IsRecordedTrace(file))
     throw UsageError((flag.empty() ? "" : flag + " ") + path +
                      " is not a recorded trace (testbed import writes them)");
   return file;
@@ -281,7 +300,7 @@ CheckSpec Resolve(const Raw& r) {
       throw UsageError("--baseline " + s.baseline + " is not a baseline file" +
                        (std::filesystem::is_directory(s.baseline) ? " (a directory)" : ""));
     try {
-      const scenarios::Baseline b = scenarios::LoadBaseline(s.baseline);
+      const harness::Baseline b = harness::LoadBaseline(s.baseline);
       if (b.system != s.system || b.version != s.version)
         throw UsageError("--baseline " + s.baseline + " is for " + b.system + " " + b.version +
                          ", not " + s.system + " " + s.version);
@@ -298,14 +317,14 @@ CheckSpec Resolve(const Raw& r) {
 
 }  // namespace
 
-// --scripts DIR (scenarios::CatalogWithOverrides), with a line for each replacement.
+// --scripts DIR (harness::CatalogWithOverrides), with a line for each replacement.
 real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
                                                    const props::System& system,
                                                    const std::string& version) {
   std::vector<std::pair<std::string, std::string>> replaced;
   real::ScriptCatalog catalog;
   try {
-    catalog = scenarios::CatalogWithOverrides(dir, system, version, &replaced);
+    catalog = harness::CatalogWithOverrides(dir, system, version, &replaced);
   } catch (const std::invalid_argument& e) {
     throw UsageError("--scripts " + dir + ": " + e.what());
   }
@@ -454,7 +473,7 @@ class CheckRun {
   std::function<void(int64_t*, int64_t*)> CountClasses() const {
     return [this](int64_t* fresh, int64_t* known) {
       for (const std::string& p : properties)
-        if (const scenarios::PropertyTally* t = tally.find(p))
+        if (const harness::PropertyTally* t = tally.find(p))
           for (const std::string& c : t->order) ++*(StatusOf(p, c) == "known" ? known : fresh);
     };
   }
@@ -476,7 +495,7 @@ class CheckRun {
   // The file a script id's body comes from: its --scripts replacement, or the shipped file.
   std::string FileOfScript(const std::string& id) const;
   reports::ViolationRow Violation(const std::string& p, const std::string& c);
-  int Finish(int code, const scenarios::Baseline& written);
+  int Finish(int code, const harness::Baseline& written);
 
   const CheckSpec& spec;
   const props::System& system;
@@ -484,13 +503,13 @@ class CheckRun {
   const bool dfs;
   std::vector<std::string> properties;
   real::ScriptCatalog scripts;
-  std::optional<scenarios::Baseline> baseline;
+  std::optional<harness::Baseline> baseline;
   std::unique_ptr<real::RedisServer> server, sample_server;
   reports::ScriptNames script_names;
-  scenarios::Plan plan;  // --shard i/n: the indices i-1, i-1+n, ... of [0, --runs)
+  harness::Plan plan;  // --shard i/n: the indices i-1, i-1+n, ... of [0, --runs)
   std::chrono::steady_clock::time_point start;
 
-  scenarios::Tally tally;
+  harness::Tally tally;
   sim::LineCoverage coverage;  // --coverage: every run's, added up in the runs' order
   std::vector<std::string> compiled_versions;  // the versions whose scripts the runs load
   reports::CheckReport report;
@@ -520,7 +539,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
   const int64_t max_runs =
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
-  if (!spec.baseline.empty()) baseline = scenarios::LoadBaseline(spec.baseline);
+  if (!spec.baseline.empty()) baseline = harness::LoadBaseline(spec.baseline);
   compiled_versions = {spec.version};
   if (!old_version.empty())
     for (absl::string_view v : absl::StrSplit(old_version, ',')) compiled_versions.emplace_back(v);
@@ -615,7 +634,7 @@ void CheckRun::RunDfs(Progress* progress) {
 }
 
 void CheckRun::RunRandom(Progress* progress) {
-  scenarios::RunInOrder<Outcome>(
+  harness::RunInOrder<Outcome>(
       plan, [&](const props::RunSpec& r) { return RunOne(r); },
       [&](Outcome& o) {
         tally.Add(o.run, o.classes, o.incomplete);
@@ -634,16 +653,16 @@ void CheckRun::Summarize() {
   report.baseline = spec.baseline;
   for (const std::string& p : properties) {
     const props::PropertyInfo& info = *system.property(p);
-    report.properties.push_back(scenarios::Row(
-        info, tally.find(p), info.applies(spec.version, old_version), !spec.faults.empty(), dfs,
-        [&](const std::string& c) { return StatusOf(p, c); }));
+    report.properties.push_back(Row(info, tally.find(p), info.applies(spec.version, old_version),
+                                    !spec.faults.empty(), dfs,
+                                    [&](const std::string& c) { return StatusOf(p, c); }));
   }
   std::printf("%s", reports::SummaryText(report).c_str());
   SummarizeCoverage();
   if (report.coverage) std::printf("%s", reports::CoverageText(report.scripts).c_str());
   if (!baseline) return;
   for (const auto& a : baseline->accepted) {
-    const scenarios::PropertyTally* t = tally.find(a.property);
+    const harness::PropertyTally* t = tally.find(a.property);
     if (!t || !t->classes.count(a.cls)) report.unseen.push_back({a.property, a.cls, a.reason});
   }
   std::printf("%s", reports::BaselineText(report, spec.verbose).c_str());
@@ -694,15 +713,15 @@ std::string CheckRun::FileOfScript(const std::string& name) const {  // system/v
 // The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed)
 // with its calls and replay line, its timeline page and its scenario written.
 reports::ViolationRow CheckRun::Violation(const std::string& p, const std::string& c) {
-  const scenarios::ClassSeen& seen = tally[p].classes.at(c);
-  const scenarios::Counterexample x = scenarios::Shrink(
-      seen, c, dfs || spec.strategy == "replay", static_cast<int64_t>(plan.jobs),
-      [&](const props::RunSpec& s, const scenarios::ClassSeen* recorded) {
-        std::unique_ptr<sim::Strategy> strategy =
-            dfs && recorded ? std::make_unique<sim::Replay>(recorded->first_choices)
-                            : MakeStrategy(s);
-        return system.Run(s, scripts, server.get(), strategy.get());
-      });
+  const harness::ClassSeen& seen = tally[p].classes.at(c);
+  const harness::Counterexample x =
+      harness::Shrink(seen, c, dfs || spec.strategy == "replay", static_cast<int64_t>(plan.jobs),
+                      [&](const props::RunSpec& s, const harness::ClassSeen* recorded) {
+                        std::unique_ptr<sim::Strategy> strategy =
+                            dfs && recorded ? std::make_unique<sim::Replay>(recorded->first_choices)
+                                            : MakeStrategy(s);
+                        return system.Run(s, scripts, server.get(), strategy.get());
+                      });
   const props::RunSpec& m = x.spec;
   const std::string sentence = props::SentenceOf(*system.property(p), c);
   reports::ViolationRow row{p,      c,  sentence, StatusOf(p, c), m.seed, m.clients, m.ops,
@@ -754,11 +773,11 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
         spec.jepsen, absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c), x.outcome);
   if (!spec.save_scenarios.empty())
     row.scenario =
-        scenarios::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);
+        harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);
   return row;
 }
 
-int CheckRun::Finish(int code, const scenarios::Baseline& written) {
+int CheckRun::Finish(int code, const harness::Baseline& written) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (spec.shard_count > 0) {
@@ -781,7 +800,7 @@ int CheckRun::Finish(int code, const scenarios::Baseline& written) {
                                      reports::Count(tally.runs(), dfs ? "schedule" : "run"));
   internal::WriteReportFiles(report, spec.out, spec.junit, seconds);
   if (!spec.write_baseline.empty()) {
-    scenarios::SaveBaseline(spec.write_baseline, written);
+    harness::SaveBaseline(spec.write_baseline, written);
     std::printf("baseline written: %s (%s)\n", spec.write_baseline.c_str(),
                 reports::Count(static_cast<int64_t>(written.accepted.size()), "class").c_str());
   }
@@ -830,7 +849,7 @@ int CheckRun::Run() {
   }
   std::printf("%s", reports::SampleText(report).c_str());
   int code = report.sample.diverged > 0 ? 1 : 0;
-  scenarios::Baseline written;
+  harness::Baseline written;
   if (!spec.write_baseline.empty()) {
     written.system = spec.system;
     written.version = spec.version;

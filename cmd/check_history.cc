@@ -1,5 +1,5 @@
 // testbed check-history FILE [--model cas-register|mutex]: a history in Jepsen's JSON form (what
-// elle-cli reads; properties/jepsen_history.h), checked for linearizability with the testbed's own
+// elle-cli reads; checker/jepsen_history.h), checked for linearizability with the testbed's own
 // checker. Exit 0 when it is linearizable, 1 when it is not (with the operations that cannot be
 // ordered) or when the search ran out of its budget (no verdict, never a pass), 2 for a file
 // that cannot be read or is not such a history (one line naming the entry and what is wrong).
@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "cmd/cli_internal.h"
-#include "properties/jepsen_history.h"
+#include "checker/jepsen_history.h"
 
 namespace testbed::cli {
 namespace {
@@ -23,15 +23,15 @@ using internal::AppendFlag;
 void Define(CLI::App& app, CheckHistorySpec& s) {
   app.add_option("history", s.history, "the history: a JSON array of operation maps")->required();
   std::string models;
-  for (const props::HistoryModel& m : props::HistoryModels())
+  for (const checker::HistoryModel& m : checker::HistoryModels())
     absl::StrAppend(&models, models.empty() ? "" : "; ", m.name, ": ", m.what);
   app.add_option("--model", s.model, "the model (default cas-register): " + models);
 }
 
 CheckHistorySpec Resolve(const CheckHistorySpec& s) {
-  if (!props::FindHistoryModel(s.model)) {
+  if (!checker::FindHistoryModel(s.model)) {
     std::vector<std::string> names;
-    for (const props::HistoryModel& m : props::HistoryModels()) names.push_back(m.name);
+    for (const checker::HistoryModel& m : checker::HistoryModels()) names.push_back(m.name);
     throw UsageError("--model " + s.model + ": the models are: " + absl::StrJoin(names, ", "));
   }
   if (!std::filesystem::is_regular_file(s.history))
@@ -43,9 +43,9 @@ int Run(const CheckHistorySpec& spec) {
   std::ifstream in(spec.history, std::ios::binary);
   const nlohmann::json history = nlohmann::json::parse(in, nullptr, false);
   if (history.is_discarded()) throw UsageError(spec.history + ": not JSON");
-  props::HistoryVerdict v;
+  checker::HistoryVerdict v;
   try {
-    v = props::FindHistoryModel(spec.model)->check(history, {});
+    v = checker::FindHistoryModel(spec.model)->check(history, {});
   } catch (const std::invalid_argument& e) {
     throw UsageError(spec.history + ": " + e.what());
   }

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "cmd/cli_internal.h"
-#include "properties/jepsen_history.h"
+#include "checker/jepsen_history.h"
 #include "reports/check_report.h"
 #include "reports/timeline.h"
 #include "sim/lua_scripting.h"
@@ -230,8 +230,9 @@ void WriteJepsenHistories(const std::string& dir, const std::string& stem,
     if (j["fits"].get<bool>()) {
       const std::string base = reports::SafeFileName(h.name);
       reports::WriteFileAtomically((at / (base + ".json")).string(), j["history"].dump(1) + "\n");
-      reports::WriteFileAtomically((at / (base + ".edn")).string(), props::JepsenEdn(j["history"]));
-      const props::HistoryVerdict v = props::FindHistoryModel(h.model)->check(j["history"], {});
+      reports::WriteFileAtomically((at / (base + ".edn")).string(),
+                                   checker::JepsenEdn(j["history"]));
+      const checker::HistoryVerdict v = checker::FindHistoryModel(h.model)->check(j["history"], {});
       entry["json"] = base + ".json";
       entry["edn"] = base + ".edn";
       entry["verdict"] = !v.decided       ? "no verdict"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/system.h"
+#include "harness/system.h"
 #include "real/redis_server.h"
 #include "sim/faults.h"
 

@@ -15,7 +15,7 @@
 
 #include "cmd/cli_internal.h"
 #include "reports/trace_view.h"
-#include "scenarios/campaign.h"
+#include "harness/campaign.h"
 
 namespace testbed::cli {
 namespace {
@@ -148,7 +148,7 @@ struct PerProperty {
 };
 struct DiffTally {
   std::map<std::string, PerProperty> per;
-  scenarios::Tally before, after;
+  harness::Tally before, after;
   void Add(Pair& x) {
     PerProperty& p = per[x.run.property];
     const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
@@ -159,10 +159,9 @@ struct DiffTally {
     after.Add(x.run, x.after, false);
   }
   // A class of one side that the other never showed, with its runs and first seed.
-  static const scenarios::ClassSeen* Only(const scenarios::Tally& in,
-                                          const scenarios::Tally& not_in,
-                                          const std::pair<std::string, std::string>& key) {
-    const scenarios::PropertyTally* other = not_in.find(key.first);
+  static const harness::ClassSeen* Only(const harness::Tally& in, const harness::Tally& not_in,
+                                        const std::pair<std::string, std::string>& key) {
+    const harness::PropertyTally* other = not_in.find(key.first);
     if (other && other->classes.count(key.second)) return nullptr;
     return &in.find(key.first)->classes.at(key.second);
   }
@@ -242,7 +241,7 @@ int RunDiff(const DiffSpec& spec) {
   base.ops = static_cast<int>(spec.ops);
   base.faults = spec.faults;
   base.options = spec.options;
-  scenarios::Plan plan;
+  harness::Plan plan;
   plan.base = base;
   plan.properties = properties;
   plan.seed = spec.seed;
@@ -250,7 +249,7 @@ int RunDiff(const DiffSpec& spec) {
   plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec.jobs));
   const Catalog shipped_side{shipped, shipped_names}, candidate_side{candidate, candidate_names};
   DiffTally tally;
-  scenarios::RunInOrder<Pair>(
+  harness::RunInOrder<Pair>(
       plan,
       [&](const props::RunSpec& r) { return RunPair(system, r, shipped_side, candidate_side); },
       [&](Pair& x) { tally.Add(x); });
@@ -260,7 +259,7 @@ int RunDiff(const DiffSpec& spec) {
               "replies differ");
   int64_t to_fail = 0, reply_runs = 0;
   auto runs = [&](const std::string& p) {  // pairs of p: the runs either side's tally counted
-    const scenarios::PropertyTally* t = tally.before.find(p);
+    const harness::PropertyTally* t = tally.before.find(p);
     return t ? t->done : int64_t{0};
   };
   for (const std::string& p : properties) {
@@ -287,7 +286,7 @@ int RunDiff(const DiffSpec& spec) {
   };
   int64_t introduced = 0, removed = 0;
   for (const auto& key : tally.after.order()) {
-    const scenarios::ClassSeen* s = DiffTally::Only(tally.after, tally.before, key);
+    const harness::ClassSeen* s = DiffTally::Only(tally.after, tally.before, key);
     if (!s) continue;
     if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
     std::printf(
@@ -297,7 +296,7 @@ int RunDiff(const DiffSpec& spec) {
         check_line(key.first, s->first.seed).c_str());
   }
   for (const auto& key : tally.before.order()) {
-    const scenarios::ClassSeen* s = DiffTally::Only(tally.before, tally.after, key);
+    const harness::ClassSeen* s = DiffTally::Only(tally.before, tally.after, key);
     if (!s) continue;
     if (removed++ == 0) std::printf("\nclasses the change removes:\n");
     std::printf(

@@ -1,5 +1,5 @@
 // testbed import CAPTURE --out DIR: a `redis-cli MONITOR` capture from Redis 7.0, written as one
-// recorded-trace file per system and segment (scenarios/trace_import.h says how it is read).
+// recorded-trace file per system and segment (harness/trace_import.h says how it is read).
 // Exit 0 with a summary; 2 with one line naming the capture's line and what is wrong in it, or
 // an output that cannot be written, and then nothing is left in DIR.
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "cmd/cli_internal.h"
-#include "scenarios/trace_import.h"
+#include "harness/trace_import.h"
 
 namespace testbed::cli {
 namespace {
@@ -27,10 +27,10 @@ ImportSpec Resolve(const ImportSpec& s) {
 }
 
 int Run(const ImportSpec& spec) {
-  scenarios::ImportSummary summary;
+  harness::ImportSummary summary;
   try {
-    summary = scenarios::ImportCapture(
-        spec.capture, spec.out, real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir()));
+    summary = harness::ImportCapture(spec.capture, spec.out,
+                                     real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir()));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -24,8 +24,8 @@
 #include "cmd/cli_internal.h"
 #include "real/lua_mutants.h"
 #include "reports/terminal.h"
-#include "scenarios/baseline.h"
-#include "scenarios/campaign.h"
+#include "harness/baseline.h"
+#include "harness/campaign.h"
 #include "sim/lua_coverage.h"
 
 namespace testbed::cli {
@@ -209,8 +209,8 @@ class MutateRun {
   }
 
  private:
-  scenarios::Plan PlanFor(const std::string& version) const {
-    scenarios::Plan plan;
+  harness::Plan PlanFor(const std::string& version) const {
+    harness::Plan plan;
     CheckSpec as_check;
     as_check.system = spec_.system;
     as_check.version = version;
@@ -236,18 +236,18 @@ class MutateRun {
   void RunVersion(const std::string& version) {
     const real::ScriptCatalog shipped =
         real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-    const scenarios::Plan plan = PlanFor(version);
+    const harness::Plan plan = PlanFor(version);
     std::set<std::pair<std::string, std::string>> known;  // (property, class) not killing
     if (!spec_.baselines.empty()) {
       const std::string path = spec_.baselines + "/" + version + ".json";
       if (std::filesystem::exists(path))
-        for (const auto& a : scenarios::LoadBaseline(path).accepted)
+        for (const auto& a : harness::LoadBaseline(path).accepted)
           known.insert({a.property, a.cls});
     }
     // The shipped scripts' runs: every class they show, and each run's digest.
     std::map<std::pair<std::string, uint64_t>, size_t> digest;
     sim::LineCoverage ran;  // the lines the shipped scripts' runs executed
-    scenarios::RunInOrder<RunSeen>(
+    harness::RunInOrder<RunSeen>(
         plan, [&](const props::RunSpec& r) { return RunOne(system_, r, shipped, true); },
         [&](RunSeen& s) {
           ran.Add(s.coverage);
@@ -287,11 +287,11 @@ class MutateRun {
     }
   }
 
-  void Judge(scenarios::Plan plan, const real::ScriptCatalog& mutated,
+  void Judge(harness::Plan plan, const real::ScriptCatalog& mutated,
              const std::set<std::pair<std::string, std::string>>& known,
              const std::map<std::pair<std::string, uint64_t>, size_t>& digest, Verdict& v) {
     plan.stop = [&v] { return !v.how.empty(); };  // a mutant killed needs no more runs
-    scenarios::RunInOrder<RunSeen>(
+    harness::RunInOrder<RunSeen>(
         plan, [&](const props::RunSpec& r) { return RunOne(system_, r, mutated); },
         [&](RunSeen& s) {
           ++v.runs;

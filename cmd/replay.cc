@@ -16,8 +16,8 @@
 #include "cmd/cli_internal.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
-#include "scenarios/scenario.h"
-#include "scenarios/trace_replay.h"
+#include "harness/scenario.h"
+#include "harness/trace_replay.h"
 #include "sim/clock.h"
 
 namespace testbed::cli {
@@ -76,9 +76,9 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args) {
 }
 
 // A recorded trace's calls, with the replies the replay got, judged by each property its
-// system can judge a trace by (properties/system.h, TraceSupport); the others are named with
+// system can judge a trace by (harness/system.h, TraceSupport); the others are named with
 // why they cannot be.
-void JudgeRecordedTrace(const nlohmann::json& trace, const scenarios::TraceReplay& r) {
+void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r) {
   const props::System* system = props::FindSystem(trace.value("system", std::string()));
   const nlohmann::json version = trace.value("version", nlohmann::json());
   const props::TraceSupport* support =
@@ -124,7 +124,7 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const scenarios::TraceRepla
 // A recorded trace (testbed import): its calls in both worlds, with the first difference.
 int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
                         real::RedisServer& server, const real::ScriptCatalog& scripts) {
-  const scenarios::TraceReplay r = scenarios::ReplayTrace(trace, server, scripts);
+  const harness::TraceReplay r = harness::ReplayTrace(trace, server, scripts);
   const nlohmann::json version = trace.value("version", nlohmann::json());
   std::printf("trace: %s (%s %s, segment %lld of %s, %zu calls from %zu clients)\n", file.c_str(),
               trace.value("system", std::string("?")).c_str(),
@@ -148,7 +148,7 @@ int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
 }
 
 int RunReplay(const ReplaySpec& spec) {
-  std::vector<scenarios::Scenario> all;
+  std::vector<harness::Scenario> all;
   // Each scenario's scripts, where it replaces shipped ones (null: the shipped scripts).
   std::vector<std::unique_ptr<real::ScriptCatalog>> catalogs;
   std::vector<std::pair<std::string, nlohmann::json>> traces;
@@ -156,20 +156,20 @@ int RunReplay(const ReplaySpec& spec) {
     try {
       std::ifstream in(f, std::ios::binary);
       const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
-      if (scenarios::IsRecordedTrace(file)) {
+      if (harness::IsRecordedTrace(file)) {
         try {
-          scenarios::ValidateTrace(file);
+          harness::ValidateTrace(file);
         } catch (const std::invalid_argument& e) {
           throw std::invalid_argument(f + ": " + e.what());
         }
         traces.emplace_back(f, file);
       } else {
-        all.push_back(scenarios::Load(f));
-        const scenarios::Scenario& sc = all.back();
+        all.push_back(harness::Load(f));
+        const harness::Scenario& sc = all.back();
         try {
           catalogs.push_back(sc.scripts.empty()
                                  ? nullptr
-                                 : std::make_unique<real::ScriptCatalog>(scenarios::ScriptsOf(sc)));
+                                 : std::make_unique<real::ScriptCatalog>(harness::ScriptsOf(sc)));
         } catch (const std::invalid_argument& e) {
           throw UsageError(f + ": field \"scripts\": " + sc.scripts + ": " + e.what());
         }
@@ -189,7 +189,7 @@ int RunReplay(const ReplaySpec& spec) {
   real::RedisServer* scenario_server = spec.redis == "spawn" ? server.get() : nullptr;
   int changed = 0;
   for (size_t k = 0; k < all.size(); ++k) {
-    const scenarios::Scenario& sc = all[k];
+    const harness::Scenario& sc = all[k];
     const props::RunSpec& r = sc.spec;
     std::printf("seed: %llu\nscenario: %s (%s %s, %s%s)\n", static_cast<unsigned long long>(r.seed),
                 sc.name.c_str(), sc.system->name().c_str(), r.version.c_str(), r.property.c_str(),

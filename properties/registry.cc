@@ -2,7 +2,7 @@
 #include "properties/a2/a2_system.h"
 #include "properties/handles/handles_system.h"
 #include "properties/state/state_system.h"
-#include "properties/system.h"
+#include "harness/system.h"
 
 #include <mutex>
 

@@ -11,7 +11,7 @@
 
 namespace testbed::reports {
 
-// One anomaly class a property showed (properties/system.h).
+// One anomaly class a property showed (harness/system.h).
 struct ClassRow {
   std::string cls;
   std::string sentence;

@@ -11,8 +11,8 @@
 
 #include "model/a2.h"
 #include "model/json_text.h"
-#include "properties/system.h"
-#include "scenarios/baseline.h"
+#include "harness/system.h"
+#include "harness/baseline.h"
 #include "sim/faults.h"
 #include "sim/prng.h"
 #include "tests/test_catalogs.h"
@@ -379,8 +379,7 @@ RC_GTEST_PROP(A2Model, ASequentialRunAnswersEveryCallAsTheModelOfTheStore, ()) {
            << ops << " --seed " << seed << " --runs 1\n"
            << o.description;
   // Only what the baseline accepts (caused appends from settled attempts, a finding).
-  const scenarios::Baseline b =
-      scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/a2/0.5.0.json");
+  const harness::Baseline b = harness::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/a2/0.5.0.json");
   for (const std::string& c : o.classes) RC_ASSERT(b.find("model-matches-implementation", c));
 }
 

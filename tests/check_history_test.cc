@@ -14,8 +14,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "properties/jepsen_history.h"
-#include "properties/register_history.h"
+#include "checker/jepsen_history.h"
+#include "harness/prng_draws.h"
+#include "checker/register_history.h"
 #include "sim/prng.h"
 #include "tests/cli_run.h"
 
@@ -225,7 +226,7 @@ TEST(CheckHistoryModel, AgreesWithABruteForceSearchOnGeneratedHistories) {
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     const Json h = Generate(seed);
     const bool want = BruteForceLinearizable(h);
-    const props::HistoryVerdict got = props::CheckCasRegisterHistory(h);
+    const checker::HistoryVerdict got = checker::CheckCasRegisterHistory(h);
     ASSERT_TRUE(got.decided) << h.dump();
     EXPECT_EQ(got.linearizable, want) << "seed " << seed << "\n" << h.dump() << "\n" << got.text;
     (want ? linearizable : not_linearizable)++;
@@ -244,17 +245,17 @@ struct Agreement {
 Agreement CompareWithTheSearch(bool broken_inference) {
   Agreement a;
   for (uint64_t seed = 1; seed <= 240; ++seed) {
-    const props::CasRegisterShape shape{.processes = static_cast<int>(3 + seed % 6),
-                                        .operations = static_cast<int>(20 + seed % 40),
-                                        .values = static_cast<int>(seed % 3 * 3),
-                                        .info_per_mille = seed % 4 == 0 ? 80 : 0,
-                                        .corrupt = seed % 2 == 1};
-    const Json h = props::GenerateCasRegisterHistory(seed, shape);
-    const props::HistoryVerdict search =
-        props::CheckCasRegisterHistory(h, {.max_states = 2'000'000, .search_only = true});
+    const checker::CasRegisterShape shape{.processes = static_cast<int>(3 + seed % 6),
+                                          .operations = static_cast<int>(20 + seed % 40),
+                                          .values = static_cast<int>(seed % 3 * 3),
+                                          .info_per_mille = seed % 4 == 0 ? 80 : 0,
+                                          .corrupt = seed % 2 == 1};
+    const Json h = checker::GenerateCasRegisterHistory(harness::PrngDraws(seed), shape);
+    const checker::HistoryVerdict search =
+        checker::CheckCasRegisterHistory(h, {.max_states = 2'000'000, .search_only = true});
     if (!search.decided) continue;
-    const props::HistoryVerdict fast =
-        props::CheckCasRegisterHistory(h, {.broken_inference = broken_inference});
+    const checker::HistoryVerdict fast =
+        checker::CheckCasRegisterHistory(h, {.broken_inference = broken_inference});
     ++a.compared;
     a.rejected += !search.linearizable;
     a.by_inference += fast.decided_by == "inference";
@@ -280,9 +281,10 @@ TEST(CheckHistoryModel, TheShortcutsAgreeWithTheSearchAndABrokenInferenceDoesNot
   EXPECT_GT(a.by_witness, 30);
   // A history is linearizable only by construction: a generated one that was not corrupted.
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    const Json h = props::GenerateCasRegisterHistory(
-        seed, {.processes = 8, .operations = 80, .values = 3, .info_per_mille = 100});
-    EXPECT_TRUE(props::CheckCasRegisterHistory(h, {.search_only = true}).linearizable) << seed;
+    const Json h = checker::GenerateCasRegisterHistory(
+        harness::PrngDraws(seed),
+        {.processes = 8, .operations = 80, .values = 3, .info_per_mille = 100});
+    EXPECT_TRUE(checker::CheckCasRegisterHistory(h, {.search_only = true}).linearizable) << seed;
   }
   // Taking the earliest write of the value read in place of the latest rejects histories that
   // a later write of it explains.
@@ -359,17 +361,17 @@ TEST_F(CheckHistory, CounterexampleHistoriesLeaveInJepsensFormsAndReadBackWithTh
   EXPECT_FALSE(Json::parse(replayed_index).empty());
   // (Its minimized counterexamples are version anomalies, which a register of values cannot
   // see.) A lost update can: two compareAndSets from version 1, both acknowledged.
-  const props::JepsenProjection lost = props::ProjectCasRegister(
-      props::ParseRegisterHistory("0 0 1 0 1 set value=a exp=100000 -> version=1\n"
-                                  "1 2 5 2 5 cas expected=1 value=b exp=100000 -> version=2\n"
-                                  "2 3 6 3 6 cas expected=1 value=c exp=100000 -> version=2\n"));
+  const checker::JepsenProjection lost = checker::ProjectCasRegister(
+      checker::ParseRegisterHistory("0 0 1 0 1 set value=a exp=100000 -> version=1\n"
+                                    "1 2 5 2 5 cas expected=1 value=b exp=100000 -> version=2\n"
+                                    "2 3 6 3 6 cas expected=1 value=c exp=100000 -> version=2\n"));
   ASSERT_TRUE(lost.fits) << lost.unfit.front();
   EXPECT_EQ(lost.history[2]["value"], Json::array({"a", "b"}));  // the first cas's invoke
   files.push_back((dir_ / "lost-update.json").string());
   std::ofstream(files.back()) << lost.history.dump();
   r = testing_cli::Run(TESTBED_CLI_PATH, "check-history " + files.back() + " --model cas-register");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_FALSE(props::CheckCasRegisterHistory(lost.history).linearizable);
+  EXPECT_FALSE(checker::CheckCasRegisterHistory(lost.history).linearizable);
   // Every file against the schema; a history that breaks it is seen to fail.
   std::string args;
   for (const std::string& f : files) args += " '" + f + "'";
@@ -394,15 +396,15 @@ TEST_F(CheckHistory, MutexHistoriesAreCheckedAsKnossosChecksThem) {
   };
   const Json two_holders = Json::array({entry(0, "invoke", "acquire"), entry(0, "ok", "acquire"),
                                         entry(1, "invoke", "acquire"), entry(1, "ok", "acquire")});
-  const props::HistoryVerdict v = props::CheckMutexHistory(two_holders);
+  const checker::HistoryVerdict v = checker::CheckMutexHistory(two_holders);
   EXPECT_FALSE(v.linearizable) << v.text;
   EXPECT_NE(v.text.find("where the lock is \"held\""), std::string::npos) << v.text;
   const Json handed_over = Json::array(
       {entry(0, "invoke", "acquire"), entry(0, "ok", "acquire"), entry(1, "invoke", "acquire"),
        entry(0, "invoke", "release"), entry(0, "info", "release"), entry(1, "ok", "acquire")});
-  EXPECT_TRUE(props::CheckMutexHistory(handed_over).linearizable);
+  EXPECT_TRUE(checker::CheckMutexHistory(handed_over).linearizable);
   const Json release_free = Json::array({entry(0, "invoke", "release"), entry(0, "ok", "release")});
-  EXPECT_FALSE(props::CheckMutexHistory(release_free).linearizable);
+  EXPECT_FALSE(checker::CheckMutexHistory(release_free).linearizable);
   // Through the CLI, with the model named; a cas-register history is not a mutex's.
   std::ofstream(dir_ / "two.json") << two_holders.dump();
   testing_cli::Result r = testing_cli::Run(
@@ -515,8 +517,9 @@ TEST_F(CheckHistory, HandlesCommitClaimsLeaveAsMutexesThatRejectALostClaim) {
     const std::string validate =
         "/usr/bin/python3 " TESTBED_SOURCE_DIR "/tests/jepsen/validate.py " TESTBED_SOURCE_DIR
         "/tests/jepsen/mutex-history.schema.json";
-    if (!files.empty())
+    if (!files.empty()) {
       EXPECT_EQ(std::system((validate + files + " > /dev/null").c_str()), 0) << validate << files;
+    }
     return seen;
   };
   for (const std::string version : {"beta24", "beta30"}) {

@@ -56,7 +56,7 @@ TEST(LuaChunk, ReadsEveryGlobalNamedAndEveryWriteNestedFunctionsIncluded) {
   EXPECT_TRUE(nested->writes);
   EXPECT_FALSE(sim::MayRunInGlobals(*nested));
 
-  for (const std::string& body :
+  for (const char* body :
        {"return _G.redis", "return getfenv(1)", "local s = setmetatable return 1",
         "return rawset({}, 'a', 1)", "return loadstring('return 1')()", "return debug"}) {
     const auto g = sim::GlobalsOfChunk(DumpOf(body));

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <string>
 
-#include "properties/property.h"
-#include "properties/system.h"
+#include "harness/property.h"
+#include "harness/system.h"
 #include "real/script_catalog.h"
 #include "sim/runtime.h"
 #include "sim/trace.h"
@@ -448,11 +448,12 @@ TEST_F(Explore, AHandlesCaptureOfARunUnderEveryFaultReadsBackWhole) {
       props::RunOutcome judged;
       support->judge("work-at-most-once", recorded, 0, judged);
       props::Conclude(judged);
-      if (judged.violated)
+      if (judged.violated) {
         EXPECT_TRUE(
             std::any_of(live.classes.begin(), live.classes.end(),
                         [](const std::string& c) { return c.rfind("work-ran-twice", 0) == 0; }))
             << version << " seed " << seed << ": " << judged.description;
+      }
       spec.ops = *std::max_element(ops.begin(), ops.end());
       std::unique_ptr<props::PropertyRun> run =
           support->explore("work-at-most-once", recorded, spec, sim::FaultOptions(), catalog);

@@ -14,8 +14,8 @@
 
 #include "properties/handles/broken_ports.h"
 #include "properties/handles/handles_system.h"
-#include "properties/system.h"
-#include "scenarios/baseline.h"
+#include "harness/system.h"
+#include "harness/baseline.h"
 #include "real/handles/handle.h"
 #include "real/handles/wordlist.h"
 #include "sim/clock.h"
@@ -346,8 +346,8 @@ TEST(HandlesSystem, CallsLinearizableNamesKnownMechanismsAndSeesNewOnesPastThem)
 // The calls-linearizable classes of seeds 1-`seeds` (beta.30, fault-free) on a storage factory
 // that the baseline does not accept.
 std::set<std::string> NewCallsClasses(props::handles::StateFactory make, uint64_t seeds = 40) {
-  const scenarios::Baseline b =
-      scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
+  const harness::Baseline b =
+      harness::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
   std::set<std::string> out;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     const props::RunOutcome o = props::handles::RunWithState(Spec("calls-linearizable", seed),
@@ -393,8 +393,8 @@ RC_GTEST_PROP(HandlesModel, ASequentialRunAnswersEveryCallAsTheModelOfTheLifecyc
            << o.description;
   // Only what the version's baseline accepts (the grace kept past its bound after a failed
   // commit, a finding): anything else is new.
-  const scenarios::Baseline b =
-      scenarios::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/" + version + ".json");
+  const harness::Baseline b =
+      harness::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/" + version + ".json");
   for (const std::string& c : o.classes) RC_ASSERT(b.find("model-matches-implementation", c));
 }
 

@@ -8,10 +8,12 @@
 #include <sstream>
 
 #include "model/state_register.h"
-#include "properties/history_gen.h"
-#include "properties/register_history.h"
+#include "checker/history_gen.h"
+#include "harness/prng_draws.h"
+#include "checker/register_history.h"
 
-namespace testbed::props {
+namespace testbed::checker {
+
 namespace {
 
 std::string Read(const std::filesystem::path& p) {
@@ -74,7 +76,7 @@ TEST(Linearizability, GeneratedLinearizableHistoriesAreAcceptedAndCorruptedOnesR
   model::StateRegisterModel m;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     RegisterHistory h = GenerateLinearizable(
-        seed,
+        harness::PrngDraws(seed),
         {.operations = 300, .keys = 3, .actors = 5, .max_duration_ms = 20, .ambiguous = {1, 10}});
     Verdict ok = Checker<model::StateRegisterModel>(m).check(h);
     EXPECT_TRUE(ok.ok && ok.complete) << "seed " << seed;
@@ -106,7 +108,7 @@ TEST(Linearizability, PinningWritesThatWereReadChangesNoVerdictAndPrunesTheSearc
   int compared = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     RegisterHistory g = GenerateLinearizable(
-        seed,
+        harness::PrngDraws(seed),
         {.operations = 120, .keys = 2, .actors = 5, .max_duration_ms = 15, .ambiguous = {1, 6}});
     for (int corrupt = 0; corrupt < 2; ++corrupt) {
       if (corrupt) {  // a read reports a version nobody wrote, or a write one it cannot have
@@ -149,4 +151,4 @@ TEST(Linearizability, MalformedHistoriesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::checker

@@ -8,7 +8,8 @@
 
 #include <filesystem>
 
-#include "properties/history_gen.h"
+#include "checker/history_gen.h"
+#include "harness/prng_draws.h"
 #include "properties/state/state_props.h"
 #include "tests/test_catalogs.h"
 
@@ -99,15 +100,16 @@ RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
 }
 
 RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
-  props::HistoryShape shape;
+  checker::HistoryShape shape;
   shape.operations = *rc::gen::inRange(1, 200);
   shape.keys = *rc::gen::inRange(1, 5);
   shape.actors = *rc::gen::inRange(1, 6);
   shape.max_duration_ms = *rc::gen::inRange(0, 30);
   shape.ambiguous = {*rc::gen::inRange<uint64_t>(0, 3), 20};
-  const auto h = props::GenerateLinearizable(*rc::gen::arbitrary<uint32_t>(), shape);
+  const auto h =
+      checker::GenerateLinearizable(harness::PrngDraws(*rc::gen::arbitrary<uint32_t>()), shape);
   model::StateRegisterModel m;
-  const props::Verdict v = props::Checker<model::StateRegisterModel>(m).check(h);
+  const checker::Verdict v = checker::Checker<model::StateRegisterModel>(m).check(h);
   RC_ASSERT(v.ok);
 }
 

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "properties/state/state_props.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario.h"
 #include "tests/temp_dir.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
@@ -31,9 +31,9 @@ TEST(Findings, EveryScenarioOfEverySystemReplaysItsClassOnTheEmulatorAndOnRedisS
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
     if (e.path().extension() != ".json") continue;
     ++scenarios;
-    const scenarios::Scenario s = scenarios::Load(e.path());
+    const harness::Scenario s = harness::Load(e.path());
     ASSERT_EQ(s.expect, "violated") << s.name;
-    const real::ScriptCatalog scripts = scenarios::ScriptsOf(s);  // its own, or the shipped
+    const real::ScriptCatalog scripts = harness::ScriptsOf(s);  // its own, or the shipped
     const RunOutcome sim = s.system->Run(s.spec, scripts, nullptr);
     const RunOutcome real = s.system->Run(s.spec, scripts, &server);
     EXPECT_TRUE(sim.violated) << s.name << " does not reproduce on the emulator";
@@ -73,8 +73,8 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
   int judged = 0;
   for (const auto& e : std::filesystem::directory_iterator(TESTBED_SOURCE_DIR "/scenarios")) {
     if (e.path().extension() != ".json") continue;
-    const scenarios::Scenario s = scenarios::Load(e.path());
-    const RunOutcome r = s.system->Run(s.spec, scenarios::ScriptsOf(s), nullptr);
+    const harness::Scenario s = harness::Load(e.path());
+    const RunOutcome r = s.system->Run(s.spec, harness::ScriptsOf(s), nullptr);
     // The scenario's own words (its trigger and why) are read with each finding: they are what
     // `replay` prints beside it. (A class's sentence is shared by every run of the class, so it
     // may list what can cause it; a scenario speaks of its own run.)
@@ -94,20 +94,23 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
         if (!ev.planned) last_ms = std::max(last_ms, ev.at_ms);
       static const std::regex kAt(R"((on the server )?(?:at|from \+[0-9]+ms to) \+([0-9]+)ms)");
       for (std::sregex_iterator m(text.begin(), text.end(), kAt), end; m != end; ++m)
-        if (!(*m)[1].matched)
+        if (!(*m)[1].matched) {
           EXPECT_LE(std::stoll((*m)[2].str()), last_ms + 100)
               << s.name << " names " << (*m)[0].str() << ", past its run's last event at +"
               << last_ms << "ms: " << f.text;
+        }
       // So is every deadline drawn on its timeline (a lease's end, a key's TTL).
-      for (const Deadline& d : f.deadlines)
+      for (const Deadline& d : f.deadlines) {
         EXPECT_LE(d.at_ms, last_ms + 100)
             << s.name << " draws \"" << d.what << "\" at +" << d.at_ms
             << "ms, past its run's last event at +" << last_ms << "ms";
+      }
       for (const Claim& c : claims)
         for (const std::string& w : c.words)
-          if (text.find(w) != std::string::npos)
+          if (text.find(w) != std::string::npos) {
             EXPECT_TRUE(std::any_of(r.trace.events.begin(), r.trace.events.end(), c.happened))
                 << s.name << " names \"" << w << "\" but its run had none: " << f.text;
+          }
     }
   }
   EXPECT_GE(judged, 150);
@@ -386,14 +389,14 @@ TEST(StateBeta30, AMalformedScenarioIsAClearError) {
   testing_dirs::TempDir tmp("bad-scenario");
   const std::string path = tmp / "bad-scenario.json";
   { std::ofstream(path) << "{\"system\":\"state\",\"name\":\"x\"}"; }
-  EXPECT_THROW(scenarios::Load(path), std::invalid_argument);
-  EXPECT_THROW(scenarios::Load("/nonexistent.json"), std::invalid_argument);
+  EXPECT_THROW(harness::Load(path), std::invalid_argument);
+  EXPECT_THROW(harness::Load("/nonexistent.json"), std::invalid_argument);
   // The message names the bad field, not a JSON library's exception.
   std::ofstream(path)
       << R"({"system":"state","name":"x","property":"quota-safety","version":"beta30",)"
       << R"("seed":1,"clients":"two","ops":3})";
   try {
-    scenarios::Load(path);
+    harness::Load(path);
     ADD_FAILURE() << "accepted clients \"two\"";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(
@@ -413,7 +416,7 @@ TEST(StateBeta30, AMalformedScenarioIsAClearError) {
     std::ofstream(path) << R"({"system":"state","name":"x","property":"quota-safety",)"
                         << R"("version":"beta30",)" << fields << "}";
     try {
-      scenarios::Load(path);
+      harness::Load(path);
       ADD_FAILURE() << "accepted " << fields;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();

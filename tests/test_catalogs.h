@@ -9,7 +9,7 @@
 #include <iterator>
 #include <string>
 
-#include "properties/system.h"
+#include "harness/system.h"
 #include "real/script_catalog.h"
 #include "real/state/namespace.h"
 

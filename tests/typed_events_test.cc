@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "properties/system.h"
+#include "harness/system.h"
 #include "reports/timeline.h"
 #include "tests/test_catalogs.h"
 

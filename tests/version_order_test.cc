@@ -1,17 +1,19 @@
-// Version-order inference (properties/version_order.h): every core it reports is a rejection the
+// Version-order inference (checker/version_order.h): every core it reports is a rejection the
 // full search agrees with, on small histories the search decides; a broken variant is caught; and
 // on hot keys the search gives up on, it decides.
-#include "properties/version_order.h"
+#include "checker/version_order.h"
+#include "harness/prng_draws.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "properties/history_gen.h"
+#include "checker/history_gen.h"
 #include "tests/cli_run.h"
 #include "sim/prng.h"
 
-namespace testbed::props {
+namespace testbed::checker {
+
 namespace {
 
 using K = model::RegisterOp::Kind;
@@ -27,7 +29,7 @@ RegisterHistory Scrambled(uint64_t seed) {
                      .max_duration_ms = rng.range(0, 30),
                      .max_gap_ms = 5,
                      .ambiguous = {1, 6}};
-  RegisterHistory h = GenerateLinearizable(seed, shape);
+  RegisterHistory h = GenerateLinearizable(harness::PrngDraws(seed), shape);
   for (auto& o : h) {
     if (rng.chance({1, 8})) o.op.out_version += rng.chance({1, 2}) ? 1 : -1;
     if (rng.chance({1, 12})) o.op.ok = !o.op.ok;
@@ -52,7 +54,9 @@ Tally Compare(int histories, bool ignore_resets) {
     EXPECT_TRUE(v.complete) << "seed " << seed;
     t.rejected += !v.ok;
     // A greedy order is a witness: never of a history the search rejects.
-    if (!ignore_resets) EXPECT_FALSE(!v.ok && GreedyLinearization(h)) << "seed " << seed;
+    if (!ignore_resets) {
+      EXPECT_FALSE(!v.ok && GreedyLinearization(h)) << "seed " << seed;
+    }
     t.witnessed += !ignore_resets && GreedyLinearization(h);
     const auto core = InferRejectedCore(h, ignore_resets);
     if (!core) continue;
@@ -146,7 +150,7 @@ TEST(VersionOrder, ADeleteThatMayLieBetweenTwoVersionOnesKeepsThemOrderable) {
 // the search runs out of its budget, the inference names the pair.
 TEST(VersionOrder, DecidesAHotKeyOfAHundredClientsTheSearchGivesUpOn) {
   for (int actors : {30, 100}) {
-    RegisterHistory h = GenerateHotKey(7, actors, 12 * actors);
+    RegisterHistory h = GenerateHotKey(harness::PrngDraws(7), actors, 12 * actors);
     model::StateRegisterModel m;
     EXPECT_FALSE(InferRejectedCore(h).has_value()) << "linearizable by construction";
     EXPECT_TRUE(GreedyLinearization(PinObservedWrites(h))) << actors << " actors";
@@ -186,4 +190,4 @@ TEST(VersionOrder, ARunWithoutAVerdictNamesItsKeyConcurrencyAndAmbiguousCalls) {
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::checker

@@ -11,6 +11,8 @@
 #include "sim/prng.h"
 
 namespace testbed::props::a2 {
+
+using checker::kNever;
 namespace {
 
 // Weights: append, claim, renew, complete, fail, read, readEvents, readState, putSnapshot,

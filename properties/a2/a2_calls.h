@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "properties/a2/a2_sequential.h"
-#include "properties/linearizability.h"
+#include "checker/linearizability.h"
 
 namespace testbed::props::a2 {
 
@@ -23,14 +23,14 @@ namespace testbed::props::a2 {
 struct Call {
   int actor = 0;
   Plan plan;
-  std::string line;                     // Describe(plan)
-  std::vector<std::string> generated;   // ids the port drew for events without one
-  int64_t now = 0;                      // the caller's clock, as the store got it
-  int64_t ahead = 0;                    // how far that clock was ahead of Redis's
-  int64_t invoke = 0, ret = kNever;     // real-time order of events
-  int64_t inv_ms = 0, ret_ms = kNever;  // virtual ms since the run's start
-  bool ambiguous = true;                // no reply, or a failure in transport
-  bool resent = false;                  // re-sent after a reconnect: it may have run twice
+  std::string line;                              // Describe(plan)
+  std::vector<std::string> generated;            // ids the port drew for events without one
+  int64_t now = 0;                               // the caller's clock, as the store got it
+  int64_t ahead = 0;                             // how far that clock was ahead of Redis's
+  int64_t invoke = 0, ret = checker::kNever;     // real-time order of events
+  int64_t inv_ms = 0, ret_ms = checker::kNever;  // virtual ms since the run's start
+  bool ambiguous = true;                         // no reply, or a failure in transport
+  bool resent = false;                           // re-sent after a reconnect: it may have run twice
   // The caller follows notifications (an inspecting run): the answer keeps "notified", judged
   // by the storage clock's instants the call may have run at.
   bool notify = false;
@@ -57,7 +57,7 @@ std::string CallText(const Call& c);         // "client1 +12ms..+15ms append(...
 // answered with the event is an acquire, a completion or failure of one of its attempts that the
 // store accepted a release (without a reply: :info); renewals are not operations of a mutex and
 // are left out, but move the lease's end. {"fits", "history", "unfit"} as
-// properties/jepsen_history.h's projections. Attempt k claimed with no release of attempt k - 1
+// checker/jepsen_history.h's projections. Attempt k claimed with no release of attempt k - 1
 // before its lease end (by the `now` the scripts compare it with) is an acquire of a held lock,
 // which the mutex rejects (two holders); what does not fit is a lease that lapsed (attempt k
 // claimed after attempt k - 1's lease ran out: the store frees the lock by time, without an

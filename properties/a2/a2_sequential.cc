@@ -521,14 +521,16 @@ void Learn(Memory& mem, const Plan& p, const Json& answer, int64_t now) {
     mem.presence_key_end[p.ns] = now + p.ttl;
   }
   mem.pruned.clear();
-  if (p.op == "presenceRead")
-    for (auto it = mem.presence_rows.begin(); it != mem.presence_rows.end();)
+  if (p.op == "presenceRead") {
+    for (auto it = mem.presence_rows.begin(); it != mem.presence_rows.end();) {
       if (it->second.second <= now) {
         mem.pruned.emplace_back(p.ns, it->first.first, it->first.second, it->second.first);
         it = mem.presence_rows.erase(it);
       } else {
         ++it;
       }
+    }
+  }
   mem.wrote_sessions =
       (p.op == "append" && answer.is_object() && answer.contains("events") &&
        !answer["events"].empty()) ||

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "properties/system.h"
+#include "harness/system.h"
 
 namespace testbed::props::a2 {
 

@@ -40,8 +40,8 @@
 // the history): testbed replay says why and judges nothing; check --trace and explore exit 2.
 //
 // Times: each operation's window runs from its client's previous call to its client's next call
-// (properties/recorded_windows.h). The model's answers depend on the caller's clock (`now`, from
-// the arguments), not on the window.
+// (properties/shared/recorded_windows.h). The model's answers depend on the caller's clock (`now`,
+// from the arguments), not on the window.
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 #include <absl/strings/numbers.h>
@@ -57,8 +57,8 @@
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
 #include "properties/a2/a2_system.h"
-#include "properties/recorded_replies.h"
-#include "properties/recorded_windows.h"
+#include "properties/shared/recorded_replies.h"
+#include "properties/shared/recorded_windows.h"
 #include "sim/strategies.h"
 
 namespace testbed::props::a2 {

@@ -7,6 +7,8 @@
 #include "sim/prng.h"
 
 namespace testbed::props::a2 {
+
+using checker::kNever;
 namespace {
 
 // The producer: appends of one or two events, some in lanes, some settled; a retry after a

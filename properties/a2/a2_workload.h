@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "properties/property.h"
+#include "checker/linearizability.h"
+#include "harness/property.h"
 #include "real/a2/store.h"
 #include "sim/runtime.h"
 
@@ -28,7 +29,6 @@ struct A2Env {
 };
 using A2Property = Property<A2Env>;
 
-constexpr int64_t kNever = INT64_MAX;
 // A short lease, so that work (20 ms to 2.5 leases), renewals, pauses and skews are all of one
 // scale in virtual time.
 constexpr int64_t kLeaseMs = 100;
@@ -49,7 +49,7 @@ struct SettleRec {
   int actor = 0;
   std::string op;  // complete, fail
   int64_t index = 0, attempt = 0;
-  int64_t inv = 0, ret = kNever;
+  int64_t inv = 0, ret = checker::kNever;
   std::string outcome;   // completed, superseded, failed, dead_lettered, or an error code
   bool unknown = false;  // failed in transport: it may have taken effect
 };
@@ -67,7 +67,7 @@ struct PresenceWrite {
   std::string field;
   Json value;  // null: a delete
   int64_t at = 0;
-  int64_t inv = 0, ret = kNever;
+  int64_t inv = 0, ret = checker::kNever;
   bool acked = false;
 };
 

@@ -8,7 +8,7 @@
 // `now` its caller's clock gave the store, so the model judges the store's logic, not the
 // callers' clocks (single-holder judges those).
 //
-// The check is the state store's: a linearizability search (properties/linearizability.h) whose
+// The check is the state store's: a linearizability search (checker/linearizability.h) whose
 // model step is the model's answer to one call, partitioned by session and presence namespace,
 // with a budget past which the run is "no verdict", never a pass. A rejected partition is named
 // by mechanism. First the model takes on every known weakness of the shipped scripts
@@ -31,11 +31,20 @@
 
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
-#include "properties/jepsen_history.h"
-#include "properties/linearizability.h"
-#include "properties/nearest_order.h"
+#include "checker/jepsen_history.h"
+#include "checker/linearizability.h"
+#include "checker/nearest_order.h"
 
 namespace testbed::props::a2 {
+
+using checker::CallHistory;
+using checker::Checker;
+using checker::JepsenHistoryOf;
+using checker::JepsenOp;
+using checker::kNever;
+using checker::NearestOrder;
+using checker::Operation;
+using checker::Verdict;
 namespace {
 
 namespace m = model::a2;
@@ -114,7 +123,7 @@ struct CallsModel {
 };
 
 using History = CallHistory<CallsModel>;
-using Stuck = props::Stuck<CallsModel>;
+using Stuck = checker::Stuck<CallsModel>;
 
 constexpr int64_t kMaxStates = 5'000;
 constexpr int64_t kShrinkStates = 2'000;

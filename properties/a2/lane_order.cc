@@ -6,6 +6,8 @@
 #include "properties/a2/a2_workload.h"
 
 namespace testbed::props::a2 {
+
+using checker::kNever;
 namespace {
 
 std::vector<Finding> Judge(const Recorder& r) {

@@ -9,6 +9,8 @@
 #include "properties/handles/handles_workload.h"
 
 namespace testbed::props::handles {
+
+using checker::kNever;
 namespace {
 
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {

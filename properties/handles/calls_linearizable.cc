@@ -31,7 +31,7 @@
 //
 // The search is partitioned by draft, with a budget past which the run is "no verdict", never a
 // pass. A rejected draft is cut to its shortest rejected prefix without the reads it does not
-// need (properties/nearest_order.h), and the call the nearest order stops at names the class:
+// need (checker/nearest_order.h), and the call the nearest order stops at names the class:
 // the answer the caller got where the model gives another ("update-answered-ok-not-busy"), the
 // part of an answer that differs ("read-data"), or, for a commit whose work ran, the state the
 // claim or the finalize found ("commit-claimed-committing": the work ran under another claim).
@@ -47,11 +47,16 @@
 #include <optional>
 
 #include "properties/handles/handles_workload.h"
-#include "properties/json_bend.h"
-#include "properties/nearest_order.h"
+#include "properties/shared/json_bend.h"
+#include "checker/nearest_order.h"
 #include "sim/prng.h"
 
 namespace testbed::props::handles {
+
+using checker::CallHistory;
+using checker::kNever;
+using checker::NearestOrder;
+using checker::Operation;
 namespace {
 
 constexpr int64_t kMaxStates = 20'000;
@@ -441,7 +446,7 @@ struct CallsModel {
 };
 
 using History = CallHistory<CallsModel>;
-using Stuck = props::Stuck<CallsModel>;
+using Stuck = checker::Stuck<CallsModel>;
 
 // The span of a call's caller's clock over [from, to] (virtual time), given its readings at
 // both ends: a jump between them may have taken it anywhere in between.

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "properties/handles/handles_workload.h"
-#include "properties/system.h"
+#include "harness/system.h"
 
 namespace testbed::props::handles {
 

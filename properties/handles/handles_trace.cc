@@ -64,7 +64,7 @@
 #include <utility>
 
 #include "properties/handles/handles_system.h"
-#include "properties/recorded_replies.h"
+#include "properties/shared/recorded_replies.h"
 #include "real/state/redis_common.h"
 #include "sim/digest.h"
 

@@ -11,8 +11,8 @@
 #include <set>
 
 #include "model/handles.h"
-#include "properties/jepsen_history.h"
-#include "properties/json_bend.h"
+#include "checker/jepsen_history.h"
+#include "properties/shared/json_bend.h"
 #include "real/handles/handle.h"
 #include "real/real_backend.h"
 #include "sim/clock.h"
@@ -20,6 +20,10 @@
 #include "sim/runtime.h"
 
 namespace testbed::props::handles {
+
+using checker::JepsenHistoryOf;
+using checker::JepsenOp;
+using checker::kNever;
 namespace {
 
 // The simulated upstream call of a commit: it takes `duration_ms`, and either fails before it

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "model/handles.h"
-#include "properties/property.h"
+#include "checker/linearizability.h"
+#include "harness/property.h"
 #include "real/handles/handle.h"
 #include "real/state/state_api.h"
 #include "sim/runtime.h"
@@ -25,7 +26,6 @@ namespace testbed::props::handles {
 using real::handles::HandleError;
 using real::handles::Json;
 
-constexpr int64_t kNever = INT64_MAX;
 // The commit lease: the seed's commitLeaseMs option (default 5 minutes), shortened so that the
 // drafts' deadlines, upstream work and the lease are of one scale in virtual time, yet still
 // longer than what the seed takes for granted fits in it: a finalize's three attempts, each up
@@ -48,8 +48,8 @@ const real::handles::HandleKind& CursorKind();
 struct Op {
   std::string draft, op;  // op: create, read, update, commit, discard, foreign-read
   int actor = 0;
-  int64_t inv = 0, ret = kNever;  // kNever: never returned (its actor crashed)
-  std::string outcome = "";       // "ok", "replayed", or the HandleError code
+  int64_t inv = 0, ret = checker::kNever;  // kNever: never returned (its actor crashed)
+  std::string outcome = "";                // "ok", "replayed", or the HandleError code
   bool transport = false;
   Json value = Json();  // commit: the result; read and update: the data
   // The client library re-sent one of its calls after a reconnect (fault "resend"): the call
@@ -63,8 +63,9 @@ struct Op {
   // The caller's clock (virtual ms since the run's start, skewed or jumped as the faults made
   // it) at the call's invocation and return, and where its work ran (commit; kNever: it did
   // not start), in virtual time and on the caller's clock.
-  int64_t clock_inv = 0, clock_ret = kNever;
-  int64_t work_start = kNever, work_end = kNever, clock_work_start = 0, clock_work_end = 0;
+  int64_t clock_inv = 0, clock_ret = checker::kNever;
+  int64_t work_start = checker::kNever, work_end = checker::kNever, clock_work_start = 0,
+          clock_work_end = 0;
 };
 
 // The calls an operation made, for the timeline's highlights.
@@ -223,7 +224,7 @@ inline std::vector<Finding> WorkloadFindings(const Recorder& r, const sim::Trace
 const Op* CommitThatRan(const Recorder& rec, const std::string& draft, const Effect& e);
 
 // A draft's commit claims as Knossos's mutex (issue 29, Jepsen output): {"fits", "history",
-// "unfit"} as properties/jepsen_history.h's projections. A commit whose work ran acquired the
+// "unfit"} as checker/jepsen_history.h's projections. A commit whose work ran acquired the
 // claim (active -> committing) between its call and the start of its work, and released it
 // between the end of its work and its reply: ok when the commit answered ok (the finalize
 // landed), :fail when it answered another error after the work succeeded (the finalize was

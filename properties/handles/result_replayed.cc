@@ -12,6 +12,8 @@
 #include "properties/handles/handles_workload.h"
 
 namespace testbed::props::handles {
+
+using checker::kNever;
 namespace {
 
 // What befell the committer during its commit call, from the trace: its process paused (work

@@ -29,7 +29,7 @@ class Runner : public StateRun {
       co_await PlainOp(ctx, *ns, w, id, i, key, rng, seen_version, &history_, &rec);
     }
   }
-  props::RegisterHistory history_;
+  checker::RegisterHistory history_;
 };
 
 }  // namespace

@@ -39,7 +39,7 @@ class Runner : public StateRun {
                        &rec);
     }
   }
-  props::RegisterHistory history_;
+  checker::RegisterHistory history_;
 };
 
 }  // namespace

@@ -5,15 +5,15 @@
 #include <memory>
 
 #include "model/state_register.h"
-#include "properties/jepsen_history.h"
-#include "properties/linearizability.h"
+#include "checker/jepsen_history.h"
+#include "checker/linearizability.h"
 #include "properties/state/state_workloads.h"
-#include "properties/version_order.h"
+#include "checker/version_order.h"
 
 namespace testbed::props::state {
 
 using model::RegisterOp;
-using Op = props::Operation<RegisterOp>;
+using Op = checker::Operation<RegisterOp>;
 
 namespace {
 // The SDK call an operation of the register made, as a timeline names it.
@@ -35,7 +35,7 @@ std::string OpName(RegisterOp::Kind k) {
 sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
                         int actor, int i, std::string key, sim::Prng& rng,
                         std::map<std::string, int64_t>& seen_version,
-                        props::RegisterHistory* history, Recorder* rec) {
+                        checker::RegisterHistory* history, Recorder* rec) {
   uint64_t roll = rng.below(100);
   if (w.cas_only && roll >= 35 && roll < 60) roll += 25;  // a set becomes a compareAndSet
   RegisterCall call;
@@ -56,7 +56,7 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
 sim::Task<void> MakeRegisterCall(sim::Ctx& ctx, real::state::StateNamespace& ns,
                                  const StateWorkload& w, int actor, RegisterCall call,
                                  std::map<std::string, int64_t>& seen_version,
-                                 props::RegisterHistory* history, Recorder* rec) {
+                                 checker::RegisterHistory* history, Recorder* rec) {
   const std::string& key = call.key;
   Op o;
   o.partition = call.partition.empty() ? key : call.partition;
@@ -162,24 +162,24 @@ namespace {
 // A key whose history the resends alone explain: a write its caller was told about once took
 // effect twice. A compareAndSet told it failed whose reported current value is its own is
 // cas-fails-on-its-own-write; any other such key is resent-write-applied-twice.
-Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& key,
+Finding ResentFinding(const checker::RegisterHistory& on_key, const std::string& key,
                       const StateWorkload& w, int64_t start_ms) {
   using K = RegisterOp::Kind;
   Finding f{"resent-write-effect-hidden", ""};
   std::string who;
   std::vector<Involved> involved;
-  for (const auto& o : props::RelativeTimes(on_key, start_ms)) {
+  for (const auto& o : checker::RelativeTimes(on_key, start_ms)) {
     if (!o.resent || o.op.kind == K::kGet) continue;
     const bool own = o.op.kind == K::kCas && !o.ambiguous && !o.op.ok && !o.op.value.empty() &&
                      o.op.out_value == o.op.value;
     if (own) f.cls = "cas-fails-on-its-own-write";
-    const std::string line = props::FormatRegisterOperation(o);
+    const std::string line = checker::FormatRegisterOperation(o);
     const char* kind = o.op.kind == K::kDelete ? "delete" : o.op.kind == K::kSet ? "set" : "cas";
     absl::StrAppend(&who, who.empty() ? "" : "; ", "client ", o.actor, "'s ", kind, " at +",
                     o.invoke_ms, "ms (", line.substr(line.find(kind)), ")",
                     own ? ", whose reported current value is the one it wrote itself" : "");
     involved.push_back({"client" + std::to_string(o.actor % w.clients), o.invoke_ms,
-                        o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms,
+                        o.ret_ms == checker::kNever ? INT64_MAX : o.ret_ms,
                         absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
   }
   f.text = absl::StrCat(
@@ -191,8 +191,8 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
       key, " have an order (nothing else is wrong with it).\n  the history of ", key,
       " (ms since the run's start):\n  actor invoke return invoke_ms return_ms operation -> "
       "result");
-  for (const auto& o : props::RelativeTimes(on_key, start_ms))
-    absl::StrAppend(&f.text, "\n  ", props::FormatRegisterOperation(o),
+  for (const auto& o : checker::RelativeTimes(on_key, start_ms))
+    absl::StrAppend(&f.text, "\n  ", checker::FormatRegisterOperation(o),
                     o.resent ? "  (re-sent)" : "");
   f.involved = std::move(involved);
   return f;
@@ -204,45 +204,45 @@ Finding ResentFinding(const props::RegisterHistory& on_key, const std::string& k
 constexpr size_t kLongHistory = 40;
 constexpr int kManyPending = 9;
 
-void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
+void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
   model::StateRegisterModel model;
   // Each key's history, in key order (shared with the Jepsen form below, which a report may ask
   // for after the run).
-  const auto kept = std::make_shared<std::map<std::string, props::RegisterHistory>>();
-  std::map<std::string, props::RegisterHistory>& keys = *kept;
+  const auto kept = std::make_shared<std::map<std::string, checker::RegisterHistory>>();
+  std::map<std::string, checker::RegisterHistory>& keys = *kept;
   for (const auto& o : history) keys[o.partition].push_back(o);
   // Each key's history as Jepsen's cas-register, computed only if a report writes it.
   for (const auto& [key, on_key] : keys)
     out.histories.push_back(
         {key, "cas-register", [kept, key = key] {
-           const props::JepsenProjection p = props::ProjectCasRegister(kept->at(key));
+           const checker::JepsenProjection p = checker::ProjectCasRegister(kept->at(key));
            return nlohmann::json{{"fits", p.fits}, {"history", p.history}, {"unfit", p.unfit}};
          }});
-  // Version-order inference (properties/version_order.h, polynomial) decides the keys whose
+  // Version-order inference (checker/version_order.h, polynomial) decides the keys whose
   // versions alone show a conflict, on the history as the resends can make it (so what it
   // rejects, no resend explains). It goes first on long histories, which the search may take
   // minutes over or give up on; short ones go to the search first (where both decide, their
   // cores can be different pairs of one history, named by different classes, and the saved
   // scenarios and baselines name the search's), and to the inference when the search gives up.
-  std::map<std::string, props::RegisterHistory> inferred;
+  std::map<std::string, checker::RegisterHistory> inferred;
   auto infer = [&](const std::string& key) {
-    auto core =
-        props::InferRejectedCore(props::PinObservedWrites(props::WithResentTwins(keys.at(key))));
+    auto core = checker::InferRejectedCore(
+        checker::PinObservedWrites(checker::WithResentTwins(keys.at(key))));
     if (core) inferred[key] = std::move(*core);
     return core.has_value();
   };
   // A greedy walk that finds an order decides the other way (a witness needs no search).
   auto witnessed = [&](const std::string& key) {
-    return props::GreedyLinearization(props::PinObservedWrites(keys.at(key)));
+    return checker::GreedyLinearization(checker::PinObservedWrites(keys.at(key)));
   };
   auto hard = [&](const std::string& key) {
-    return keys.at(key).size() > kLongHistory || props::MostPending(keys.at(key)) > kManyPending;
+    return keys.at(key).size() > kLongHistory || checker::MostPending(keys.at(key)) > kManyPending;
   };
   // A short key the greedy walk orders needs no search either: a witness decides it the way the
   // search would (tests/version_order_test.cc), and it names no class. Most of the histories a
   // violation's shrink tries are such keys.
-  props::RegisterHistory to_search;
+  checker::RegisterHistory to_search;
   bool long_left = false;  // a long key that the inference and the greedy walk both left open
   for (const auto& [key, on_key] : keys)
     if (hard(key) ? !infer(key) && !witnessed(key) : !witnessed(key)) {
@@ -257,12 +257,13 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   // (docs/performance.md). What neither decides stays undecided, each key named with what made
   // it hard.
   const int64_t budget = !hot_key ? 50'000'000 : long_left ? 20'000 : 100'000;
-  const props::Verdict verdict = props::Checker<model::StateRegisterModel>(model, budget)
-                                     .check(props::PinObservedWrites(to_search));
+  const checker::Verdict verdict = checker::Checker<model::StateRegisterModel>(model, budget)
+                                       .check(checker::PinObservedWrites(to_search));
   std::vector<std::string> undecided;
   // (A short key was searched only because the greedy walk had not ordered it.)
   for (const std::string& key : verdict.undecided)
-    if (hard(key) || !infer(key)) undecided.push_back(props::DescribeUndecided(key, keys.at(key)));
+    if (hard(key) || !infer(key))
+      undecided.push_back(checker::DescribeUndecided(key, keys.at(key)));
   // Every rejected key, in key order, each named by the 1-minimal core of its history
   // (lin::RejectedCore), or by the core the inference found.
   std::vector<std::string> rejected = verdict.rejected;
@@ -272,16 +273,17 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
   // last call of the run returned can explain no result (nor be drawn as if it had come).
   int64_t last_ms = 0;
   for (const auto& o : history)
-    last_ms = std::max(last_ms, (o.ret_ms == props::kNever ? o.invoke_ms : o.ret_ms) - start_ms);
+    last_ms = std::max(last_ms, (o.ret_ms == checker::kNever ? o.invoke_ms : o.ret_ms) - start_ms);
   for (const std::string& key : rejected) {
-    const props::RegisterHistory& on_key = keys.at(key);
+    const checker::RegisterHistory& on_key = keys.at(key);
     const auto found = inferred.find(key);
     // A write re-sent after a reconnect may have taken effect twice: the history checked from here
     // on has its twin, so only what the resends cannot explain is blamed on the store.
-    const props::RegisterHistory twins = props::PinObservedWrites(props::WithResentTwins(on_key));
+    const checker::RegisterHistory twins =
+        checker::PinObservedWrites(checker::WithResentTwins(on_key));
     if (found == inferred.end() && twins.size() > on_key.size()) {
-      const props::Verdict explained =
-          props::Checker<model::StateRegisterModel>(model, hot_key ? 100'000 : 50'000'000)
+      const checker::Verdict explained =
+          checker::Checker<model::StateRegisterModel>(model, hot_key ? 100'000 : 50'000'000)
               .check(twins);
       if (explained.ok && explained.complete) {
         out.findings.push_back(ResentFinding(on_key, key, w, start_ms));
@@ -296,10 +298,11 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     const int64_t step_budget = hot_key                        ? 20'000
                                 : on_key.size() > kLongHistory ? 100'000
                                                                : 2'000'000;
-    const props::RegisterHistory core =
-        found != inferred.end() ? found->second : props::RejectedCore(twins, step_budget, &minimal);
+    const checker::RegisterHistory core = found != inferred.end()
+                                              ? found->second
+                                              : checker::RejectedCore(twins, step_budget, &minimal);
     // Times (ms, expiries too) relative to the run's start, as the trace prints them.
-    std::string text = props::RegisterSentence(core, key, twins) + ".\n";
+    std::string text = checker::RegisterSentence(core, key, twins) + ".\n";
     if (hot_key)
       text += "  (" + std::to_string(w.clients * kHotKeyThreadsPerClient) +
               " actors on one key: client c's thread t is actor c + " + std::to_string(w.clients) +
@@ -307,8 +310,8 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     text += "  the history of " + key +
             " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
             "operation -> result\n";
-    for (const auto& o : props::RelativeTimes(on_key, start_ms))
-      text += "  " + props::FormatRegisterOperation(o) + "\n";
+    for (const auto& o : checker::RelativeTimes(on_key, start_ms))
+      text += "  " + checker::FormatRegisterOperation(o) + "\n";
     // The claim that each call is needed holds only where every check of the shrink decided.
     text += minimal ? "  the operations that cannot be ordered, whatever the key's other writes "
                       "did (dropping any one of them leaves an order"
@@ -327,11 +330,11 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     text += "):";
     std::vector<Involved> involved;
     std::vector<Deadline> deadlines;
-    for (const auto& o : props::RelativeTimes(core, start_ms)) {
-      text += "\n    " + props::FormatRegisterOperation(o);
+    for (const auto& o : checker::RelativeTimes(core, start_ms)) {
+      text += "\n    " + checker::FormatRegisterOperation(o);
       const std::string client = "client" + std::to_string(o.actor % w.clients);
       // Named as the text names it ("client 8": on a hot key, an actor of client 2's threads).
-      involved.push_back({client, o.invoke_ms, o.ret_ms == props::kNever ? INT64_MAX : o.ret_ms,
+      involved.push_back({client, o.invoke_ms, o.ret_ms == checker::kNever ? INT64_MAX : o.ret_ms,
                           absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
       if (o.op.expires_at_ms > 0 && o.op.expires_at_ms <= last_ms)
         deadlines.push_back({"", o.op.expires_at_ms,
@@ -342,12 +345,12 @@ void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w,
     // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
     // hot key's cores are longer still), so a shape names no class a baseline could hold: it is
     // "no-single-order", with its shape in the text.
-    std::string cls = props::RegisterClass(core, twins);
+    std::string cls = checker::RegisterClass(core, twins);
     if (cls.empty()) {
       cls = "no-single-order";
-      text += "\n  shape: " + props::RegisterShape(core);
+      text += "\n  shape: " + checker::RegisterShape(core);
     }
-    out.findings.push_back({cls, text, props::RegisterShape(core), involved, deadlines});
+    out.findings.push_back({cls, text, checker::RegisterShape(core), involved, deadlines});
   }
   out.incomplete = !undecided.empty();
   out.undecided = std::move(undecided);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/system.h"
+#include "harness/system.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "real/state/state_api.h"

@@ -1,11 +1,11 @@
-// The provider state store as a system under test (properties/system.h): its versions (the
+// The provider state store as a system under test (harness/system.h): its versions (the
 // seed ports, with the rolling-deploy predecessors the seeds' diffs show), its property table
 // (properties/state/state_props.cc) and its one option, --ops-mix.
 #pragma once
 
 #include <memory>
 
-#include "properties/system.h"
+#include "harness/system.h"
 
 namespace testbed::props::state {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "properties/json_bend.h"
-#include "properties/property.h"
-#include "properties/register_history.h"
+#include "properties/shared/json_bend.h"
+#include "harness/property.h"
+#include "checker/register_history.h"
 #include "properties/state/state_props.h"
 #include "real/state/memory_beta30.h"
 #include "real/state/namespace.h"
@@ -259,13 +259,13 @@ struct RegisterCall {
 sim::Task<void> MakeRegisterCall(sim::Ctx& ctx, real::state::StateNamespace& ns,
                                  const StateWorkload& w, int actor, RegisterCall call,
                                  std::map<std::string, int64_t>& seen_version,
-                                 props::RegisterHistory* history, Recorder* rec);
+                                 checker::RegisterHistory* history, Recorder* rec);
 // One random operation on `key` (get, set, compareAndSet, delete; no set with cas_only),
 // recorded in `history` as `actor`'s, then a pause. The draws after the key's come from rng.
 sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const StateWorkload& w,
                         int actor, int i, std::string key, sim::Prng& rng,
                         std::map<std::string, int64_t>& seen_version,
-                        props::RegisterHistory* history, Recorder* rec);
+                        checker::RegisterHistory* history, Recorder* rec);
 
 // The history judged against model/state_register, key by key: a finding per rejected key,
 // named by the 1-minimal core of its history. hot_key: nine actors on one key (a smaller
@@ -274,7 +274,7 @@ sim::Task<void> PlainOp(sim::Ctx& ctx, real::state::StateNamespace& ns, const St
 // The classes JudgeHistory names its findings by; `key` says which keys ("a key").
 std::vector<AnomalyClass> HistoryClasses(const std::string& key);
 
-void JudgeHistory(const props::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
+void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out);
 
 // ---- trace_ops.cc ----

@@ -22,7 +22,7 @@
 // names exactly (the index key is "...:index:" + base64url(prefix), s000 indexKey).
 //
 // Times: each operation's window runs from its client's previous call to its client's next call
-// (properties/recorded_windows.h).
+// (properties/shared/recorded_windows.h).
 //
 // beta.3 (real/state/v1.cc, Beta3) has no scripts: a set is KEYS <prefix>:* (its quota), a GET
 // and SET <key> <envelope> PX <ttl> (s001:388-421); its compareAndSet reads, compares on the
@@ -39,7 +39,7 @@
 
 #include <algorithm>
 
-#include "properties/recorded_windows.h"
+#include "properties/shared/recorded_windows.h"
 #include "properties/state/state_workloads.h"
 #include "real/state/redis_common.h"
 #include "real/state/state_api.h"
@@ -297,12 +297,12 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
   const Rebuilt r = Rebuild(calls);
   const RecordedWindows windows(calls);
   if (windows.empty()) return;
-  props::RegisterHistory history;
+  checker::RegisterHistory history;
   for (size_t c = 0; c < r.clients.size(); ++c)
     for (const TraceOp& t : r.clients[c]) {
       if (t.rejected) continue;  // a quota error writes nothing
       const RecordedWindows::Window w = windows.of(t.first, t.last);
-      props::Operation<RegisterOp> o;
+      checker::Operation<RegisterOp> o;
       o.partition = absl::StrCat(t.space, ":", t.key);  // as explore names it
       o.actor = static_cast<int>(c);
       o.invoke = w.invoke;
@@ -364,7 +364,7 @@ class TraceRun : public StateRun {
   }
   Rebuilt ops_;
   std::vector<std::vector<int64_t>> gaps_;  // ms before each operation, as the capture shows
-  props::RegisterHistory history_;
+  checker::RegisterHistory history_;
 };
 
 std::unique_ptr<PropertyRun> Explore(const std::string&, const RecordedCalls& calls,

@@ -50,13 +50,19 @@ int clock_gettime(clockid_t id, struct timespec* ts) {
   return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
+// glibc declares gettimeofday's tv nonnull, but the kernel accepts NULL and so must the shim: the
+// check lives in a function of its own, which carries no such attribute.
+static void fill_timeval(struct timeval* tv, int64_t us) {
+  if (tv) {
+    tv->tv_sec = us / 1000000;
+    tv->tv_usec = us % 1000000;
+  }
+}
+
 int gettimeofday(struct timeval* tv, void* tz) {
   int64_t us = read_virtual_us();
   if (us > 0) {
-    if (tv) {
-      tv->tv_sec = us / 1000000;
-      tv->tv_usec = us % 1000000;
-    }
+    fill_timeval(tv, us);
     return 0;
   }
   return (int)syscall(SYS_gettimeofday, tv, tz);

@@ -3,7 +3,7 @@
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 
-#include "properties/property.h"
+#include "harness/property.h"
 #include "sim/runtime.h"
 #include "sim/strategies.h"
 

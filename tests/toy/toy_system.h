@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "properties/system.h"
+#include "harness/system.h"
 
 namespace testbed::toy {
 

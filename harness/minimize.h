@@ -1,0 +1,23 @@
+// Minimization of a failing run, for any system: the fewest clients, then the fewest operations
+// per client, that still fail with the same seed; then single operations (client, index) are
+// dropped greedily. Candidates are tried `jobs` at a time on threads and the first failing one
+// in order wins, so the result is the one a single thread finds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "harness/system.h"
+
+namespace testbed::harness {
+
+// Runs fn(0), ..., fn(n - 1) on n threads (inline when n == 1); rethrows the first exception.
+void OnThreads(size_t n, const std::function<void(size_t)>& fn);
+
+// The smallest i in [0, n) with fails(i), trying `jobs` candidates at a time; -1 if none.
+int64_t FirstFailing(size_t n, int64_t jobs, const std::function<bool(size_t)>& fails);
+
+props::RunSpec Minimize(props::RunSpec failing, int64_t jobs,
+                        const std::function<bool(const props::RunSpec&)>& fails);
+
+}  // namespace testbed::harness

@@ -1,0 +1,311 @@
+#include "harness/trace_import.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+
+#include "harness/system.h"
+#include "sim/lua_scripting.h"
+#include "sim/monitor_text.h"
+
+namespace testbed::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// Commands a client library sends to look after its connection, not calls of a system.
+bool Housekeeping(const std::string& upper) {
+  static const std::set<std::string> kNames = {"PING",   "SELECT",   "CLIENT",  "INFO",    "HELLO",
+                                               "AUTH",   "QUIT",     "COMMAND", "MONITOR", "ECHO",
+                                               "CONFIG", "READONLY", "RESET"};
+  return kNames.count(upper) > 0;
+}
+
+// An argument as JSON: the string when it is UTF-8, else Redis's escaped form.
+Json Arg(const std::string& a) {
+  try {
+    (void)Json(a).dump();
+    return a;
+  } catch (const Json::type_error&) {
+    const std::string repr = sim::monitor::Repr(a);
+    return Json{{"repr", repr.substr(1, repr.size() - 2)}};
+  }
+}
+
+Json Argv(const std::vector<std::string>& argv) {
+  Json out = Json::array();
+  for (const std::string& a : argv) out.push_back(Arg(a));
+  return out;
+}
+
+struct Call {
+  int64_t line = 0, micros = 0;
+  std::string client, script, sha1;
+  std::vector<std::string> argv;
+  std::vector<std::vector<std::string>> lua;
+  size_t system = 0;
+  std::optional<std::string> reply;  // its RESP2 reply, when the capture records one (serve)
+};
+
+// One trace file being written: one system's calls in one segment.
+struct Output {
+  const props::System* system = nullptr;
+  int segment = 0;
+  std::string tmp;
+  std::ofstream out;
+  int64_t calls = 0;
+  std::map<std::string, int> clients;  // name -> actor
+  std::vector<std::string> client_names;
+  std::map<std::string, std::string> scripts;  // sha1 -> catalog id ("": kept in the file)
+  std::set<std::string> script_dirs;           // "state/beta24"
+  std::vector<std::string> versions;           // at the segment's end: Versions()
+};
+
+class Importer {
+ public:
+  Importer(std::string capture, std::string out_dir, const real::ScriptCatalog& catalog)
+      : capture_(std::move(capture)), out_dir_(std::move(out_dir)), catalog_(catalog) {
+    for (const real::ScriptFile& f : catalog.all()) shipped_[absl::AsciiStrToLower(f.sha1)] = &f;
+    for (const props::System* s : props::Systems()) {
+      systems_.push_back(s);
+      recognizers_.push_back(s->NewTraceRecognizer());
+    }
+  }
+  ~Importer() {
+    for (auto& o : outputs_) {
+      if (o->out.is_open()) o->out.close();
+      std::error_code ignored;
+      if (!done_) fs::remove(o->tmp, ignored);
+    }
+  }
+
+  ImportSummary Run() {
+    std::ifstream in(capture_, std::ios::binary);
+    if (!in) throw std::invalid_argument("cannot read capture " + capture_);
+    std::string text;
+    sim::monitor::Line line;
+    std::string error;
+    int64_t n = 0;
+    while (std::getline(in, text)) {
+      ++n;
+      if (in.eof()) Fail(n, "truncated: the capture ends inside this line (no line break)");
+      if (n == 1 && (text == "OK" || text == "OK\r")) continue;
+      if (sim::monitor::IsReplyLine(text)) {  // testbed serve --record: the last call's reply
+        std::string reply;
+        if (!sim::monitor::ParseReply(text, reply, error)) Fail(n, error);
+        if (pending_) pending_->reply = std::move(reply);
+        continue;
+      }
+      if (!sim::monitor::Parse(text, line, error)) Fail(n, error);
+      if (line.lua()) {
+        if (!pending_ || !IsScriptCall(pending_->argv))
+          Fail(n, "a [lua] line with no EVAL or EVALSHA before it");
+        pending_->lua.push_back(std::move(line.argv));
+        continue;
+      }
+      Flush();
+      if (line.argv.empty()) Fail(n, "no command");
+      const std::string name = absl::AsciiStrToUpper(line.argv[0]);
+      if (segment_start_ < 0) segment_start_ = line.micros;
+      if (name == "FLUSHALL" || name == "FLUSHDB") {
+        EndSegment();
+        continue;
+      }
+      if (name == "SCRIPT" && line.argv.size() == 3 &&
+          absl::AsciiStrToUpper(line.argv[1]) == "LOAD") {
+        known_[sim::Sha1Hex(line.argv[2])] = line.argv[2];
+        ++summary_.ignored;
+        continue;
+      }
+      if (Housekeeping(name) || name == "SCRIPT") {
+        ++summary_.ignored;
+        continue;
+      }
+      auto call = std::make_unique<Call>();
+      call->line = n;
+      call->micros = line.micros;
+      call->client = line.client;
+      if (name == "EVAL" || name == "EVALSHA") {
+        if (line.argv.size() < 3) Fail(n, name + " without a script and a key count");
+        if (name == "EVAL") {
+          call->sha1 = sim::Sha1Hex(line.argv[1]);
+          known_[call->sha1] = line.argv[1];
+        } else {
+          call->sha1 = absl::AsciiStrToLower(line.argv[1]);
+          if (!known_.count(call->sha1) && !shipped_.count(call->sha1))
+            Fail(n, "EVALSHA " + line.argv[1] +
+                        ": its body is unknown (no EVAL or SCRIPT LOAD of it before this line, and "
+                        "no shipped script has that SHA1)");
+        }
+        const auto shipped = shipped_.find(call->sha1);
+        if (shipped != shipped_.end()) call->script = shipped->second->id();
+      }
+      call->argv = std::move(line.argv);
+      int best = 0;
+      for (size_t s = 0; s < recognizers_.size(); ++s) {
+        const int bid = recognizers_[s] ? recognizers_[s]->Claims(call->argv, call->script) : 0;
+        if (bid > best) {
+          best = bid;
+          call->system = s;
+        }
+      }
+      if (best == 0) {
+        ++summary_.unrecognized;
+        continue;
+      }
+      pending_ = std::move(call);
+    }
+    if (in.bad()) throw std::invalid_argument("cannot read capture " + capture_);
+    summary_.lines = n;
+    Flush();
+    EndSegment();
+    for (auto& o : outputs_) {
+      const std::string final_path = (fs::path(out_dir_) / FinalName(*o)).string();
+      fs::rename(o->tmp, final_path);
+      summary_.files.push_back(final_path);
+    }
+    done_ = true;
+    return summary_;
+  }
+
+ private:
+  [[noreturn]] void Fail(int64_t line, const std::string& what) {
+    throw std::invalid_argument(absl::StrCat(capture_, ":", line, ": ", what));
+  }
+  static bool IsScriptCall(const std::vector<std::string>& argv) {
+    const std::string name = absl::AsciiStrToUpper(argv.at(0));
+    return name == "EVAL" || name == "EVALSHA";
+  }
+
+  Output& OutputFor(size_t system) {
+    auto it = open_.find(system);
+    if (it != open_.end()) return *it->second;
+    auto o = std::make_unique<Output>();
+    o->system = systems_[system];
+    o->segment = segment_;
+    o->tmp = (fs::path(out_dir_) / absl::StrCat(".import-", getpid(), "-", outputs_.size(), ".tmp"))
+                 .string();
+    o->out.open(o->tmp, std::ios::binary | std::ios::trunc);
+    if (!o->out) throw std::invalid_argument("cannot write into " + out_dir_);
+    o->out << "{\"kind\": \"recorded-trace\", \"calls\": [\n";
+    Output& ref = *o;
+    open_[system] = o.get();
+    outputs_.push_back(std::move(o));
+    return ref;
+  }
+
+  void Flush() {
+    if (!pending_) return;
+    Call& c = *pending_;
+    Output& o = OutputFor(c.system);
+    auto [client, added] = o.clients.emplace(c.client, static_cast<int>(o.client_names.size()));
+    if (added) o.client_names.push_back(c.client);
+    Json j = {{"line", c.line},
+              {"at_us", c.micros - segment_start_},
+              {"client", client->second},
+              {"argv", Argv(c.argv)}};
+    if (!c.sha1.empty()) {
+      j["script"] = c.script.empty() ? c.sha1 : c.script;
+      o.scripts.emplace(c.sha1, c.script);
+      if (!c.script.empty()) o.script_dirs.insert(c.script.substr(0, c.script.rfind('/')));
+    }
+    if (c.reply) j["reply"] = Arg(*c.reply);
+    if (!c.lua.empty()) {
+      Json lua = Json::array();
+      for (const auto& argv : c.lua) lua.push_back(Argv(argv));
+      j["lua"] = std::move(lua);
+    }
+    o.out << (o.calls++ ? ",\n" : "") << j.dump();
+    ++summary_.calls;
+    pending_.reset();
+  }
+
+  // The versions whose scripts the calls ran (newest first), or the one version without scripts.
+  std::vector<std::string> Versions(const Output& o, const props::TraceRecognizer& r) const {
+    std::vector<std::string> out;
+    const auto& versions = o.system->versions();
+    for (auto v = versions.rbegin(); v != versions.rend(); ++v)
+      if (o.script_dirs.count(o.system->scripts_dir(v->name))) out.push_back(v->name);
+    if (!out.empty() || !o.script_dirs.empty()) return out;
+    std::vector<std::string> scriptless;
+    for (const auto& v : versions) {
+      const std::string dir = o.system->scripts_dir(v.name) + "/";
+      bool has = false;
+      for (const real::ScriptFile& f : catalog_.all()) has |= absl::StartsWith(f.id(), dir);
+      if (!has && !r.RulesOut(v.name)) scriptless.push_back(v.name);
+    }
+    if (scriptless.size() == 1) out = scriptless;
+    return out;
+  }
+
+  void EndSegment() {
+    for (auto& [system, o] : open_) {
+      o->versions = Versions(*o, *recognizers_[system]);
+      const std::vector<std::string>& versions = o->versions;
+      Json scripts = Json::object();
+      for (const auto& [sha1, id] : o->scripts)
+        scripts[sha1] = id.empty() ? Json{{"body", Arg(known_.at(sha1))}} : Json{{"id", id}};
+      Json tail = {{"system", o->system->name()},
+                   {"version", versions.empty() ? Json(nullptr) : Json(versions.front())},
+                   {"old_versions", versions.size() > 1 ? Json(std::vector<std::string>(
+                                                              versions.begin() + 1, versions.end()))
+                                                        : Json::array()},
+                   {"source", fs::path(capture_).filename().string()},
+                   {"segment", o->segment},
+                   {"start_us", segment_start_},
+                   {"clients", o->client_names},
+                   {"scripts", scripts}};
+      const std::string t = tail.dump();
+      o->out << "\n], " << t.substr(1) << "\n";  // the tail's fields after "calls"
+      o->out.close();
+      if (!o->out) throw std::invalid_argument("cannot write into " + out_dir_);
+    }
+    if (!open_.empty()) ++segment_;
+    open_.clear();
+    segment_start_ = -1;
+    for (auto& r : recognizers_)
+      if (r) r->NewSegment();
+  }
+
+  std::string FinalName(const Output& o) const {
+    return absl::StrCat(o.system->name(), "-", o.versions.empty() ? "unknown" : o.versions.front(),
+                        "-", fs::path(capture_).stem().string(), "-", o.segment, ".json");
+  }
+
+  std::string capture_, out_dir_;
+  const real::ScriptCatalog& catalog_;
+  absl::flat_hash_map<std::string, const real::ScriptFile*> shipped_;  // sha1 -> file
+  absl::flat_hash_map<std::string, std::string> known_;  // sha1 -> body seen in the capture
+  std::vector<const props::System*> systems_;
+  std::vector<std::unique_ptr<props::TraceRecognizer>> recognizers_;
+  std::vector<std::unique_ptr<Output>> outputs_;
+  std::map<size_t, Output*> open_;  // this segment's, by system
+  std::unique_ptr<Call> pending_;
+  int segment_ = 1;
+  int64_t segment_start_ = -1;
+  ImportSummary summary_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+ImportSummary ImportCapture(const std::string& capture, const std::string& out_dir,
+                            const real::ScriptCatalog& catalog) {
+  Importer importer(capture, out_dir, catalog);
+  return importer.Run();
+}
+
+}  // namespace testbed::harness
