@@ -804,7 +804,7 @@ int CheckRun::Finish(int code, const harness::Baseline& written) {
     std::printf("baseline written: %s (%s)\n", spec.write_baseline.c_str(),
                 reports::Count(static_cast<int64_t>(written.accepted.size()), "class").c_str());
   }
-  const int64_t no_verdict = reports::NoVerdict(report), new_classes = reports::NewClasses(report);
+  const int64_t no_verdict = reports::NoVerdict(report);
   if (no_verdict > 0 && code == 0) {
     std::printf(
         "no verdict for %s: the check is not a pass (fewer --clients or --ops keep the "
@@ -812,12 +812,7 @@ int CheckRun::Finish(int code, const harness::Baseline& written) {
         reports::Count(no_verdict, "run").c_str());
     code = 1;
   }
-  if (baseline)
-    std::printf("result: %s\n", new_classes == 0 ? "nothing new against the baseline"
-                                                 : absl::StrCat(new_classes, " new class",
-                                                                new_classes == 1 ? "" : "es",
-                                                                " against the baseline")
-                                                       .c_str());
+  std::printf("%s\n", reports::VerdictLine(report, spec.out).c_str());
   if (signal != 0) {
     std::printf("incomplete: %s; the report covers the runs made\n", report.incomplete.c_str());
     return 128 + signal;

@@ -56,13 +56,7 @@ int Run(const MergeSpec& spec) {
   for (const auto& p : merged.properties)
     for (const auto& c : p.classes) code |= c.status != "known";
   internal::WriteReportFiles(merged, spec.out, spec.junit, seconds);
-  const int64_t fresh = reports::NewClasses(merged);
-  if (!merged.baseline.empty())
-    std::printf(
-        "result: %s\n",
-        fresh == 0
-            ? "nothing new against the baseline"
-            : absl::StrCat(reports::Count(fresh, "new class"), " against the baseline").c_str());
+  std::printf("%s\n", reports::VerdictLine(merged, spec.out).c_str());
   if (!merged.incomplete.empty())
     std::printf("incomplete: %s; the report covers the runs made\n", merged.incomplete.c_str());
   return code;

@@ -28,6 +28,9 @@ void WriteAtomically(const std::string& path, const std::string& text) {
 
 std::string Count(int64_t n, const std::string& noun) {
   if (n == 1) return "1 " + noun;
+  if (noun.size() > 1 && noun.back() == 'y' &&
+      std::string("aeiou").find(noun[noun.size() - 2]) == std::string::npos)  // "properties"
+    return std::to_string(n) + " " + noun.substr(0, noun.size() - 1) + "ies";
   const bool es = !noun.empty() && (noun.back() == 's' || noun.back() == 'x');  // "classes"
   return std::to_string(n) + " " + noun + (es ? "es" : "s");
 }
@@ -43,6 +46,33 @@ int64_t NoVerdict(const CheckReport& r) {
   int64_t n = 0;
   for (const auto& p : r.properties) n += p.no_verdict;
   return n;
+}
+
+std::string VerdictLine(const CheckReport& r, const std::string& out) {
+  int64_t runs = 0, classes = 0, properties = 0, violated = 0;
+  for (const auto& p : r.properties) {
+    if (!p.applies) continue;
+    runs += p.runs;
+    ++properties;
+    classes += static_cast<int64_t>(p.classes.size());
+    violated += p.classes.empty() ? 0 : 1;
+  }
+  const int64_t fresh = NewClasses(r), undecided = NoVerdict(r);
+  const std::string report = out.empty() ? "" : "; report: " + out + "/report.md";
+  const std::string undecided_text =
+      undecided == 0 ? "" : ", and " + Count(undecided, "run") + " gave no verdict (not a pass)";
+  if (!r.baseline.empty()) {
+    if (fresh == 0 && undecided == 0) return "result: nothing new against the baseline";
+    if (fresh == 0) return "result: nothing new against the baseline" + undecided_text + report;
+    return "result: " + Count(fresh, "new class") + " against the baseline" + undecided_text +
+           ", each above with its replay: line" + report;
+  }
+  if (classes == 0)
+    return "result: no violation in " + Count(runs, "run") + " of " +
+           Count(properties, "property") + undecided_text + report;
+  return "result: " + Count(classes, "anomaly class") + " in " + Count(violated, "property") +
+         undecided_text + ", each above with its replay: line" + report +
+         "; to gate on them, accept them with --write-baseline FILE and check with --baseline FILE";
 }
 
 int64_t CoverageRow::covered() const {

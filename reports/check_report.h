@@ -105,6 +105,11 @@ struct CheckReport {
 // Classes with the status "new" (with a baseline), and runs without a verdict.
 int64_t NewClasses(const CheckReport& r);
 int64_t NoVerdict(const CheckReport& r);
+// The last line of check and merge: what was found, how many classes, where the report is
+// (`out`: the report directory, "" for none) and what to run next; without a baseline it says
+// once how to gate on one. With a baseline that knows every class it is exactly
+// "result: nothing new against the baseline" (CI scripts match it).
+std::string VerdictLine(const CheckReport& r, const std::string& out);
 
 // "1 client", "3 clients".
 std::string Count(int64_t n, const std::string& noun);
