@@ -1,12 +1,101 @@
 // Property "acknowledged-writes-visible" of the state store: set / get / list / delete on shared
 // keys; a read that misses a write nothing else could have removed is a finding.
+#include <absl/strings/escaping.h>
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "model/state_store.h"
 #include "properties/state/state_workloads.h"
+#include "sim/clock.h"
 
 namespace testbed::props::state {
 namespace {
+
+// acknowledged-writes-visible: one random operation on a shared key, recorded.
+sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
+                        sim::Prng& rng, int64_t default_ttl_ms, std::vector<AckOp>* ops,
+                        Recorder* rec) {
+  AckOp a;
+  a.key = "a" + std::to_string(rng.below(2));
+  a.actor = id;
+  const uint64_t roll = rng.below(100);
+  a.ttl = rng.chance({1, 2}) ? std::optional<int64_t>(rng.range(10, 300)) : std::nullopt;
+  real::state::Json value = real::state::Json::object();
+  value["client"] = id;
+  value["n"] = i;
+  a.kind = roll < 40   ? AckOp::Kind::kSet
+           : roll < 65 ? AckOp::Kind::kGet
+           : roll < 90 ? AckOp::Kind::kList
+                       : AckOp::Kind::kDelete;
+  a.inv_seq = rec->seq++;
+  a.inv_ms = rec->world->now_ms();
+  a.clock_ms = ctx.now_ms();
+  a.exp_lo = a.inv_ms + a.ttl.value_or(default_ttl_ms);
+  // Recorded as it starts, with an unknown outcome: a client that crashes during the call never
+  // returns, and its write may still have landed.
+  const size_t at = ops->size();
+  {
+    AckOp in_flight = a;
+    in_flight.ambiguous = true;
+    in_flight.ret_seq = std::numeric_limits<int64_t>::max();
+    in_flight.ret_ms = std::numeric_limits<int64_t>::max() / 4;  // never, with room for sums
+    ops->push_back(in_flight);
+  }
+  if (!rec->observing) {
+    rec->observing = true;
+    rec->world->observe_applied_calls([rec](sim::ThreadId t) {
+      const auto writing = rec->writing.find(t);
+      if (writing == rec->writing.end()) return;
+      const int64_t now = rec->world->now_ms();
+      const sim::Reply pttl = rec->world->backend().execute({"PTTL", writing->second}, now);
+      if (pttl.integer >= 0) {
+        rec->expiry_after_call[t] = now + pttl.integer;
+      } else {
+        rec->expiry_after_call.erase(t);
+      }
+    });
+  }
+  rec->expiry_after_call.erase(ctx.thread());
+  if (a.kind == AckOp::Kind::kSet) rec->writing[ctx.thread()] = ns.redis_key(a.key);
+  try {
+    if (a.kind == AckOp::Kind::kSet) {
+      co_await ns.set(a.key, value, a.ttl);
+    } else if (a.kind == AckOp::Kind::kGet) {
+      std::optional<real::state::StateValue> v = co_await ns.get(a.key);
+      a.found = v.has_value();
+    } else if (a.kind == AckOp::Kind::kList) {
+      std::vector<real::state::StateValue> rows = co_await ns.list(std::nullopt, a.key);
+      for (const auto& r : rows) a.found |= r.key == a.key;
+    } else {
+      co_await ns.del(a.key);
+    }
+  } catch (const real::state::StateError& e) {
+    if (e.transport()) {
+      a.ambiguous = true;
+    } else {
+      a.rejected = true;  // quota and policy errors write nothing
+    }
+  }
+  a.ret_seq = rec->seq++;
+  a.ret_ms = rec->world->now_ms();
+  rec->writing.erase(ctx.thread());
+  // What the store set: the key's PTTL on the server right after this set's last applied call
+  // (read outside the trace, before any other client's write can replace it), since a changed
+  // script may set another expiry than the port computed; else the expiry this port sent.
+  a.stated_ms = ns.expiry_is_relative() ? a.exp_lo : ns.last_expires_at_ms();
+  const auto stored = rec->expiry_after_call.find(ctx.thread());
+  if (a.kind == AckOp::Kind::kSet && !a.ambiguous && !a.rejected &&
+      stored != rec->expiry_after_call.end())
+    a.stated_ms = stored->second;
+  (*ops)[at] = a;
+  co_await ctx.sleep(rng.range(0, 20));
+}
 
 // acknowledged-writes-visible: a read that found nothing although an acknowledged write
 // returned before it began and is promised to outlive it (its ttl on the server's clock, model

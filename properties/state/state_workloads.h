@@ -1,9 +1,8 @@
 // Internal to properties/state/: what every state property's run is made from (StateEnv), what
 // its clients record (Recorder), the base of a run (StateRun: each client runs Client(), the
-// findings are what the clients recorded unless the property judges more), and the probes
-// several property files share, split by file:
-//   state_probes.cc        expiry instants, read-back, quota, memory backend, acknowledged
-//                          writes, adversarial and foreign values, and the helpers they share
+// findings are what the clients recorded unless the property judges more), and what several
+// property files share, split by file (a probe one property uses lives in that property's file):
+//   state_probes.cc        values, quota writes, old pods and the quota probe across clocks
 //   state_linearizable.cc  one plain operation into the history, and its judging
 //   state_legacy.cc        rolling deploys and the v1 -> v2 legacy workloads
 //   state_sequential.cc    the sequential client against model/state_store, and names lockstep
@@ -156,19 +155,8 @@ struct LegacyLog {
 };
 enum class Legacy { kRead, kRolling };
 
-// ---- state_probes.cc: the probes, and what every workload shares ----
-std::string Show(const std::optional<real::state::StateValue>& v);
-
-// memory-matches-redis: one call drawn over `keys` (get, set, compareAndSet, delete, list; TTLs
-// past maxTtl, values past maxValueBytes, stale versions, adversarial values) on both backends
-// of namespace `space` (options `o`).
-sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis,
-                               real::state::memory_beta30::Namespace& memory,
-                               const std::vector<std::string>& keys,
-                               const real::state::NamespaceOptions& o, sim::Prng& rng, int i,
-                               int64_t ttl_max, const std::string& space,
-                               std::set<std::string>* desynced, Recorder* rec);
-
+// ---- state_probes.cc: what several probes share ----
+// The values whose JSON a store could bend (value-read-back, the sequential client).
 real::state::Json TrickyValue(sim::Prng& rng);
 
 // A value valid for a JavaScript caller that a JSON-over-Lua store may choke on, and a short
@@ -180,34 +168,28 @@ struct AdversarialCase {
 // The first kShallowAdversarialCases cases are small; the rest are nested 1000 and 1001 deep.
 inline constexpr uint64_t kShallowAdversarialCases = 6;
 // A case drawn from all of them, or (deep == false) from the small ones only. The cases live
-// for the whole program.
+// for the whole program. (valid-calls-never-script-error, memory-matches-redis)
 const AdversarialCase& AdversarialValue(sim::Prng& rng, bool deep);
 
-sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
-                                 const std::string& key, const AdversarialCase& c, Recorder* rec);
+// The quota probes' write that creates or overwrites `key`, by each of the writes that have a
+// quota check of their own in the scripts, in turn (`how` 0, 1, 2: set, compareAndSet at
+// `expected`, increment): how a caller names it, whether it wrote, and what it failed with.
+struct KeyWrite {
+  std::string shown;
+  bool written = false;
+  std::optional<real::state::StateError> error;
+};
+// (quota-safety, quota-liveness)
+sim::Task<KeyWrite> WriteKeyBy(real::state::StateNamespace& ns, int how, std::string key,
+                               int64_t expected, real::state::Json value,
+                               std::optional<int64_t> ttl);
 
-// foreign-values-consistent: another writer (or, with `old_pod`, an old pod's key) leaves a
-// value this SDK did not write in `key`;
-// get and compareAndSet at the version get() returned must agree about it.
-sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
-                                  const real::state::StateNamespace* old_pod,
-                                  const std::string& key, sim::Prng& rng, Recorder* rec);
-
-sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
-                              const std::string& key, real::state::Json value, Recorder* rec);
-
-sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                           const real::state::VersionScripts& scripts, int id, int i, int64_t ttl,
-                           Recorder* rec);
-
-sim::Task<void> ExpiryProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, const std::string& key,
-                            int64_t ttl, Recorder* rec);
-
-sim::Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
-                                  const real::state::VersionScripts& scripts, int id, int i,
-                                  Recorder* rec);
-
+// Sleeps until virtual instant t (the probes and the legacy workload).
 sim::Task<void> SleepUntil(sim::Ctx& ctx, Recorder* rec, int64_t t);
+
+// An old pod of the rolling deploy: namespace `name` on `connection` through w.old_version's port
+// (quota-safety, quota-liveness, reads-never-quota-error, foreign-values-consistent, keys-expire,
+// old-pod-writes-listed, expiry-boundary-get-list, the legacy workload).
 
 std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWorkload& w,
                                                     const real::state::VersionScripts& scripts,
@@ -215,31 +197,10 @@ std::unique_ptr<real::state::StateNamespace> OldPod(sim::Ctx& ctx, const StateWo
                                                     real::state::NamespaceOptions o,
                                                     const std::string& connection);
 
-sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
-                          const real::state::VersionScripts& scripts, int id, int i, Recorder* rec);
-
+// The quota across clients' clocks (quota-safety with safety, quota-liveness without).
 sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                                const real::state::VersionScripts& scripts, int id, int i,
                                bool safety, SkewWrites* writes, Recorder* rec);
-
-sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
-                        sim::Prng& rng, int64_t default_ttl_ms, std::vector<AckOp>* ops,
-                        Recorder* rec);
-
-sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
-                              const real::state::VersionScripts& scripts, int id, int i,
-                              sim::Prng& rng, Recorder* rec);
-
-sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                               const real::state::VersionScripts& scripts, int id, int i,
-                               Recorder* rec);
-
-// quota-safety in a rolling deploy: an old pod writes old1 and old2, this pod fills its scope
-// (maxEntries 2) with new1 and new2, reads old1 (beta.24's claim may adopt it), then writes it,
-// and compareAndSets old2 at the old pod's version.
-sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
-                                const real::state::VersionScripts& scripts, int id, int i,
-                                Recorder* rec);
 
 // ---- state_linearizable.cc ----
 // One operation of the register: what PlainOp draws, or what a recorded trace's client made

@@ -1,11 +1,40 @@
 // Property "value-read-back" of the state store: each probe sets a key, compareAndSets it to a
 // tricky value (empty arrays, 16-digit integers, fractions, unicode) and reads it back with get().
+#include <absl/strings/escaping.h>
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <string>
 
+#include "model/state_store.h"
 #include "properties/state/state_workloads.h"
+#include "sim/clock.h"
 
 namespace testbed::props::state {
 namespace {
+
+sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
+                              const std::string& key, real::state::Json value, Recorder* rec) {
+  const int64_t since = rec->world->now_ms();
+  try {
+    real::state::Json first = real::state::Json::object();
+    first["first"] = true;
+    co_await ns.set(key, first, std::nullopt);
+    real::state::CasResult r = co_await ns.compare_and_set(key, 1, value, std::nullopt);
+    std::optional<real::state::StateValue> got = co_await ns.get(key);
+    if (r.ok && got && got->value != value)
+      rec->findings.push_back({JsonBend(value, got->value),
+                               "compareAndSet(\"" + key + "\", 1, " +
+                                   real::state::Stringify(value) + ") then get() read back " +
+                                   real::state::Stringify(got->value),
+                               {},
+                               {Since(ctx, since)}});
+  } catch (const real::state::StateError&) {
+  }
+}
 
 class Runner : public StepRun {
  public:
