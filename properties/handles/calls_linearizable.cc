@@ -814,8 +814,7 @@ const HandlesProperty& CallsLinearizable() {
       [](const HandlesEnv& env) -> std::unique_ptr<PropertyRun> {
         // A quarter of the runs, by seed, have cursors beside the drafts (promise 7).
         const bool cursors = sim::Prng(env.spec.seed ^ 0x63757273ULL).chance({1, 4});
-        return std::make_unique<HandlesRun>(
-            env, cursors ? Workload::kDraftsAndCursors : Workload::kDrafts, &Judge);
+        return std::make_unique<HandlesRun>(env, Workload{DraftsClient, 0, cursors}, &Judge);
       }};
   return kProperty;
 }

@@ -17,7 +17,7 @@ namespace testbed::props::handles {
 
 std::unique_ptr<System> Make();
 // What a recorded trace of `version`'s calls can be judged by (properties/handles/
-// handles_trace.cc).
+// handles_trace_ops.cc).
 const TraceSupport* HandlesTraceSupport(const std::string& version);
 
 // One run of spec.property, as System::Run makes it, with `make_state` as the handle runtime's

@@ -52,406 +52,6 @@ bool Retryable(const HandleError& e) {
   return e.code == "HANDLE_BUSY" || e.code == "HANDLE_STORAGE_UNAVAILABLE";
 }
 
-struct ClientArgs {
-  Workload workload;
-  uint64_t seed;
-  int id, ops;
-  std::string version;
-  const SkipSet* skip;
-  const real::state::VersionScripts* scripts;
-  Recorder* rec;
-  StateFactory make_state;
-  const TracePlans* trace = nullptr;
-};
-
-// What a call returned, in the model's terms.
-model::HandleAnswer Answer(const std::string& code) {
-  model::HandleAnswer a;
-  a.code = code;
-  return a;
-}
-
-// One call of the sequential client, as the model and both backends see it.
-struct Step {
-  const real::handles::HandleKind* kind = nullptr;
-  std::string op;  // create, read, update, commit, discard, foreign-read
-  std::string handle;
-  Json data;
-  int64_t duration = 0;  // commit: the work's
-  bool fails = false;    // commit: the work fails
-  Json result;           // commit: what the work returns
-};
-
-// Runs a step on one context; `created` gets a create's handle, `work_end` the commit work's
-// end (the caller's clock), `ran` whether the work ran.
-sim::Task<model::HandleAnswer> Perform(sim::Ctx& ctx, real::handles::HandleContext& h,
-                                       real::handles::HandleContext& foreign, Step step,
-                                       std::string* created, int64_t* work_end, bool* ran) {
-  const real::handles::HandleKind& kind = *step.kind;
-  model::HandleAnswer got;
-  const int64_t now = ctx.now_ms();
-  try {
-    if (step.op == "create") {
-      *created = co_await h.create(kind, step.data);
-      got.status = "active";
-      got.data = step.data;
-      got.expires_at_ms =
-          now + (real::handles::IsDraftKind(kind) ? std::min(kind.idle_ttl_ms, kind.max_ttl_ms)
-                                                  : kind.ttl_ms);
-    } else if (step.op == "read" || step.op == "update") {
-      const Json data = step.data;
-      const std::function<Json(Json)> set = [data](Json) { return data; };
-      real::handles::HandleRecord r;
-      if (step.op == "read")  // (no co_await inside ?: with g++ 12)
-        r = co_await h.read(kind, step.handle);
-      else
-        r = co_await h.update(kind, step.handle, set);
-      got.status = r.status;
-      got.data = r.data;
-      if (r.result) got.result = *r.result;
-      got.expires_at_ms = real::state::ParseIsoTime(r.expires_at).value_or(0);
-    } else if (step.op == "commit") {
-      const int64_t duration = step.duration;
-      const bool fails = step.fails;
-      const Json result = step.result;
-      const real::handles::Work work = [&ctx, ran, work_end, duration, fails,
-                                        result](Json) -> sim::Task<Json> {
-        co_await ctx.sleep(duration);
-        *ran = true;
-        *work_end = ctx.now_ms();
-        if (fails) throw std::runtime_error("upstream failed");
-        co_return result;
-      };
-      real::handles::CommitOutcome c = co_await h.commit(kind, step.handle, work);
-      got.status = c.status;
-      got.result = c.result;
-    } else if (step.op == "discard") {
-      co_await h.discard(kind, step.handle);
-    } else {
-      real::handles::HandleRecord r = co_await foreign.read(kind, step.handle);
-      got.status = r.status;
-      got.data = r.data;
-      if (r.result) got.result = *r.result;
-      got.expires_at_ms = real::state::ParseIsoTime(r.expires_at).value_or(0);
-    }
-  } catch (const HandleError& e) {
-    got = Answer(e.code);
-    got.deadline = e.details.value("deadline", "");
-  } catch (const std::runtime_error&) {
-    got = Answer("work-failed");
-  }
-  co_return got;
-}
-
-// model-matches-implementation (and memory-matches-redis): one client, no faults, every call
-// compared with model/handles (or with the same call on the memory backend, in lockstep).
-sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
-  const bool on_memory = against_memory && a.id == 1;
-  Recorder* rec = a.rec;
-  // Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
-  // all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
-  std::vector<real::handles::HandleKind> kinds(3, DraftKind());
-  kinds[1].name = "brief";
-  kinds[1].idle_ttl_ms = 100;
-  kinds[1].max_ttl_ms = 150;
-  kinds[1].result_ttl_ms = 120;
-  kinds[2].name = "page";
-  kinds[2].type = "cursor";
-  kinds[2].access = "public";
-  kinds[2].field_name = "pageToken";
-  kinds[2].ttl_ms = 300;
-  kinds[2].word_count = 4;
-  std::vector<model::HandleModel> models;
-  for (const auto& k : kinds)
-    models.emplace_back(model::HandleKindModel{k.idle_ttl_ms, k.max_ttl_ms, k.result_ttl_ms,
-                                               !real::handles::IsDraftKind(k), k.ttl_ms,
-                                               k.access == "public"});
-  // The model's name for a handle's scope: the connection, or the provider for public kinds.
-  auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
-  sim::Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
-  auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
-  real::handles::MemoryState memory(ctx.clock());
-  real::handles::HandleOptions options;
-  options.state = state.get();
-  options.connection_id = "session-1";
-  options.commit_lease_ms = kLeaseMs;
-  real::handles::HandleContext h(options, ctx, rng);
-  real::handles::HandleOptions other_options = options;
-  other_options.connection_id = "session-2";
-  real::handles::HandleContext other(other_options, ctx, rng);
-  real::handles::HandleOptions memory_options = options;
-  memory_options.state = &memory;
-  real::handles::HandleContext hm(memory_options, ctx, memory_rng);
-  real::handles::HandleOptions memory_other_options = memory_options;
-  memory_other_options.connection_id = "session-2";
-  real::handles::HandleContext other_m(memory_other_options, ctx, memory_rng);
-  std::vector<std::pair<std::string, size_t>> known;  // handle, kind
-  std::vector<std::string> log;
-  for (int i = 0; i < a.ops; ++i) {
-    if (a.skip->count({0, i})) continue;  // shrunk away
-    sim::Prng op(sim::OpSeed(a.seed, 0, i));
-    // A quarter of the calls land exactly on a deadline of a known handle (its idle or hard
-    // deadline, the last millisecond of its grace, or the one after), as the model has them.
-    int64_t pause = op.range(0, 300);
-    if (!known.empty() && op.chance({1, 4})) {
-      const auto& [handle, k] = known[op.below(known.size())];
-      const std::vector<int64_t> d = models[k].deadlines(scope(k), handle);
-      std::vector<int64_t> ahead;
-      for (int64_t t : d)
-        if (t >= ctx.now_ms()) ahead.push_back(t);
-      if (!ahead.empty()) pause = ahead[op.below(ahead.size())] - ctx.now_ms();
-    }
-    co_await ctx.sleep(pause);
-    const int64_t now = ctx.now_ms();
-    const uint64_t roll = op.below(100);
-    Step step;
-    step.data = Json::object();
-    step.data["n"] = i;
-    size_t k = op.below(kinds.size());
-    if (known.empty() || roll < 20) {
-      step.op = "create";
-    } else {
-      const auto& picked = known[op.below(known.size())];
-      step.handle = picked.first;
-      k = picked.second;
-      step.op = roll < 45   ? "read"
-                : roll < 65 ? "update"
-                : roll < 90 ? "commit"
-                : roll < 96 ? "discard"
-                            : "foreign-read";
-      // Update and commit are draft operations (the SDK's types offer them for drafts only).
-      if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit"))
-        step.op = "read";
-      step.duration = op.range(0, 300);
-      step.fails = op.chance({1, 8});
-      step.result = Json::object();
-      step.result["op"] = i;
-    }
-    step.kind = &kinds[k];
-    model::HandleModel& m = models[k];
-    std::string created;
-    int64_t end = now;
-    bool ran = false;
-    model::HandleAnswer got;
-    if (on_memory)
-      got = co_await Perform(ctx, hm, other_m, step, &created, &end, &ran);
-    else
-      got = co_await Perform(ctx, h, other, step, &created, &end, &ran);
-    if (!created.empty()) known.emplace_back(created, k);
-    std::string what =
-        step.op == "create" ? "create -> " + created : absl::StrCat(step.op, "(", step.handle, ")");
-    if (step.op == "commit")
-      absl::StrAppend(&what, " with work of ", step.duration, " ms",
-                      step.fails ? " that fails" : "");
-    model::HandleAnswer want;
-    bool model_ran = false;
-    if (step.op == "create") {
-      want = created.empty() ? Answer("") : m.create(scope(k), created, step.data, now);
-    } else if (step.op == "read") {
-      want = m.read(scope(k), step.handle, now);
-    } else if (step.op == "update") {
-      want = m.update(scope(k), step.handle, step.data, now);
-    } else if (step.op == "commit") {
-      want = m.commit(scope(k), step.handle, now, end,
-                      step.fails ? std::nullopt : std::optional<Json>(step.result));
-      model_ran = want.work_runs;
-    } else if (step.op == "discard") {
-      want = m.discard(scope(k), step.handle, now);
-    } else if (kinds[k].access == "public") {
-      want = m.read(scope(k), step.handle, now);  // the same handle from every connection
-    } else {
-      want = Answer("HANDLE_NOT_FOUND");
-    }
-    if (step.op != "commit") model_ran = ran;
-    if (against_memory) {  // the model only steers the deadlines here; the backends compare
-      (on_memory ? rec->on_memory : rec->on_redis)
-          .push_back({absl::StrCat("+", now - sim::kDefaultEpochMs, "ms ", what), got, ran});
-      continue;
-    }
-    log.push_back(absl::StrCat(
-        "+", now - sim::kDefaultEpochMs, "ms ", what, " -> ", Show(got),
-        ran != model_ran ? (ran ? " (the work ran)" : " (the work did not run)") : ""));
-    if (!Same(got, want) || ran != model_ran) {
-      std::string text = "the handle runtime and model/handles disagree; the last calls:";
-      for (size_t k = log.size() > 8 ? log.size() - 8 : 0; k < log.size(); ++k)
-        text += "\n    " + log[k];
-      text += "\n    the model answers: " + Show(want);
-      rec->findings.push_back(
-          {"disagrees-on-" + (step.op == "foreign-read" ? std::string("read") : step.op),
-           text,
-           {},
-           {Since(ctx, now)}});
-      co_return;
-    }
-  }
-}
-
-// A probe's own handle runtime: the version's state store, one connection of its own, and the
-// PRNG its creates draw words from.
-struct Probe {
-  Probe(sim::Ctx& ctx, const ClientArgs& a, const std::string& connection, uint64_t seed)
-      : rng(seed),
-        state(a.make_state(a.version, ctx, *a.scripts, "provider-under-test")),
-        h(Options(state.get(), connection), ctx, rng) {}
-  static real::handles::HandleOptions Options(real::handles::HandleState* state,
-                                              const std::string& connection) {
-    real::handles::HandleOptions o;
-    o.state = state;
-    o.connection_id = connection;
-    o.commit_lease_ms = kLeaseMs;
-    return o;
-  }
-  sim::Prng rng;
-  std::unique_ptr<real::handles::HandleState> state;
-  real::handles::HandleContext h;
-};
-
-// quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
-// connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
-// whose result then expires); a third create must be accepted, as no handle is live. After
-// discards, both handles are read first and the first one's words are created again, and then
-// one more create must be accepted (one live handle of two).
-sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
-  real::handles::HandleKind kind = DraftKind();
-  kind.name = "quota";
-  kind.idle_ttl_ms = 100;
-  kind.max_ttl_ms = 300;
-  kind.result_ttl_ms = 100;
-  kind.max_entries = 2;
-  Probe probe(ctx, a, absl::StrCat("quota-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 1);
-  real::handles::HandleContext& h = probe.h;
-  const uint64_t how = op.below(3);
-  std::string gone, x, y;
-  const int64_t resent_before = ctx.resent_calls();
-  try {
-    x = co_await h.create(kind, Json::object());
-    y = co_await h.create(kind, Json::object());
-    if (how == 0) {
-      co_await ctx.sleep(kind.idle_ttl_ms);  // both idle-expire: HANDLE_EXPIRED from here on
-      gone = "both drafts expired (idle, 100 ms)";
-    } else if (how == 1) {
-      co_await h.discard(kind, x);
-      co_await h.discard(kind, y);
-      co_await ctx.sleep(2);  // the 1 ms tombstones lapse
-      gone = "both drafts were discarded";
-    } else {
-      const real::handles::Work work = [](Json) -> sim::Task<Json> { co_return Json::object(); };
-      co_await h.commit(kind, x, work);
-      co_await h.commit(kind, y, work);
-      co_await ctx.sleep(kind.result_ttl_ms);  // both results expire
-      gone = "both drafts were committed and their results expired (100 ms)";
-    }
-  } catch (const HandleError&) {
-    co_return;  // the setup did not go through: nothing to judge
-  }
-  // A create refused for quota with fewer than maxEntries live handles.
-  auto refused = [&](const HandleError& e, int64_t t, const std::string& live) {
-    // A create's CAS-if-absent that the client library re-sent fails against its own first
-    // sending; the runtime takes that for a collision and allocates other words (js 557-562),
-    // so the first draft lives on with a handle no caller was given. (A re-sent discard or
-    // commit lands once: its version no longer matches.) Named so only after discards: after
-    // idle expiry or expired results, the grace a record is kept for fails the create anyway.
-    const bool create_resent = how == 1 && ctx.resent_calls() > resent_before;
-    if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
-      a.rec->findings.push_back(
-          {create_resent ? "resent-create-orphans-draft"
-           : how == 0    ? "expired-drafts-hold-quota"
-           : how == 1    ? "discarded-drafts-hold-quota"
-                         : "expired-results-hold-quota",
-           absl::StrCat("a kind with maxEntries 2: two drafts",
-                        create_resent ? " (a call was re-sent after a reconnect)" : "", "; ", gone,
-                        "; at +", t, "ms, with ", live, ", create failed: ", e.what()),
-           {},
-           {Since(ctx, sim::kDefaultEpochMs + t)}});
-  };
-  std::string live = "no live handle";
-  if (how == 1) {
-    // The discarded handles' words stay in use for a while: a caller that still holds them
-    // reads them (HANDLE_NOT_FOUND), and a create draws the first one's words again (the
-    // context's PRNG from the same seed: a wordlist collision, made certain). Each key then has
-    // no record, and on beta.24 the legacy tombstone its last write left for the index ttl.
-    const std::vector<std::string> held = {x, y};
-    for (const std::string& handle : held) {
-      try {
-        co_await h.read(kind, handle);
-      } catch (const HandleError&) {
-      }
-    }
-    Probe again(ctx, a, absl::StrCat("quota-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 1);
-    const int64_t t = a.rec->now();
-    try {
-      co_await again.h.create(kind, Json::object());
-    } catch (const HandleError& e) {
-      refused(e, t, "no live handle, after reading both");
-      co_return;
-    }
-    live = "one live handle (the first one's words, drawn again)";
-  }
-  const int64_t t = a.rec->now();
-  try {
-    co_await h.create(kind, Json::object());
-  } catch (const HandleError& e) {
-    refused(e, t, live);
-  }
-}
-
-// quota-limits-live-handles: a kind with maxEntries 2 and deadlines far off, in a connection of
-// the client's own: two drafts, then a third create must be refused (the namespace is full of
-// live handles), and an update or a commit of a draft already there must still be accepted.
-sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
-  real::handles::HandleKind kind = DraftKind();
-  kind.name = "full";
-  kind.idle_ttl_ms = 2000;
-  kind.max_ttl_ms = 4000;
-  kind.max_entries = 2;
-  Probe probe(ctx, a, absl::StrCat("full-", a.id, "-", i), sim::OpSeed(a.seed, a.id, i) + 2);
-  real::handles::HandleContext& h = probe.h;
-  std::string x;
-  try {
-    x = co_await h.create(kind, Json::object());
-    co_await h.create(kind, Json::object());
-  } catch (const HandleError&) {
-    co_return;  // the setup did not go through: nothing to judge
-  }
-  const int64_t t = a.rec->now();
-  std::string third;
-  try {
-    third = co_await h.create(kind, Json::object());
-  } catch (const HandleError&) {
-  }
-  if (!third.empty())
-    a.rec->findings.push_back({"overfill",
-                               absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +",
-                                            t, "ms a third create was accepted (", third, ")"),
-                               {},
-                               {Since(ctx, sim::kDefaultEpochMs + t)}});
-  // What a full namespace must still accept: a draft that is there changing.
-  const bool commit = op.chance({1, 2});
-  const int64_t u = a.rec->now();
-  std::string refused;
-  try {
-    if (commit) {
-      const real::handles::Work work = [](Json) -> sim::Task<Json> { co_return Json::object(); };
-      co_await h.commit(kind, x, work);
-    } else {
-      const std::function<Json(Json)> touch = [](Json d) {
-        d["n"] = 1;
-        return d;
-      };
-      co_await h.update(kind, x, touch);
-    }
-  } catch (const HandleError& e) {
-    if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport) refused = e.what();
-  }
-  if (!refused.empty())
-    a.rec->findings.push_back(
-        {commit ? "full-kind-refuses-commit" : "full-kind-refuses-update",
-         absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +", u, "ms ",
-                      commit ? "commit" : "update", " of one of them failed: ", refused),
-         {},
-         {Since(ctx, sim::kDefaultEpochMs + u)}});
-}
-
 // A recorded trace's client (testbed explore): its operations in order, each after its recorded
 // gap, through the port; an operation on a handle whose create did not land in this run (or
 // that the trace never created) is not made, as a2's explore skips a claim this run did not get.
@@ -527,25 +127,11 @@ sim::Task<void> TraceClient(sim::Ctx& ctx, ClientArgs a) {
   }
 }
 
-sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
+}  // namespace
+
+sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
   if (a.trace) {
     co_await TraceClient(ctx, a);
-    co_return;
-  }
-  if (a.workload == Workload::kQuota || a.workload == Workload::kQuotaLimit) {
-    for (int i = 0; i < a.ops; ++i) {
-      if (a.skip->count({a.id, i})) continue;  // shrunk away
-      sim::Prng op(sim::OpSeed(a.seed, a.id, i));
-      if (a.workload == Workload::kQuota)
-        co_await QuotaProbe(ctx, a, i, op);
-      else
-        co_await QuotaLimitProbe(ctx, a, i, op);
-    }
-    co_return;
-  }
-  const bool lockstep = a.workload == Workload::kMemoryLockstep;
-  if (a.workload == Workload::kSequential || lockstep) {
-    if (a.id == 0 || (a.id == 1 && lockstep)) co_await SequentialClient(ctx, a, lockstep);
     co_return;
   }
   Recorder* rec = a.rec;
@@ -571,8 +157,7 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
     else
       co_await ctx.sleep(op_rng.range(0, 40));
     const uint64_t roll = op_rng.below(100);
-    if ((rec->pool.empty() || roll < 15) && a.workload == Workload::kDraftsAndCursors &&
-        op_rng.chance({1, 3})) {
+    if ((rec->pool.empty() || roll < 15) && a.cursors && op_rng.chance({1, 3})) {
       // A cursor (model/handles.h promise 7): every client reads it and may discard it, as a
       // draft; no client updates or commits it (the SDK's types offer those for drafts only).
       const real::handles::HandleKind& cursor_kind = CursorKind();
@@ -756,7 +341,13 @@ sim::Task<void> Client(sim::Ctx& ctx, ClientArgs a) {
   }
 }
 
-}  // namespace
+sim::Task<void> EachOperation(sim::Ctx& ctx, ClientArgs a, OperationProbe probe) {
+  for (int i = 0; i < a.ops; ++i) {
+    if (a.skip->count({a.id, i})) continue;  // shrunk away
+    sim::Prng op(sim::OpSeed(a.seed, a.id, i));
+    co_await probe(ctx, a, i, op);
+  }
+}
 
 const real::handles::HandleKind& DraftKind() {
   static const real::handles::HandleKind kind = [] {
@@ -829,14 +420,14 @@ std::string Describe(const Op& o) {
 void HandlesRun::Start(sim::World& world) {
   rec_.world = &world;
   const RunSpec& spec = env_.spec;
-  // The lockstep always runs its two clients (Redis and the memory backend).
-  const int clients = workload_ == Workload::kMemoryLockstep ? 2 : spec.clients;
+  const int clients = workload_.clients > 0 ? workload_.clients : spec.clients;
   for (int c = 0; c < clients; ++c)
     world.add_actor(absl::StrCat("client", c), [this, c](sim::Ctx& ctx) {
       start_offsets_[c] = ctx.now_ms() - rec_.world->now_ms();
       const RunSpec& spec = env_.spec;
-      return Client(ctx, ClientArgs{workload_, spec.seed, c, spec.ops, spec.version, &spec.skip,
-                                    &env_.bodies, &rec_, env_.make_state, env_.trace.get()});
+      return workload_.client(
+          ctx, ClientArgs{workload_.cursors, spec.seed, c, spec.ops, spec.version, &spec.skip,
+                          &env_.bodies, &rec_, env_.make_state, env_.trace.get()});
     });
 }
 

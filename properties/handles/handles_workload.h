@@ -139,7 +139,7 @@ using StateFactory = std::unique_ptr<real::handles::HandleState> (*)(
     const std::string& version, sim::Ctx& ctx, const real::state::VersionScripts& scripts,
     std::string provider_id);
 
-// The handle operations a recorded trace's clients made (properties/handles/handles_trace.cc
+// The handle operations a recorded trace's clients made (properties/handles/handles_trace_ops.cc
 // rebuilds them from the calls), made again through the port in place of the drafts workload's
 // own (testbed explore).
 struct TracePlans {
@@ -172,14 +172,62 @@ struct HandlesEnv {
 };
 using HandlesProperty = Property<HandlesEnv>;
 
-enum class Workload {
-  kDrafts,            // every client: creates, reads, updates, commits, discards, foreign reads
-  kDraftsAndCursors,  // the same, and a third of the creates make a cursor (CursorKind)
-  kSequential,        // client0 alone, each call compared with model/handles
-  kMemoryLockstep,    // client0 on Redis and client1 on the memory backend, the same calls
-  kQuota,             // quota probes: maxEntries 2, two drafts gone, a third create
-  kQuotaLimit,        // maxEntries 2, two live drafts: a third create, an update or a commit
+// What one client of a run is given: its id, its operations (those shrunk away in `skip`), the
+// version and its scripts, where it records, and a recorded trace's plans (explore).
+struct ClientArgs {
+  bool cursors;  // the drafts workload: a third of the creates make a cursor (CursorKind)
+  uint64_t seed;
+  int id, ops;
+  std::string version;
+  const SkipSet* skip;
+  const real::state::VersionScripts* scripts;
+  Recorder* rec;
+  StateFactory make_state;
+  const TracePlans* trace = nullptr;
 };
+using ClientFn = sim::Task<void> (*)(sim::Ctx&, ClientArgs);
+
+// What a run's clients do: `client` in each of them (`clients` of them; 0: the spec's).
+struct Workload {
+  ClientFn client;
+  int clients = 0;
+  bool cursors = false;
+};
+
+// The drafts workload (most properties): every client creates, reads, updates, commits,
+// discards and reads foreign drafts, or makes a recorded trace's operations (explore).
+sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a);
+
+// One operation of a probing client, drawing from the operation's own stream `op`.
+using OperationProbe = sim::Task<void> (*)(sim::Ctx&, ClientArgs, int i, sim::Prng& op);
+// A client that makes each of its operations by `probe`, one after another (the quota
+// properties).
+sim::Task<void> EachOperation(sim::Ctx& ctx, ClientArgs a, OperationProbe probe);
+
+// A probe's own handle runtime: the version's state store, one connection of its own, and the
+// PRNG its creates draw words from.
+struct Probe {  // (quota-counts-live-handles, quota-limits-live-handles)
+  Probe(sim::Ctx& ctx, const ClientArgs& a, const std::string& connection, uint64_t seed)
+      : rng(seed),
+        state(a.make_state(a.version, ctx, *a.scripts, "provider-under-test")),
+        h(Options(state.get(), connection), ctx, rng) {}
+  static real::handles::HandleOptions Options(real::handles::HandleState* state,
+                                              const std::string& connection) {
+    real::handles::HandleOptions o;
+    o.state = state;
+    o.connection_id = connection;
+    o.commit_lease_ms = kLeaseMs;
+    return o;
+  }
+  sim::Prng rng;
+  std::unique_ptr<real::handles::HandleState> state;
+  real::handles::HandleContext h;
+};
+
+// handles_sequential.cc: one client, no faults, every call compared with model/handles (or, with
+// against_memory, client 1 makes the same calls on the memory backend in lockstep)
+// (model-matches-implementation, memory-matches-redis).
+sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory);
 
 // A run of one workload, judged by `judge` over what the callers saw (the findings, and
 // "no verdict" when a checker gave up).
@@ -206,9 +254,9 @@ void Judged(const Recorder& rec, RunOutcome& out) {
   out.findings = J(rec, out.trace);
 }
 
-template <FindingsJudge J, Workload W = Workload::kDrafts>
+template <FindingsJudge J, ClientFn C = DraftsClient, int Clients = 0>
 std::unique_ptr<PropertyRun> Run(const HandlesEnv& env) {
-  return std::make_unique<HandlesRun>(env, W, &Judged<J>);
+  return std::make_unique<HandlesRun>(env, Workload{C, Clients}, &Judged<J>);
 }
 
 // The findings a sequential, lockstep or quota workload made itself.

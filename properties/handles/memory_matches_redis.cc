@@ -9,6 +9,11 @@
 namespace testbed::props::handles {
 namespace {
 
+// The lockstep's two clients: client 0 on the Redis backend, client 1 on the memory backend.
+sim::Task<void> LockstepClient(sim::Ctx& ctx, ClientArgs a) {
+  co_await SequentialClient(ctx, a, /*against_memory=*/true);
+}
+
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
   for (size_t k = 0; k < std::min(rec.on_redis.size(), rec.on_memory.size()); ++k) {
     const auto& r = rec.on_redis[k];
@@ -41,7 +46,7 @@ const HandlesProperty& MemoryMatchesRedis() {
         {"differs-on-update", "update answers differently on the two backends"},
         {"differs-on-commit", "commit answers differently on the two backends"},
         {"differs-on-discard", "discard answers differently on the two backends"}}},
-      Run<Judge, Workload::kMemoryLockstep>};
+      Run<Judge, LockstepClient, 2>};
   return kProperty;
 }
 

@@ -4,6 +4,14 @@
 #include "properties/handles/handles_workload.h"
 
 namespace testbed::props::handles {
+namespace {
+
+// Client 0 alone calls; the others (a run has the spec's clients) make no call.
+sim::Task<void> ModelClient(sim::Ctx& ctx, ClientArgs a) {
+  if (a.id == 0) co_await SequentialClient(ctx, a, /*against_memory=*/false);
+}
+
+}  // namespace
 
 const HandlesProperty& ModelMatchesImplementation() {
   static const HandlesProperty kProperty = {
@@ -17,7 +25,7 @@ const HandlesProperty& ModelMatchesImplementation() {
         {"disagrees-on-update", "update answers other than the model"},
         {"disagrees-on-commit", "commit answers other than the model"},
         {"disagrees-on-discard", "discard answers other than the model"}}},
-      Run<WorkloadFindings, Workload::kSequential>};
+      Run<WorkloadFindings, ModelClient>};
   return kProperty;
 }
 

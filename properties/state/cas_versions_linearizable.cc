@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

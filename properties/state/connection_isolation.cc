@@ -2,7 +2,7 @@
 // and read the same key in a connection-scoped namespace, and must only ever read their own values.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

@@ -2,7 +2,7 @@
 // the last client to finish reads it and compares it with the increments that were acknowledged.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

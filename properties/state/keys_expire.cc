@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

@@ -9,7 +9,7 @@
 // and the copy must be gone two milliseconds later.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

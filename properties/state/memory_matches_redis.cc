@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/state_store.h"
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 #include "sim/clock.h"
 
 namespace testbed::props::state {

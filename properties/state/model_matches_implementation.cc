@@ -6,7 +6,7 @@
 // and the run goes on judging after them.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

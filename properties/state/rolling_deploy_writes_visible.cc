@@ -4,7 +4,7 @@
 // read must return the last acknowledged write.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

@@ -1,5 +1,5 @@
-// Rolling deploys and the legacy (v1 -> v2) properties: see state_workloads.h.
-#include "properties/state/state_workloads.h"
+// Rolling deploys and the legacy (v1 -> v2) properties: see state_workload.h.
+#include "properties/state/state_workload.h"
 
 #include <absl/strings/str_cat.h>
 

@@ -7,7 +7,7 @@
 #include "model/state_register.h"
 #include "checker/jepsen_history.h"
 #include "checker/linearizability.h"
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 #include "checker/version_order.h"
 
 namespace testbed::props::state {

@@ -1,5 +1,5 @@
-// Property model-matches-implementation: see state_workloads.h.
-#include "properties/state/state_workloads.h"
+// Property model-matches-implementation: see state_workload.h.
+#include "properties/state/state_workload.h"
 
 #include <algorithm>
 #include <functional>

@@ -4,7 +4,7 @@
 #include <absl/strings/str_split.h>
 
 #include "properties/state/state_props.h"
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 #include "real/state/redis_common.h"
 
 namespace testbed::props::state {

@@ -3,7 +3,7 @@
 // compareAndSets at the first write's version.
 #include <string>
 
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 
 namespace testbed::props::state {
 namespace {

@@ -2,10 +2,11 @@
 // its clients record (Recorder), the base of a run (StateRun: each client runs Client(), the
 // findings are what the clients recorded unless the property judges more), and what several
 // property files share, split by file (a probe one property uses lives in that property's file):
-//   state_probes.cc        values, quota writes, old pods and the quota probe across clocks
+//   state_workload.cc      values, quota writes, old pods and the quota probe across clocks
 //   state_linearizable.cc  one plain operation into the history, and its judging
 //   state_legacy.cc        rolling deploys and the v1 -> v2 legacy workloads
 //   state_sequential.cc    the sequential client against model/state_store, and names lockstep
+//   state_trace_ops.cc     a recorded trace's calls read back as the register's operations
 #pragma once
 
 #include <cstdint>
@@ -155,7 +156,7 @@ struct LegacyLog {
 };
 enum class Legacy { kRead, kRolling };
 
-// ---- state_probes.cc: what several probes share ----
+// ---- state_workload.cc: what several probes share ----
 // The values whose JSON a store could bend (value-read-back, the sequential client).
 real::state::Json TrickyValue(sim::Prng& rng);
 
@@ -204,7 +205,7 @@ sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
 
 // ---- state_linearizable.cc ----
 // One operation of the register: what PlainOp draws, or what a recorded trace's client made
-// (trace_ops.cc).
+// (state_trace_ops.cc).
 struct RegisterCall {
   model::RegisterOp::Kind kind = model::RegisterOp::Kind::kGet;
   std::string key;
@@ -238,7 +239,7 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key);
 void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out);
 
-// ---- trace_ops.cc ----
+// ---- state_trace_ops.cc ----
 // What a recorded trace of `version` can be judged by (beta.23, beta.24, beta.30; nullptr else).
 const TraceSupport* StateTraceSupport(const std::string& version);
 

@@ -1,5 +1,5 @@
-// What several state probes share (state_workloads.h says who uses each).
-#include "properties/state/state_workloads.h"
+// What several state probes share (state_workload.h says who uses each).
+#include "properties/state/state_workload.h"
 
 #include <algorithm>
 #include <cstdio>

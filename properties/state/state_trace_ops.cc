@@ -40,7 +40,7 @@
 #include <algorithm>
 
 #include "properties/shared/recorded_windows.h"
-#include "properties/state/state_workloads.h"
+#include "properties/state/state_workload.h"
 #include "real/state/redis_common.h"
 #include "real/state/state_api.h"
 
