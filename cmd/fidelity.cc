@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "cmd/cli_internal.h"
-#include "properties/fidelity.h"
+#include "harness/system.h"
+#include "real/real_backend.h"
+#include "sim/fidelity.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "sim/clock.h"
@@ -64,27 +66,32 @@ int RunFidelity(const FidelitySpec& spec) {
   if (spec.inject_fault == "expiry-shift") options.fault_expiry_shift_ms = -1;
   if (spec.inject_fault == "cjson-empty-array") options.fault_cjson_empty_table_as_array = true;
 
-  real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  const real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  const std::vector<sim::fidelity::Script> scripts = props::FidelityScripts(catalog);
   const int every = static_cast<int>(spec.checkpoint_every);
   // The steps stream from the seed: a campaign of any length runs in constant memory.
-  auto stream = [&] { return props::StepStream(spec.seed, spec.commands, scripts, every); };
+  auto stream = [&] { return sim::fidelity::StepStream(spec.seed, spec.commands, scripts, every); };
   std::unique_ptr<real::RedisServer> server;
-  if (spec.redis == "spawn") server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
-  props::Runner runner(server.get(), options);
-  props::Coverage coverage;
+  std::unique_ptr<real::SpawnedReference> reference;
+  if (spec.redis == "spawn") {
+    server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
+    reference = std::make_unique<real::SpawnedReference>(*server);
+  }
+  sim::fidelity::Runner runner(reference.get(), options);
+  sim::fidelity::Coverage coverage;
   std::string hash;
   size_t steps_run = 0;
-  props::StepStream steps = stream();
+  sim::fidelity::StepStream steps = stream();
   auto divergence = runner.run(steps, &steps_run, &coverage, &hash);
-  std::printf("%s", props::FormatCoverage(coverage).c_str());
+  std::printf("%s", sim::fidelity::FormatCoverage(coverage).c_str());
   std::printf("commands: %lld, steps: %zu, compared against: %s\n",
               static_cast<long long>(spec.commands), steps_run,
               server ? "spawned redis-server" : "nothing (emulator only)");
   if (spec.check_determinism) {
     std::string once, again;
-    props::StepStream first = stream(), second = stream();
-    props::Runner(nullptr, options).run(first, nullptr, nullptr, &once);
-    props::Runner(nullptr, options).run(second, nullptr, nullptr, &again);
+    sim::fidelity::StepStream first = stream(), second = stream();
+    sim::fidelity::Runner(nullptr, options).run(first, nullptr, nullptr, &once);
+    sim::fidelity::Runner(nullptr, options).run(second, nullptr, nullptr, &again);
     std::printf("determinism: %s (%s vs %s)\n", once == again ? "same trace hash" : "DIFFERENT",
                 once.c_str(), again.c_str());
     if (once != again) return 1;
@@ -94,13 +101,13 @@ int RunFidelity(const FidelitySpec& spec) {
     return 0;
   }
   // Only now is the failing prefix kept: generated again from the seed.
-  std::vector<props::Step> prefix =
-      props::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
+  std::vector<sim::fidelity::Step> prefix =
+      sim::fidelity::Generate(spec.seed, spec.commands, scripts, every, divergence->step + 1);
   std::printf("divergences: 1 (the run stops at the first)\n");
   std::printf("first divergence at step %zu: %s\n", divergence->step,
               prefix.back().render().c_str());
   if (!spec.no_shrink && server) {
-    prefix = props::Shrink(prefix, runner);
+    prefix = sim::fidelity::Shrink(prefix, runner);
     auto again = runner.run(prefix);
     std::printf("shortest failing sequence (%zu steps, %lld runs to shrink):\n", prefix.size(),
                 static_cast<long long>(runner.runs()));

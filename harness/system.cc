@@ -263,4 +263,18 @@ std::string FormatSkip(const SkipSet& skip) {
   return absl::StrJoin(items, ",");
 }
 
+std::vector<sim::fidelity::Script> FidelityScripts(const real::ScriptCatalog& scripts) {
+  std::vector<sim::fidelity::Script> out;
+  for (const real::ScriptFile& file : scripts.all()) {
+    sim::fidelity::Script script{file.id(), file.body, nullptr};
+    const System* system = FindSystem(file.id().substr(0, file.id().find('/')));
+    if (system && system->script_shape())
+      script.shape = [shape = system->script_shape(), &file](sim::fidelity::ArgDraws& d) {
+        return shape(file, d);
+      };
+    out.push_back(std::move(script));
+  }
+  return out;
+}
+
 }  // namespace testbed::props

@@ -22,6 +22,7 @@
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "sim/faults.h"
+#include "sim/fidelity.h"
 #include "sim/runtime.h"
 #include "sim/trace.h"
 
@@ -227,6 +228,9 @@ struct TraceSupport {
 // (violated, classes, description).
 void Conclude(RunOutcome& out);
 
+using ScriptShapeFn = sim::fidelity::ScriptShape (*)(const real::ScriptFile& script,
+                                                     sim::fidelity::ArgDraws& draws);
+
 class System {
  public:
   // Recorded traces: what a trace of `version`'s calls can be judged by (nullptr: nothing).
@@ -265,6 +269,10 @@ class System {
   std::string FirstCompileError(const real::ScriptCatalog& scripts,
                                 const std::string& version) const;
 
+  // How `testbed fidelity` draws the arguments of `script`, one of this system's scripts
+  // (nullptr: it runs with no keys and no arguments).
+  virtual ScriptShapeFn script_shape() const { return nullptr; }
+
   // Scenario fields beyond the common ones (by default: options() under their scenario keys).
   virtual void WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const;
   virtual void ReadScenarioFields(const nlohmann::json& j, RunSpec& spec) const;
@@ -292,6 +300,11 @@ class System {
 RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
                        const sim::FaultOptions& faults, const real::ScriptCatalog& scripts,
                        real::RedisServer* server, sim::Strategy* strategy = nullptr);
+
+// The shipped scripts as `testbed fidelity` calls them, in the catalog's order, each with the
+// argument shape of the system whose scripts they are (real::ScriptFile::id's first part). The
+// shapes read `scripts`, which must outlive what this returns.
+std::vector<sim::fidelity::Script> FidelityScripts(const real::ScriptCatalog& scripts);
 
 // The registry: every system the CLI knows, in registration order.
 const std::vector<const System*>& Systems();

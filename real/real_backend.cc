@@ -31,6 +31,13 @@ std::string Pairs(const std::vector<sim::Reply>& items, bool sort_pairs) {
 
 }  // namespace
 
+sim::RedisConnection& SpawnedReference::Reset(int64_t now_ms) {
+  server_.reset();
+  server_.set_time_ms(now_ms);
+  connection_ = server_.connect_raw();
+  return *connection_;
+}
+
 std::string DumpKeyspace(sim::RedisConnection& c) {
   std::vector<std::string> names;
   for (const sim::Reply& k : Must(c, {"KEYS", "*"}).elements) names.push_back(k.str);

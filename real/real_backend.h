@@ -9,12 +9,28 @@
 #include <optional>
 
 #include "real/redis_server.h"
+#include "real/resp_connection.h"
+#include "sim/fidelity.h"
 #include "sim/runtime.h"
 
 namespace testbed::real {
 
 // The canonical keyspace dump (same text as Emulator::dump_keyspace), read through commands.
 std::string DumpKeyspace(sim::RedisConnection& c);
+
+// The spawned redis-server as the emulator's reference in `testbed fidelity`: reset, the clock
+// set through the shim, one raw connection.
+class SpawnedReference : public sim::fidelity::ReferenceServer {
+ public:
+  explicit SpawnedReference(RedisServer& server) : server_(server) {}
+  sim::RedisConnection& Reset(int64_t now_ms) override;
+  void SetTimeMs(int64_t now_ms) override { server_.set_time_ms(now_ms); }
+  std::string DumpKeyspace() override { return real::DumpKeyspace(*connection_); }
+
+ private:
+  RedisServer& server_;
+  std::unique_ptr<RespConnection> connection_;
+};
 
 class RealBackend : public sim::Backend {
  public:

@@ -4,16 +4,23 @@
 
 #include <set>
 
-#include "properties/fidelity.h"
+#include "harness/system.h"
+#include "real/real_backend.h"
+#include "sim/fidelity.h"
 #include "sim/clock.h"
 
-namespace testbed::props {
+namespace testbed::sim::fidelity {
 namespace {
 
-const real::ScriptCatalog& Scripts() {
+const real::ScriptCatalog& Catalog() {
   static const real::ScriptCatalog catalog =
       real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   return catalog;
+}
+// Every shipped script, with its system's argument shapes.
+const std::vector<Script>& Scripts() {
+  static const std::vector<Script> scripts = props::FidelityScripts(Catalog());
+  return scripts;
 }
 
 std::string Replay(uint64_t seed, int64_t commands, const std::string& extra = "") {
@@ -27,7 +34,8 @@ TEST_P(FixedSeeds, EmulatorAndRedisServerAgreeOnEveryReplyAndCheckpoint) {
   const uint64_t seed = GetParam();
   const int64_t commands = 4000;
   real::RedisServer server(sim::kDefaultEpochMs);
-  Runner runner(&server, {});
+  real::SpawnedReference reference(server);
+  Runner runner(&reference, {});
   const auto steps = Generate(seed, commands, Scripts());
   auto d = runner.run(steps);
   ASSERT_FALSE(d.has_value()) << "seed " << seed << " diverges at step " << d->step << ": "
@@ -40,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, FixedSeeds, ::testing::Values(1, 2, 3, 4, 5, 6))
 
 // A fidelity check that never fails proves nothing: each injected deviation must be caught.
 std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const sim::EmulatorOptions& fault,
-                                                                 real::RedisServer& server) {
+                                                                 ReferenceServer& server) {
   Runner runner(&server, fault);
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     const auto steps = Generate(seed, 2000, Scripts());
@@ -53,7 +61,8 @@ std::optional<std::pair<uint64_t, std::vector<Step>>> FirstCatch(const sim::Emul
 }
 
 TEST(InjectedDeviation, AnExpiryBoundaryMovedByOneMillisecondIsCaughtAndShrunk) {
-  real::RedisServer server(sim::kDefaultEpochMs);
+  real::RedisServer spawned(sim::kDefaultEpochMs);
+  real::SpawnedReference server(spawned);
   sim::EmulatorOptions fault;
   fault.fault_expiry_shift_ms = -1;
   auto caught = FirstCatch(fault, server);
@@ -66,7 +75,8 @@ TEST(InjectedDeviation, AnExpiryBoundaryMovedByOneMillisecondIsCaughtAndShrunk) 
 }
 
 TEST(InjectedDeviation, CjsonEncodingEmptyTablesAsArraysIsCaught) {
-  real::RedisServer server(sim::kDefaultEpochMs);
+  real::RedisServer spawned(sim::kDefaultEpochMs);
+  real::SpawnedReference server(spawned);
   sim::EmulatorOptions fault;
   fault.fault_cjson_empty_table_as_array = true;
   auto caught = FirstCatch(fault, server);
@@ -92,7 +102,7 @@ TEST(Coverage, AFewThousandCommandsExerciseTheWholeSubsetAndEverySeedScript) {
   std::set<std::string> scripts_seen;
   for (const auto& [key, n] : coverage.script_shapes)
     scripts_seen.insert(key.substr(0, key.find(" -> ")));
-  for (const real::ScriptFile& s : Scripts().all())
+  for (const real::ScriptFile& s : Catalog().all())
     EXPECT_TRUE(scripts_seen.count(s.id())) << s.id() << " never ran";
   // The seed scripts' success paths, not only their error paths, must be reached.
   for (const char* shape : {"state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT -> [1,bulk]",
@@ -102,4 +112,4 @@ TEST(Coverage, AFewThousandCommandsExerciseTheWholeSubsetAndEverySeedScript) {
 }
 
 }  // namespace
-}  // namespace testbed::props
+}  // namespace testbed::sim::fidelity

@@ -71,6 +71,7 @@ class A2System : public System {
   std::string default_version() const override { return "0.5.0"; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
   int default_ops() const override { return 16; }
+  ScriptShapeFn script_shape() const override { return &A2ScriptShape; }
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,

@@ -14,5 +14,7 @@ namespace testbed::props::a2 {
 std::unique_ptr<System> Make();
 // What a recorded trace of `version`'s calls can be judged by (properties/a2/a2_trace_ops.cc).
 const TraceSupport* A2TraceSupport(const std::string& version);
+// How `testbed fidelity` draws the arguments of one of a2's scripts (a2_script_shapes.cc).
+sim::fidelity::ScriptShape A2ScriptShape(const real::ScriptFile& s, sim::fidelity::ArgDraws& d);
 
 }  // namespace testbed::props::a2

@@ -90,6 +90,7 @@ class StateSystem : public System {
   std::string default_version() const override { return "beta30"; }
   int max_old_versions() const override { return 2; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
+  ScriptShapeFn script_shape() const override { return &StateScriptShape; }
   const std::vector<SystemOption>& options() const override {
     static const std::vector<SystemOption> kOptions = {
         {"ops-mix",

@@ -10,5 +10,8 @@
 namespace testbed::props::state {
 
 std::unique_ptr<System> Make();
+// How `testbed fidelity` draws the arguments of one of the state store's scripts
+// (state_script_shapes.cc).
+sim::fidelity::ScriptShape StateScriptShape(const real::ScriptFile& s, sim::fidelity::ArgDraws& d);
 
 }  // namespace testbed::props::state

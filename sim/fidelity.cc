@@ -1,6 +1,4 @@
-#include "properties/fidelity.h"
-
-#include "real/real_backend.h"
+#include "sim/fidelity.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,7 +11,7 @@
 #include "sim/prng.h"
 #include "sim/redis_text.h"
 
-namespace testbed::props {
+namespace testbed::sim::fidelity {
 namespace {
 
 using sim::redis_text::ToUpper;
@@ -25,8 +23,6 @@ const std::vector<std::string> kStringKeys = {"k1", "k2", "k3"};
 const std::vector<std::string> kHashKeys = {"h1", "h2"};
 const std::vector<std::string> kZsetKeys = {"z1", "z2"};
 const std::vector<std::string> kStreamKeys = {"s1", "s2"};
-const std::vector<std::string> kStateValueKeys = {"st:v1", "st:v2"};
-const std::vector<std::string> kStateLegacyKeys = {"st:l1", "st:l2"};
 
 std::string Deep(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -91,46 +87,42 @@ const std::vector<std::string>& Scalars() {
   return v;
 }
 
-class Gen {
+}  // namespace
+
+std::string ArgDraws::AnyKey() {
+  static const std::vector<std::string> all = {"k1",    "k2",     "k3",      "h1",   "h2",
+                                               "z1",    "z2",     "zl",      "s1",   "s2",
+                                               "st:v1", "st:idx", "a2:meta", "nokey"};
+  return Pick(all);
+}
+std::string ArgDraws::Scalar() { return Pick(Scalars()); }
+std::string ArgDraws::Json() { return Pick(JsonValues()); }
+std::string ArgDraws::SmallMs() {
+  static const std::vector<std::string> v = {
+      "1", "2", "3", "5", "10", "100", "1000", "0", "-1", "x", "9223372036854775807"};
+  return Pick(v);
+}
+std::string ArgDraws::Envelope() {
+  if (Chance(1, 8))
+    return Pick(
+        {"{\"deleted\":true}", "{\"version\":\"1\"}", "not json", "{\"value\":1}", "[]", Json()});
+  std::string env = "{\"value\":" + Json() + ",\"version\":" + Int(0, 3);
+  if (Chance(3, 4)) env += ",\"createdAt\":\"2026-01-01T00:00:0" + Int(0, 9) + ".000Z\"";
+  env += ",\"updatedAt\":\"2026-01-01T00:00:00.000Z\"}";
+  return env;
+}
+
+namespace {
+
+class Gen : public ArgDraws {
  public:
-  Gen(uint64_t seed, const real::ScriptCatalog& scripts) : rng_(seed), scripts_(scripts) {}
+  Gen(uint64_t seed, const std::vector<fidelity::Script>& scripts)
+      : ArgDraws(seed), scripts_(scripts) {}
 
-  Arg Lit(std::string s) { return Arg{std::move(s)}; }
-  Arg Now(int64_t offset) { return Arg{"", true, offset}; }
-  std::string Pick(const std::vector<std::string>& v) { return rng_.pick(v); }
-  int64_t PickInt(const std::vector<int64_t>& v) { return rng_.pick(v); }
-  bool Chance(uint64_t n, uint64_t d) { return rng_.chance({n, d}); }
-  int64_t Range(int64_t lo, int64_t hi) { return rng_.range(lo, hi); }
-
-  std::string AnyKey() {
-    static const std::vector<std::string> all = {"k1",    "k2",     "k3",      "h1",   "h2",
-                                                 "z1",    "z2",     "zl",      "s1",   "s2",
-                                                 "st:v1", "st:idx", "a2:meta", "nokey"};
-    return Pick(all);
-  }
   std::string Key(const std::vector<std::string>& typed) {
     return Chance(1, 8) ? AnyKey() : Pick(typed);
   }
-  std::string Scalar() { return Pick(Scalars()); }
-  std::string Json() { return Pick(JsonValues()); }
-  std::string Int(int64_t lo, int64_t hi) { return std::to_string(Range(lo, hi)); }
-  // A millisecond count that lands on expiry boundaries often.
-  std::string SmallMs() {
-    static const std::vector<std::string> v = {
-        "1", "2", "3", "5", "10", "100", "1000", "0", "-1", "x", "9223372036854775807"};
-    return Pick(v);
-  }
   Arg MaybeGarbage(Arg a) { return Chance(1, 20) ? Lit(Scalar()) : a; }
-
-  std::string Envelope() {
-    if (Chance(1, 8))
-      return Pick(
-          {"{\"deleted\":true}", "{\"version\":\"1\"}", "not json", "{\"value\":1}", "[]", Json()});
-    std::string env = "{\"value\":" + Json() + ",\"version\":" + Int(0, 3);
-    if (Chance(3, 4)) env += ",\"createdAt\":\"2026-01-01T00:00:0" + Int(0, 9) + ".000Z\"";
-    env += ",\"updatedAt\":\"2026-01-01T00:00:00.000Z\"}";
-    return env;
-  }
 
   // The steps of command i (an optional time advance, the command, a checkpoint every
   // checkpoint_every commands), appended to out; the last command adds the final checkpoint.
@@ -358,15 +350,12 @@ class Gen {
 
   // ---- seed scripts ----
   Step Script() {
-    const auto& all = scripts_.all();
-    const real::ScriptFile& s = all[rng_.below(all.size())];
-    std::vector<Arg> keys, args;
-    ScriptArgs(s, keys, args);
-    // Presence values stay well-formed (see PRESENCE_SET_LUA below): garbage only before them.
-    const size_t garbage_limit = s.constant == "PRESENCE_SET_LUA" ? 3 : args.size();
-    for (size_t i = 0; i < garbage_limit && i < args.size(); ++i) args[i] = MaybeGarbage(args[i]);
+    const fidelity::Script& s = scripts_[rng_.below(scripts_.size())];
+    ScriptShape shape = s.shape ? s.shape(*this) : ScriptShape{};
+    const size_t garbage_limit = std::min(shape.garbage_limit, shape.args.size());
+    for (size_t i = 0; i < garbage_limit; ++i) shape.args[i] = MaybeGarbage(shape.args[i]);
     Step step;
-    step.script_id = s.id();
+    step.script_id = s.id;
     const uint64_t how = rng_.below(10);
     if (how == 0) {
       step.args = {Lit("SCRIPT"), Lit("LOAD"), Lit(s.body)};
@@ -375,145 +364,15 @@ class Gen {
     const std::string sha = sim::Sha1Hex(s.body);
     step.args = {Lit(how < 5 ? "EVAL" : "EVALSHA"),
                  Lit(how < 5 ? s.body : (how == 9 ? ToUpper(sha) : sha)),
-                 Lit(std::to_string(keys.size()))};
-    step.args.insert(step.args.end(), keys.begin(), keys.end());
-    step.args.insert(step.args.end(), args.begin(), args.end());
-    if (s.constant == "PRESENCE_READ_LUA") {
-      step.compare = Compare::kUnorderedPairs;
-      step.hash_key = "a2:presence";
-    }
+                 Lit(std::to_string(shape.keys.size()))};
+    step.args.insert(step.args.end(), shape.keys.begin(), shape.keys.end());
+    step.args.insert(step.args.end(), shape.args.begin(), shape.args.end());
+    step.compare = shape.compare;
+    step.hash_key = shape.hash_key;
     return step;
   }
 
-  void ScriptArgs(const real::ScriptFile& s, std::vector<Arg>& keys, std::vector<Arg>& args) {
-    const std::string& c = s.constant;
-    const bool b24 = s.version == "2.2.0-beta.24";
-    const std::string vkey = Pick(kStateValueKeys), lkey = Pick(kStateLegacyKeys);
-    auto expires = [&] {
-      return Chance(1, 6) ? Lit(SmallMs()) : Now(PickInt({-1, 0, 1, 2, 5, 100, 10000}));
-    };
-    auto ttl = [&] { return Lit(Pick({"1", "2", "5", "100", "10000", "0", "-1"})); };
-    auto now = [&] { return Now(Chance(1, 8) ? Range(-3, 3) : 0); };
-    if (s.package == "@apifuse/provider-sdk") {
-      if (c == "SET_WITH_QUOTA_SCRIPT") {
-        keys = {Lit(vkey), Lit("st:idx")};
-        if (b24) keys.push_back(Lit(lkey));
-        args = {now(), Lit(Int(0, 3)), expires(), ttl(), Lit(Envelope())};
-        if (b24) {
-          args.push_back(Lit(Pick({"0", "1"})));
-          args.push_back(Lit("{\"deleted\":true}"));
-        }
-      } else if (c == "COMPARE_AND_SET_WITH_QUOTA_SCRIPT") {
-        keys = {Lit(vkey), Lit("st:idx")};
-        if (b24) keys.push_back(Lit(lkey));
-        args = {Lit(Int(0, 3)), now(), Lit(Int(0, 3)), expires(), ttl(), Lit(Envelope())};
-        if (b24) {
-          args.push_back(Lit(Pick({"0", "1"})));
-          args.push_back(Lit("{\"deleted\":true}"));
-        }
-      } else if (c == "DELETE_WITH_INDEX_SCRIPT") {
-        keys = {Lit(vkey), Lit("st:idx")};
-        if (b24) keys.push_back(Lit(lkey));
-        if (s.version != "2.2.0-beta.23") {
-          args = {Lit("{\"deleted\":true}"), ttl()};
-          if (b24) args.push_back(Lit(Pick({"0", "1"})));
-        }
-      } else if (c == "BACKFILL_LEGACY_INDEX_SCRIPT") {
-        keys = {Lit("st:idx"), Lit("st:cursor")};
-        args = {now(), ttl(), Lit(Int(0, 300))};
-        for (int64_t n = Range(0, 2); n > 0; --n) {
-          args.push_back(Lit(Pick({"st:v1", "st:v2", "st:l1", "k1"})));
-          args.push_back(Lit(Envelope()));
-          args.push_back(expires());
-        }
-      } else if (c == "CLAIM_LEGACY_SCRIPT") {
-        keys = {Lit(vkey), Lit("st:idx"), Lit(lkey)};
-        args = {now(), Lit(Int(0, 3)), ttl(), Lit("{\"deleted\":true}")};
-      }
-      return;
-    }
-    // a2 0.5.0: KEYS and ARGV as each script's doc comment in the seed describes them.
-    const Arg store = Lit("a2:store"), counter = Lit("a2:counter"), ids = Lit("a2:ids"),
-              sessions = Lit("a2:sessions"), meta = Lit("a2:meta"), pending = Lit("a2:pending"),
-              ready = Lit("a2:ready"), watched = Lit("a2:watched");
-    auto session = [&] { return Lit(Pick({"sess1", "sess2"})); };
-    auto index = [&] { return Lit(Int(0, 8)); };
-    auto lane = [&] { return Lit(Pick({"", "", "L1", "L2"})); };
-    auto payload = [&] { return Lit(Chance(1, 4) ? Json() : "{\"n\":" + Int(0, 9) + "}"); };
-    if (c == "APPEND_LUA") {
-      keys = {store, counter, ids, sessions, meta, pending, ready, watched};
-      const int64_t n = Range(0, 2);
-      args = {session(), now(), Lit(std::to_string(n))};
-      for (int64_t i = 0; i < n; ++i) {
-        args.push_back(Lit("e" + Int(1, 40)));
-        args.push_back(Lit("t"));
-        args.push_back(payload());
-        args.push_back(Lit(Chance(2, 3)
-                               ? std::string()
-                               : "{\"index\":" + Int(0, 4) + ",\"attempt\":" + Int(0, 2) + "}"));
-        args.push_back(lane());
-        args.push_back(Lit(Pick({"0", "1"})));
-      }
-    } else if (c == "FAIL_ATTEMPT_LUA") {
-      keys = {counter, meta, pending, ready};
-      args = {index(), Lit(Int(0, 2)), Lit("boom"), Lit(Int(1, 3)), now()};
-    } else if (c == "CLAIM_AVAILABLE_LUA") {
-      keys = {store, counter, meta, pending, ready};
-      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})), Lit(Int(0, 1))};
-      if (args.back().text == "1") args.push_back(index());
-    } else if (c == "RENEW_CLAIMS_LUA") {
-      keys = {counter, meta};
-      const int64_t n = Range(0, 2);
-      args = {Lit(Pick({"w1", "w2"})), now(), Now(PickInt({-1, 0, 1, 100})),
-              Lit(std::to_string(n))};
-      for (int64_t i = 0; i < n; ++i) {
-        args.push_back(index());
-        args.push_back(Lit(Int(0, 2)));
-      }
-    } else if (c == "COMPLETE_ATTEMPT_LUA") {
-      keys = {store, counter, ids, sessions, meta, pending, ready, watched};
-      const int64_t n = Range(0, 2);
-      args = {session(), now(), index(), Lit(Int(0, 2)), Lit(std::to_string(n))};
-      for (int64_t i = 0; i < n; ++i) {
-        args.push_back(Lit("c" + Int(1, 40)));
-        args.push_back(Lit("t"));
-        args.push_back(payload());
-        args.push_back(lane());
-        args.push_back(Lit(Pick({"0", "1"})));
-      }
-    } else if (c == "PUT_SNAPSHOT_LUA") {
-      keys = {Lit("a2:snap")};
-      const std::string up = Int(0, 5);
-      args = {Lit(up), Lit(Chance(1, 5) ? Json() : "{\"index\":" + up + "}")};
-    } else if (c == "PRESENCE_SET_LUA") {
-      keys = {Lit("a2:presence")};
-      const int64_t n = Range(0, 2);
-      args = {Now(Range(-2, 2)), ttl(), Lit(std::to_string(n))};
-      for (int64_t i = 0; i < n; ++i) {
-        args.push_back(Lit(Pick({"p1", "p2", "p3", std::string(70, 'P')})));
-        // Well-formed values or '' only: PRESENCE_READ stops at the first malformed value, and
-        // which one it meets first depends on hash-table order, which redis-server randomizes per
-        // process (siphash seed). No emulator can match that; the generator steers clear of it.
-        args.push_back(Chance(1, 5) ? Lit("") : Lit("PRESENCE_VALUE"));  // resolved below
-      }
-      // Values carry the sender stamp 'a' and the fine expiry 'e', relative to now.
-      for (size_t i = 4; i < args.size(); i += 2) {
-        if (args[i].text != "PRESENCE_VALUE") continue;
-        args[i] = Arg{
-            "{\"a\":@,\"e\":@" +
-                std::string(Chance(1, 5) ? ",\"pad\":\"" + std::string(60, 'x') + "\"" : "") + "}",
-            true, Range(-1, 3)};
-      }
-    } else if (c == "PRESENCE_READ_LUA") {
-      keys = {Lit("a2:presence")};
-      args = {now()};
-    } else if (c == "READ_STATE_LUA") {
-      keys = {Lit("a2:snap"), counter};
-    }
-  }
-
-  sim::Prng rng_;
-  const real::ScriptCatalog& scripts_;
+  const std::vector<fidelity::Script>& scripts_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -674,7 +533,7 @@ struct StepStream::Impl {
   size_t taken = 0;
 };
 
-StepStream::StepStream(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
+StepStream::StepStream(uint64_t seed, int64_t commands, const std::vector<Script>& scripts,
                        int checkpoint_every)
     : impl_(new Impl{Gen(seed, scripts), commands, 0, checkpoint_every, {}, 0}) {}
 StepStream::~StepStream() = default;
@@ -691,7 +550,7 @@ bool StepStream::Next(Step* out) {
   return true;
 }
 
-std::vector<Step> Generate(uint64_t seed, int64_t commands, const real::ScriptCatalog& scripts,
+std::vector<Step> Generate(uint64_t seed, int64_t commands, const std::vector<Script>& scripts,
                            int checkpoint_every, size_t max_steps) {
   StepStream stream(seed, commands, scripts, checkpoint_every);
   std::vector<Step> steps;
@@ -700,20 +559,16 @@ std::vector<Step> Generate(uint64_t seed, int64_t commands, const real::ScriptCa
   return steps;
 }
 
-Runner::Runner(real::RedisServer* server, sim::EmulatorOptions options)
+Runner::Runner(ReferenceServer* server, EmulatorOptions options)
     : server_(server), options_(options) {}
 
 // One run, fed a step at a time: nothing of the sequence is kept, the trace is hashed as it
 // goes, so a campaign's memory does not grow with its length.
 class Runner::Session {
  public:
-  Session(real::RedisServer* server, const sim::EmulatorOptions& options, Coverage* coverage)
+  Session(ReferenceServer* server, const EmulatorOptions& options, Coverage* coverage)
       : emulator_(clock_, options), coverage_(coverage), server_(server) {
-    if (server) {
-      server->reset();
-      server->set_time_ms(clock_.now_ms());
-      real_ = server->connect_raw();
-    }
+    if (server) real_ = &server->Reset(clock_.now_ms());
     if (coverage) {
       emulator_.observer = [coverage](const sim::Argv& argv, bool) {
         coverage->commands[CoverageKey(argv)]++;
@@ -733,7 +588,7 @@ class Runner::Session {
       const std::string mine = emulator_.dump_keyspace();
       absorb(mine);
       if (real_) {
-        const std::string theirs = real::DumpKeyspace(*real_);
+        const std::string theirs = server_->DumpKeyspace();
         if (mine != theirs) return Divergence{i, mine, theirs};
       }
       return std::nullopt;
@@ -776,12 +631,12 @@ class Runner::Session {
   sim::VirtualClock clock_;
   sim::Emulator emulator_;
   Coverage* coverage_;
-  real::RedisServer* server_;
-  std::unique_ptr<real::RespConnection> real_;
+  ReferenceServer* server_;
+  RedisConnection* real_ = nullptr;
   sim::Sha256Lines hasher_;
 };
 
-void Runner::Session::server_time() { server_->set_time_ms(clock_.now_ms()); }
+void Runner::Session::server_time() { server_->SetTimeMs(clock_.now_ms()); }
 
 std::optional<Divergence> Runner::run(const std::vector<Step>& steps, Coverage* coverage,
                                       std::string* trace_hash) {
@@ -905,4 +760,4 @@ std::string FormatCoverage(const Coverage& c) {
   return out;
 }
 
-}  // namespace testbed::props
+}  // namespace testbed::sim::fidelity
