@@ -1,0 +1,131 @@
+// The emulator's command table (internal to sim/): struct Commands holds one static handler per
+// command, grouped as miniredis groups them, each group in its own file, cmd_<group>.cc: strings
+// and generic commands, hashes, sorted sets, streams, scripting. emulator.cc holds the table
+// and the dispatcher. Each handler follows the order of checks of its Redis 7.0 counterpart
+// (argument parsing, then key lookup, then type check), because the order decides which error
+// a malformed call gets.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/match.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/emulator.h"
+#include "sim/redis_text.h"
+
+namespace testbed::sim {
+
+inline constexpr size_t kHashMaxListpackEntries = 128;
+inline constexpr size_t kHashMaxListpackValue = 64;
+
+inline Reply Unsupported(const std::string& what) {
+  return Reply::Error("ERR unsupported by the emulator: " + what);
+}
+
+// An option name, compared as Redis does (case-insensitively); the length first, without a strlen.
+template <size_t N>
+inline bool Is(const std::string& arg, const char (&upper)[N]) {
+  return arg.size() == N - 1 && absl::EqualsIgnoreCase(arg, absl::string_view(upper, N - 1));
+}
+
+template <typename T>
+inline T* As(Entry* e) {
+  return e ? std::get_if<T>(&e->value) : nullptr;
+}
+
+inline Reply WrongType() { return Reply::Error(redis_text::kWrongType); }
+
+struct Commands {
+  using Handler = Reply (*)(Emulator&, const Argv&);
+  struct Spec {
+    int arity;
+    bool noscript;
+    Handler handler;
+  };
+  static const absl::flat_hash_map<std::string, Spec>& Table();
+  // The spec of an upper-case command name, or nullptr: the table's names bucketed by length
+  // (at most six share one) and compared, without hashing the name.
+  static const Spec* Find(std::string_view upper);
+
+  // ---- generic / strings (cmd_strings.cc) ----
+  static Reply Get(Emulator& em, const Argv& a);
+  static Reply Set(Emulator& em, const Argv& a);
+  static Reply MGet(Emulator& em, const Argv& a);
+  static Reply Del(Emulator& em, const Argv& a);
+  static Reply Exists(Emulator& em, const Argv& a);
+  // db.c typeCommand.
+  static Reply TypeOf(Emulator& em, const Argv& a);
+  static Reply Keys(Emulator& em, const Argv& a);
+  // SCAN cursor [MATCH pattern] [COUNT n]: see the deviation note in emulator.h.
+  static Reply Scan(Emulator& em, const Argv& a);
+  static Reply PExpire(Emulator& em, const Argv& a);
+  static Reply PTtl(Emulator& em, const Argv& a);
+  static Reply Ping(Emulator&, const Argv& a);
+  static Reply Time(Emulator& em, const Argv&);
+
+  // ---- hashes (cmd_hashes.cc) ----
+  // The HashValue at `key` in *out (nullptr when there is none and !create); false when the key
+  // holds another type (the caller answers WrongType()).
+  static bool HashOf(Emulator& em, const std::string& key, HashValue** out, bool create);
+  static void HashSet(HashValue& h, const std::string& f, const std::string& v);
+  static void DropIfEmpty(Emulator& em, const std::string& key, size_t size);
+  static Reply HGet(Emulator& em, const Argv& a);
+  static Reply HSet(Emulator& em, const Argv& a);
+  static Reply HSetNx(Emulator& em, const Argv& a);
+  static Reply HDel(Emulator& em, const Argv& a);
+  static Reply HExists(Emulator& em, const Argv& a);
+  static Reply HIncrBy(Emulator& em, const Argv& a);
+  static std::vector<std::pair<std::string, std::string>> HashInOrder(const HashValue& h);
+  static Reply HGetAll(Emulator& em, const Argv& a);
+  static Reply HMGet(Emulator& em, const Argv& a);
+
+  // ---- sorted sets (cmd_zsets.cc) ----
+  // The ZSetValue at `key` in *out (nullptr when there is none and !create); false when the key
+  // holds another type (the caller answers WrongType()).
+  static bool ZSetOf(Emulator& em, const std::string& key, ZSetValue** out, bool create);
+  static bool ZInsert(ZSetValue& z, const std::string& m, double score);
+  static void ZErase(ZSetValue& z, const std::string& m);
+  static Reply ZAdd(Emulator& em, const Argv& a);
+  static Reply ZRem(Emulator& em, const Argv& a);
+  static Reply ZScore(Emulator& em, const Argv& a);
+  static Reply ZCard(Emulator& em, const Argv& a);
+  enum class RangeKind { kRank, kScore, kLex };
+  // zrangeGenericCommand: options first, then conflicts, then min/max, then the key.
+  static Reply ZRangeGeneric(Emulator& em, const Argv& a, RangeKind kind);
+  static void Window(std::vector<std::pair<double, std::string>>& v, int64_t offset, int64_t limit);
+  struct LexBound {
+    enum { kMin, kMax, kValue } kind;
+    std::string value;
+    bool exclusive;
+  };
+  static std::optional<LexBound> ParseLexBound(const std::string& s);
+  static bool LexGteMin(const std::string& m, const LexBound& b);
+  static bool LexLteMax(const std::string& m, const LexBound& b);
+  static Reply ZRemRangeByScore(Emulator& em, const Argv& a);
+
+  // ---- streams (cmd_streams.cc) ----
+  // util.c string2ull: string2ll first, then strtoull with its permissive rules.
+  static std::optional<uint64_t> String2ull(const std::string& s);
+  // streamGenericParseIDOrReply. seq_given is null for the non-XADD forms.
+  static std::optional<StreamId> ParseStreamId(const std::string& s, uint64_t missing_seq,
+                                               bool strict, bool* seq_given);
+  static Reply XAdd(Emulator& em, const Argv& a);
+  // t_stream.c xdelCommand: every ID is parsed before any is deleted; an emptied stream stays
+  // (with its last ID).
+  static Reply XDel(Emulator& em, const Argv& a);
+  static Reply XRange(Emulator& em, const Argv& a);
+
+  // ---- scripting (cmd_scripting.cc) ----
+  static Reply ParseNumKeys(const Argv& a, int64_t* numkeys);
+  static Reply Eval(Emulator& em, const Argv& a);
+  static Reply EvalSha(Emulator& em, const Argv& a);
+  static Reply Script(Emulator& em, const Argv& a);
+};
+
+}  // namespace testbed::sim
