@@ -129,7 +129,7 @@ void Define(CLI::App& app, Raw& r) {
   std::map<std::string, bool> added;
   for (const props::System* s : props::Systems())
     for (const auto& o : s->options())
-      if (!added[o.flag]) {
+      if (!o.hidden && !added[o.flag]) {
         added[o.flag] = true;
         app.add_option("--" + o.flag, r.options[o.flag],
                        absl::StrCat(o.help, " (", s->name(), ")"));
@@ -255,7 +255,7 @@ CheckSpec Resolve(const Raw& r) {
     if (value.empty()) continue;
     const props::SystemOption* known = nullptr;
     for (const auto& o : system->options())
-      if (o.flag == flag) known = &o;
+      if (o.flag == flag && !o.hidden) known = &o;
     if (!known) throw UsageError("--" + flag + " is not an option of system " + s.system);
     if (std::find(known->choices.begin(), known->choices.end(), value) == known->choices.end())
       throw UsageError("--" + flag + " takes " + absl::StrJoin(known->choices, " or ") + ", not '" +

@@ -132,7 +132,7 @@ void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values)
   std::map<std::string, bool> added;
   for (const props::System* s : props::Systems())
     for (const auto& o : s->options())
-      if (!added[o.flag]) {
+      if (!o.hidden && !added[o.flag]) {
         added[o.flag] = true;
         app.add_option("--" + o.flag, values[o.flag], absl::StrCat(o.help, " (", s->name(), ")"));
       }

@@ -53,6 +53,7 @@ int RunList() {
                     explored ? "replay, explore" : "replay", traced.c_str());
     }
     for (const auto& o : s->options()) {
+      if (o.hidden) continue;
       std::printf("  option --%s (default %s): %s\n", o.flag.c_str(), o.default_value.c_str(),
                   o.help.c_str());
       std::printf("    %-30s %s\n", "", absl::StrJoin(o.choices, ", ").c_str());

@@ -1,5 +1,7 @@
 #include "harness/system.h"
 
+#include <absl/strings/numbers.h>
+
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
@@ -210,13 +212,19 @@ std::string System::FirstCompileError(const real::ScriptCatalog& scripts,
 }
 
 void System::WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const {
-  for (const auto& o : options()) j[o.scenario_key] = option(spec, o.flag);
+  for (const auto& o : options())
+    if (!o.hidden || spec.options.count(o.flag)) j[o.scenario_key] = option(spec, o.flag);
 }
 
 void System::ReadScenarioFields(const nlohmann::json& j, RunSpec& spec) const {
   for (const auto& o : options()) {
     const std::string v = j.value(o.scenario_key, o.default_value);
-    if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
+    if (o.choices.empty()) {  // a non-negative integer
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(v, &n) || n < 0 || std::to_string(n) != v)
+        throw std::invalid_argument(absl::StrCat(
+            "field \"", o.scenario_key, "\" takes a non-negative integer, not \"", v, "\""));
+    } else if (std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end())
       throw std::invalid_argument(absl::StrCat("field \"", o.scenario_key, "\" takes ",
                                                absl::StrJoin(o.choices, " or "), ", not \"", v,
                                                "\""));

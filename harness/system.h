@@ -95,8 +95,11 @@ struct SystemOption {
   std::string flag;          // "ops-mix"
   std::string scenario_key;  // "ops_mix"
   std::string default_value;
-  std::vector<std::string> choices;
+  std::vector<std::string> choices;  // empty: a non-negative integer
   std::string help;
+  // A setting of the system's workloads that tests and scenario files set and users do not
+  // (not a flag, not listed); a scenario file holds it only when it is not the default.
+  bool hidden = false;
 };
 
 using SkipSet = std::set<std::pair<int, int>>;  // (client, operation) pairs shrunk away

@@ -11,6 +11,7 @@
 #include "checker/history_gen.h"
 #include "harness/prng_draws.h"
 #include "properties/state/state_props.h"
+#include "tests/state_spec.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed::props::state {
@@ -19,48 +20,48 @@ namespace {
 using testing_catalogs::Shipped;
 
 struct Generated {
-  StateWorkload w;
+  RunSpec spec = testing_state::Spec("cas-versions-linearizable");
   std::string faults;  // as --faults takes it
 };
 
 // with_faults: any subset of the fault kinds but `excluded`.
 Generated GenWorkload(bool with_faults, const std::string& excluded = "") {
   Generated g;
-  g.w.seed = *rc::gen::inRange<uint64_t>(1, 1000000);
-  g.w.clients = *rc::gen::inRange(1, 5);
-  g.w.ops = *rc::gen::inRange(1, 16);
-  g.w.keys = *rc::gen::inRange(1, 4);
+  g.spec.seed = *rc::gen::inRange<uint64_t>(1, 1000000);
+  g.spec.clients = *rc::gen::inRange(1, 5);
+  g.spec.ops = *rc::gen::inRange(1, 16);
+  g.spec.options["keys"] = std::to_string(*rc::gen::inRange(1, 4));
   // Which operations run: RapidCheck shrinks each toward false, that is, drops single
-  // operations (StateWorkload::skip) as well as whole clients and trailing operations.
+  // operations (RunSpec::skip) as well as whole clients and trailing operations.
   const auto keep = *rc::gen::container<std::vector<bool>>(
-      static_cast<size_t>(g.w.clients * g.w.ops),
+      static_cast<size_t>(g.spec.clients * g.spec.ops),
       rc::gen::weightedElement<bool>({{1, false}, {9, true}}));
-  for (int c = 0; c < g.w.clients; ++c)
-    for (int i = 0; i < g.w.ops; ++i)
-      if (!keep[static_cast<size_t>(c * g.w.ops + i)]) g.w.skip.insert({c, i});
+  for (int c = 0; c < g.spec.clients; ++c)
+    for (int i = 0; i < g.spec.ops; ++i)
+      if (!keep[static_cast<size_t>(c * g.spec.ops + i)]) g.spec.skip.insert({c, i});
   if (with_faults) {
     const auto kinds = sim::FaultOptions::Kinds();
     const auto picked = *rc::gen::container<std::vector<bool>>(
         kinds.size(), rc::gen::weightedElement<bool>({{4, false}, {1, true}}));
     for (size_t i = 0; i < kinds.size(); ++i)
       if (picked[i] && kinds[i] != excluded) g.faults += (g.faults.empty() ? "" : ",") + kinds[i];
-    g.w.faults = sim::FaultOptions::Parse(g.faults);
+    g.spec.faults = sim::FaultList::Parse(g.faults);
   }
   RC_TAG(g.faults.empty() ? "no faults" : "faults");
   return g;
 }
 
-int Kept(const StateWorkload& w) { return w.clients * w.ops - static_cast<int>(w.skip.size()); }
+int Kept(const RunSpec& w) { return w.clients * w.ops - static_cast<int>(w.skip.size()); }
 
 // Printed by RapidCheck with a failing case: the same workload on the CLI.
 void LogReplay(const Generated& g, const std::string& extra = "",
                const std::string& property = "cas-versions-linearizable") {
-  RC_LOG() << "replay: ./build/testbed check --system state --version " << g.w.version
-           << " --properties " << property << " --seed " << g.w.seed << " --runs 1 --clients "
-           << g.w.clients << " --ops " << g.w.ops
+  RC_LOG() << "replay: ./build/testbed check --system state --version " << g.spec.version
+           << " --properties " << property << " --seed " << g.spec.seed << " --runs 1 --clients "
+           << g.spec.clients << " --ops " << g.spec.ops
            << (g.faults.empty() ? "" : " --faults " + g.faults)
-           << (g.w.cas_only ? " --ops-mix cas" : "")
-           << (g.w.skip.empty() ? "" : " --skip " + FormatSkip(g.w.skip)) << extra << "\n";
+           << (g.spec.options.count("ops-mix") ? " --ops-mix cas" : "")
+           << (g.spec.skip.empty() ? "" : " --skip " + FormatSkip(g.spec.skip)) << extra << "\n";
 }
 
 // Any faults but resend: a re-sent compareAndSet applied twice is told it failed although its
@@ -68,9 +69,9 @@ void LogReplay(const Generated& g, const std::string& extra = "",
 RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadAndFaultsButResend,
               ()) {
   Generated g = GenWorkload(true, "resend");
-  g.w.cas_only = true;
+  g.spec.options["ops-mix"] = "cas";
   LogReplay(g);
-  const RunOutcome r = RunStateProperty("cas-versions-linearizable", g.w, Shipped(), nullptr);
+  const RunOutcome r = testing_state::Run(g.spec, Shipped());
   RC_ASSERT(!r.incomplete);
   RC_ASSERT(!r.violated);
 }
@@ -80,12 +81,13 @@ RC_GTEST_PROP(StateRapidCheck, TheCompareAndSetPathIsLinearizableForAnyWorkloadA
 // v1 releases every caller keeps reading live v1 values (model rule 7).
 RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1ValuesStayReadableBetweenV1Releases, ()) {
   Generated g = GenWorkload(true);
-  g.w.version = *rc::gen::element<std::string>("beta23", "beta24", "beta30");
-  g.w.old_version = RollingFrom(g.w.version);
-  const std::string property = g.w.version == "beta23" ? std::string("legacy-readable")
-                                                       : std::string("connection-isolation");
+  g.spec.version = *rc::gen::element<std::string>("beta23", "beta24", "beta30");
+  g.spec.old_version = RollingFrom(g.spec.version);
+  const std::string property = g.spec.version == "beta23" ? std::string("legacy-readable")
+                                                          : std::string("connection-isolation");
   LogReplay(g, "", property);
-  const RunOutcome r = RunStateProperty(property, g.w, Shipped(), nullptr);
+  g.spec.property = property;
+  const RunOutcome r = testing_state::Run(g.spec, Shipped());
   RC_ASSERT(!r.violated);
 }
 
@@ -93,9 +95,10 @@ RC_GTEST_PROP(StateRapidCheck, V2ScopesStayIsolatedAndV1ValuesStayReadableBetwee
 // none of the expiry-instant findings of the later releases).
 RC_GTEST_PROP(StateRapidCheck, Beta3AnswersLikeTheModelOfTheWholeContract, ()) {
   Generated g = GenWorkload(false);
-  g.w.version = "beta3";
+  g.spec.version = "beta3";
   LogReplay(g, "", "model-matches-implementation");
-  const RunOutcome r = RunStateProperty("model-matches-implementation", g.w, Shipped(), nullptr);
+  g.spec.property = "model-matches-implementation";
+  const RunOutcome r = testing_state::Run(g.spec, Shipped());
   RC_ASSERT(!r.violated);
 }
 
@@ -116,12 +119,12 @@ RC_GTEST_PROP(StateRapidCheck, GeneratedLinearizableHistoriesAreAccepted, ()) {
 TEST(StateRapidCheck, ShrinksTheConcurrentSetRaceToAFewOperationsOfTwoOrMoreClients) {
   // The full mix on beta.30 must fail, and RapidCheck must shrink the failure: the smallest
   // failing shape has two clients (one client cannot race itself).
-  std::optional<StateWorkload> smallest;
+  std::optional<RunSpec> smallest;
   const bool held = rc::check("full mix is linearizable (it is not: concurrent set)", [&] {
     Generated g = GenWorkload(false);
     LogReplay(g);
-    const StateWorkload& w = g.w;
-    const RunOutcome r = RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr);
+    const RunSpec& w = g.spec;
+    const RunOutcome r = testing_state::Run(w, Shipped());
     const bool ok = !r.violated && !r.incomplete;
     if (!ok && (!smallest || Kept(w) < Kept(*smallest))) smallest = w;
     RC_ASSERT(ok);
@@ -143,9 +146,9 @@ TEST(StateRapidCheck, ABrokenCompareAndSetScriptFailsTheProperty) {
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
   const bool held = rc::check("CAS path is linearizable with the broken script", [&] {
     Generated g = GenWorkload(false);
-    g.w.cas_only = true;
+    g.spec.options["ops-mix"] = "cas";
     LogReplay(g, " --scripts tests/broken_scripts/cas-without-version-check");
-    const RunOutcome r = RunStateProperty("cas-versions-linearizable", g.w, broken, nullptr);
+    const RunOutcome r = testing_state::Run(g.spec, broken);
     RC_ASSERT(!r.violated && !r.incomplete);
   });
   EXPECT_FALSE(held) << "the broken script passed the property";

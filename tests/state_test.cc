@@ -13,6 +13,7 @@
 #include "properties/state/state_props.h"
 #include "harness/scenario.h"
 #include "tests/temp_dir.h"
+#include "tests/state_spec.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
 #include "real/state/redis_common.h"
@@ -120,13 +121,14 @@ TEST(Findings, EverySavedFindingNamesOnlyTheFaultsItsRunHad) {
 // twice, which no script can tell from a new call (the next test).
 TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFaultButResend) {
   const std::string property = "cas-versions-linearizable";
+  std::string all_but_resend;
+  for (const std::string& kind : sim::FaultOptions::Kinds())
+    if (kind != "resend") all_but_resend += (all_but_resend.empty() ? "" : ",") + kind;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    StateWorkload w;
-    w.seed = seed;
-    w.cas_only = true;
-    w.faults = sim::FaultOptions::Parse(seed % 2 ? "all" : "none");
-    sim::InfoOf(sim::Fault::kResend).disable(w.faults);
-    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    RunSpec w = testing_state::Spec(property, seed);
+    w.options["ops-mix"] = "cas";
+    w.faults = sim::FaultList::Parse(seed % 2 ? all_but_resend : "none");
+    const RunOutcome r = testing_state::Run(w, Shipped());
     EXPECT_FALSE(r.violated) << "seed " << seed << ": " << r.description
                              << "replay: ./build/testbed check --system state --seed " << seed
                              << " --runs 1 --ops-mix cas --faults "
@@ -145,11 +147,10 @@ TEST(StateBeta30, CompareAndSetAloneIsLinearizableUnderEveryFaultButResend) {
 TEST(StateBeta30, AResentCompareAndSetIsToldItFailedThoughItsWriteLanded) {
   int shown = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    StateWorkload w;
-    w.seed = seed;
-    w.cas_only = true;
-    w.faults = sim::FaultOptions::Parse("resend");
-    const RunOutcome r = RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr);
+    RunSpec w = testing_state::Spec("cas-versions-linearizable", seed);
+    w.options["ops-mix"] = "cas";
+    w.faults = sim::FaultList::Parse("resend");
+    const RunOutcome r = testing_state::Run(w, Shipped());
     shown += std::count(r.classes.begin(), r.classes.end(), "cas-fails-on-its-own-write");
   }
   EXPECT_GT(shown, 0);
@@ -163,10 +164,9 @@ TEST(StateBeta30, ABrokenCompareAndSetScriptIsCaught) {
   const std::string property = "cas-versions-linearizable";
   int caught = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
-    StateWorkload w;
-    w.seed = seed;
-    w.cas_only = true;
-    caught += RunStateProperty(property, w, broken, nullptr).violated ? 1 : 0;
+    RunSpec w = testing_state::Spec(property, seed);
+    w.options["ops-mix"] = "cas";
+    caught += testing_state::Run(w, broken).violated ? 1 : 0;
   }
   EXPECT_GE(caught, 5) << "the broken CAS script slipped through";
 }
@@ -175,31 +175,28 @@ TEST(StateBeta30, TheFullMixFindsTheConcurrentSetRace) {
   const std::string property = "cas-versions-linearizable";
   int violated = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    StateWorkload w;
-    w.seed = seed;
-    violated += RunStateProperty(property, w, Shipped(), nullptr).violated ? 1 : 0;
+    violated += testing_state::Run(testing_state::Spec(property, seed), Shipped()).violated ? 1 : 0;
   }
   EXPECT_GT(violated, 0);
 }
 
 TEST(StateBeta30, ListAndGetDisagreeExactlyAtTheExpiryInstant) {
-  StateWorkload w;
-  const std::string property = "expiry-boundary-get-list";
+  RunSpec w = testing_state::Spec("expiry-boundary-get-list");
   w.clients = 1;
   w.ops = 5;
-  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  const RunOutcome r = testing_state::Run(w, Shipped());
   ASSERT_TRUE(r.violated);
   // Every probe lands on its expiry instant, so every probe shows it.
   EXPECT_EQ(r.findings.size(), 5u) << r.description;
-  EXPECT_THROW(RunStateProperty("no-such-property", w, Shipped(), nullptr), std::invalid_argument);
+  w.property = "no-such-property";
+  EXPECT_THROW(testing_state::Run(w, Shipped()), std::invalid_argument);
 }
 
 TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
-  StateWorkload w;
-  const std::string property = "value-read-back";
+  RunSpec w = testing_state::Spec("value-read-back");
   w.clients = 1;
   w.ops = 40;
-  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  const RunOutcome r = testing_state::Run(w, Shipped());
   const std::string found = r.description;
   EXPECT_NE(found.find("{\"list\":[]}) then get() read back {\"list\":{}}"), std::string::npos)
       << found;
@@ -214,11 +211,10 @@ TEST(StateBeta30, CompareAndSetBendsEmptyArraysAndLongNumbersButSetDoesNot) {
 }
 
 TEST(StateBeta30, ConcurrentIncrementsLoseAcknowledgedIncrementsButOneClientKeepsThemAll) {
-  StateWorkload w;
-  const std::string property = "increments-all-kept";
+  RunSpec w = testing_state::Spec("increments-all-kept");
   w.clients = 3;
   w.ops = 10;
-  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  const RunOutcome r = testing_state::Run(w, Shipped());
   ASSERT_TRUE(r.violated);
   EXPECT_EQ(r.findings[0].cls, "lost-increment");
   EXPECT_NE(r.findings[0].text.find("30 increment(\"counter\", \"n\", 1) calls acknowledged"),
@@ -227,7 +223,7 @@ TEST(StateBeta30, ConcurrentIncrementsLoseAcknowledgedIncrementsButOneClientKeep
   // The same workload with one client has nothing to race with: every increment is kept, so
   // the property is not one that fails whatever happens.
   w.clients = 1;
-  const RunOutcome alone = RunStateProperty(property, w, Shipped(), nullptr);
+  const RunOutcome alone = testing_state::Run(w, Shipped());
   EXPECT_FALSE(alone.violated) << alone.description;
 }
 
@@ -260,14 +256,13 @@ TEST(StateBeta30, AValueNested1000DeepCannotBeCompareAndSetAndCrashesTheScript) 
 TEST(StateBeta30, AKeyAnotherWriterLeftUnreadableCanNeverBeCompareAndSet) {
   // get() reads a value that is not an envelope as null (version 0), and the CAS script refuses
   // it as corrupt: compareAndSet(0) fails, reporting current = null, for as long as it lives.
-  StateWorkload w;
-  const std::string property = "foreign-values-consistent";
+  RunSpec w = testing_state::Spec("foreign-values-consistent");
   w.clients = 2;
   w.ops = 8;
   std::map<std::string, int> seen;
   for (const std::string version : {"beta23", "beta24", "beta30", "beta3"}) {
     w.version = version;
-    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    const RunOutcome r = testing_state::Run(w, Shipped());
     for (const Finding& f : r.findings) {
       ++seen[version];
       EXPECT_EQ(f.cls, "absent-but-cas-refused") << f.text;
@@ -283,11 +278,10 @@ TEST(StateBeta30, AKeyAnotherWriterLeftUnreadableCanNeverBeCompareAndSet) {
 }
 
 TEST(StateBeta30, TheQuotaAdmitsASecondEntryAtTheFirstOnesExpiryInstant) {
-  StateWorkload w;
-  const std::string property = "quota-safety";
+  RunSpec w = testing_state::Spec("quota-safety");
   w.clients = 2;
   w.ops = 3;
-  const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+  const RunOutcome r = testing_state::Run(w, Shipped());
   EXPECT_EQ(r.findings.size(), 6u) << r.description;
 }
 
@@ -296,15 +290,13 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
   // they are known to (which error a stale compareAndSet with a refused value reports, list()
   // order and what its limit keeps, values Redis's cjson bends or refuses), and those are all
   // seen.
-  StateWorkload w;
-  const std::string property = "memory-matches-redis";
   std::map<std::string, int> classes;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    w.seed = seed;
-    w.ns.default_ttl_ms = 60000;
-    w.ns.max_ttl_ms = 120000;
-    w.probe_ttl_max_ms = 0;
-    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    RunSpec w = testing_state::Spec("memory-matches-redis", seed);
+    w.options["default-ttl-ms"] = "60000";
+    w.options["max-ttl-ms"] = "120000";
+    w.options["probe-ttl-max-ms"] = "0";
+    const RunOutcome r = testing_state::Run(w, Shipped());
     for (const Finding& f : r.findings) {
       ++classes[f.cls];
       EXPECT_EQ(f.cls.rfind("differs-on-", 0) == 0 && f.cls.rfind("differs-on-list-", 0) != 0,
@@ -342,17 +334,16 @@ TEST(StateBeta30, TheMemoryBackendAgreesWithRedisAwayFromExpiryInstants) {
 }
 
 TEST(StateBeta30, ConnectionsNeverReadEachOthersDataAndABrokenScopeIsCaught) {
-  StateWorkload w;
-  const std::string property = "connection-isolation";
+  RunSpec w = testing_state::Spec("connection-isolation");
   w.clients = 4;
   w.ops = 20;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     w.seed = seed;
-    const RunOutcome r = RunStateProperty(property, w, Shipped(), nullptr);
+    const RunOutcome r = testing_state::Run(w, Shipped());
     EXPECT_FALSE(r.violated) << r.description;
   }
-  w.broken_scope_for_negative_test = true;
-  const RunOutcome broken = RunStateProperty(property, w, Shipped(), nullptr);
+  w.options["broken-scope"] = "yes";
+  const RunOutcome broken = testing_state::Run(w, Shipped());
   EXPECT_TRUE(broken.violated) << "one shared scope went unnoticed";
 }
 

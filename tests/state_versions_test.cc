@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "properties/state/state_props.h"
+#include "tests/state_spec.h"
 #include "tests/test_catalogs.h"
 #include "real/state/namespace.h"
 #include "sim/clock.h"
@@ -82,14 +83,13 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
       const std::string& p = info.name;
       const std::string old = RollingFrom(version);
       if (!info.applies(version, old)) continue;
-      StateWorkload w;
+      RunSpec w = testing_state::Spec(p, 3);
       w.version = version;
       w.old_version = old;
-      w.seed = 3;
       w.clients = 2;
       w.ops = 6;
-      const RunOutcome sim = RunStateProperty(p, w, Shipped(), nullptr);
-      const RunOutcome real = RunStateProperty(p, w, Shipped(), &server);
+      const RunOutcome sim = testing_state::Run(w, Shipped());
+      const RunOutcome real = testing_state::Run(w, Shipped(), &server);
       EXPECT_EQ(sim.violated, real.violated) << version << " " << p;
       EXPECT_EQ(sim.trace.Hash(), real.trace.Hash()) << version << " " << p;
       ++compared;
@@ -98,31 +98,32 @@ TEST(StateVersions, EveryApplicablePropertyGivesTheSameVerdictAndTraceOnTheEmula
   EXPECT_GE(compared, 40);
 }
 
-int Violations(StateWorkload w, const std::string& property, int runs,
+int Violations(RunSpec w, const std::string& property, int runs,
                const real::ScriptCatalog& scripts) {
   int violated = 0;
+  w.property = property;
   for (int s = 1; s <= runs; ++s) {
     w.seed = static_cast<uint64_t>(s);
-    violated += RunStateProperty(property, w, scripts, nullptr).violated ? 1 : 0;
+    violated += testing_state::Run(w, scripts).violated ? 1 : 0;
   }
   return violated;
 }
 
-StateWorkload Deploy(const std::string& version, const std::string& old) {
-  StateWorkload w;
+RunSpec Deploy(const std::string& version, const std::string& old) {
+  RunSpec w = testing_state::Spec("");
   w.version = version;
   w.old_version = old;
   return w;
 }
 
 // The classes `property` shows in `runs` seeds.
-std::set<std::string> Classes(StateWorkload w, const std::string& property, int runs,
+std::set<std::string> Classes(RunSpec w, const std::string& property, int runs,
                               const real::ScriptCatalog& scripts) {
   std::set<std::string> seen;
+  w.property = property;
   for (int s = 1; s <= runs; ++s) {
     w.seed = static_cast<uint64_t>(s);
-    for (const std::string& c : RunStateProperty(property, w, scripts, nullptr).classes)
-      seen.insert(c);
+    for (const std::string& c : testing_state::Run(w, scripts).classes) seen.insert(c);
   }
   return seen;
 }
@@ -157,9 +158,8 @@ TEST(StateVersions, Beta24WithAClaimThatLeavesTheV1ValueLosesNoValueToAnotherSco
 // one. list() still trims and filters the index by its caller's clock in client code, which no
 // script can change: list-misses-by-fast-clock stays.
 TEST(StateVersions, Beta30SetsExpiriesByTheWritersClockAndAServerClockCopyKeepsEveryTtl) {
-  StateWorkload w;
-  w.version = "beta30";
-  w.faults = sim::FaultOptions::Parse("skew");
+  RunSpec w = testing_state::Spec("");
+  w.faults = sim::FaultList::Parse("skew");
   const real::ScriptCatalog fixed =
       testing_catalogs::WithFixedDir("state/beta30", "beta30-expiry-by-server-clock");
   const std::set<std::string> shipped_ack =
@@ -192,13 +192,13 @@ TEST(StateVersions, OnlyBeta24FailsAReadWithAQuotaError) {
 }
 
 TEST(StateVersions, Beta3RacesItsQuotaAndItsCompareAndSetWhileBeta23ScriptsDoNot) {
-  StateWorkload w = Deploy("beta3", "");
+  RunSpec w = Deploy("beta3", "");
   w.clients = 3;
   EXPECT_EQ(Violations(w, "quota-safety", 5, Shipped()), 5);
-  w.cas_only = true;
+  w.options["ops-mix"] = "cas";
   EXPECT_GE(Violations(w, "cas-versions-linearizable", 20, Shipped()), 3);
-  StateWorkload b23 = Deploy("beta23", "beta3");
-  b23.cas_only = true;
+  RunSpec b23 = Deploy("beta23", "beta3");
+  b23.options["ops-mix"] = "cas";
   EXPECT_EQ(Violations(b23, "cas-versions-linearizable", 20, Shipped()), 0);
 }
 
@@ -206,13 +206,13 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
   // beta.3 answers as the model does, but for the disagreements named by their mechanism: a
   // call on a slow network whose read and write straddle its key's expiry (beta.3 reads, then
   // writes, in separate commands), a finding the baseline holds. Any other class fails.
-  StateWorkload b3 = Deploy("beta3", "");
+  RunSpec b3 = Deploy("beta3", "");
+  b3.property = "model-matches-implementation";
   b3.ops = 30;
   int straddled = 0;
   for (int s = 1; s <= 40; ++s) {
     b3.seed = static_cast<uint64_t>(s);
-    for (const std::string& cls :
-         RunStateProperty("model-matches-implementation", b3, Shipped(), nullptr).classes) {
+    for (const std::string& cls : testing_state::Run(b3, Shipped()).classes) {
       EXPECT_TRUE(absl::EndsWith(cls, "straddles-expiry") || absl::EndsWith(cls, "after-expiry"))
           << "seed " << s << ": " << cls;
       ++straddled;
@@ -222,18 +222,19 @@ TEST(StateVersions, TheModelOfTheWholeContractAgreesWithBeta3SequentiallyAndCatc
   const real::ScriptCatalog broken = testing_catalogs::WithBroken(
       "model-broken-catalog", "state/beta30/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua",
       "cas-without-version-check/COMPARE_AND_SET_WITH_QUOTA_SCRIPT.lua");
-  StateWorkload b30 = Deploy("beta30", "");
+  RunSpec b30 = Deploy("beta30", "");
   b30.ops = 30;
   EXPECT_GE(Violations(b30, "model-matches-implementation", 20, broken), 10);
 }
 
 TEST(StateVersions, ARunIsDeterministicForEveryVersion) {
   for (const std::string& version : StateVersions()) {
-    StateWorkload w = Deploy(version, RollingFrom(version));
+    RunSpec w = Deploy(version, RollingFrom(version));
+    w.property = "cas-versions-linearizable";
     w.seed = 17;
-    w.faults = sim::FaultOptions::Parse("all");
-    EXPECT_EQ(RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr).trace.Hash(),
-              RunStateProperty("cas-versions-linearizable", w, Shipped(), nullptr).trace.Hash())
+    w.faults = sim::FaultList::Parse("all");
+    EXPECT_EQ(testing_state::Run(w, Shipped()).trace.Hash(),
+              testing_state::Run(w, Shipped()).trace.Hash())
         << version;
   }
 }
@@ -259,11 +260,10 @@ TEST(StateVersions, QuotaLivenessNamesALostDeleteApartFromALeakedSlot) {
   for (const auto& [version, old] : std::vector<std::pair<std::string, std::string>>{
            {"beta23", "beta3"}, {"beta24", "beta23"}, {"beta30", "beta3"}})
     for (uint64_t seed = 1; seed <= 10; ++seed) {
-      StateWorkload w;
-      w.seed = seed;
+      RunSpec w = testing_state::Spec("quota-liveness", seed);
       w.version = version;
       w.old_version = old;
-      const RunOutcome r = RunStateProperty("quota-liveness", w, Shipped(), nullptr);
+      const RunOutcome r = testing_state::Run(w, Shipped());
       for (const Finding& f : r.findings) {
         if (f.cls == "old-pod-delete-lost") {
           EXPECT_NE(f.text.find("get(a) now returns its value"), std::string::npos) << f.text;

@@ -23,7 +23,9 @@
 
 namespace testbed::props::state {
 
-// The parameters of one run of a state property, as every property's workload reads them.
+// The parameters of one run of a state property, as every property's workload reads them: made
+// from the RunSpec alone (StateSystem::Prepare), its settings beyond RunSpec's fields from the
+// system's options (hidden ones where users do not set them).
 struct StateWorkload {
   uint64_t seed = 1;
   int clients = 3;
@@ -47,13 +49,5 @@ struct StateWorkload {
 };
 
 inline constexpr int kHotKeyThreadsPerClient = 3;
-
-// One run of `property` with these parameters (faults: the property's set-aside kinds are
-// switched off), judged as System::Run judges it: for tests that set what a RunSpec does not
-// carry. backend: the emulator (server == nullptr) or the spawned server. Throws
-// std::invalid_argument for an unknown property or an unported version.
-RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
-                            const real::ScriptCatalog& scripts, real::RedisServer* server,
-                            sim::Strategy* strategy = nullptr);
 
 }  // namespace testbed::props::state

@@ -92,12 +92,28 @@ class StateSystem : public System {
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
   ScriptShapeFn script_shape() const override { return &StateScriptShape; }
   const std::vector<SystemOption>& options() const override {
+    // The hidden ones are the workloads' settings tests vary (StateWorkload has their meaning).
     static const std::vector<SystemOption> kOptions = {
         {"ops-mix",
          "ops_mix",
          "all",
          {"all", "cas"},
-         "the plain workload's operations: all, or cas (get, compareAndSet, delete; no set)"}};
+         "the plain workload's operations: all, or cas (get, compareAndSet, delete; no set)"},
+        {"keys", "keys", "2", {}, "keys of the plain workload", true},
+        {"probe-ttl-max-ms",
+         "probe_ttl_max_ms",
+         "30",
+         {},
+         "memory-matches-redis's TTL bound",
+         true},
+        {"default-ttl-ms", "default_ttl_ms", "2000", {}, "the namespace's default TTL", true},
+        {"max-ttl-ms", "max_ttl_ms", "10000", {}, "the namespace's maxTtl", true},
+        {"broken-scope",
+         "broken_scope",
+         "no",
+         {"no", "yes"},
+         "connection-isolation's negative test: one scope for every connection",
+         true}};
     return kOptions;
   }
 
@@ -116,6 +132,11 @@ class StateSystem : public System {
     }
     w.skip = spec.skip;
     w.cas_only = option(spec, "ops-mix") == "cas";
+    w.keys = std::stoi(option(spec, "keys"));
+    w.probe_ttl_max_ms = std::stoll(option(spec, "probe-ttl-max-ms"));
+    w.ns.default_ttl_ms = std::stoll(option(spec, "default-ttl-ms"));
+    w.ns.max_ttl_ms = std::stoll(option(spec, "max-ttl-ms"));
+    w.broken_scope_for_negative_test = option(spec, "broken-scope") == "yes";
     w.faults = faults;
     return state::Prepare(w, Table().find(spec.property), scripts);
   }
@@ -125,15 +146,6 @@ class StateSystem : public System {
 }  // namespace
 
 std::unique_ptr<System> Make() { return std::make_unique<StateSystem>(); }
-
-RunOutcome RunStateProperty(const std::string& property, StateWorkload w,
-                            const real::ScriptCatalog& scripts, real::RedisServer* server,
-                            sim::Strategy* strategy) {
-  const StateProperty& p = Table().find(property);
-  p.info.sets_aside.DisableIn(w.faults);
-  std::unique_ptr<PropertyRun> run = Prepare(w, p, scripts);
-  return RunProperty(*run, w.seed, kHorizonMs, w.faults, scripts, server, strategy);
-}
 
 void StateRun::Start(sim::World& world) {
   rec.world = &world;
