@@ -227,12 +227,6 @@ TEST(HandleRuntime, ADraftLivesThroughCreateReadUpdateCommitReplayAndExpiresByIt
 using testing_cli::Result;
 Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
 
-// A deliberately broken port (properties/handles/broken_ports.h), by name.
-props::handles::StateFactory Variant(const std::string& name) {
-  return props::handles::FindPortVariant(name).make;
-}
-const props::handles::StateFactory SharedScope = Variant("broken-5-shared-scope");
-
 // A run of `property` on `version`.
 props::RunSpec Spec(const std::string& property, uint64_t seed, int clients = 3, int ops = 8,
                     const std::string& version = "beta30") {
@@ -249,8 +243,10 @@ props::RunSpec Spec(const std::string& property, uint64_t seed, int clients = 3,
 int ShowsOnSharedScope(const std::string& property, int clients, int ops, const std::string& cls) {
   int shown = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
-    const props::RunOutcome o = props::handles::RunWithState(
-        Spec(property, seed, clients, ops), testing_catalogs::Shipped(), SharedScope);
+    props::RunSpec spec = Spec(property, seed, clients, ops);
+    spec.options["port-variant"] = "broken-5-shared-scope";  // drops forConnection
+    const props::RunOutcome o =
+        props::FindSystem("handles")->Run(spec, testing_catalogs::Shipped(), nullptr);
     shown += std::count(o.classes.begin(), o.classes.end(), cls) > 0;
   }
   return shown;
@@ -267,7 +263,7 @@ TEST(HandlesSystem, EachPropertyIsSeenFailing) {
       << r.out;
   EXPECT_NE(r.out.find("violation of result-replayed, class different-result"), std::string::npos)
       << r.out;
-  // bound-isolation on a port that drops forConnection (SharedScope, above).
+  // bound-isolation on a port that drops forConnection (broken-5-shared-scope).
   EXPECT_GT(ShowsOnSharedScope("bound-isolation", 3, 8, "reads-other-connections-draft"), 0);
   // The shipped runtime on beta.30: spurious BUSY and bent data.
   r =
@@ -343,15 +339,17 @@ TEST(HandlesSystem, CallsLinearizableNamesKnownMechanismsAndSeesNewOnesPastThem)
   EXPECT_NE(r.out.find("class number-bent:"), std::string::npos) << r.out;
 }
 
-// The calls-linearizable classes of seeds 1-`seeds` (beta.30, fault-free) on a storage factory
-// that the baseline does not accept.
-std::set<std::string> NewCallsClasses(props::handles::StateFactory make, uint64_t seeds = 40) {
+// The calls-linearizable classes of seeds 1-`seeds` (beta.30, fault-free) on a port variant
+// (properties/handles/broken_ports.h) that the baseline does not accept.
+std::set<std::string> NewCallsClasses(const std::string& variant, uint64_t seeds = 40) {
   const harness::Baseline b =
       harness::LoadBaseline(TESTBED_SOURCE_DIR "/baselines/handles/beta30.json");
   std::set<std::string> out;
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
-    const props::RunOutcome o = props::handles::RunWithState(Spec("calls-linearizable", seed),
-                                                             testing_catalogs::Shipped(), make);
+    props::RunSpec spec = Spec("calls-linearizable", seed);
+    spec.options["port-variant"] = variant;
+    const props::RunOutcome o =
+        props::FindSystem("handles")->Run(spec, testing_catalogs::Shipped(), nullptr);
     for (const std::string& c : o.classes)
       if (!b.find("calls-linearizable", c)) out.insert(c);
   }
@@ -359,14 +357,14 @@ std::set<std::string> NewCallsClasses(props::handles::StateFactory make, uint64_
 }
 
 TEST(HandlesSystem, CallsLinearizableSeesEachPromiseOfTheModelBroken) {
-  EXPECT_TRUE(NewCallsClasses(RedisState).empty());  // the shipped storage: nothing new
+  EXPECT_TRUE(NewCallsClasses("shipped").empty());  // the shipped storage: nothing new
   // Every promise of model/handles.h has a broken port (the registry's), and the property sees
   // each of them break.
   std::set<int> promises;
   for (const props::handles::PortVariant& v : props::handles::PortVariants()) {
     if (v.promise == 0) continue;  // the shipped port
     promises.insert(v.promise);
-    const std::set<std::string> seen = NewCallsClasses(v.make, 400);
+    const std::set<std::string> seen = NewCallsClasses(v.name, 400);
     EXPECT_FALSE(seen.empty()) << v.name;
     for (const std::string& c : seen) std::cout << v.name << ": " << c << "\n";
   }

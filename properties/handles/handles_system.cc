@@ -93,17 +93,6 @@ class HandlesSystem : public System {
 
 std::unique_ptr<System> Make() { return std::make_unique<HandlesSystem>(); }
 
-RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
-                        StateFactory make_state) {
-  const HandlesProperty& p = Table().find(spec.property);
-  sim::FaultOptions faults = spec.faults.Options();
-  p.info.sets_aside.DisableIn(faults);
-  auto env = std::make_unique<HandlesEnv>(spec, scripts);
-  env->make_state = make_state;
-  std::unique_ptr<PropertyRun> run = Bind(std::move(env), p);
-  return RunProperty(*run, spec.seed, kHorizonMs, faults, scripts, nullptr);
-}
-
 std::unique_ptr<PropertyRun> TraceRun(const RunSpec& spec, const real::ScriptCatalog& scripts,
                                       std::shared_ptr<const TracePlans> plans) {
   static const HandlesSystem kSystem;

@@ -20,11 +20,6 @@ std::unique_ptr<System> Make();
 // handles_trace_ops.cc).
 const TraceSupport* HandlesTraceSupport(const std::string& version);
 
-// One run of spec.property, as System::Run makes it, with `make_state` as the handle runtime's
-// options.state instead of the version's port: the negative tests' deliberately broken ports.
-RunOutcome RunWithState(const RunSpec& spec, const real::ScriptCatalog& scripts,
-                        StateFactory make_state);
-
 // The run of spec.property whose clients make a recorded trace's operations (`plans`) through
 // the port of spec.version (and its port variant), for testbed explore.
 std::unique_ptr<PropertyRun> TraceRun(const RunSpec& spec, const real::ScriptCatalog& scripts,
