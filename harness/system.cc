@@ -44,11 +44,6 @@ std::string SentenceOf(const PropertyInfo& p, const std::string& cls) {
   return "";
 }
 
-const std::vector<SystemOption>& System::options() const {
-  static const std::vector<SystemOption> kNone;
-  return kNone;
-}
-
 RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
                        real::RedisServer* server, sim::Strategy* strategy) const {
   const PropertyInfo* p = property(spec.property);
@@ -56,7 +51,7 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
   sim::FaultOptions faults = spec.faults.Options();
   p->sets_aside.DisableIn(faults);
   std::unique_ptr<PropertyRun> run;
-  int64_t horizon = horizon_ms();
+  int64_t horizon = info().horizon_ms;
   if (spec.trace.empty()) {
     run = Prepare(spec, faults, scripts);
   } else {

@@ -234,29 +234,51 @@ void Conclude(RunOutcome& out);
 using ScriptShapeFn = sim::fidelity::ScriptShape (*)(const real::ScriptFile& script,
                                                      sim::fidelity::ArgDraws& draws);
 
-class System {
- public:
-  // Recorded traces: what a trace of `version`'s calls can be judged by (nullptr: nothing).
-  virtual const TraceSupport* trace_support(const std::string& version) const { return nullptr; }
-  virtual ~System() = default;
-  // Recorded traces: a fresh recognizer for one capture (nullptr: none of its calls is known).
-  virtual std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const { return nullptr; }
-  virtual std::string name() const = 0;
-  virtual std::string what() const = 0;                          // one line for `testbed list`
-  virtual const std::vector<VersionInfo>& versions() const = 0;  // ported, oldest first
-  virtual std::string default_version() const = 0;
-  virtual const std::vector<PropertyInfo>& properties() const = 0;
-  virtual const std::vector<SystemOption>& options() const;  // none by default
-  virtual int default_clients() const { return 3; }
-  // Where a version's scripts live in the catalog: "<system>/<version>" unless the system runs
-  // on another system's scripts (handles run on the state store's).
-  virtual std::string scripts_dir(const std::string& version) const {
-    return name() + "/" + version;
-  }
-  virtual int default_ops() const { return 12; }
+// What a system is, as data: one struct, so that a system's class holds only its behaviour.
+struct SystemInfo {
+  std::string name;
+  std::string what;                   // one line for `testbed list`
+  std::vector<VersionInfo> versions;  // ported, oldest first
+  std::string default_version;
+  std::vector<SystemOption> options = {};
+  int default_clients = 3;
+  int default_ops = 12;
   // How many old versions a rolling deploy may mix with the new one (--rolling-from A,B: old
   // pods of A and of B at once). One unless the system's workloads take more.
-  virtual int max_old_versions() const { return 1; }
+  int max_old_versions = 1;
+  int64_t horizon_ms = 60000;  // the virtual time after which a run stops (ms after its start)
+  // The system whose scripts its versions run, under <scripts_of>/<version> in the catalog
+  // ("": its own; handles run on the state store's).
+  std::string scripts_of = "";
+  // How `testbed fidelity` draws the arguments of one of its scripts (nullptr: it runs them with
+  // no keys and no arguments).
+  ScriptShapeFn script_shape = nullptr;
+};
+
+class System {
+ public:
+  virtual ~System() = default;
+  virtual const SystemInfo& info() const = 0;
+  virtual const std::vector<PropertyInfo>& properties() const = 0;
+  // Recorded traces: what a trace of `version`'s calls can be judged by (nullptr: nothing).
+  virtual const TraceSupport* trace_support(const std::string& version) const { return nullptr; }
+  // Recorded traces: a fresh recognizer for one capture (nullptr: none of its calls is known).
+  virtual std::unique_ptr<TraceRecognizer> NewTraceRecognizer() const { return nullptr; }
+
+  // The info's fields, by name.
+  const std::string& name() const { return info().name; }
+  const std::string& what() const { return info().what; }
+  const std::vector<VersionInfo>& versions() const { return info().versions; }
+  const std::string& default_version() const { return info().default_version; }
+  const std::vector<SystemOption>& options() const { return info().options; }
+  int default_clients() const { return info().default_clients; }
+  int default_ops() const { return info().default_ops; }
+  int max_old_versions() const { return info().max_old_versions; }
+  ScriptShapeFn script_shape() const { return info().script_shape; }
+  // Where a version's scripts live in the catalog.
+  std::string scripts_dir(const std::string& version) const {
+    return (info().scripts_of.empty() ? name() : info().scripts_of) + "/" + version;
+  }
   // Why `old` (a comma list) cannot be the old pods of `version` ("": it can).
   std::string OldVersionsError(const std::string& version, const std::string& old) const;
 
@@ -271,10 +293,6 @@ class System {
   // The first script of <system>/<version>/ that does not compile, as "FILE: error" ("": none).
   std::string FirstCompileError(const real::ScriptCatalog& scripts,
                                 const std::string& version) const;
-
-  // How `testbed fidelity` draws the arguments of `script`, one of this system's scripts
-  // (nullptr: it runs with no keys and no arguments).
-  virtual ScriptShapeFn script_shape() const { return nullptr; }
 
   // Scenario fields beyond the common ones (by default: options() under their scenario keys).
   virtual void WriteScenarioFields(const RunSpec& spec, nlohmann::ordered_json& j) const;
@@ -291,8 +309,6 @@ class System {
   // (harness/property.h). Throws std::invalid_argument for what the spec cannot run.
   virtual std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
                                                const real::ScriptCatalog& scripts) const = 0;
-  // The virtual time after which a run stops (ms after its start).
-  virtual int64_t horizon_ms() const { return 60000; }
 };
 
 // What System::Run does once the property's run is prepared: builds the world (seed, horizon,

@@ -59,26 +59,25 @@ class A2System : public System {
   const TraceSupport* trace_support(const std::string& version) const override {
     return A2TraceSupport(version);
   }
-  std::string name() const override { return "a2"; }
-  std::string what() const override {
-    return "a2 event store: claims with leases and attempts, ordered lanes, presence (seed 003)";
+  const SystemInfo& info() const override {
+    static const SystemInfo kInfo = {
+        .name = "a2",
+        .what =
+            "a2 event store: claims with leases and attempts, ordered lanes, presence (seed 003)",
+        .versions = {{"0.5.0", "", "experimental-a2 0.5.0: store-redis-core.ts, nine Lua scripts"}},
+        .default_version = "0.5.0",
+        .default_ops = 16,
+        .horizon_ms = kHorizonMs,
+        .script_shape = &A2ScriptShape};
+    return kInfo;
   }
-  const std::vector<VersionInfo>& versions() const override {
-    static const std::vector<VersionInfo> kVersions = {
-        {"0.5.0", "", "experimental-a2 0.5.0: store-redis-core.ts, nine Lua scripts"}};
-    return kVersions;
-  }
-  std::string default_version() const override { return "0.5.0"; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
-  int default_ops() const override { return 16; }
-  ScriptShapeFn script_shape() const override { return &A2ScriptShape; }
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
                                        const real::ScriptCatalog& scripts) const override {
     return Bind(std::make_unique<A2Env>(spec, scripts), Table().find(spec.property));
   }
-  int64_t horizon_ms() const override { return kHorizonMs; }
 };
 
 }  // namespace

@@ -42,34 +42,32 @@ class HandlesSystem : public System {
   const TraceSupport* trace_support(const std::string& version) const override {
     return HandlesTraceSupport(version);
   }
-  std::string name() const override { return "handles"; }
-  std::string what() const override {
-    return "LLM-friendly handles: drafts committed once under a renewed lease, on the state "
-           "store (seed 002)";
-  }
-  const std::vector<VersionInfo>& versions() const override {
+  const SystemInfo& info() const override {
     // The handle runtime (beta.61) on the state store of each ported version it can run on:
     // handle.js calls options.state.forConnection (seed 002, line 384), which state beta.24
     // added (seed 000); on beta.23 and beta.3 every bound call would throw a TypeError, so no
-    // deployable system pairs them and they are not versions here.
-    static const std::vector<VersionInfo> kVersions = {
-        {"beta24", "", "the handle runtime on state beta.24 (legacy claim, tombstones)"},
-        {"beta30", "", "the handle runtime on state beta.30"},
-    };
-    return kVersions;
+    // deployable system pairs them and they are not versions here. A short horizon, so that
+    // planned faults (crashes, pauses, restarts, outages) land while drafts are live and commits
+    // run; operations the horizon cuts off never return.
+    static const SystemInfo kInfo = {
+        .name = "handles",
+        .what =
+            "LLM-friendly handles: drafts committed once under a renewed lease, on the state "
+            "store (seed 002)",
+        .versions = {{"beta24", "",
+                      "the handle runtime on state beta.24 (legacy claim, tombstones)"},
+                     {"beta30", "", "the handle runtime on state beta.30"}},
+        .default_version = "beta30",
+        .options = {{"port-variant", "port_variant", "shipped", PortVariantNames(),
+                     "the handle runtime's storage: the version's port as shipped, or one "
+                     "deliberately broken in one promise of model/handles.h (broken-N-...: promise "
+                     "N), to see a property fail where the shipped port keeps it"}},
+        .default_ops = 8,
+        .horizon_ms = kHorizonMs,
+        .scripts_of = "state"};
+    return kInfo;
   }
-  std::string default_version() const override { return "beta30"; }
-  std::string scripts_dir(const std::string& version) const override { return "state/" + version; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
-  int default_ops() const override { return 8; }
-  const std::vector<SystemOption>& options() const override {
-    static const std::vector<SystemOption> kOptions = {
-        {"port-variant", "port_variant", "shipped", PortVariantNames(),
-         "the handle runtime's storage: the version's port as shipped, or one deliberately "
-         "broken in one promise of model/handles.h (broken-N-...: promise N), to see a property "
-         "fail where the shipped port keeps it"}};
-    return kOptions;
-  }
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions&,
@@ -84,9 +82,6 @@ class HandlesSystem : public System {
     env->make_state = FindPortVariant(option(spec, "port-variant")).make;
     return env;
   }
-  // A short horizon, so that planned faults (crashes, pauses, restarts, outages) land while
-  // drafts are live and commits run; operations the horizon cuts off never return.
-  int64_t horizon_ms() const override { return kHorizonMs; }
 };
 
 }  // namespace

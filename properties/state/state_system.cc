@@ -71,51 +71,50 @@ class StateSystem : public System {
   const TraceSupport* trace_support(const std::string& version) const override {
     return StateTraceSupport(version);
   }
-  std::string name() const override { return "state"; }
-  std::string what() const override {
-    return "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 (seeds "
-           "000, 001)";
-  }
-  const std::vector<VersionInfo>& versions() const override {
+  const SystemInfo& info() const override {
     // Which version precedes which follows the seeds' diffs: beta.23 <- beta.3, beta.24 <-
-    // beta.23 (seed 000), beta.30 <- beta.3 (seed 001).
-    static const std::vector<VersionInfo> kVersions = {
-        {"beta3", "", "v1 keys, no scripts: KEYS for quota and list, GET then SET PX"},
-        {"beta23", "beta3", "v1 keys, ZSET index, quota/CAS scripts, SCAN backfill"},
-        {"beta24", "beta23", "v2 keys scoped by connection, tombstones, legacy claim"},
-        {"beta30", "beta3", "v2 without the legacy claim; also the memory backend"},
-    };
-    return kVersions;
+    // beta.23 (seed 000), beta.30 <- beta.3 (seed 001). The hidden options are the workloads'
+    // settings tests vary (StateWorkload has their meaning).
+    static const SystemInfo kInfo = {
+        .name = "state",
+        .what =
+            "provider runtime state: versioned JSON, compare-and-set, TTLs, quota, v1 -> v2 "
+            "(seeds 000, 001)",
+        .versions =
+            {
+                {"beta3", "", "v1 keys, no scripts: KEYS for quota and list, GET then SET PX"},
+                {"beta23", "beta3", "v1 keys, ZSET index, quota/CAS scripts, SCAN backfill"},
+                {"beta24", "beta23", "v2 keys scoped by connection, tombstones, legacy claim"},
+                {"beta30", "beta3", "v2 without the legacy claim; also the memory backend"},
+            },
+        .default_version = "beta30",
+        .options =
+            {{"ops-mix",
+              "ops_mix",
+              "all",
+              {"all", "cas"},
+              "the plain workload's operations: all, or cas (get, compareAndSet, delete; no set)"},
+             {"keys", "keys", "2", {}, "keys of the plain workload", true},
+             {"probe-ttl-max-ms",
+              "probe_ttl_max_ms",
+              "30",
+              {},
+              "memory-matches-redis's TTL bound",
+              true},
+             {"default-ttl-ms", "default_ttl_ms", "2000", {}, "the namespace's default TTL", true},
+             {"max-ttl-ms", "max_ttl_ms", "10000", {}, "the namespace's maxTtl", true},
+             {"broken-scope",
+              "broken_scope",
+              "no",
+              {"no", "yes"},
+              "connection-isolation's negative test: one scope for every connection",
+              true}},
+        .max_old_versions = 2,
+        .horizon_ms = kHorizonMs,
+        .script_shape = &StateScriptShape};
+    return kInfo;
   }
-  std::string default_version() const override { return "beta30"; }
-  int max_old_versions() const override { return 2; }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
-  ScriptShapeFn script_shape() const override { return &StateScriptShape; }
-  const std::vector<SystemOption>& options() const override {
-    // The hidden ones are the workloads' settings tests vary (StateWorkload has their meaning).
-    static const std::vector<SystemOption> kOptions = {
-        {"ops-mix",
-         "ops_mix",
-         "all",
-         {"all", "cas"},
-         "the plain workload's operations: all, or cas (get, compareAndSet, delete; no set)"},
-        {"keys", "keys", "2", {}, "keys of the plain workload", true},
-        {"probe-ttl-max-ms",
-         "probe_ttl_max_ms",
-         "30",
-         {},
-         "memory-matches-redis's TTL bound",
-         true},
-        {"default-ttl-ms", "default_ttl_ms", "2000", {}, "the namespace's default TTL", true},
-        {"max-ttl-ms", "max_ttl_ms", "10000", {}, "the namespace's maxTtl", true},
-        {"broken-scope",
-         "broken_scope",
-         "no",
-         {"no", "yes"},
-         "connection-isolation's negative test: one scope for every connection",
-         true}};
-    return kOptions;
-  }
 
  protected:
   std::unique_ptr<PropertyRun> Prepare(const RunSpec& spec, const sim::FaultOptions& faults,
@@ -140,7 +139,6 @@ class StateSystem : public System {
     w.faults = faults;
     return state::Prepare(w, Table().find(spec.property), scripts);
   }
-  int64_t horizon_ms() const override { return kHorizonMs; }
 };
 
 }  // namespace

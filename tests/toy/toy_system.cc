@@ -117,22 +117,18 @@ const props::PropertyTable<Env>& Table() {
 
 class CounterSystem : public props::System {
  public:
-  std::string name() const override { return "counter"; }
-  std::string what() const override { return "a toy shared counter (tests/toy/)"; }
-  const std::vector<props::VersionInfo>& versions() const override {
-    static const std::vector<props::VersionInfo> kVersions = {{"v1", "", "HGET then HSET"},
-                                                              {"v2", "v1", "HINCRBY"}};
-    return kVersions;
+  const props::SystemInfo& info() const override {
+    static const props::SystemInfo kInfo = {
+        .name = "counter",
+        .what = "a toy shared counter (tests/toy/)",
+        .versions = {{"v1", "", "HGET then HSET"}, {"v2", "v1", "HINCRBY"}},
+        .default_version = "v2",
+        .options = {{"step", "step", "1", {"1", "2"}, "how much each increment adds"}},
+        .default_clients = 2,
+        .default_ops = 3};
+    return kInfo;
   }
-  std::string default_version() const override { return "v2"; }
   const std::vector<props::PropertyInfo>& properties() const override { return Table().infos(); }
-  const std::vector<props::SystemOption>& options() const override {
-    static const std::vector<props::SystemOption> kOptions = {
-        {"step", "step", "1", {"1", "2"}, "how much each increment adds"}};
-    return kOptions;
-  }
-  int default_clients() const override { return 2; }
-  int default_ops() const override { return 3; }
 
  protected:
   std::unique_ptr<props::PropertyRun> Prepare(const props::RunSpec& spec, const sim::FaultOptions&,
