@@ -10,6 +10,11 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kAcknowledgedAppendMissing[] = "acknowledged-append-missing";
+constexpr char kIndexNamesAnotherEvent[] = "index-names-another-event";
+constexpr char kEventChanged[] = "event-changed";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   if (!r.final_read) return out;
@@ -23,12 +28,12 @@ std::vector<Finding> Judge(const Recorder& r) {
     std::vector<Involved> inv = {Involve(a.actor, a.inv, a.ret),
                                  Involve(r.final_reader, r.final_read_inv, r.final_read_inv)};
     if (it == by_index.end())
-      out.push_back({"acknowledged-append-missing", what + "has no event there", {}, inv});
+      out.push_back({kAcknowledgedAppendMissing, what + "has no event there", {}, inv});
     else if (it->second->id != a.id)
       out.push_back(
-          {"index-names-another-event", what + "finds " + it->second->id + " there", {}, inv});
+          {kIndexNamesAnotherEvent, what + "finds " + it->second->id + " there", {}, inv});
     else if (it->second->type != a.type || it->second->payload != a.payload)
-      out.push_back({"event-changed",
+      out.push_back({kEventChanged,
                      what + "finds it as " + it->second->type + " " +
                          model::JsonStringify(it->second->payload),
                      {},
@@ -45,9 +50,9 @@ const A2Property& AppendsReadable() {
        "an acknowledged append stays readable at its index, as the event it was",
        Always,
        LosesWrites(),
-       {{"acknowledged-append-missing", "no event at an acknowledged index"},
-        {"index-names-another-event", "an acknowledged index names another event"},
-        {"event-changed", "the event at an acknowledged index reads back changed"}}},
+       {{kAcknowledgedAppendMissing, "no event at an acknowledged index"},
+        {kIndexNamesAnotherEvent, "an acknowledged index names another event"},
+        {kEventChanged, "the event at an acknowledged index reads back changed"}}},
       Concurrent<Judge>};
   return kProperty;
 }

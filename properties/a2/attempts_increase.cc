@@ -8,6 +8,10 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kAttemptRepeated[] = "attempt-repeated";
+constexpr char kAttemptDecreased[] = "attempt-decreased";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   for (size_t a = 0; a < r.claims.size(); ++a)
@@ -16,13 +20,13 @@ std::vector<Finding> Judge(const Recorder& r) {
       if (a == b || x.index != y.index) continue;
       if (a < b && x.attempt == y.attempt)
         out.push_back(
-            {"attempt-repeated",
+            {kAttemptRepeated,
              ClaimText(x) + "; " + ClaimText(y),
              {},
              {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")}});
       else if (x.ret < y.inv && y.attempt < x.attempt)
         out.push_back(
-            {"attempt-decreased",
+            {kAttemptDecreased,
              ClaimText(x) + "; later, " + ClaimText(y),
              {},
              {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")}});
@@ -39,8 +43,8 @@ const A2Property& AttemptsIncrease() {
        "before it",
        Always,
        LosesWrites(),
-       {{"attempt-repeated", "two claims of one event got the same attempt number"},
-        {"attempt-decreased", "a later claim got a smaller attempt number"}}},
+       {{kAttemptRepeated, "two claims of one event got the same attempt number"},
+        {kAttemptDecreased, "a later claim got a smaller attempt number"}}},
       Concurrent<Judge>};
   return kProperty;
 }

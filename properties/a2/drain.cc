@@ -9,6 +9,14 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kHasPendingWithoutPendingEvent[] = "has-pending-without-pending-event";
+constexpr char kPendingEventNotReported[] = "pending-event-not-reported";
+constexpr char kSettledWhilePending[] = "settled-while-pending";
+constexpr char kClaimedAfterDrain[] = "claimed-after-drain";
+constexpr char kClaimableEventWithheld[] = "claimable-event-withheld";
+constexpr char kClaimOutcomeDiffers[] = "claim-outcome-differs";
+
 const Mix kMix = {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false};
 
 std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
@@ -16,8 +24,8 @@ std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
   std::string cls;
   if (s.op == "append" && s.store.contains("hasPending") && s.model.contains("hasPending") &&
       s.store["hasPending"] != s.model["hasPending"])
-    cls = s.store["hasPending"].get<bool>() ? "has-pending-without-pending-event"
-                                            : "pending-event-not-reported";
+    cls = s.store["hasPending"].get<bool>() ? kHasPendingWithoutPendingEvent
+                                            : kPendingEventNotReported;
   if (s.op == "claim" && s.store != s.model) {
     const std::string got = s.store.value("outcome", ""), want = s.model.value("outcome", "");
     std::set<int64_t> granted;
@@ -26,10 +34,10 @@ std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
     bool withheld = false;
     for (const Json& e : s.model.value("events", Json::array()))
       withheld = withheld || !granted.count(e["index"].get<int64_t>());
-    cls = got == "settled" && want != "settled"   ? "settled-while-pending"
-          : want == "settled" && got != "settled" ? "claimed-after-drain"
-          : withheld                              ? "claimable-event-withheld"
-                                                  : "claim-outcome-differs";
+    cls = got == "settled" && want != "settled"   ? kSettledWhilePending
+          : want == "settled" && got != "settled" ? kClaimedAfterDrain
+          : withheld                              ? kClaimableEventWithheld
+                                                  : kClaimOutcomeDiffers;
   }
   if (cls.empty() && s.store != s.model) cls = kDiverged;  // another difference: stop here
   return cls;
@@ -44,14 +52,13 @@ const A2Property& Drain() {
        "claim answers settled exactly when nothing is pending",
        Always,
        sim::FaultSet::All(),
-       {{"has-pending-without-pending-event",
-         "append reported hasPending although no event is pending"},
-        {"pending-event-not-reported", "append reported no pending event although one is"},
-        {"settled-while-pending", "a claim answered settled although an event is pending"},
-        {"claimed-after-drain", "a claim granted or waited although nothing is pending"},
-        {"claimable-event-withheld",
+       {{kHasPendingWithoutPendingEvent, "append reported hasPending although no event is pending"},
+        {kPendingEventNotReported, "append reported no pending event although one is"},
+        {kSettledWhilePending, "a claim answered settled although an event is pending"},
+        {kClaimedAfterDrain, "a claim granted or waited although nothing is pending"},
+        {kClaimableEventWithheld,
          "a claim withheld an event the model grants (a lane stalled behind a dead letter, say)"},
-        {"claim-outcome-differs", "a claim answered busy or claimed other than the model"}}},
+        {kClaimOutcomeDiffers, "a claim answered busy or claimed other than the model"}}},
       Sequential<kMix, Judge>};
   return kProperty;
 }

@@ -22,6 +22,13 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kIndexReused[] = "index-reused";
+constexpr char kAttemptReused[] = "attempt-reused";
+constexpr char kCompletedEventClaimed[] = "completed-event-claimed";
+constexpr char kCompletionLost[] = "completion-lost";
+constexpr char kAppendLost[] = "append-lost";
+
 // Every stored row a definite answer showed, with the call that showed it.
 struct Seen {
   const Call* call;
@@ -60,7 +67,7 @@ void Judge(const std::vector<Call>& calls, RunOutcome& out) {
     const int64_t index = s.row["index"].get<int64_t>();
     auto [it, fresh] = at_index.emplace(index, &s);
     if (!fresh && it->second->row["id"] != s.row["id"])
-      report(Of("index-reused",
+      report(Of(kIndexReused,
                 absl::StrCat("index ", index, " held ", it->second->row["id"].dump(), " and then ",
                              s.row["id"].dump()),
                 *it->second->call, *s.call));
@@ -74,7 +81,7 @@ void Judge(const std::vector<Call>& calls, RunOutcome& out) {
     auto [it, fresh] = granted.emplace(key, s.call);
     if (!fresh && it->second != s.call)
       report(
-          Of("attempt-reused",
+          Of(kAttemptReused,
              absl::StrCat("two claims were granted attempt ", key.second, " of event ", key.first),
              *it->second, *s.call));
   }
@@ -85,11 +92,11 @@ void Judge(const std::vector<Call>& calls, RunOutcome& out) {
     for (const Seen& s : rows) {
       if (s.call->invoke < c.ret || s.row["index"].get<int64_t>() != c.plan.index) continue;
       if (s.call->plan.op == "claim")
-        report(Of("completed-event-claimed",
+        report(Of(kCompletedEventClaimed,
                   absl::StrCat("event ", c.plan.index, " was claimed after its completion"), c,
                   *s.call));
       else if (s.row.contains("processedAt") && s.row["processedAt"].is_null())
-        report(Of("completion-lost",
+        report(Of(kCompletionLost,
                   absl::StrCat("event ", c.plan.index,
                                " shows no completion after its completion was acknowledged"),
                   c, *s.call));
@@ -107,7 +114,7 @@ void Judge(const std::vector<Call>& calls, RunOutcome& out) {
         bool there = false;
         for (const Json& row : r.answer) there = there || row["id"] == e["id"];
         if (!there)
-          report(Of("append-lost",
+          report(Of(kAppendLost,
                     absl::StrCat("event ", e["id"].dump(), " was acknowledged at index ", index,
                                  ", and a later read over that index does not show it"),
                     a, r));
@@ -125,11 +132,11 @@ const A2Property& Durability() {
        "too (each consequence of lost writes is a class of its own, to accept knowingly)",
        Always,
        {},
-       {{"index-reused", "two events were shown at one index of a session"},
-        {"attempt-reused", "two claims were granted the same attempt of an event"},
-        {"completed-event-claimed", "an event was claimed after its completion was acknowledged"},
-        {"completion-lost", "an event was shown unprocessed after its completion was acknowledged"},
-        {"append-lost",
+       {{kIndexReused, "two events were shown at one index of a session"},
+        {kAttemptReused, "two claims were granted the same attempt of an event"},
+        {kCompletedEventClaimed, "an event was claimed after its completion was acknowledged"},
+        {kCompletionLost, "an event was shown unprocessed after its completion was acknowledged"},
+        {kAppendLost,
          "a read that began after an append was acknowledged does not show the appended event "
          "at its index"}}},
       Calls<Judge>};

@@ -8,6 +8,14 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kCompletedBySupersededAttempt[] = "completed-by-superseded-attempt";
+constexpr char kFailedBySupersededAttempt[] = "failed-by-superseded-attempt";
+constexpr char kCompletedAfterLeaseExpired[] = "completed-after-lease-expired";
+constexpr char kFailedAfterLeaseExpired[] = "failed-after-lease-expired";
+constexpr char kCausedAppendBySupersededAttempt[] = "caused-append-by-superseded-attempt";
+constexpr char kCausedAppendAfterLeaseExpired[] = "caused-append-after-lease-expired";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   for (const SettleRec& s : r.settles) {
@@ -23,9 +31,9 @@ std::vector<Finding> Judge(const Recorder& r) {
     for (const ClaimRec& c : r.claims)
       if (c.index == s.index && c.attempt > s.attempt && c.ret < s.inv) {
         out.push_back(
-            {s.op == "complete" ? "completed-by-superseded-attempt"
-             : s.op == "fail"   ? "failed-by-superseded-attempt"
-                                : "caused-append-by-superseded-attempt",
+            {s.op == "complete" ? kCompletedBySupersededAttempt
+             : s.op == "fail"   ? kFailedBySupersededAttempt
+                                : kCausedAppendBySupersededAttempt,
              what + " after " + ClaimText(c),
              {},
              {Involve(c.actor, c.inv, c.ret, "claim"), Involve(s.actor, s.inv, s.ret, s.op)},
@@ -34,9 +42,9 @@ std::vector<Finding> Judge(const Recorder& r) {
       }
     if (own && s.inv > own->lease_end)
       out.push_back(
-          {s.op == "complete" ? "completed-after-lease-expired"
-           : s.op == "fail"   ? "failed-after-lease-expired"
-                              : "caused-append-after-lease-expired",
+          {s.op == "complete" ? kCompletedAfterLeaseExpired
+           : s.op == "fail"   ? kFailedAfterLeaseExpired
+                              : kCausedAppendAfterLeaseExpired,
            what + ", after its lease had expired: " + ClaimText(*own),
            {},
            {Involve(own->actor, own->inv, own->ret, "claim"), Involve(s.actor, s.inv, s.ret, s.op)},
@@ -54,15 +62,14 @@ const A2Property& Fencing() {
        "claim",
        Always,
        LosesWrites(),
-       {{"completed-by-superseded-attempt",
+       {{kCompletedBySupersededAttempt,
          "a complete was accepted after a newer attempt had been granted"},
-        {"failed-by-superseded-attempt",
-         "a fail was accepted after a newer attempt had been granted"},
-        {"completed-after-lease-expired", "a complete was accepted after its lease had expired"},
-        {"failed-after-lease-expired", "a fail was accepted after its lease had expired"},
-        {"caused-append-by-superseded-attempt",
+        {kFailedBySupersededAttempt, "a fail was accepted after a newer attempt had been granted"},
+        {kCompletedAfterLeaseExpired, "a complete was accepted after its lease had expired"},
+        {kFailedAfterLeaseExpired, "a fail was accepted after its lease had expired"},
+        {kCausedAppendBySupersededAttempt,
          "an append caused by an attempt was accepted after a newer attempt had been granted"},
-        {"caused-append-after-lease-expired",
+        {kCausedAppendAfterLeaseExpired,
          "an append caused by an attempt was accepted after its lease had expired"}}},
       Concurrent<Judge, Workload::kEventsWithCausedAppends>};
   return kProperty;

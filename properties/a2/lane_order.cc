@@ -10,6 +10,9 @@ namespace testbed::props::a2 {
 using checker::kNever;
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kLaneOvertaken[] = "lane-overtaken";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   for (const AppendRec& earlier : r.appends) {
@@ -26,7 +29,7 @@ std::vector<Finding> Judge(const Recorder& r) {
       for (const ClaimRec& c : r.claims)
         if (c.index == later.index && c.ret < settled_at) {
           out.push_back(
-              {"lane-overtaken",
+              {kLaneOvertaken,
                absl::StrCat("events ", earlier.index, " and ", later.index, " are in lane ",
                             *earlier.lane, "; ", ClaimText(c), " before event ", earlier.index,
                             settled_at == kNever ? " was ever settled"
@@ -49,7 +52,7 @@ const A2Property& LaneOrder() {
        "claimed before every earlier event of its lane is settled",
        Always,
        LosesWrites(),
-       {{"lane-overtaken", "an event was claimed before an earlier event of its lane settled"}}},
+       {{kLaneOvertaken, "an event was claimed before an earlier event of its lane settled"}}},
       Concurrent<Judge>};
   return kProperty;
 }

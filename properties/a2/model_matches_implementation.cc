@@ -8,6 +8,13 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kCausedAppendNotFenced[] = "caused-append-not-fenced";
+constexpr char kPresenceOlderWriteApplied[] = "presence-older-write-applied";
+constexpr char kPresenceExpiredStampStillWins[] = "presence-expired-stamp-still-wins";
+constexpr char kPresenceStampSurvivesRead[] = "presence-stamp-survives-read";
+constexpr char kPresenceStampOutlivesKey[] = "presence-stamp-outlives-key";
+
 const Mix kMix = {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2},
                   {"s1", "s2"},
                   {"sum", "count"},
@@ -47,12 +54,12 @@ std::string StampStillThere(const std::vector<SequentialStep>& steps, size_t k,
   for (size_t j = 0; j < k; ++j)
     if (applied(steps[j]) && steps[j].plan.ns == s.plan.ns)
       key_end = std::max(key_end, steps[j + 1].now + steps[j].plan.ttl);
-  if (s.now > key_end) return "presence-stamp-outlives-key";
+  if (s.now > key_end) return kPresenceStampOutlivesKey;
   for (size_t j = w + 1; j < k; ++j)
     if (steps[j].op == "presenceRead" && steps[j].plan.ns == s.plan.ns &&
         steps[j].now >= expires_at)
-      return "presence-stamp-survives-read";
-  return "presence-expired-stamp-still-wins";
+      return kPresenceStampSurvivesRead;
+  return kPresenceExpiredStampStillWins;
 }
 
 std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
@@ -65,11 +72,11 @@ std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
         if (const std::string why = StampStillThere(steps, k, field); !why.empty()) cls = why;
   if (s.op == "append" && s.model.value("error", "") == "SUPERSEDED_ATTEMPT" &&
       !s.store.contains("error"))
-    cls = "caused-append-not-fenced";
+    cls = kCausedAppendNotFenced;
   if (s.op == "presenceSet" && s.store.is_object() && s.store.contains("values")) {
     for (const auto& [field, v] : s.store["values"].items())
       if (!s.model.is_object() || !s.model.contains("values") || !s.model["values"].contains(field))
-        cls = "presence-older-write-applied";
+        cls = kPresenceOlderWriteApplied;
   }
   return cls;
 }
@@ -83,20 +90,20 @@ const A2Property& ModelMatchesImplementation() {
        "contract (model/a2.h) answers at that instant",
        Always, sim::FaultSet::All(),
        Disagreements("disagrees-on-", "answers other than the model",
-                     {{"caused-append-not-fenced",
+                     {{kCausedAppendNotFenced,
                        "an append caused by an attempt that no longer holds a live claim (it "
                        "completed, failed or expired) was accepted"},
-                      {"presence-older-write-applied",
+                      {kPresenceOlderWriteApplied,
                        "presence.set applied a field although a newer stamp (a delete's "
                        "included) had been written"},
-                      {"presence-expired-stamp-still-wins",
+                      {kPresenceExpiredStampStillWins,
                        "presence.set refused a write because of an entry that had expired: the "
                        "set compares stamps without looking at the entry's expiry, and the "
                        "entry stays until a read prunes it or Redis expires the whole key"},
-                      {"presence-stamp-survives-read",
+                      {kPresenceStampSurvivesRead,
                        "presence.set refused a write because of an expired entry that a read "
                        "since its expiry should have pruned"},
-                      {"presence-stamp-outlives-key",
+                      {kPresenceStampOutlivesKey,
                        "presence.set refused a write because of an entry's stamp after the "
                        "namespace's key should have expired (the last applied write's ttl had "
                        "passed)"}})},

@@ -10,6 +10,11 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kOlderWriteWon[] = "older-write-won";
+constexpr char kDeletedFieldResurrected[] = "deleted-field-resurrected";
+constexpr char kNewerWriteLost[] = "newer-write-lost";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   if (!r.presence_read) return out;
@@ -36,14 +41,14 @@ std::vector<Finding> Judge(const Recorder& r) {
     std::vector<Involved> inv = {Involve(newest->actor, newest->inv, newest->ret)};
     if (row && row->at < newest->at) {
       const bool resurrected = newest->value.is_null();
-      out.push_back({resurrected ? "deleted-field-resurrected" : "older-write-won",
+      out.push_back({resurrected ? kDeletedFieldResurrected : kOlderWriteWon,
                      absl::StrCat(want, "; the read at ", Ms(r.presence_read_inv), " shows ",
                                   model::JsonStringify(row->value), " stamped ", row->at),
                      {},
                      inv});
     } else if (!row && !may_be_deleted) {
       out.push_back(
-          {"newer-write-lost",
+          {kNewerWriteLost,
            absl::StrCat(want, "; the read at ", Ms(r.presence_read_inv), " shows no value"),
            {},
            inv});
@@ -61,10 +66,10 @@ const A2Property& PresenceLww() {
        "order: a read after every write shows each field's newest write (a delete included)",
        Always,
        LosesWrites(),
-       {{"older-write-won", "a read shows an older write than the newest acknowledged one"},
-        {"deleted-field-resurrected",
+       {{kOlderWriteWon, "a read shows an older write than the newest acknowledged one"},
+        {kDeletedFieldResurrected,
          "a field deleted by the newest write reads back with an older value"},
-        {"newer-write-lost", "a field whose newest write set a value reads back missing"}}},
+        {kNewerWriteLost, "a field whose newest write set a value reads back missing"}}},
       Concurrent<Judge, Workload::kPresence>};
   return kProperty;
 }

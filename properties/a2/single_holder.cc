@@ -9,6 +9,9 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kTwoLiveHolders[] = "two-live-holders";
+
 std::vector<Finding> Judge(const Recorder& r) {
   std::vector<Finding> out;
   for (const ClaimRec& x : r.claims)
@@ -17,7 +20,7 @@ std::vector<Finding> Judge(const Recorder& r) {
       const int64_t live_until = std::min(x.lease_end, ReleasedAt(r, x));
       if (y.ret < live_until)
         out.push_back(
-            {"two-live-holders",
+            {kTwoLiveHolders,
              ClaimText(x) + "; " + ClaimText(y) + ", while the first lease was live",
              {},
              {Involve(x.actor, x.inv, x.ret, "claim"), Involve(y.actor, y.inv, y.ret, "claim")},
@@ -35,7 +38,7 @@ const A2Property& SingleHolder() {
        "extended by renewals, or until its holder completes or fails the event; real time)",
        Always,
        LosesWrites(),
-       {{"two-live-holders", "an event was claimed again while another claim's lease was live"}}},
+       {{kTwoLiveHolders, "an event was claimed again while another claim's lease was live"}}},
       Concurrent<Judge>};
   return kProperty;
 }

@@ -9,6 +9,13 @@
 namespace testbed::props::a2 {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kSnapshotPastFrontier[] = "snapshot-past-frontier";
+constexpr char kSnapshotDiffers[] = "snapshot-differs";
+constexpr char kFoldDiffers[] = "fold-differs";
+constexpr char kListedSnapshotDiffers[] = "listed-snapshot-differs";
+constexpr char kSnapshotListedTwice[] = "snapshot-listed-twice";
+
 const Mix kMix = {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
                   {"s1", "s2"},
                   {"sum", "count"},
@@ -24,9 +31,9 @@ std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
     const Json want = s.model.value("snapshot", Json());
     const int64_t frontier = (want.is_null() ? 0 : want["index"].get<int64_t>()) +
                              static_cast<int64_t>(s.model.value("events", Json::array()).size());
-    if (!snap.is_null() && snap["index"].get<int64_t>() > frontier) return "snapshot-past-frontier";
-    if (snap != want) return "snapshot-differs";
-    return "fold-differs";
+    if (!snap.is_null() && snap["index"].get<int64_t>() > frontier) return kSnapshotPastFrontier;
+    if (snap != want) return kSnapshotDiffers;
+    return kFoldDiffers;
   }
   if (s.op == "listSnapshots" && s.store != s.model) {
     std::set<std::string> names;
@@ -34,7 +41,7 @@ std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
     if (s.store.is_array())
       for (const Json& row : s.store)
         twice = !names.insert(row.value("reducerName", "")).second || twice;
-    return twice ? "snapshot-listed-twice" : "listed-snapshot-differs";
+    return twice ? kSnapshotListedTwice : kListedSnapshotDiffers;
   }
   if (s.store != s.model) return kDiverged;
   return "";
@@ -49,11 +56,11 @@ const A2Property& Snapshots() {
        "readState returns exactly the events after the snapshot",
        Always,
        sim::FaultSet::AllBut({sim::Fault::kScanDuplicate}),
-       {{"snapshot-past-frontier", "readState returned a snapshot past the session's frontier"},
-        {"snapshot-differs", "readState returned another snapshot than the last accepted one"},
-        {"fold-differs", "readState returned other events than those after its snapshot"},
-        {"listed-snapshot-differs", "listSnapshots listed other snapshots than were accepted"},
-        {"snapshot-listed-twice", "listSnapshots listed one reducer twice"}}},
+       {{kSnapshotPastFrontier, "readState returned a snapshot past the session's frontier"},
+        {kSnapshotDiffers, "readState returned another snapshot than the last accepted one"},
+        {kFoldDiffers, "readState returned other events than those after its snapshot"},
+        {kListedSnapshotDiffers, "listSnapshots listed other snapshots than were accepted"},
+        {kSnapshotListedTwice, "listSnapshots listed one reducer twice"}}},
       Sequential<kMix, Judge>};
   return kProperty;
 }

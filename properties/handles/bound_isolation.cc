@@ -17,7 +17,7 @@ const HandlesProperty& BoundIsolation() {
        "a bound draft is not found from another connection",
        Always,
        LosesWrites(),
-       {{"reads-other-connections-draft", "another connection reads a bound draft"}}},
+       {{kReadsOtherConnectionsDraft, "another connection reads a bound draft"}}},
       Run<ForeignReads>};
   return kProperty;
 }

@@ -13,6 +13,11 @@ namespace testbed::props::handles {
 using checker::kNever;
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kBusyBeyondLease[] = "busy-beyond-lease";
+constexpr char kBusyWithNoCommitter[] = "busy-with-no-committer";
+constexpr char kBusyOnItsOwnClaim[] = "busy-on-its-own-claim";
+
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
   std::map<int, int64_t> crashed_at;  // actor -> virtual ms
   for (const auto& e : trace.events)
@@ -35,14 +40,13 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
     // A commit told BUSY about its own claim: the client library re-sent the claim's CAS,
     // the first sending had landed, and the runtime takes any lost claim CAS for a rival's
     // (js 665-677 does not compare the claim id, as its transport-error path does).
-    std::string cls =
-        b.op == "commit" && b.resent ? "busy-on-its-own-claim" : "busy-with-no-committer";
+    std::string cls = b.op == "commit" && b.resent ? kBusyOnItsOwnClaim : kBusyWithNoCommitter;
     std::string with;
     std::vector<Deadline> deadlines;
     for (const Op& c : rec.ops)
-      if (cls != "busy-on-its-own-claim" && c.draft == b.draft && c.op == "commit" &&
-          c.inv < b.inv && (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
-        cls = "busy-beyond-lease";
+      if (cls != kBusyOnItsOwnClaim && c.draft == b.draft && c.op == "commit" && c.inv < b.inv &&
+          (c.ret == kNever || (c.outcome != "ok" && c.outcome != "replayed"))) {
+        cls = kBusyBeyondLease;
         with = absl::StrCat("; the last committer (", Describe(c),
                             c.ret == kNever && crashed_at.count(c.actor)
                                 ? absl::StrCat(", crashed at +", crashed_at[c.actor], "ms")
@@ -58,7 +62,7 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
     for (const Op& o : rec.ops)
       // (A call that failed in transport may land later: a request held past the client's
       // timeout is applied late.)
-      if (cls == "busy-with-no-committer" && &o != &b && o.draft == b.draft && o.inv <= b.ret &&
+      if (cls == kBusyWithNoCommitter && &o != &b && o.draft == b.draft && o.inv <= b.ret &&
           (o.ret >= b.inv || o.transport) &&
           (o.op == "read" || o.op == "foreign-read" || o.op == "update" || o.op == "discard")) {
         cls = "busy-from-concurrent-" + (o.op == "foreign-read" ? std::string("read") : o.op);
@@ -85,14 +89,14 @@ const HandlesProperty& BusyMeansCommitting() {
        "lease after its committer died or gave up",
        Always,
        LosesWrites(),
-       {{"busy-beyond-lease", "BUSY more than one lease after the last committer died or gave up"},
+       {{kBusyBeyondLease, "BUSY more than one lease after the last committer died or gave up"},
         {"busy-from-concurrent-read",
          "a concurrent read (its sliding-TTL touch) made an operation report BUSY"},
         {"busy-from-concurrent-update", "a concurrent update made an operation report BUSY"},
         {"busy-from-concurrent-discard",
          "a concurrent discard made a commit report BUSY instead of not found"},
-        {"busy-with-no-committer", "BUSY with no commit in flight and none died within a lease"},
-        {"busy-on-its-own-claim",
+        {kBusyWithNoCommitter, "BUSY with no commit in flight and none died within a lease"},
+        {kBusyOnItsOwnClaim,
          "a commit whose claim CAS the client library re-sent was told BUSY about its own "
          "claim, which then holds the draft with no committer"}}},
       Run<Judge>};

@@ -670,7 +670,7 @@ std::string KnownClass(const History& core) {
   auto bend = [&](unsigned weaknesses) {
     std::string first;
     NearestOrder<CallsModel>(CallsModel{weaknesses, &first}, core, kShrinkStates).Run();
-    return first.empty() ? std::string("structure-bent") : first;
+    return first.empty() ? std::string(kStructureBent) : first;
   };
   // The rare first: the data's bends show in almost every run.
   const std::vector<std::pair<unsigned, std::string>> known = {
@@ -722,8 +722,8 @@ void Judge(const Recorder& rec, RunOutcome& out) {
     }
     f.cls = KnownClass(core);
     const auto bent = [](const std::string& c) {
-      return c == "number-bent" || c == "empty-array-becomes-object" || c == "string-bent" ||
-             c == "structure-bent";
+      return c == kNumberBent || c == kEmptyArrayBecomesObject || c == kStringBent ||
+             c == kStructureBent;
     };
     if (!known || (bent(known->cls) && !bent(f.cls))) known = std::move(f);
   }
@@ -788,14 +788,14 @@ std::vector<AnomalyClass> Classes() {
                  "caller's clock read earlier than the draft's creation stamp: the storage TTL "
                  "it computes from that clock exceeds the namespace's maxTtl; every answer is "
                  "explained once the model takes that on"});
-  out.push_back({"number-bent",
+  out.push_back({kNumberBent,
                  "the data came back with a number bent (lua-cjson keeps 14 significant digits); "
                  "every answer is explained once the model takes that on"});
-  out.push_back({"empty-array-becomes-object",
+  out.push_back({kEmptyArrayBecomesObject,
                  "the data came back with an empty array as an empty object (lua-cjson); every "
                  "answer is explained once the model takes that on"});
-  out.push_back({"string-bent", "the data came back with a string bent"});
-  out.push_back({"structure-bent", "the data came back with another structure"});
+  out.push_back({kStringBent, "the data came back with a string bent"});
+  out.push_back({kStructureBent, "the data came back with another structure"});
   out.push_back({"calls-unexplained",
                  "no order of the calls explains every answer, and none explains a longest "
                  "prefix the search could name"});

@@ -1,6 +1,7 @@
 // Property "data-read-back" of handles: a draft's data reads back exactly as written: the
 // drafts workload reads each new draft back after its create and first update.
 #include "properties/handles/handles_workload.h"
+#include "properties/shared/json_bend.h"
 
 namespace testbed::props::handles {
 namespace {
@@ -17,10 +18,10 @@ const HandlesProperty& DataReadBack() {
        "a draft's data reads back exactly as written (JSON equality)",
        Always,
        LosesWrites(),
-       {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
-        {"number-bent", "a number reads back as a different number"},
-        {"string-bent", "a string reads back with different characters"},
-        {"structure-bent", "the data reads back with a different structure"},
+       {{kEmptyArrayBecomesObject, "an empty array reads back as an empty object"},
+        {kNumberBent, "a number reads back as a different number"},
+        {kStringBent, "a string reads back with different characters"},
+        {kStructureBent, "the data reads back with a different structure"},
         {"update-not-visible", "a read after an acknowledged update returns the data before it"},
         {"failed-update-landed",
          "an update the caller was told failed (HANDLE_BUSY) had landed: the client library "

@@ -329,7 +329,7 @@ sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
         real::handles::HandleRecord r = co_await foreign.read(k, draft);
         rec->end(c, "ok", false, r.data);
         rec->foreign_reads.push_back(
-            {"reads-other-connections-draft",
+            {kReadsOtherConnectionsDraft,
              absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
                           ", a bound draft of session-1: ", real::state::Stringify(r.data)),
              {},

@@ -23,6 +23,9 @@
 
 namespace testbed::props::handles {
 
+// The class the drafts workload names for bound-isolation (its table uses it).
+inline constexpr char kReadsOtherConnectionsDraft[] = "reads-other-connections-draft";
+
 using real::handles::HandleError;
 using real::handles::Json;
 

@@ -13,6 +13,12 @@ namespace testbed::props::handles {
 
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kExpiredDraftsHoldQuota[] = "expired-drafts-hold-quota";
+constexpr char kDiscardedDraftsHoldQuota[] = "discarded-drafts-hold-quota";
+constexpr char kExpiredResultsHoldQuota[] = "expired-results-hold-quota";
+constexpr char kResentCreateOrphansDraft[] = "resent-create-orphans-draft";
+
 // quota-counts-live-handles: a kind with maxEntries 2 (idle 100 ms, hard 300 ms) in a
 // connection of the client's own; two drafts, then both go (idle expiry, discard, or a commit
 // whose result then expires); a third create must be accepted, as no handle is live. After
@@ -61,10 +67,10 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& op) {
     const bool create_resent = how == 1 && ctx.resent_calls() > resent_before;
     if (e.code == "HANDLE_STORAGE_UNAVAILABLE" && !e.transport)
       a.rec->findings.push_back(
-          {create_resent ? "resent-create-orphans-draft"
-           : how == 0    ? "expired-drafts-hold-quota"
-           : how == 1    ? "discarded-drafts-hold-quota"
-                         : "expired-results-hold-quota",
+          {create_resent ? kResentCreateOrphansDraft
+           : how == 0    ? kExpiredDraftsHoldQuota
+           : how == 1    ? kDiscardedDraftsHoldQuota
+                         : kExpiredResultsHoldQuota,
            absl::StrCat("a kind with maxEntries 2: two drafts",
                         create_resent ? " (a call was re-sent after a reconnect)" : "", "; ", gone,
                         "; at +", t, "ms, with ", live, ", create failed: ", e.what()),
@@ -118,11 +124,11 @@ const HandlesProperty& QuotaCountsLiveHandles() {
        {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss, sim::Fault::kLatency,
         sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause, sim::Fault::kSkew,
         sim::Fault::kClockJump},
-       {{"expired-drafts-hold-quota", "drafts past their deadline still count against maxEntries"},
-        {"discarded-drafts-hold-quota", "discarded drafts still count against maxEntries"},
-        {"expired-results-hold-quota",
+       {{kExpiredDraftsHoldQuota, "drafts past their deadline still count against maxEntries"},
+        {kDiscardedDraftsHoldQuota, "discarded drafts still count against maxEntries"},
+        {kExpiredResultsHoldQuota,
          "committed drafts whose results expired still count against maxEntries"},
-        {"resent-create-orphans-draft",
+        {kResentCreateOrphansDraft,
          "a create re-sent by the client library after a reconnect made two drafts: the first, "
          "whose handle no caller got, holds a slot until it expires"}}},
       Run<WorkloadFindings, QuotaClient>};

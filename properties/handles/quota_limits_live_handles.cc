@@ -15,6 +15,11 @@ namespace testbed::props::handles {
 
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kOverfill[] = "overfill";
+constexpr char kFullKindRefusesUpdate[] = "full-kind-refuses-update";
+constexpr char kFullKindRefusesCommit[] = "full-kind-refuses-commit";
+
 // quota-limits-live-handles: a kind with maxEntries 2 and deadlines far off, in a connection of
 // the client's own: two drafts, then a third create must be refused (the namespace is full of
 // live handles), and an update or a commit of a draft already there must still be accepted.
@@ -40,7 +45,7 @@ sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& o
   } catch (const HandleError&) {
   }
   if (!third.empty())
-    a.rec->findings.push_back({"overfill",
+    a.rec->findings.push_back({kOverfill,
                                absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +",
                                             t, "ms a third create was accepted (", third, ")"),
                                {},
@@ -65,7 +70,7 @@ sim::Task<void> QuotaLimitProbe(sim::Ctx& ctx, ClientArgs a, int i, sim::Prng& o
   }
   if (!refused.empty())
     a.rec->findings.push_back(
-        {commit ? "full-kind-refuses-commit" : "full-kind-refuses-update",
+        {commit ? kFullKindRefusesCommit : kFullKindRefusesUpdate,
          absl::StrCat("a kind with maxEntries 2 holds two live drafts; at +", u, "ms ",
                       commit ? "commit" : "update", " of one of them failed: ", refused),
          {},
@@ -86,11 +91,11 @@ const HandlesProperty& QuotaLimitsLiveHandles() {
        "refused, and a draft already there can still be updated and committed",
        Always,
        sim::FaultSet::All(),
-       {{"overfill", "a create was accepted though maxEntries live drafts were there"},
-        {"full-kind-refuses-update",
+       {{kOverfill, "a create was accepted though maxEntries live drafts were there"},
+        {kFullKindRefusesUpdate,
          "an update of a live draft failed because the kind was full: an overwrite was counted "
          "as a new entry"},
-        {"full-kind-refuses-commit",
+        {kFullKindRefusesCommit,
          "a commit of a live draft failed because the kind was full: an overwrite was counted "
          "as a new entry"}}},
       Run<WorkloadFindings, QuotaLimitClient>};

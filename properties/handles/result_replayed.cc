@@ -16,6 +16,14 @@ namespace testbed::props::handles {
 using checker::kNever;
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kDifferentResult[] = "different-result";
+constexpr char kResultLost[] = "result-lost";
+constexpr char kResultExpiredByClock[] = "result-expired-by-clock";
+constexpr char kResultLostByCommitterClock[] = "result-lost-by-committer-clock";
+constexpr char kLeaseLapsedInPause[] = "lease-lapsed-in-pause";
+constexpr char kFinalizeGaveUp[] = "finalize-gave-up";
+
 // What befell the committer during its commit call, from the trace: its process paused (work
 // and renewal loop alike), or its clock is off (a skew, or a jump before the commit returned),
 // which moves every PXAT it writes. "" for neither.
@@ -67,17 +75,17 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
       std::string cls;
       if (o.op == "commit" && (o.outcome == "ok" || o.outcome == "replayed") &&
           o.value != work.result)
-        cls = "different-result";
+        cls = kDifferentResult;
       else if (gone && told_ok && o.outcome == "HANDLE_EXPIRED")
-        cls = "result-expired-by-clock";
+        cls = kResultExpiredByClock;
       else if ((gone || uncommitted) && !mishap.empty() && !paused)
-        cls = "result-lost-by-committer-clock";
+        cls = kResultLostByCommitterClock;
       else if ((gone || uncommitted) && told_ok)
-        cls = "result-lost";
+        cls = kResultLost;
       else if ((gone || uncommitted) && paused)
-        cls = "lease-lapsed-in-pause";
+        cls = kLeaseLapsedInPause;
       else if (gone || uncommitted)
-        cls = "finalize-gave-up";
+        cls = kFinalizeGaveUp;
       if (cls.empty()) continue;
       out.push_back(
           {cls,
@@ -102,21 +110,21 @@ const HandlesProperty& ResultReplayed() {
        "reads as committed while the result is live, whatever that commit's caller was told",
        Always,
        LosesWrites(),  // they lose acknowledged writes by themselves
-       {{"different-result", "a later commit returned another result than the work produced"},
-        {"result-lost", "after a successful commit the draft is missing or uncommitted"},
-        {"result-expired-by-clock",
+       {{kDifferentResult, "a later commit returned another result than the work produced"},
+        {kResultLost, "after a successful commit the draft is missing or uncommitted"},
+        {kResultExpiredByClock,
          "after a successful commit a caller was told HANDLE_EXPIRED while the result was live: "
          "expires_at_ms is the committer's clock plus resultTtlMs, and the reader compares it "
          "with its own"},
-        {"result-lost-by-committer-clock",
+        {kResultLostByCommitterClock,
          "the result was lost because the committer's clock was off: its claim, renewals and "
          "committed record expire at PXATs taken from that clock, so a clock behind the server's "
          "lets them lapse early"},
-        {"lease-lapsed-in-pause",
+        {kLeaseLapsedInPause,
          "the committer's process paused longer than the lease while its work ran (the renewal "
          "loop paused with it): the claim lapsed, the finalize found the draft gone, the caller "
          "was told HANDLE_STORAGE_UNAVAILABLE and the promised replay is lost"},
-        {"finalize-gave-up",
+        {kFinalizeGaveUp,
          "the work ran, but the finalize gave up after its three attempts (150 ms of pauses) "
          "while Redis was unreachable, with most of the lease left: the caller was told "
          "HANDLE_STORAGE_UNAVAILABLE, the claim held the draft BUSY and then lapsed, and the "

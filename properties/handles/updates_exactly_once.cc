@@ -10,6 +10,11 @@
 namespace testbed::props::handles {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kUpdateAppliedTwice[] = "update-applied-twice";
+constexpr char kUpdateRetriedAfterLostReply[] = "update-retried-after-lost-reply";
+constexpr char kUpdateReappliedAfterResend[] = "update-reapplied-after-resend";
+
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
   std::vector<Finding> out;
   for (const Op& o : rec.ops) {
@@ -30,9 +35,9 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
             ++sent;
             resent = resent || u.resent;
           }
-        out.push_back({resent      ? "update-reapplied-after-resend"
-                       : sent >= 2 ? "update-retried-after-lost-reply"
-                                   : "update-applied-twice",
+        out.push_back({resent      ? kUpdateReappliedAfterResend
+                       : sent >= 2 ? kUpdateRetriedAfterLostReply
+                                   : kUpdateAppliedTwice,
                        absl::StrCat("on ", o.draft, ": the update ", t, " (sent ", sent,
                                     sent == 1 ? " time" : " times", resent ? ", re-sent" : "",
                                     ") is in the data twice: ", Describe(o)),
@@ -52,11 +57,11 @@ const HandlesProperty& UpdatesExactlyOnce() {
        "an update the caller retries after a lost reply is applied once",
        Always,
        {},
-       {{"update-applied-twice", "one update's entry is in the draft's data twice"},
-        {"update-retried-after-lost-reply",
+       {{kUpdateAppliedTwice, "one update's entry is in the draft's data twice"},
+        {kUpdateRetriedAfterLostReply,
          "the caller retried an update whose reply was lost (as HANDLE_STORAGE_UNAVAILABLE "
          "invites), and the first had landed: update is a read-modify-write with no request id"},
-        {"update-reapplied-after-resend",
+        {kUpdateReappliedAfterResend,
          "the client library re-sent an update's CAS after a reconnect; the first sending had "
          "landed, the runtime took the re-send's conflict for a concurrent writer and applied "
          "the update again"}}},

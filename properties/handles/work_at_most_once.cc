@@ -12,6 +12,10 @@
 namespace testbed::props::handles {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kWorkRanTwice[] = "work-ran-twice";
+constexpr char kWorkRanTwiceAfterLostClaim[] = "work-ran-twice-after-lost-claim";
+
 std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
   std::vector<Finding> out;
   for (const auto& [draft, d] : rec.drafts) {
@@ -31,7 +35,7 @@ std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
     for (const Effect& e : d.effects)
       absl::StrAppend(&text, " by client ", e.actor, " (ended at +", e.at, "ms);");
     if (!lost.empty()) absl::StrAppend(&text, " Redis lost writes in between (", lost, ")");
-    out.push_back({lost.empty() ? "work-ran-twice" : "work-ran-twice-after-lost-claim", text});
+    out.push_back({lost.empty() ? kWorkRanTwice : kWorkRanTwiceAfterLostClaim, text});
   }
   return out;
 }
@@ -44,8 +48,8 @@ const HandlesProperty& WorkAtMostOnce() {
        "work() runs at most once per draft, across every caller and retry",
        Always,
        {},
-       {{"work-ran-twice", "the upstream work of one draft ran twice"},
-        {"work-ran-twice-after-lost-claim",
+       {{kWorkRanTwice, "the upstream work of one draft ran twice"},
+        {kWorkRanTwiceAfterLostClaim,
          "durability: Redis lost the claim (a restart, failover or key loss), and a second "
          "committer claimed the draft and ran its work again"}}},
       Run<Judge>};

@@ -9,12 +9,19 @@
 
 namespace testbed::props {
 
+// The value-read-back classes JsonBend names (state's value-read-back, handles' data-read-back
+// and calls-linearizable declare them in their tables from here).
+inline constexpr char kEmptyArrayBecomesObject[] = "empty-array-becomes-object";
+inline constexpr char kNumberBent[] = "number-bent";
+inline constexpr char kStringBent[] = "string-bent";
+inline constexpr char kStructureBent[] = "structure-bent";
+
 // The class: how `got` differs from `want`, at the first place it does.
 inline std::string JsonBend(const nlohmann::json& want, const nlohmann::json& got) {
   if (want.is_array() && want.empty() && got.is_object() && got.empty())
-    return "empty-array-becomes-object";
-  if (want.is_number() && got.is_number()) return "number-bent";
-  if (want.is_string() && got.is_string()) return "string-bent";
+    return kEmptyArrayBecomesObject;
+  if (want.is_number() && got.is_number()) return kNumberBent;
+  if (want.is_string() && got.is_string()) return kStringBent;
   if (want.type() == got.type() && want.size() == got.size()) {
     if (want.is_array())
       for (size_t i = 0; i < want.size(); ++i)
@@ -23,7 +30,7 @@ inline std::string JsonBend(const nlohmann::json& want, const nlohmann::json& go
       for (const auto& [k, v] : want.items())
         if (got.contains(k) && v != got[k]) return JsonBend(v, got[k]);
   }
-  return "structure-bent";
+  return kStructureBent;
 }
 
 // Whether `got` differs from `want` only as cjson re-encodes a value (numbers printed with

@@ -17,6 +17,10 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kListMissesByFastClock[] = "list-misses-by-fast-clock";
+constexpr char kExpiredEarlyByWriterClock[] = "expired-early-by-writer-clock";
+
 // acknowledged-writes-visible: one random operation on a shared key, recorded.
 sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
                         sim::Prng& rng, int64_t default_ttl_ms, std::vector<AckOp>* ops,
@@ -156,8 +160,8 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
         }
       const bool by_fast_clock = fast != nullptr;
       const std::string read = r.kind == K::kGet ? "get" : "list";
-      const std::string cls = early           ? "expired-early-by-writer-clock"
-                              : by_fast_clock ? "list-misses-by-fast-clock"
+      const std::string cls = early           ? kExpiredEarlyByWriterClock
+                              : by_fast_clock ? kListMissesByFastClock
                                               : read + "-misses-live-write";
       return {{cls, set_of(w) + later + "; then client " + std::to_string(r.actor) + "'s " + read +
                         " from " + at(r.inv_ms) + " to " + at(r.ret_ms) +
@@ -202,10 +206,10 @@ const StateProperty& AcknowledgedWritesVisible() {
        AndResend(LosesWrites()),
        {{"get-misses-live-write", "get() finds nothing while an acknowledged write is alive"},
         {"list-misses-live-write", "list() leaves out a key while an acknowledged write is alive"},
-        {"list-misses-by-fast-clock",
+        {kListMissesByFastClock,
          "list() leaves out a live key because a client's clock runs ahead of the server's (the "
          "index is trimmed and filtered by the caller's clock)"},
-        {"expired-early-by-writer-clock",
+        {kExpiredEarlyByWriterClock,
          "a key expired before its ttl had passed by the server's clock, at the expiresAt the "
          "writer computed from its own clock at its call (a clock behind the server's, or a "
          "pause or a delay before the write landed)"}}},

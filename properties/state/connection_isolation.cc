@@ -7,6 +7,9 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kReadsOtherConnection[] = "reads-other-connection";
+
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
@@ -26,7 +29,7 @@ class Runner : public StepRun {
         std::optional<real::state::StateValue> got = co_await ns.get("shared");
         if (got && got->value.value("owner", -1) != id)
           rec.findings.push_back(
-              {"reads-other-connection",
+              {kReadsOtherConnection,
                "client " + std::to_string(id) + " (connection " + Connection(id) + ") read " +
                    real::state::Stringify(got->value) + ", written by another connection"});
       }
@@ -44,7 +47,7 @@ const StateProperty& ConnectionIsolation() {
        "a connection never reads another connection's data",
        [](const std::string& v, const std::string&) { return real::state::HasConnectionScopes(v); },
        {},
-       {{"reads-other-connection", "a connection reads a value another connection wrote"}}},
+       {{kReadsOtherConnection, "a connection reads a value another connection wrote"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -17,6 +17,10 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kListDropsAtExpiryInstant[] = "list-drops-at-expiry-instant";
+constexpr char kListMissesAdoptedEntry[] = "list-misses-adopted-entry";
+
 // get(key) and then list(prefix key): what get() returned when list() left the key out in the
 // same millisecond (nullopt otherwise), and that millisecond.
 struct ListedMiss {
@@ -48,7 +52,7 @@ sim::Task<void> ExpiryProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, cons
     const int64_t t_get = miss.at;
     if (miss.got)
       rec->findings.push_back(
-          {"list-drops-at-expiry-instant",
+          {kListDropsAtExpiryInstant,
            "at +" + std::to_string(t_get - sim::kDefaultEpochMs) + "ms (the expiry instant of a " +
                std::to_string(ttl) + " ms TTL) get(\"" + key + "\") returned version " +
                std::to_string(miss.got->version) + " but list() did not include it",
@@ -89,7 +93,7 @@ sim::Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
     const ListedMiss miss = co_await GetButNotListed(*ns, key, rec);
     if (miss.got)
       rec->findings.push_back(
-          {"list-misses-adopted-entry",
+          {kListMissesAdoptedEntry,
            "an old pod (" + w.old_version + ", maxTtl 1000) set(\"" + key + "\", ttl " +
                std::to_string(kOldTtl) + ") in namespace " + name + "; a new pod (maxTtl " +
                std::to_string(kNewMaxTtl) + ") read it at once; at +" +
@@ -126,9 +130,9 @@ const StateProperty& ExpiryBoundaryGetList() {
        "an entry that get() returns at an instant is listed by list() at the same instant",
        Always,
        MovesTheInstant(),
-       {{"list-drops-at-expiry-instant",
+       {{kListDropsAtExpiryInstant,
          "at an entry's expiry millisecond get() returns it and list() leaves it out"},
-        {"list-misses-adopted-entry",
+        {kListMissesAdoptedEntry,
          "an entry adopted from an old pod, with a TTL past the new pods' maxTtl, outlives the "
          "index its claim refreshed: get() returns it and list() leaves it out"}}},
       MakeRun<Runner, StateEnv>};

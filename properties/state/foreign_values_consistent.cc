@@ -17,6 +17,11 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kAbsentButCasRefused[] = "absent-but-cas-refused";
+constexpr char kReadButCasRefused[] = "read-but-cas-refused";
+constexpr char kCasNotVisible[] = "cas-not-visible";
+
 std::string Show(const std::optional<real::state::StateValue>& v) {
   return v ? real::state::Stringify(v->value) + " v" + std::to_string(v->version) : "null";
 }
@@ -94,7 +99,7 @@ sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns
     if (!cas.ok) {
       const std::string current = cas.current ? "version " + std::to_string(cas.current->version)
                                               : std::string("current = null");
-      rec->findings.push_back({got ? "read-but-cas-refused" : "absent-but-cas-refused",
+      rec->findings.push_back({got ? kReadButCasRefused : kAbsentButCasRefused,
                                lead + read + ", and " + cas_text + " fails, reporting " + current +
                                    ": a read-then-compareAndSet loop never gets past this key",
                                {},
@@ -110,7 +115,7 @@ sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns
     const bool expired = !after && ctx.world().now_ms() > expires_at_ms;
     if (!expired && (!after || after->value != mine))
       rec->findings.push_back(
-          {"cas-not-visible",
+          {kCasNotVisible,
            lead + read + ", " + cas_text + " succeeded, and get() then returned " + Show(after),
            {},
            {Since(ctx, since)}});
@@ -151,10 +156,10 @@ const StateProperty& ForeignValuesConsistent() {
        "then returns the new value",
        Always,
        AndResend(LosesWrites()),
-       {{"absent-but-cas-refused",
+       {{kAbsentButCasRefused,
          "get() returns null, and compareAndSet(0) fails reporting current = null"},
-        {"read-but-cas-refused", "get() returns version n, and compareAndSet(n) fails"},
-        {"cas-not-visible", "compareAndSet succeeds and get() then returns something else"}}},
+        {kReadButCasRefused, "get() returns version n, and compareAndSet(n) fails"},
+        {kCasNotVisible, "compareAndSet succeeds and get() then returns something else"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -7,6 +7,10 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kLostIncrement[] = "lost-increment";
+constexpr char kExtraIncrement[] = "extra-increment";
+
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
@@ -39,7 +43,7 @@ class Runner : public StepRun {
           " more of unknown outcome); then get(\"counter\") read n = " + real::state::Stringify(n);
       const double lost = static_cast<double>(acked) - n;
       if (lost > 0)
-        rec.findings.push_back({"lost-increment",
+        rec.findings.push_back({kLostIncrement,
                                 what + ": " + real::state::Stringify(lost) +
                                     (lost == 1 ? " acknowledged increment is lost"
                                                : " acknowledged increments are lost"),
@@ -47,7 +51,7 @@ class Runner : public StepRun {
                                 {Since(ctx, since)}});
       else if (n > static_cast<double>(acked + unknown))
         rec.findings.push_back(
-            {"extra-increment", what + ": more than every increment", {}, {Since(ctx, since)}});
+            {kExtraIncrement, what + ": more than every increment", {}, {Since(ctx, since)}});
     } catch (const real::state::StateError&) {
     }
   }
@@ -66,8 +70,8 @@ const StateProperty& IncrementsAllKept() {
        "single-threaded increment promise)",
        Always,
        LosesWrites(),
-       {{"lost-increment", "an acknowledged increment is missing from the counter's total"},
-        {"extra-increment", "the counter holds more than every increment that was made"}}},
+       {{kLostIncrement, "an acknowledged increment is missing from the counter's total"},
+        {kExtraIncrement, "the counter holds more than every increment that was made"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -17,6 +17,18 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kKeyNeverExpires[] = "key-never-expires";
+constexpr char kIndexNeverExpires[] = "index-never-expires";
+constexpr char kKeyOutlivesMaxTtl[] = "key-outlives-max-ttl";
+constexpr char kIndexOutlivesMaxTtl[] = "index-outlives-max-ttl";
+constexpr char kEntryMissingFromIndex[] = "entry-missing-from-index";
+constexpr char kIndexExpiresBeforeEntry[] = "index-expires-before-entry";
+constexpr char kEntryTrimmedFromIndexByFastClock[] = "entry-trimmed-from-index-by-fast-clock";
+constexpr char kIndexExpiresBeforeEntryByWriterClock[] =
+    "index-expires-before-entry-by-writer-clock";
+constexpr char kOutlivesMaxTtlByWriterClock[] = "outlives-max-ttl-by-writer-clock";
+
 class Runner : public StepRun {
  public:
   using StepRun::StepRun;
@@ -63,10 +75,9 @@ class Runner : public StepRun {
                        !indexed ? std::string("the quota index does not hold it")
                                 : absl::StrCat("the quota index expires in ", index_pttl, " ms"),
                        ": list() will leave it out and the quota will not count it");
-      std::string cls = !indexed ? "entry-missing-from-index" : "index-expires-before-entry";
+      std::string cls = !indexed ? kEntryMissingFromIndex : kIndexExpiresBeforeEntry;
       if (skewed) {  // every write trims the index by its caller's clock, and sets expiries by it
-        cls = !indexed ? "entry-trimmed-from-index-by-fast-clock"
-                       : "index-expires-before-entry-by-writer-clock";
+        cls = !indexed ? kEntryTrimmedFromIndexByFastClock : kIndexExpiresBeforeEntryByWriterClock;
         text +=
             " (clients' clocks were skewed in this run: a client whose clock runs ahead "
             "trims the index of entries still alive by the server's clock)";
@@ -98,14 +109,14 @@ class Runner : public StepRun {
                              : absl::StrCat("it expires ", pttl.integer, " ms later still"));
       std::string cls;
       if (pttl.integer == -1) {
-        cls = index ? "index-never-expires" : "key-never-expires";
+        cls = index ? kIndexNeverExpires : kKeyNeverExpires;
       } else if (skewed) {
-        cls = "outlives-max-ttl-by-writer-clock";
+        cls = kOutlivesMaxTtlByWriterClock;
         text +=
             " (a client's clock ran ahead of the server's in this run, and the store sets "
             "the expiry from the client's clock)";
       } else {
-        cls = index ? "index-outlives-max-ttl" : "key-outlives-max-ttl";
+        cls = index ? kIndexOutlivesMaxTtl : kKeyOutlivesMaxTtl;
       }
       out.findings.push_back({cls, text});
     }
@@ -210,19 +221,19 @@ const StateProperty& KeysExpire() {
        "lives",
        Always,
        LosesWrites(),
-       {{"key-never-expires", "the store left a key with no expiry on the server"},
-        {"index-never-expires", "the quota index has no expiry: it stays forever"},
-        {"key-outlives-max-ttl", "a key is still on the server after maxTtl has passed"},
-        {"index-outlives-max-ttl", "the quota index is still on the server after maxTtl"},
-        {"entry-missing-from-index",
+       {{kKeyNeverExpires, "the store left a key with no expiry on the server"},
+        {kIndexNeverExpires, "the quota index has no expiry: it stays forever"},
+        {kKeyOutlivesMaxTtl, "a key is still on the server after maxTtl has passed"},
+        {kIndexOutlivesMaxTtl, "the quota index is still on the server after maxTtl"},
+        {kEntryMissingFromIndex,
          "a live entry is not in the quota index: list() and the quota miss it"},
-        {"index-expires-before-entry",
+        {kIndexExpiresBeforeEntry,
          "the quota index expires before an entry it holds: list() and the quota lose it"},
-        {"entry-trimmed-from-index-by-fast-clock",
+        {kEntryTrimmedFromIndexByFastClock,
          "a client whose clock runs ahead trimmed a live entry from the quota index"},
-        {"index-expires-before-entry-by-writer-clock",
+        {kIndexExpiresBeforeEntryByWriterClock,
          "the quota index expires before an entry a writer with a fast clock wrote"},
-        {"outlives-max-ttl-by-writer-clock",
+        {kOutlivesMaxTtlByWriterClock,
          "a key outlives maxTtl by the server's clock because a writer's clock ran ahead"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;

@@ -18,6 +18,13 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kDiffersOnListOrder[] = "differs-on-list-order";
+constexpr char kDiffersOnListLimit[] = "differs-on-list-limit";
+constexpr char kValueDiffers[] = "value-differs";
+constexpr char kErrorPrecedence[] = "error-precedence";
+constexpr char kCasRefusedAtCurrentVersion[] = "cas-refused-at-current-version";
+
 // A row as a caller sees it: value, version and the times (`with_value` false: all but the
 // value, to tell a bent value from other differences).
 std::string ShowRow(const real::state::StateValue& v, bool with_value = true) {
@@ -131,24 +138,24 @@ std::string LockstepClass(const LockstepCall& c, const Answer& redis, const Answ
   static const char* kNames[] = {"get", "set", "compareAndSet", "delete", "list"};
   const std::string generic = std::string("differs-on-") + kNames[static_cast<int>(c.op)];
   if (c.op == LockstepCall::Op::kCas && c.stale && c.bad_policy && redis.error() != memory.error())
-    return "error-precedence";
+    return kErrorPrecedence;
   if (redis.error() || memory.error()) return generic;
   if (c.op == LockstepCall::Op::kCas && redis.refused_at_expected &&
       memory.full.rfind("ok ", 0) == 0)
-    return "cas-refused-at-current-version";
-  if (redis.shape == memory.shape) return "value-differs";
+    return kCasRefusedAtCurrentVersion;
+  if (redis.shape == memory.shape) return kValueDiffers;
   if (c.op != LockstepCall::Op::kList) return generic;
   // Rows compared without their values: a value the CAS script bent is value-differs' finding
   // (it shows on the write first), not a question of which rows list() returns.
   std::vector<std::string> r = KeysOf(redis_rows, false), m = KeysOf(memory_rows, false);
   std::sort(r.begin(), r.end());
   std::sort(m.begin(), m.end());
-  if (r == m) return "differs-on-list-order";
+  if (r == m) return kDiffersOnListOrder;
   std::vector<std::string> all = KeysOf(memory_all, false);
   std::sort(all.begin(), all.end());
   if (r.size() == m.size() && all.size() > m.size() &&
       std::includes(all.begin(), all.end(), r.begin(), r.end()))
-    return "differs-on-list-limit";
+    return kDiffersOnListLimit;
   return generic;
 }
 
@@ -242,7 +249,7 @@ sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis
   // A write one backend made and the other did not leaves them apart for good; reads, refusals
   // on both sides (error-precedence) and bent values leave the same keys and versions.
   if (c.op != LockstepCall::Op::kGet && c.op != LockstepCall::Op::kList &&
-      cls != "error-precedence" && cls != "value-differs")
+      cls != kErrorPrecedence && cls != kValueDiffers)
     desynced->insert(space);
 }
 
@@ -291,18 +298,18 @@ const StateProperty& MemoryMatchesRedis() {
         {"differs-on-compareAndSet", "compareAndSet() answers differently on the two backends"},
         {"differs-on-delete", "delete() answers differently on the two backends"},
         {"differs-on-list", "list() returns other rows on the two backends"},
-        {"differs-on-list-order",
+        {kDiffersOnListOrder,
          "list() returns the same rows in another order (memory: insertion order, Redis: by "
          "expiry)"},
-        {"differs-on-list-limit",
+        {kDiffersOnListLimit,
          "list(limit) keeps other rows of the same matches on the two backends"},
-        {"value-differs",
+        {kValueDiffers,
          "a row comes back with another value (the same version and times) on the two "
          "backends"},
-        {"error-precedence",
+        {kErrorPrecedence,
          "a compareAndSet with a stale version and a ttl or value the policy refuses fails on "
          "one backend and throws on the other"},
-        {"cas-refused-at-current-version",
+        {kCasRefusedAtCurrentVersion,
          "compareAndSet at the current version fails on Redis, reporting that version as "
          "current, and succeeds in memory"},
         {"script-error",

@@ -38,22 +38,22 @@ const StateProperty& ModelMatchesImplementation() {
         {"disagrees-on-list", "list() answers other than the model"},
         {"disagrees-on-increment", "increment() answers other than the model"},
         {"disagrees-on-legacy-write", "an old pod's write leaves a state the model does not"},
-        {"answers-as-the-v1-claim",
+        {kAnswersAsTheV1Claim,
          "a call answers as beta.24's claim is built (the first concrete scope adopts a v1 "
          "value and others lose it), not as the contract (rule 7); the run is judged on"},
-        {"value-bent-by-cjson",
+        {kValueBentByCjson,
          "a value comes back as cjson re-encodes it (numbers to 14 digits, an empty array as "
          "an object; value-read-back's finding), otherwise as the model answers; the run is "
          "judged on"},
-        {"quota-frees-slot-at-expiry-instant",
+        {kQuotaFreesSlotAtExpiryInstant,
          "the quota counts an entry as gone at its expiry millisecond while get() still returns "
          "it (quota-safety's expiry-instant-overfill), otherwise as the model answers; the run "
          "is judged on"},
-        {"version-continues-after-expiry",
+        {kVersionContinuesAfterExpiry,
          "a write whose read and write straddle its key's expiry (the call took time) numbers "
          "itself on from the expired entry and keeps its createdAt, as no single instant of "
          "the call answers"},
-        {"stale-cas-succeeds-after-expiry",
+        {kStaleCasSucceedsAfterExpiry,
          "a compareAndSet() whose check and write straddle its key's expiry (the call took "
          "time) succeeds on top of the expired entry, numbered on from it"},
         {"set-straddles-expiry",

@@ -17,6 +17,9 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kOldPodWriteNeverListed[] = "old-pod-write-never-listed";
+
 constexpr int kOtherKeys = 2100;  // more than 8 pages of 256 (one backfill call), under 3 calls
 constexpr int kLists = 3;
 
@@ -59,7 +62,7 @@ class Runner : public StateRun {
       const int64_t end = rec.world->now_ms();
       if (!last && end < acked + w.ns.default_ttl_ms - 50)
         rec.findings.push_back(
-            {"old-pod-write-never-listed",
+            {kOldPodWriteNeverListed,
              absl::StrCat("with ", kOtherKeys, " other keys in the database, the old pod (",
                           w.old_version, ") set k in namespace listed to ", shown,
                           "; the new pod (", w.version, ") get(k) returned it, and its ", kLists,
@@ -81,7 +84,7 @@ const StateProperty& OldPodWritesListed() {
        "the calls a full pass takes",
        [](const std::string&, const std::string& old) { return !old.empty(); },
        sim::FaultSet::All(),
-       {{"old-pod-write-never-listed",
+       {{kOldPodWriteNeverListed,
          "after as many list() calls as a full backfill pass takes, list() still leaves out a "
          "live value an old pod wrote, which get() returns"}}},
       MakeRun<Runner, StateEnv>};

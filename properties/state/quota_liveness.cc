@@ -17,6 +17,14 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kDeletedSlotRefused[] = "deleted-slot-refused";
+constexpr char kOverwriteRefused[] = "overwrite-refused";
+constexpr char kDeletedKeyRecreateRefused[] = "deleted-key-recreate-refused";
+constexpr char kExpiredSlotRefused[] = "expired-slot-refused";
+constexpr char kOldPodDeleteLeaksSlot[] = "old-pod-delete-leaks-slot";
+constexpr char kOldPodDeleteLost[] = "old-pod-delete-lost";
+
 // quota-liveness: fill a maxEntries-2 namespace, free one entry (delete by this pod or an old
 // pod, or expiry), then a third key must be accepted.
 sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
@@ -43,7 +51,7 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
       const int64_t t = rec->world->now_ms();
       const KeyWrite b = co_await WriteKeyBy(*ns, i % 3, "b", 1, value, std::nullopt);
       if (b.error && b.error->quota())
-        rec->findings.push_back({"overwrite-refused",
+        rec->findings.push_back({kOverwriteRefused,
                                  "namespace " + name + " (maxEntries 2) holds a and b; at +" +
                                      std::to_string(t - sim::kDefaultEpochMs) + "ms " + b.shown +
                                      ", an overwrite of a live key, failed with \"" +
@@ -72,10 +80,10 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
       // Named by what the refused set found: an entry still live (the old pod's delete never
       // reached the key the new pods read, so the quota counts rightly) or a slot held by an
       // entry that is gone (the quota leaks).
-      rec->findings.push_back({by_expiry      ? "expired-slot-refused"
-                               : !old_deletes ? "deleted-slot-refused"
-                               : a            ? "old-pod-delete-lost"
-                                              : "old-pod-delete-leaks-slot",
+      rec->findings.push_back({by_expiry      ? kExpiredSlotRefused
+                               : !old_deletes ? kDeletedSlotRefused
+                               : a            ? kOldPodDeleteLost
+                                              : kOldPodDeleteLeaksSlot,
                                "namespace " + name + " (maxEntries 2): set(a), set(b), then " +
                                    how + "; at +" + std::to_string(t) + "ms set(c) failed with \"" +
                                    refused + "\"; get(a) now returns " +
@@ -90,7 +98,7 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
         const KeyWrite again = co_await WriteKeyBy(*ns, (i + 1) % 3, "a", 0, value, std::nullopt);
         if (again.error && again.error->quota())
           rec->findings.push_back(
-              {"deleted-key-recreate-refused",
+              {kDeletedKeyRecreateRefused,
                "namespace " + name + " (maxEntries 2): set(a), set(b), then " + how +
                    "; get(a) returns null, yet at +" + std::to_string(t2) + "ms " + again.shown +
                    " failed with \"" + again.error->what() + "\" with only b live",
@@ -124,18 +132,18 @@ const StateProperty& QuotaLiveness() {
        "pods deleting, in a rolling deploy)",
        Always,
        {sim::Fault::kRestart, sim::Fault::kFailover, sim::Fault::kKeyLoss},
-       {{"deleted-slot-refused", "after delete() the namespace still refuses a new key"},
-        {"overwrite-refused", "a full namespace refuses an overwrite of a live key"},
-        {"deleted-key-recreate-refused",
+       {{kDeletedSlotRefused, "after delete() the namespace still refuses a new key"},
+        {kOverwriteRefused, "a full namespace refuses an overwrite of a live key"},
+        {kDeletedKeyRecreateRefused,
          "a key that is gone cannot be written again though the namespace has room"},
-        {"expired-slot-refused", "after an entry expires the namespace still refuses a new key"},
-        {"old-pod-delete-leaks-slot",
+        {kExpiredSlotRefused, "after an entry expires the namespace still refuses a new key"},
+        {kOldPodDeleteLeaksSlot,
          "after an old pod deletes an entry the entry is gone, yet the namespace still refuses a "
          "new key: the deleted entry keeps its quota slot"},
-        {"old-pod-delete-lost",
+        {kOldPodDeleteLost,
          "an old pod's delete never reaches the key the new pods read: the entry stays live, so "
          "the namespace (counting rightly) still refuses a new key"},
-        {"skew-expired-slot-refused",
+        {kSkewExpiredSlotRefused,
          "a client whose clock runs behind refuses a key after an entry expired by the "
          "server's clock"}}},
       MakeRun<Runner, StateEnv>};

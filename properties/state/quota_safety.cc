@@ -18,6 +18,15 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kOverfill[] = "overfill";
+constexpr char kRefusalReportedAsWritten[] = "refusal-reported-as-written";
+constexpr char kExpiryInstantOverfill[] = "expiry-instant-overfill";
+constexpr char kConcurrentOverfill[] = "concurrent-overfill";
+constexpr char kOverfillAfterEviction[] = "overfill-after-eviction";
+constexpr char kRefusalMisreported[] = "refusal-misreported";
+constexpr char kAdoptedKeyOverfill[] = "adopted-key-overfill";
+
 sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
                            const real::state::VersionScripts& scripts, int id, int i, int64_t ttl,
                            Recorder* rec) {
@@ -43,7 +52,7 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       std::optional<real::state::StateValue> a = co_await ns.get("a");
       std::optional<real::state::StateValue> x = co_await ns.get("x");
       if (a && x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
-        rec->findings.push_back({"overfill",
+        rec->findings.push_back({kOverfill,
                                  "at +" + std::to_string(t1 - sim::kDefaultEpochMs) +
                                      "ms, with a live (TTL " + std::to_string(ttl) + " ms), " +
                                      write_x +
@@ -55,7 +64,7 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       // leaves nothing behind.
       if (!x && rec->world->now_ms() == t1 && t1 < t_a + ttl)
         rec->findings.push_back(
-            {"refusal-reported-as-written",
+            {kRefusalReportedAsWritten,
              "at +" + std::to_string(t1 - sim::kDefaultEpochMs) + "ms " + write_x +
                  " was acknowledged as written in a full namespace (maxEntries 1, a live), "
                  "yet get(x) returns null: nothing was stored",
@@ -69,7 +78,7 @@ sim::Task<void> QuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     std::optional<real::state::StateValue> b = co_await ns.get("b");
     if (a && b && rec->world->now_ms() == t0)
       rec->findings.push_back(
-          {"expiry-instant-overfill",
+          {kExpiryInstantOverfill,
            "at +" + std::to_string(t0 - sim::kDefaultEpochMs) +
                "ms, the expiry instant of a (TTL " + std::to_string(ttl) +
                " ms), set(b) was accepted and get(a), get(b) both return a value: "
@@ -140,7 +149,7 @@ sim::Task<void> QuotaRace(sim::Ctx& ctx, const StateWorkload& w,
   if (live > 1 && rec->world->now_ms() == t0) {
     const std::string evicted = EvictionBetween(rec, name, slot, t0);
     rec->findings.push_back(
-        {evicted.empty() ? "concurrent-overfill" : "overfill-after-eviction",
+        {evicted.empty() ? kConcurrentOverfill : kOverfillAfterEviction,
          absl::StrCat(w.clients, " clients each set their own key at +",
                       slot - sim::kDefaultEpochMs, "ms in namespace ", name,
                       " (maxEntries 1); at +", t0 - sim::kDefaultEpochMs, "ms ", live,
@@ -202,7 +211,7 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     const bool overfull = co_await holds_three();
     if (overfull)
       rec->findings.push_back(
-          {"adopted-key-overfill",
+          {kAdoptedKeyOverfill,
            "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
                ") wrote old1 and old2, this pod wrote new1 and new2 (both live), read old1, and at "
                "+" +
@@ -227,7 +236,7 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     }
     if (overfull)
       rec->findings.push_back(
-          {"adopted-key-overfill",
+          {kAdoptedKeyOverfill,
            "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
                ") wrote old1 and old2, this pod wrote new1 and new2 (both live), and at +" +
                std::to_string(t2) +
@@ -238,7 +247,7 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   } catch (const real::state::StateError& e) {
     // The full scope refuses it: as a quota error, the one a caller can act on.
     if (!e.quota() && !e.transport())
-      rec->findings.push_back({"refusal-misreported",
+      rec->findings.push_back({kRefusalMisreported,
                                "namespace " + name + " (maxEntries 2, full): at +" +
                                    std::to_string(t2) +
                                    "ms compareAndSet(\"old2\", 1) failed with \"" + e.what() +
@@ -272,25 +281,25 @@ const StateProperty& QuotaSafety() {
        Always,
        AndResend(
            {sim::Fault::kLatency, sim::Fault::kDelay, sim::Fault::kReorder, sim::Fault::kPause}),
-       {{"overfill", "a namespace accepts a key past maxEntries while its entries are live"},
-        {"refusal-reported-as-written",
+       {{kOverfill, "a namespace accepts a key past maxEntries while its entries are live"},
+        {kRefusalReportedAsWritten,
          "a write the full namespace refused is acknowledged as written, and nothing is stored"},
-        {"expiry-instant-overfill",
+        {kExpiryInstantOverfill,
          "at an entry's expiry millisecond a new key is accepted while get() still returns the "
          "old one"},
-        {"concurrent-overfill",
+        {kConcurrentOverfill,
          "keys set at one instant by several clients all stay live past "
          "maxEntries"},
-        {"overfill-after-eviction",
+        {kOverfillAfterEviction,
          "an eviction (fault key-loss) took the namespace's index, which the quota counts, and "
          "the namespace then admitted keys past maxEntries: the quota lives in one evictable "
          "key"},
-        {"skew-overfill",
+        {kSkewOverfill,
          "a client whose clock runs ahead admits a key while another is live by the server's "
          "clock"},
-        {"refusal-misreported",
+        {kRefusalMisreported,
          "a write the full scope refuses fails with an error other than quota exceeded"},
-        {"adopted-key-overfill",
+        {kAdoptedKeyOverfill,
          "a full scope admits the write of a key an old pod wrote (a v1 value is not the "
          "scope's entry, rule 7)"}}},
       MakeRun<Runner, StateEnv>};

@@ -17,6 +17,11 @@
 namespace testbed::props::state {
 namespace {
 
+// The anomaly classes this file names, declared once: its table and its judge use them.
+constexpr char kGetFailsWithQuotaError[] = "get-fails-with-quota-error";
+constexpr char kListFailsWithQuotaError[] = "list-fails-with-quota-error";
+constexpr char kGetMissesV1ValueInFullScope[] = "get-misses-v1-value-in-full-scope";
+
 // reads-never-quota-error: an old pod writes two v1 values, a new pod fills its scope of a
 // maxEntries-2 namespace, then reads everything.
 sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
@@ -55,7 +60,7 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       }
       if (old_reads_it)
         rec->findings.push_back(
-            {"get-misses-v1-value-in-full-scope",
+            {kGetMissesV1ValueInFullScope,
              "namespace " + name + " (maxEntries 2): an old pod (" + w.old_version +
                  ") wrote old1 and old2, this pod wrote new1 and new2; at +" + std::to_string(t) +
                  "ms get(\"" + key + "\") returned null while the old pod's value is live",
@@ -64,7 +69,7 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
     } catch (const real::state::StateError& e) {
       if (e.quota())
         rec->findings.push_back(
-            {"get-fails-with-quota-error",
+            {kGetFailsWithQuotaError,
              "namespace " + name + " (maxEntries 2)" +
                  (old ? ", an old pod (" + w.old_version + ") wrote old1 and old2"
                       : std::string()) +
@@ -79,7 +84,7 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   } catch (const real::state::StateError& e) {
     if (e.quota())
       rec->findings.push_back(
-          {"list-fails-with-quota-error",
+          {kListFailsWithQuotaError,
            "namespace " + name + ": list() failed with \"" + std::string(e.what()) + "\""});
   }
 }
@@ -104,9 +109,9 @@ const StateProperty& ReadsNeverQuotaError() {
        "old pod wrote",
        Always,
        {},
-       {{"get-fails-with-quota-error", "get() fails with a quota error"},
-        {"list-fails-with-quota-error", "list() fails with a quota error"},
-        {"get-misses-v1-value-in-full-scope",
+       {{kGetFailsWithQuotaError, "get() fails with a quota error"},
+        {kListFailsWithQuotaError, "list() fails with a quota error"},
+        {kGetMissesV1ValueInFullScope,
          "in a full scope, get() of a live value an old pod wrote returns null (a version that "
          "reads v1 keys)"}}},
       MakeRun<Runner, StateEnv>};

@@ -127,7 +127,7 @@ sim::Task<void> RollingStep(
         // pod reading after the new version's write or delete (old-pod-*), or a pod reading
         // after an older version's (*-across-versions).
         const std::string kind =
-            !st->expected ? "resurrects-deleted" : (got ? "reads-stale" : "loses-write");
+            !st->expected ? kResurrectsDeleted : (got ? kReadsStale : kLosesWrite);
         const bool across = !st->last.empty() && st->last_by != pod_version;
         // A read of null after the store itself expired the write before its promised instant:
         // the writer's own clock set that expiry (a PXAT it computed from Date.now()).
@@ -317,7 +317,7 @@ sim::Task<void> RewriteAfterExpiryProbe(sim::Ctx& ctx, int id, const StateWorklo
     // ahead of the server's (list-misses-by-fast-clock names that).
     const bool live = rec->world->now_ms() < acked + w.ns.default_ttl_ms - 50;
     if (!listed && live && ctx.now_ms() <= rec->world->now_ms())
-      rec->findings.push_back({"list-misses-old-pod-rewrite",
+      rec->findings.push_back({kListMissesOldPodRewrite,
                                "namespace " + name + ": the new pod (" + w.version +
                                    ") set k with a 5 ms ttl and let it expire; the old pod (" +
                                    w.old_version + ") then set k to " + shown +
@@ -444,7 +444,7 @@ std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& ke
     if (first_read.empty() && !failed.empty()) {
       std::string who;
       for (const auto& c : failed) who += (who.empty() ? "" : ", ") + name(c);
-      out.push_back({"v1-value-lost-to-another-scope",
+      out.push_back({kV1ValueLostToAnotherScope,
                      wrote +
                          "; every read after it returned null, though it was live; a read "
                          "that failed (its reply lost) may have claimed it first: " +
@@ -452,15 +452,15 @@ std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& ke
     } else if (first_read.empty()) {
       std::set<std::string> readers;
       for (const auto& r : after) readers.insert(r.connection);
-      out.push_back({"v1-value-unreadable", wrote + "; all " + std::to_string(after.size()) +
-                                                " reads after it, by " +
-                                                std::to_string(readers.size()) +
-                                                " callers of the new version, returned null"});
+      out.push_back({kV1ValueUnreadable, wrote + "; all " + std::to_string(after.size()) +
+                                             " reads after it, by " +
+                                             std::to_string(readers.size()) +
+                                             " callers of the new version, returned null"});
     } else {
       for (const auto& r : after) {
         if (r.got && *r.got != k.value) {
-          out.push_back({"reads-other-value", name(r.connection) + " read " + key + " as " +
-                                                  *r.got + " at " + at(r.inv_ms) + "; " + wrote});
+          out.push_back({kReadsOtherValue, name(r.connection) + " read " + key + " as " + *r.got +
+                                               " at " + at(r.inv_ms) + "; " + wrote});
           break;
         }
         if (r.got) continue;
@@ -471,7 +471,7 @@ std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& ke
                                                     ", then null at " + at(r.inv_ms) +
                                                     " while it was live"});
         } else if (r.connection.empty()) {
-          out.push_back({"unreadable-without-connection",
+          out.push_back({kUnreadableWithoutConnection,
                          wrote + got_null + ", while " + name(first_read.begin()->first) +
                              " read it: v1 keys have no scope, so this caller read them before "
                              "the upgrade"});
@@ -479,11 +479,11 @@ std::vector<Finding> CheckLegacyReads(const std::map<std::string, LegacyKey>& ke
           std::string others;
           for (const auto& [c, t] : first_read)
             others += (others.empty() ? "" : ", ") + name(c) + " at " + at(t);
-          out.push_back({"v1-value-lost-to-another-scope",
-                         wrote + got_null +
-                             ", though it was live and this connection never "
-                             "wrote or deleted it; it was read by " +
-                             others});
+          out.push_back(
+              {kV1ValueLostToAnotherScope, wrote + got_null +
+                                               ", though it was live and this connection never "
+                                               "wrote or deleted it; it was read by " +
+                                               others});
         }
         break;
       }

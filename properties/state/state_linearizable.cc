@@ -148,7 +148,7 @@ std::vector<AnomalyClass> HistoryClasses(const std::string& key) {
       {"get-misses-write", "get() finds nothing after an acknowledged write that is alive"},
       {"version-continues-after-delete",
        "a write that lands after a concurrent delete is numbered from the deleted value"},
-      {"version-continues-after-expiry",
+      {kVersionContinuesAfterExpiry,
        "a write that lands after its key expired is numbered from the expired value"},
       {"quota-error-below-max-entries",
        "a write was refused with a quota error in a namespace far below its maxEntries"},

@@ -433,7 +433,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
     same = contract_plain;
     if (same < 2 && best.level > 0) {
       if (best.claim)
-        explain("answers-as-the-v1-claim",
+        explain(kAnswersAsTheV1Claim,
                 "the implementation answers as beta.24's claim is built (the first concrete "
                 "scope adopts a v1 value, others lose it), not as the contract");
       if (best.instant && roll >= 68 && roll < 80)
@@ -446,11 +446,11 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
                 "exceeded: the index no longer holds the key, so the update asks for a new "
                 "slot in a full scope, while get() still returns the entry");
       else if (best.instant && !(roll >= 68 && roll < 80))
-        explain("quota-frees-slot-at-expiry-instant",
+        explain(kQuotaFreesSlotAtExpiryInstant,
                 "the quota counts an entry as gone at its expiry millisecond, while get() still "
                 "returns it (the index is trimmed up to now, inclusive)");
       if (best.level == 1)
-        explain("value-bent-by-cjson",
+        explain(kValueBentByCjson,
                 "a value comes back as cjson re-encodes it (numbers to 14 digits, an empty "
                 "array as an object), otherwise as the model answers");
       same = 2;
@@ -466,7 +466,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       std::string out =
           last_ops("the implementation and model/state_store disagree; the last operations:") +
           "\n    the model answers: " + want;
-      if (explained.count("answers-as-the-v1-claim"))
+      if (explained.count(kAnswersAsTheV1Claim))
         out += "\n    and beta.24's claim as built answers: " + want_design;
       // The class: the kind of call the two disagree on, or a call whose steps straddled its
       // key's expiry (it took time, the key's entry was live when it began and had ended when
@@ -482,9 +482,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
       const bool continued = straddled && written->version == before->version + 1 &&
                              written->created_at == before->created_at;
       if (continued && op == "set")
-        cls = "version-continues-after-expiry";
+        cls = kVersionContinuesAfterExpiry;
       else if (continued && op == "compareAndSet")
-        cls = "stale-cas-succeeds-after-expiry";
+        cls = kStaleCasSucceedsAfterExpiry;
       else if (straddled)
         cls = op + "-straddles-expiry";
       if (cls != "disagrees-on-" + op)

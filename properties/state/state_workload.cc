@@ -164,7 +164,7 @@ sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
       "ms or later by the server's clock; ";
   if (safety && refused.empty() && ret < a_inv + kSkewTtlMs)
     rec->findings.push_back(
-        {"skew-overfill",
+        {kSkewOverfill,
          wrote_a + "client 1 set(b) at +" + std::to_string(inv - sim::kDefaultEpochMs) +
              "ms and it was accepted: 2 live entries (client 1's clock runs ahead of client "
              "0's; the store counts live entries by the caller's clock)",
@@ -172,7 +172,7 @@ sim::Task<void> SkewQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
          {Since(ctx, a_inv)}});
   if (!safety && !refused.empty() && inv > a_ret + kSkewTtlMs)
     rec->findings.push_back(
-        {"skew-expired-slot-refused",
+        {kSkewExpiredSlotRefused,
          wrote_a + "client 1 set(c) at +" + std::to_string(inv - sim::kDefaultEpochMs) +
              "ms, after a expired by the server's clock, failed with \"" + refused +
              "\" (client 1's clock runs behind client 0's; the store counts live entries by "

@@ -27,6 +27,26 @@
 
 namespace testbed::props::state {
 
+// The anomaly classes the shared workloads name, declared once: the legacy workload's
+// (legacy-readable, rolling-deploy-writes-visible), the quota probe across clocks' (quota-safety,
+// quota-liveness), and the sequential client's and the history judge's
+// (model-matches-implementation, versions-never-repeat). The properties' tables use them.
+inline constexpr char kV1ValueUnreadable[] = "v1-value-unreadable";
+inline constexpr char kV1ValueLostToAnotherScope[] = "v1-value-lost-to-another-scope";
+inline constexpr char kUnreadableWithoutConnection[] = "unreadable-without-connection";
+inline constexpr char kReadsOtherValue[] = "reads-other-value";
+inline constexpr char kLosesWrite[] = "loses-write";
+inline constexpr char kListMissesOldPodRewrite[] = "list-misses-old-pod-rewrite";
+inline constexpr char kReadsStale[] = "reads-stale";
+inline constexpr char kResurrectsDeleted[] = "resurrects-deleted";
+inline constexpr char kSkewOverfill[] = "skew-overfill";
+inline constexpr char kSkewExpiredSlotRefused[] = "skew-expired-slot-refused";
+inline constexpr char kAnswersAsTheV1Claim[] = "answers-as-the-v1-claim";
+inline constexpr char kValueBentByCjson[] = "value-bent-by-cjson";
+inline constexpr char kQuotaFreesSlotAtExpiryInstant[] = "quota-frees-slot-at-expiry-instant";
+inline constexpr char kVersionContinuesAfterExpiry[] = "version-continues-after-expiry";
+inline constexpr char kStaleCasSucceedsAfterExpiry[] = "stale-cas-succeeds-after-expiry";
+
 // acknowledged-writes-visible: one operation, as the checker needs it.
 struct AckOp {
   enum class Kind { kSet, kGet, kList, kDelete } kind = Kind::kGet;

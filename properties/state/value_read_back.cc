@@ -58,10 +58,10 @@ const StateProperty& ValueReadBack() {
        // A lost write (restart, failover, key loss) or a re-send reads back another value that
        // is no bending of the caller's (see AndResend).
        AndResend(LosesWrites()),
-       {{"empty-array-becomes-object", "an empty array reads back as an empty object"},
-        {"number-bent", "a number reads back as a different number"},
-        {"string-bent", "a string reads back with different characters"},
-        {"structure-bent", "a value reads back with a different structure"}}},
+       {{kEmptyArrayBecomesObject, "an empty array reads back as an empty object"},
+        {kNumberBent, "a number reads back as a different number"},
+        {kStringBent, "a string reads back with different characters"},
+        {kStructureBent, "a value reads back with a different structure"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
 }

@@ -77,7 +77,7 @@ const StateProperty& VersionsNeverRepeat() {
          "a write after an expiry was acknowledged with the version of the expired write"},
         {"stale-cas-succeeds-after-delete",
          "a compareAndSet at a version from before a delete succeeded against a later value"},
-        {"stale-cas-succeeds-after-expiry",
+        {kStaleCasSucceedsAfterExpiry,
          "a compareAndSet at a version from before an expiry succeeded against a later value"}}},
       MakeRun<Runner, StateEnv>};
   return kProperty;
