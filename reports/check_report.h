@@ -108,7 +108,8 @@ int64_t NoVerdict(const CheckReport& r);
 // The last line of check and merge: what was found, how many classes, where the report is
 // (`out`: the report directory, "" for none) and what to run next; without a baseline it says
 // once how to gate on one. With a baseline that knows every class it is exactly
-// "result: nothing new against the baseline" (CI scripts match it).
+// "result: nothing new against the baseline", runs without a verdict or not (those have their
+// own line before it, and CI scripts match this one whole).
 std::string VerdictLine(const CheckReport& r, const std::string& out);
 
 // "1 client", "3 clients".

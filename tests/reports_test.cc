@@ -161,6 +161,30 @@ TEST(Reports, CountsReadAsEnglish) {
   EXPECT_EQ(Count(0, "run"), "0 runs");
   EXPECT_EQ(Count(1, "class"), "1 class");
   EXPECT_EQ(Count(2, "class"), "2 classes");
+  EXPECT_EQ(Count(2, "property"), "2 properties");
+  EXPECT_EQ(Count(2, "key"), "2 keys");
+}
+
+// The check's last line (issue 59): what was found, where the report is, what to run next.
+TEST(Reports, TheVerdictLineSaysWhatWasFoundWhereTheReportIsAndHowToGate) {
+  CheckReport r = Sample();
+  EXPECT_EQ(VerdictLine(r, "out"),
+            "result: 1 anomaly class in 1 property, each above with its replay: line; report: "
+            "out/report.md; to gate on them, accept them with --write-baseline FILE and check "
+            "with --baseline FILE");
+  r.properties[0].classes.clear();
+  EXPECT_EQ(VerdictLine(r, ""), "result: no violation in 20 runs of 2 properties");
+  // With a baseline: exactly the line CI scripts match, also when some runs gave no verdict
+  // (they have their own line); a new class is counted.
+  r = Sample();
+  r.baseline = "baselines/state/beta30.json";
+  r.properties[0].classes[0].status = "known";
+  r.properties[1].no_verdict = 3;
+  EXPECT_EQ(VerdictLine(r, "out"), "result: nothing new against the baseline");
+  r.properties[0].classes[0].status = "new";
+  EXPECT_EQ(VerdictLine(r, ""),
+            "result: 1 new class against the baseline, and 3 runs gave no verdict (not a pass), "
+            "each above with its replay: line");
 }
 
 }  // namespace
