@@ -16,6 +16,12 @@ namespace testbed::props::state {
 
 using model::RegisterOp;
 
+std::string ErrorKind(const real::state::StateError& e) {
+  if (e.quota()) return "quota";
+  if (e.transport()) return "transport";
+  return "policy";
+}
+
 // The values whose JSON a store could bend: empty containers, integers past 1e14, binary
 // fractions, escapes, unicode, nesting.
 real::state::Json TrickyValue(sim::Prng& rng) {

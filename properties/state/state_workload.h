@@ -5,7 +5,6 @@
 //   state_workload.cc      values, quota writes, old pods and the quota probe across clocks
 //   state_linearizable.cc  one plain operation into the history, and its judging
 //   state_legacy.cc        rolling deploys and the v1 -> v2 legacy workloads
-//   state_sequential.cc    the sequential client against model/state_store, and names lockstep
 //   state_trace_ops.cc     a recorded trace's calls read back as the register's operations
 #pragma once
 
@@ -180,6 +179,10 @@ enum class Legacy { kRead, kRolling };
 // The values whose JSON a store could bend (value-read-back, the sequential client).
 real::state::Json TrickyValue(sim::Prng& rng);
 
+// How a caller tells a failed call's error apart: "quota", "transport" or "policy"
+// (model-matches-implementation, names-are-opaque).
+std::string ErrorKind(const real::state::StateError& e);
+
 // A value valid for a JavaScript caller that a JSON-over-Lua store may choke on, and a short
 // description of it (the deep ones are too long to print).
 struct AdversarialCase {
@@ -262,13 +265,6 @@ void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& 
 // ---- state_trace_ops.cc ----
 // What a recorded trace of `version` can be judged by (beta.23, beta.24, beta.30; nullptr else).
 const TraceSupport* StateTraceSupport(const std::string& version);
-
-// ---- state_sequential.cc ----
-sim::Task<void> SequentialClient(sim::Ctx& ctx, const StateWorkload& w,
-                                 const real::state::VersionScripts& scripts, Recorder* rec);
-
-sim::Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
-                                    const real::state::VersionScripts& scripts, Recorder* rec);
 
 // ---- state_legacy.cc ----
 sim::Task<void> LegacyClient(sim::Ctx& ctx, int id, const StateWorkload& w,
