@@ -216,232 +216,299 @@ Layout Place(const sim::Trace& trace, const ScriptNames& names, int64_t until) {
   return l;
 }
 
-}  // namespace
+// The page of one finding, drawn in steps: the operations the finding is about (OpBars), the
+// lanes and rows of the actors (Lanes), the calls and marks on them (Events), the operations,
+// deadlines, gaps and axis (Overlays, Axis), and the page around them (Html).
+class TimelineDrawing {
+ public:
+  TimelineDrawing(const TimelinePage& page, const sim::Trace& trace, const ScriptNames& names)
+      : page_(page), trace_(trace), names_(names), layout_(Place(trace, names, Until(page))) {
+    for (size_t i = 0; i < trace.events.size(); ++i)
+      if (trace.events[i].kind == sim::EventKind::kReply && trace.events[i].call >= 0)
+        reply_of_[static_cast<size_t>(trace.events[i].call)] = i;
+  }
 
-std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
-                         const ScriptNames& names) {
-  constexpr int kRow = 26, kTop = 4;
-  // The reply of each call.
-  std::map<size_t, size_t> reply_of;
-  for (size_t i = 0; i < trace.events.size(); ++i)
-    if (trace.events[i].kind == sim::EventKind::kReply && trace.events[i].call >= 0)
-      reply_of[static_cast<size_t>(trace.events[i].call)] = i;
-  int64_t until = 0;
-  for (const DeadlineMark& d : page.deadlines) until = std::max(until, d.at_ms);
-  for (const Highlight& h : page.highlights)
-    if (h.to_ms != INT64_MAX) until = std::max(until, h.to_ms);
-  const Layout layout = Place(trace, names, until);
-  const std::vector<int>& column = layout.column;
-  const auto x_of = [&](size_t event) { return layout.x[static_cast<size_t>(column[event])]; };
-  // Lanes: one per actor, first seen first; a row per thread of the actor; "world" last. A lane
-  // whose actor ran an operation the finding is about has a row above them for the operations.
-  std::vector<std::string> actors;
-  std::map<int, std::pair<size_t, int>> row_of;  // thread -> (lane, row in lane)
-  std::vector<int> rows;
+  std::string Html() {
+    OpBars();
+    Lanes();
+    lane_html_.resize(actors_.size());
+    Events();
+    Overlays();
+    std::string axis, gaps;
+    Axis(axis, gaps);
+    RowLabels();
+    return Page(axis, gaps);
+  }
+
+ private:
+  static constexpr int kRow = 26, kTop = 4;
+
+  static int64_t Until(const TimelinePage& page) {
+    int64_t until = 0;
+    for (const DeadlineMark& d : page.deadlines) until = std::max(until, d.at_ms);
+    for (const Highlight& h : page.highlights)
+      if (h.to_ms != INT64_MAX) until = std::max(until, h.to_ms);
+    return until;
+  }
+
+  int x_of(size_t event) const { return layout_.x[static_cast<size_t>(layout_.column[event])]; }
+  // Where a call's bar ends: at its reply, or at the page's end when it had none.
+  int EndOf(size_t call) const {
+    const auto r = reply_of_.find(call);
+    return r == reply_of_.end() ? layout_.width - 200 : x_of(r->second) + Layout::kSlot;
+  }
+
   // The operations the finding is about: from an operation's first call to its last reply
   // (many calls share a millisecond), else by time; stacked where they overlap.
+  void OpBars() {
+    for (const Highlight& h : page_.highlights) {
+      int from = layout_.At(h.from_ms);
+      int to = h.to_ms == INT64_MAX ? layout_.width - 200 : layout_.At(h.to_ms) + Layout::kSlot;
+      int first = INT32_MAX, last = -1;
+      for (size_t i = 0; i < trace_.events.size(); ++i) {
+        const sim::TraceEvent& e = trace_.events[i];
+        if (layout_.column[i] < 0 || e.kind != sim::EventKind::kCall || e.thread < 0 ||
+            trace_.concerns(e) != h.actor || e.at_ms < h.from_ms || e.at_ms > h.to_ms)
+          continue;
+        first = std::min(first, x_of(i));
+        last = std::max(last, EndOf(i));
+      }
+      if (last >= 0) from = first, to = std::max(to, last);
+      int row = 0;
+      for (const OpBar& o : op_bars_)
+        if (o.actor == h.actor && o.from < to && from < o.to) row = std::max(row, o.row + 1);
+      op_rows_[h.actor] = std::max(op_rows_[h.actor], row + 1);
+      const std::string op = h.op.empty() ? "operation" : h.op;
+      const std::string until =
+          h.to_ms == INT64_MAX ? "never returned" : absl::StrCat("+", h.to_ms, "ms");
+      op_bars_.push_back({h.actor, op,
+                          absl::StrCat(h.actor, ": ", op, ", +", h.from_ms, "ms to ", until), from,
+                          to, row});
+    }
+  }
+
+  // Lanes: one per actor, first seen first; a row per thread of the actor; "world" last. A lane
+  // whose actor ran an operation the finding is about has a row above them for the operations.
+  void Lanes() {
+    for (size_t i = 0; i < trace_.events.size(); ++i) {
+      const sim::TraceEvent& e = trace_.events[i];
+      if (layout_.column[i] < 0 || (e.thread >= 0 && row_of_.count(e.thread))) continue;
+      if (e.thread < 0) continue;  // placed below, once the actors' lanes exist
+      const std::string actor = trace_.concerns(e);
+      auto it = std::find(actors_.begin(), actors_.end(), actor);
+      size_t lane = static_cast<size_t>(it - actors_.begin());
+      if (it == actors_.end()) {
+        actors_.push_back(actor);
+        rows_.push_back(op_rows_.count(actor) ? op_rows_[actor] : 0);
+      }
+      row_of_[e.thread] = {lane, rows_[lane]++};
+    }
+    for (size_t i = 0; i < trace_.events.size(); ++i)
+      if (layout_.column[i] >= 0 && trace_.events[i].thread < 0) LaneOf(trace_.events[i]);
+  }
+
+  // An event's lane and row. World events go on the lane of the actor they name (a crash, a
+  // pause, a skew), else on "world".
+  std::pair<size_t, int> LaneOf(const sim::TraceEvent& e) {
+    if (e.thread >= 0) return row_of_.at(e.thread);
+    const std::string lane_name = trace_.concerns(e);
+    auto it = std::find(actors_.begin(), actors_.end(), lane_name);
+    if (it == actors_.end()) {
+      actors_.push_back(lane_name);
+      rows_.push_back(1);
+      it = actors_.end() - 1;
+    }
+    const size_t lane = static_cast<size_t>(it - actors_.begin());
+    const int below = op_rows_.count(lane_name) ? op_rows_[lane_name] : 0;
+    return {lane, rows_[lane] > below ? below : 0};
+  }
+
+  // Each shown call as a bar from request to reply, each world event as a mark.
+  void Events() {
+    for (size_t i = 0; i < trace_.events.size(); ++i) {
+      const sim::TraceEvent& e = trace_.events[i];
+      if (layout_.column[i] < 0 || e.kind == sim::EventKind::kReply) continue;
+      const auto [lane, row] = LaneOf(e);
+      const int top = kTop + row * kRow;
+      const std::string thread =
+          e.thread < 0 ? "world" : trace_.thread_names.at(static_cast<size_t>(e.thread));
+      if (e.kind == sim::EventKind::kCall)
+        CallBar(i, lane, top, thread);
+      else
+        Mark(i, lane, top, thread);
+    }
+  }
+
+  void CallBar(size_t i, size_t lane, int top, const std::string& thread) {
+    const sim::TraceEvent& e = trace_.events[i];
+    const std::string& actor = actors_[lane];
+    const auto r = reply_of_.find(i);
+    const int end = EndOf(i);
+    const std::string call = Abbreviate(sim::ShortArgv(e.argv, &names_));
+    const std::string reply = r == reply_of_.end()
+                                  ? "no reply (lost, or the run ended first)"
+                                  : Abbreviate(trace_.events[r->second].reply.debug());
+    const int64_t reply_ms = r == reply_of_.end() ? e.at_ms : trace_.events[r->second].at_ms;
+    bool hl = false;
+    for (const Highlight& h : page_.highlights)
+      hl = hl || (h.actor == actor && e.at_ms >= h.from_ms && e.at_ms <= h.to_ms);
+    highlighted_ += hl;
+    std::string cls = "bar";
+    if (r == reply_of_.end()) cls += " lost";
+    if (r != reply_of_.end() && trace_.events[r->second].reply.is_error()) cls += " error";
+    if (hl) cls += " hl";
+    const std::string label = BarLabel(e, names_);
+    absl::StrAppend(&lane_html_[lane], "<div class=\"", cls, "\" data-actor=\"", Esc(actor),
+                    "\" style=\"left:", x_of(i), "px;width:", std::max(8, end - x_of(i) - 4),
+                    "px;top:", top, "px\" title=\"", Esc(label), "\" data-detail=\"",
+                    Esc(absl::StrCat(thread, ", +", e.at_ms, "ms to +", reply_ms, "ms\n", call,
+                                     "\n-> ", reply)),
+                    "\">", Esc(label), "</div>\n");
+  }
+
+  void Mark(size_t i, size_t lane, int top, const std::string& thread) {
+    const sim::TraceEvent& e = trace_.events[i];
+    const std::string kind = MarkKind(e);
+    const char* symbol = kind == "crash"                      ? "&#10006;"
+                         : kind == "clock"                    ? "&#9719;"
+                         : kind == "sleep" || kind == "pause" ? "&#8214;"
+                                                              : "!";
+    absl::StrAppend(&lane_html_[lane], "<div class=\"mark ", kind,
+                    "\" style=\"left:", x_of(i) + Layout::kSlot / 2 - 8, "px;top:", top + 2,
+                    "px\" data-detail=\"",
+                    Esc(absl::StrCat(thread, ", +", e.at_ms, "ms\n", e.text)), "\" title=\"",
+                    Esc(e.text), "\">", symbol, "</div>\n");
+  }
+
+  // The operations' bars, and the deadlines: a line on the lane of the actor they concern, or
+  // across every lane. Deadlines of one actor and time are one line.
+  void Overlays() {
+    for (const OpBar& o : op_bars_) {
+      const size_t lane =
+          static_cast<size_t>(std::find(actors_.begin(), actors_.end(), o.actor) - actors_.begin());
+      if (lane == actors_.size()) continue;
+      absl::StrAppend(&lane_html_[lane], "<div class=\"op\" data-actor=\"", Esc(o.actor),
+                      "\" style=\"left:", o.from, "px;width:", std::max(8, o.to - o.from - 4),
+                      "px;top:", kTop + o.row * kRow, "px\" title=\"", Esc(o.op),
+                      "\" data-detail=\"", Esc(o.detail), "\">", Esc(o.op), "</div>\n");
+    }
+    for (const DeadlineMark& d : page_.deadlines) {
+      auto& what = deadlines_[{d.actor, d.at_ms}];
+      if (std::find(what.begin(), what.end(), d.what) == what.end()) what.push_back(d.what);
+    }
+    for (const auto& [at, what] : deadlines_) {
+      const std::string text = absl::StrCat(absl::StrJoin(what, "; "), " at +", at.second, "ms");
+      const std::string mark = absl::StrCat(
+          "<div class=\"deadline\" style=\"left:", layout_.At(at.second), "px\" data-detail=\"",
+          Esc(text), "\" title=\"", Esc(text), "\"><span>", Esc(text), "</span></div>\n");
+      for (size_t l = 0; l < actors_.size(); ++l)
+        if (at.first.empty() || at.first == actors_[l]) absl::StrAppend(&lane_html_[l], mark);
+    }
+  }
+
+  // Compressed gaps, on the axis and on every lane; and the axis: a tick where the virtual
+  // time moves on, where its label has room.
+  void Axis(std::string& axis, std::string& gaps) const {
+    for (const Layout::Gap& g : layout_.gaps) {
+      absl::StrAppend(&gaps, "<div class=\"gap\" style=\"left:", g.from, "px;width:", g.to - g.from,
+                      "px\"></div>\n");
+      absl::StrAppend(&axis, "<span class=\"gap-label\" style=\"left:", g.from,
+                      "px;width:", g.to - g.from, "px\" title=\"", g.ms, " ms, drawn as ", kGapMs,
+                      " ms\">&#8776;", g.ms, " ms</span>");
+    }
+    int last_tick = -1000;
+    for (size_t k = 0; k < layout_.x.size(); ++k)
+      if ((k == 0 || layout_.ms[k] != layout_.ms[k - 1]) && layout_.x[k] - last_tick >= 56) {
+        last_tick = layout_.x[k];
+        absl::StrAppend(&axis, "<span class=\"tick\" style=\"left:", layout_.x[k], "px\">+",
+                        layout_.ms[k], "ms</span>");
+      }
+  }
+
+  // A lane with several threads names each thread's row ("main#0", "renew#3").
+  void RowLabels() {
+    std::vector<int> threads(actors_.size(), 0);
+    for (const auto& [thread, at] : row_of_) ++threads[at.first];
+    for (const auto& [thread, at] : row_of_) {
+      const std::string& name = trace_.thread_names.at(static_cast<size_t>(thread));
+      if (threads[at.first] > 1 && at.second > 0)
+        absl::StrAppend(&lane_html_[at.first], "<div class=\"lane-label row-label\" style=\"top:",
+                        kTop + at.second * kRow + 4, "px\" title=\"", Esc(name), "\">",
+                        Esc(name.substr(name.find('/') + 1)), "</div>\n");
+    }
+  }
+
+  std::string Page(const std::string& axis, const std::string& gaps) const {
+    const int width = layout_.width;
+    std::string first_line = page_.counterexample.substr(0, page_.counterexample.find('\n'));
+    first_line.erase(0, first_line.find_first_not_of(' '));
+    std::string lanes;
+    for (size_t l = 0; l < actors_.size(); ++l)
+      absl::StrAppend(&lanes, "<div class=\"lane\" data-actor=\"", Esc(actors_[l]),
+                      "\" style=\"height:", kTop * 2 + rows_[l] * kRow, "px;width:", width,
+                      "px\"><div class=\"lane-label\" title=\"", Esc(actors_[l]), "\">",
+                      Esc(actors_[l]), "</div>\n", gaps, lane_html_[l], "</div>\n");
+    return absl::StrCat(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
+        Esc(page_.title), "</title>\n<style>", kStyle, "</style>\n<script>", kErrorCapture,
+        "</script>\n</head>\n<body data-highlighted=\"", highlighted_, "\" data-lanes=\"",
+        actors_.size(), "\" data-deadlines=\"", deadlines_.size(), "\" data-gaps=\"",
+        layout_.gaps.size(), "\">\n<header>\n<h1>", Esc(page_.title), "</h1>\n<p class=\"replay\">",
+        page_.report_link.empty()
+            ? std::string()
+            : absl::StrCat("<a href=\"", Esc(page_.report_link), "\">&#8592; report</a> "),
+        "Replay: <code id=\"replay\">", Esc(page_.replay),
+        "</code> <button id=\"copy\" type=\"button\">copy</button></p>\n</header>\n"
+        "<p class=\"sentence\">",
+        Esc(page_.sentence), first_line.empty() ? "" : "<br><b>" + Esc(first_line) + "</b>",
+        "</p>\n",
+        highlighted_ == 0 ? "<p class=\"note\">This finding does not pinpoint its operations in "
+                            "the trace; the counterexample below names them.</p>\n"
+                          : "",
+        "<pre class=\"cx\">", Esc(page_.counterexample),
+        "</pre>\n<p class=\"legend\"><span><i style=\"background:#8fb8ff\"></i>Redis call, request "
+        "to reply</span><span><i style=\"background:#ff8787\"></i>a call of an operation the "
+        "violation is about</span><span><i style=\"background:#ffe066\"></i>that operation "
+        "(SDK call)</span><span><i style=\"background:#e8590c\"></i>deadline</span><span><i "
+        "style=\"background:#f08c00\"></i>fault</span><span><i "
+        "style=\"background:#c92a2a\"></i>crash</span><span><i "
+        "style=\"background:#868e96\"></i>pause or sleep</span><span><i "
+        "style=\"background:#7048e8\"></i>clock</span></p>\n<p>One lane per actor, a row per "
+        "thread. Time runs left to right in proportion (",
+        kPxPerMs,
+        " px a millisecond; calls of one millisecond side by side in the order the world "
+        "ran them); a gap longer than ",
+        kGapMs,
+        " ms is compressed and marked &#8776; with its length. Hover over or click a "
+        "bar.</p>\n<div class=\"scroll\"><div class=\"axis\" style=\"width:",
+        width, "px\">", axis, "</div>\n", lanes, "</div>\n<h2>Call</h2>\n<div id=\"details\">",
+        "</div>\n<script>", kScript, "</script>\n</body>\n</html>\n");
+  }
+
   struct OpBar {
     std::string actor, op, detail;
     int from, to, row;
   };
-  std::vector<OpBar> op_bars;
-  std::map<std::string, int> op_rows;  // actor -> rows its operations take
-  for (const Highlight& h : page.highlights) {
-    int from = layout.At(h.from_ms);
-    int to = h.to_ms == INT64_MAX ? layout.width - 200 : layout.At(h.to_ms) + Layout::kSlot;
-    int first = INT32_MAX, last = -1;
-    for (size_t i = 0; i < trace.events.size(); ++i) {
-      const sim::TraceEvent& e = trace.events[i];
-      if (column[i] < 0 || e.kind != sim::EventKind::kCall || e.thread < 0 ||
-          trace.concerns(e) != h.actor || e.at_ms < h.from_ms || e.at_ms > h.to_ms)
-        continue;
-      first = std::min(first, x_of(i));
-      const auto r = reply_of.find(i);
-      last = std::max(last,
-                      r == reply_of.end() ? layout.width - 200 : x_of(r->second) + Layout::kSlot);
-    }
-    if (last >= 0) from = first, to = std::max(to, last);
-    int row = 0;
-    for (const OpBar& o : op_bars)
-      if (o.actor == h.actor && o.from < to && from < o.to) row = std::max(row, o.row + 1);
-    op_rows[h.actor] = std::max(op_rows[h.actor], row + 1);
-    const std::string op = h.op.empty() ? "operation" : h.op;
-    const std::string until =
-        h.to_ms == INT64_MAX ? "never returned" : absl::StrCat("+", h.to_ms, "ms");
-    op_bars.push_back({h.actor, op,
-                       absl::StrCat(h.actor, ": ", op, ", +", h.from_ms, "ms to ", until), from, to,
-                       row});
-  }
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    const sim::TraceEvent& e = trace.events[i];
-    if (column[i] < 0 || (e.thread >= 0 && row_of.count(e.thread))) continue;
-    if (e.thread < 0) continue;  // placed below, once the actors' lanes exist
-    const std::string actor = trace.concerns(e);
-    auto it = std::find(actors.begin(), actors.end(), actor);
-    size_t lane = static_cast<size_t>(it - actors.begin());
-    if (it == actors.end()) {
-      actors.push_back(actor);
-      rows.push_back(op_rows.count(actor) ? op_rows[actor] : 0);
-    }
-    row_of[e.thread] = {lane, rows[lane]++};
-  }
-  // World events: on the lane of the actor they name (a crash, a pause, a skew), else "world".
-  auto place = [&](const sim::TraceEvent& e) -> std::pair<size_t, int> {
-    if (e.thread >= 0) return row_of.at(e.thread);
-    const std::string lane_name = trace.concerns(e);
-    auto it = std::find(actors.begin(), actors.end(), lane_name);
-    if (it == actors.end()) {
-      actors.push_back(lane_name);
-      rows.push_back(1);
-      it = actors.end() - 1;
-    }
-    const size_t lane = static_cast<size_t>(it - actors.begin());
-    const int below = op_rows.count(lane_name) ? op_rows[lane_name] : 0;
-    return {lane, rows[lane] > below ? below : 0};
-  };
-  for (size_t i = 0; i < trace.events.size(); ++i)
-    if (column[i] >= 0 && trace.events[i].thread < 0) place(trace.events[i]);
+  const TimelinePage& page_;
+  const sim::Trace& trace_;
+  const ScriptNames& names_;
+  const Layout layout_;
+  std::map<size_t, size_t> reply_of_;             // the reply of each call
+  std::vector<std::string> actors_;               // by lane
+  std::vector<int> rows_;                         // by lane
+  std::map<int, std::pair<size_t, int>> row_of_;  // thread -> (lane, row in lane)
+  std::vector<OpBar> op_bars_;
+  std::map<std::string, int> op_rows_;  // actor -> rows its operations take
+  std::vector<std::string> lane_html_;  // by lane
+  int highlighted_ = 0;
+  std::map<std::pair<std::string, int64_t>, std::vector<std::string>> deadlines_;
+};
 
-  std::vector<std::string> lane_html(actors.size());
-  int highlighted = 0;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    const sim::TraceEvent& e = trace.events[i];
-    if (column[i] < 0 || e.kind == sim::EventKind::kReply) continue;
-    const auto [lane, row] = place(e);
-    const int top = kTop + row * kRow;
-    const std::string& actor = actors[lane];
-    const std::string thread =
-        e.thread < 0 ? "world" : trace.thread_names.at(static_cast<size_t>(e.thread));
-    if (e.kind == sim::EventKind::kCall) {
-      const auto r = reply_of.find(i);
-      const int end = r == reply_of.end() ? layout.width - 200 : x_of(r->second) + Layout::kSlot;
-      const std::string call = Abbreviate(sim::ShortArgv(e.argv, &names));
-      const std::string reply = r == reply_of.end()
-                                    ? "no reply (lost, or the run ended first)"
-                                    : Abbreviate(trace.events[r->second].reply.debug());
-      const int64_t reply_ms = r == reply_of.end() ? e.at_ms : trace.events[r->second].at_ms;
-      bool hl = false;
-      for (const Highlight& h : page.highlights)
-        hl = hl || (h.actor == actor && e.at_ms >= h.from_ms && e.at_ms <= h.to_ms);
-      highlighted += hl;
-      std::string cls = "bar";
-      if (r == reply_of.end()) cls += " lost";
-      if (r != reply_of.end() && trace.events[r->second].reply.is_error()) cls += " error";
-      if (hl) cls += " hl";
-      const std::string label = BarLabel(e, names);
-      absl::StrAppend(&lane_html[lane], "<div class=\"", cls, "\" data-actor=\"", Esc(actor),
-                      "\" style=\"left:", x_of(i), "px;width:", std::max(8, end - x_of(i) - 4),
-                      "px;top:", top, "px\" title=\"", Esc(label), "\" data-detail=\"",
-                      Esc(absl::StrCat(thread, ", +", e.at_ms, "ms to +", reply_ms, "ms\n", call,
-                                       "\n-> ", reply)),
-                      "\">", Esc(label), "</div>\n");
-    } else {
-      const std::string kind = MarkKind(e);
-      const char* symbol = kind == "crash"                      ? "&#10006;"
-                           : kind == "clock"                    ? "&#9719;"
-                           : kind == "sleep" || kind == "pause" ? "&#8214;"
-                                                                : "!";
-      absl::StrAppend(&lane_html[lane], "<div class=\"mark ", kind,
-                      "\" style=\"left:", x_of(i) + Layout::kSlot / 2 - 8, "px;top:", top + 2,
-                      "px\" data-detail=\"",
-                      Esc(absl::StrCat(thread, ", +", e.at_ms, "ms\n", e.text)), "\" title=\"",
-                      Esc(e.text), "\">", symbol, "</div>\n");
-    }
-  }
-  for (const OpBar& o : op_bars) {
-    const size_t lane =
-        static_cast<size_t>(std::find(actors.begin(), actors.end(), o.actor) - actors.begin());
-    if (lane == actors.size()) continue;
-    absl::StrAppend(&lane_html[lane], "<div class=\"op\" data-actor=\"", Esc(o.actor),
-                    "\" style=\"left:", o.from, "px;width:", std::max(8, o.to - o.from - 4),
-                    "px;top:", kTop + o.row * kRow, "px\" title=\"", Esc(o.op), "\" data-detail=\"",
-                    Esc(o.detail), "\">", Esc(o.op), "</div>\n");
-  }
-  // Deadlines: a line on the lane of the actor they concern, or across every lane.
-  // Deadlines of one actor and time are one line.
-  std::map<std::pair<std::string, int64_t>, std::vector<std::string>> deadlines;
-  for (const DeadlineMark& d : page.deadlines) {
-    auto& what = deadlines[{d.actor, d.at_ms}];
-    if (std::find(what.begin(), what.end(), d.what) == what.end()) what.push_back(d.what);
-  }
-  for (const auto& [at, what] : deadlines) {
-    const std::string text = absl::StrCat(absl::StrJoin(what, "; "), " at +", at.second, "ms");
-    const std::string mark = absl::StrCat(
-        "<div class=\"deadline\" style=\"left:", layout.At(at.second), "px\" data-detail=\"",
-        Esc(text), "\" title=\"", Esc(text), "\"><span>", Esc(text), "</span></div>\n");
-    for (size_t l = 0; l < actors.size(); ++l)
-      if (at.first.empty() || at.first == actors[l]) absl::StrAppend(&lane_html[l], mark);
-  }
-  // Compressed gaps, on the axis and on every lane.
-  std::string axis, gaps;
-  for (const Layout::Gap& g : layout.gaps) {
-    absl::StrAppend(&gaps, "<div class=\"gap\" style=\"left:", g.from, "px;width:", g.to - g.from,
-                    "px\"></div>\n");
-    absl::StrAppend(&axis, "<span class=\"gap-label\" style=\"left:", g.from,
-                    "px;width:", g.to - g.from, "px\" title=\"", g.ms, " ms, drawn as ", kGapMs,
-                    " ms\">&#8776;", g.ms, " ms</span>");
-  }
-  // The axis: a tick where the virtual time moves on, where its label has room.
-  int last_tick = -1000;
-  for (size_t k = 0; k < layout.x.size(); ++k)
-    if ((k == 0 || layout.ms[k] != layout.ms[k - 1]) && layout.x[k] - last_tick >= 56) {
-      last_tick = layout.x[k];
-      absl::StrAppend(&axis, "<span class=\"tick\" style=\"left:", layout.x[k], "px\">+",
-                      layout.ms[k], "ms</span>");
-    }
-  const int width = layout.width;
-  std::string first_line = page.counterexample.substr(0, page.counterexample.find('\n'));
-  first_line.erase(0, first_line.find_first_not_of(' '));
-  // A lane with several threads names each thread's row ("main#0", "renew#3").
-  std::vector<int> threads(actors.size(), 0);
-  for (const auto& [thread, at] : row_of) ++threads[at.first];
-  for (const auto& [thread, at] : row_of) {
-    const std::string& name = trace.thread_names.at(static_cast<size_t>(thread));
-    if (threads[at.first] > 1 && at.second > 0)
-      absl::StrAppend(&lane_html[at.first], "<div class=\"lane-label row-label\" style=\"top:",
-                      kTop + at.second * kRow + 4, "px\" title=\"", Esc(name), "\">",
-                      Esc(name.substr(name.find('/') + 1)), "</div>\n");
-  }
-  std::string lanes;
-  for (size_t l = 0; l < actors.size(); ++l)
-    absl::StrAppend(&lanes, "<div class=\"lane\" data-actor=\"", Esc(actors[l]),
-                    "\" style=\"height:", kTop * 2 + rows[l] * kRow, "px;width:", width,
-                    "px\"><div class=\"lane-label\" title=\"", Esc(actors[l]), "\">",
-                    Esc(actors[l]), "</div>\n", gaps, lane_html[l], "</div>\n");
-  return absl::StrCat(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
-      Esc(page.title), "</title>\n<style>", kStyle, "</style>\n<script>", kErrorCapture,
-      "</script>\n</head>\n<body data-highlighted=\"", highlighted, "\" data-lanes=\"",
-      actors.size(), "\" data-deadlines=\"", deadlines.size(), "\" data-gaps=\"",
-      layout.gaps.size(), "\">\n<header>\n<h1>", Esc(page.title), "</h1>\n<p class=\"replay\">",
-      page.report_link.empty()
-          ? std::string()
-          : absl::StrCat("<a href=\"", Esc(page.report_link), "\">&#8592; report</a> "),
-      "Replay: <code id=\"replay\">", Esc(page.replay),
-      "</code> <button id=\"copy\" type=\"button\">copy</button></p>\n</header>\n"
-      "<p class=\"sentence\">",
-      Esc(page.sentence), first_line.empty() ? "" : "<br><b>" + Esc(first_line) + "</b>", "</p>\n",
-      highlighted == 0 ? "<p class=\"note\">This finding does not pinpoint its operations in the "
-                         "trace; the counterexample below names them.</p>\n"
-                       : "",
-      "<pre class=\"cx\">", Esc(page.counterexample),
-      "</pre>\n<p class=\"legend\"><span><i style=\"background:#8fb8ff\"></i>Redis call, request "
-      "to reply</span><span><i style=\"background:#ff8787\"></i>a call of an operation the "
-      "violation is about</span><span><i style=\"background:#ffe066\"></i>that operation "
-      "(SDK call)</span><span><i style=\"background:#e8590c\"></i>deadline</span><span><i "
-      "style=\"background:#f08c00\"></i>fault</span><span><i "
-      "style=\"background:#c92a2a\"></i>crash</span><span><i "
-      "style=\"background:#868e96\"></i>pause or sleep</span><span><i "
-      "style=\"background:#7048e8\"></i>clock</span></p>\n<p>One lane per actor, a row per "
-      "thread. Time runs left to right in proportion (",
-      kPxPerMs,
-      " px a millisecond; calls of one millisecond side by side in the order the world "
-      "ran them); a gap longer than ",
-      kGapMs,
-      " ms is compressed and marked &#8776; with its length. Hover over or click a "
-      "bar.</p>\n<div class=\"scroll\"><div class=\"axis\" style=\"width:",
-      width, "px\">", axis, "</div>\n", lanes, "</div>\n<h2>Call</h2>\n<div id=\"details\">",
-      "</div>\n<script>", kScript, "</script>\n</body>\n</html>\n");
+}  // namespace
+
+std::string TimelineHtml(const TimelinePage& page, const sim::Trace& trace,
+                         const ScriptNames& names) {
+  return TimelineDrawing(page, trace, names).Html();
 }
 
 }  // namespace testbed::reports
