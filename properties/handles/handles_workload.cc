@@ -127,6 +127,215 @@ sim::Task<void> TraceClient(sim::Ctx& ctx, ClientArgs a) {
   }
 }
 
+// One client of the drafts workload: its handle contexts on session-1 and, for reads of others'
+// drafts, session-2.
+struct Drafts {
+  sim::Ctx& ctx;
+  const ClientArgs& a;
+  Recorder* rec;
+  real::handles::HandleContext& h;
+  real::handles::HandleContext& foreign;
+  const real::handles::HandleKind& kind;
+};
+
+// A cursor (model/handles.h promise 7): every client reads it and may discard it, as a draft;
+// no client updates or commits it (the SDK's types offer those for drafts only).
+sim::Task<void> CreateCursor(Drafts& d, int i) {
+  Recorder* rec = d.rec;
+  Json data = Json::object();
+  data["page"] = absl::StrCat("of client ", d.a.id);
+  data["offset"] = i;
+  const size_t c = rec->begin("", "create", d.a.id);
+  rec->ops[c].cursor = true;
+  rec->ops[c].sent = data;
+  try {
+    const std::string handle = co_await d.h.create(CursorKind(), data);
+    rec->ops[c].draft = handle;
+    rec->end(c, "ok");
+    rec->pool.push_back(handle);
+    rec->cursors.insert(handle);
+  } catch (const HandleError& e) {
+    rec->fail(c, e);
+  }
+}
+
+// A draft's read back after its creator updated it (or failed to): what read() returned must be
+// what the update left, unless the update's fate is unknown.
+sim::Task<void> ReadBack(Drafts& d, const std::string& handle, const Json& data, const Json& want,
+                         bool updated, bool resent) {
+  Recorder* rec = d.rec;
+  const size_t rd = rec->begin(handle, "read", d.a.id);
+  real::handles::HandleRecord r;
+  try {
+    r = co_await d.h.read(d.kind, handle);
+  } catch (const HandleError& e) {
+    rec->fail(rd, e);
+    co_return;
+  }
+  Json seen = r.data;
+  seen["status"] = r.status;
+  rec->end(rd, "ok", false, seen);
+  const Json& expected = updated ? want : data;
+  if (resent && r.data.contains("note"))
+    rec->read_back_mismatches.push_back(
+        {"failed-update-landed",
+         absl::StrCat("client ", d.a.id, "'s update of ", handle,
+                      " failed after a re-sent call, yet read() returned it: ",
+                      real::state::Stringify(r.data)),
+         {},
+         {Since(d.ctx, sim::kDefaultEpochMs + rec->now())}});
+  else if (r.data != expected && !resent)
+    rec->read_back_mismatches.push_back(
+        {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
+         absl::StrCat("client ", d.a.id, " ", updated ? "updated" : "created", " ", handle,
+                      " with data ", real::state::Stringify(expected), "; read() returned ",
+                      real::state::Stringify(r.data)),
+         {},
+         {Since(d.ctx, sim::kDefaultEpochMs + rec->now())}});
+}
+
+// create, then (before anyone else knows the handle) update and read it back.
+sim::Task<void> CreateDraft(Drafts& d) {
+  Recorder* rec = d.rec;
+  Json data = Json::object();
+  data["title"] = absl::StrCat("draft of client ", d.a.id);
+  data["log"] = "";  // the updates applied, "c0-1,c2-3": a string, so no store bends it
+  data["tags"] = Json::array();
+  data["amount"] = 1234567890123456;
+  const size_t c = rec->begin("", "create", d.a.id);
+  std::string handle;
+  try {
+    rec->ops[c].sent = data;
+    handle = co_await d.h.create(d.kind, data);
+    rec->ops[c].draft = handle;
+    rec->end(c, "ok");
+  } catch (const HandleError& e) {
+    rec->fail(c, e);
+    co_return;
+  }
+  Json want = data;
+  want["note"] = "caf\u00e9";
+  bool updated = false, unknown = false;
+  const int64_t resent_before = d.ctx.resent_calls();
+  // (Recorded as ops: a call of them that failed in transport may land late, under
+  // another client's claim, once the draft is in the pool.)
+  const size_t u = rec->begin(handle, "update", d.a.id);
+  try {
+    // (g++ 12 destroys a lambda temporary inside a co_await expression twice: named locals.)
+    const std::function<Json(Json)> add_note = [](Json x) {
+      x["note"] = "caf\u00e9";
+      return x;
+    };
+    co_await d.h.update(d.kind, handle, add_note);
+    updated = true;
+    rec->end(u, "ok");
+  } catch (const HandleError& e) {
+    unknown = e.transport;  // it may have landed: nothing to compare
+    rec->fail(u, e);
+  }
+  // The client library re-sent one of the update's CASes: the first sending landed, the
+  // re-send failed on the version it moved, and update retried into HANDLE_BUSY (js 590-613).
+  const bool resent = !updated && d.ctx.resent_calls() > resent_before;
+  if (!unknown) co_await ReadBack(d, handle, data, want, updated, resent);
+  rec->pool.push_back(handle);
+}
+
+// commit, with a long upstream call now and then, retried up to three times when retryable.
+sim::Task<void> CommitDraft(Drafts& d, int i, const std::string& draft, sim::Prng& op_rng) {
+  Recorder* rec = d.rec;
+  int64_t duration = op_rng.range(0, 500);
+  if (duration > 200) duration = 200 + (duration - 200) * 9;  // a long upstream call
+  const bool fails = op_rng.chance({1, 10});
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const size_t c = rec->begin(draft, "commit", d.a.id);
+    bool retry = false;
+    try {
+      const real::handles::Work work = [&ctx = d.ctx, rec, draft, id = d.a.id, i, c, duration,
+                                        fails](Json) {
+        return Upstream(ctx, rec, draft, id, i, c, duration, fails);
+      };
+      real::handles::CommitOutcome out = co_await d.h.commit(d.kind, draft, work);
+      rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
+    } catch (const HandleError& e) {
+      rec->fail(c, e);
+      retry = Retryable(e);
+    } catch (const std::runtime_error&) {
+      rec->end(c, "work-failed");
+    }
+    if (!retry) break;
+    co_await d.ctx.sleep(op_rng.range(50, 150));
+  }
+}
+
+// update, appending this operation's token to the draft's log, retried as a commit is.
+sim::Task<void> UpdateDraft(Drafts& d, int i, const std::string& draft, sim::Prng& op_rng) {
+  Recorder* rec = d.rec;
+  const std::string token = absl::StrCat("c", d.a.id, "-", i);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const size_t c = rec->begin(draft, "update", d.a.id);
+    rec->ops[c].token = token;
+    bool retry = false;
+    try {
+      const std::function<Json(Json)> append = [token](Json x) {
+        x["log"] = absl::StrCat(x.value("log", ""), ",", token);
+        return x;
+      };
+      real::handles::HandleRecord r = co_await d.h.update(d.kind, draft, append);
+      rec->end(c, "ok", false, r.data);
+    } catch (const HandleError& e) {
+      rec->fail(c, e);
+      retry = Retryable(e);
+    }
+    if (!retry) break;
+    co_await d.ctx.sleep(op_rng.range(50, 150));
+  }
+}
+
+sim::Task<void> ReadDraft(Drafts& d, const std::string& draft, bool cursor) {
+  Recorder* rec = d.rec;
+  const size_t c = rec->begin(draft, "read", d.a.id);
+  rec->ops[c].cursor = cursor;
+  try {
+    real::handles::HandleRecord r = co_await d.h.read(cursor ? CursorKind() : d.kind, draft);
+    Json seen = r.data;
+    seen["status"] = r.status;
+    rec->end(c, "ok", false, seen);
+  } catch (const HandleError& e) {
+    rec->fail(c, e);
+  }
+}
+
+sim::Task<void> DiscardDraft(Drafts& d, const std::string& draft, bool cursor) {
+  Recorder* rec = d.rec;
+  const size_t c = rec->begin(draft, "discard", d.a.id);
+  rec->ops[c].cursor = cursor;
+  try {
+    co_await d.h.discard(cursor ? CursorKind() : d.kind, draft);
+    rec->end(c, "ok");
+  } catch (const HandleError& e) {
+    rec->fail(c, e);
+  }
+}
+
+// A read on another connection (session-2) of a draft bound to session-1: it must fail.
+sim::Task<void> ForeignRead(Drafts& d, const std::string& draft, bool cursor) {
+  Recorder* rec = d.rec;
+  const size_t c = rec->begin(draft, "foreign-read", d.a.id);
+  rec->ops[c].cursor = cursor;
+  try {
+    real::handles::HandleRecord r = co_await d.foreign.read(cursor ? CursorKind() : d.kind, draft);
+    rec->end(c, "ok", false, r.data);
+    rec->foreign_reads.push_back(
+        {kReadsOtherConnectionsDraft,
+         absl::StrCat("client ", d.a.id, " on connection session-2 read ", draft,
+                      ", a bound draft of session-1: ", real::state::Stringify(r.data)),
+         {},
+         {Involve(rec->ops[c])}});
+  } catch (const HandleError& e) {
+    rec->fail(c, e);
+  }
+}
+
 }  // namespace
 
 sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
@@ -136,7 +345,6 @@ sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
   }
   Recorder* rec = a.rec;
   rec->actors[a.id] = &ctx;
-  const real::handles::HandleKind& kind = DraftKind();
   sim::Prng rng(a.seed * 1000003 + static_cast<uint64_t>(a.id) + 17);  // randomInt, randomUUID
   auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
   real::handles::HandleOptions options;
@@ -147,6 +355,7 @@ sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
   real::handles::HandleOptions foreign_options = options;
   foreign_options.connection_id = "session-2";
   real::handles::HandleContext foreign(foreign_options, ctx, rng);
+  Drafts d{ctx, a, rec, h, foreign, DraftKind()};
   for (int i = 0; i < a.ops; ++i) {
     if (a.skip->count({a.id, i})) continue;  // shrunk away
     sim::Prng op_rng(sim::OpSeed(a.seed, a.id, i));
@@ -158,186 +367,27 @@ sim::Task<void> DraftsClient(sim::Ctx& ctx, ClientArgs a) {
       co_await ctx.sleep(op_rng.range(0, 40));
     const uint64_t roll = op_rng.below(100);
     if ((rec->pool.empty() || roll < 15) && a.cursors && op_rng.chance({1, 3})) {
-      // A cursor (model/handles.h promise 7): every client reads it and may discard it, as a
-      // draft; no client updates or commits it (the SDK's types offer those for drafts only).
-      const real::handles::HandleKind& cursor_kind = CursorKind();
-      Json data = Json::object();
-      data["page"] = absl::StrCat("of client ", a.id);
-      data["offset"] = i;
-      const size_t c = rec->begin("", "create", a.id);
-      rec->ops[c].cursor = true;
-      rec->ops[c].sent = data;
-      try {
-        const std::string handle = co_await h.create(cursor_kind, data);
-        rec->ops[c].draft = handle;
-        rec->end(c, "ok");
-        rec->pool.push_back(handle);
-        rec->cursors.insert(handle);
-      } catch (const HandleError& e) {
-        rec->fail(c, e);
-      }
+      co_await CreateCursor(d, i);
       continue;
     }
     if (rec->pool.empty() || roll < 15) {
-      // create, then (before anyone else knows the handle) update and read it back.
-      Json data = Json::object();
-      data["title"] = absl::StrCat("draft of client ", a.id);
-      data["log"] = "";  // the updates applied, "c0-1,c2-3": a string, so no store bends it
-      data["tags"] = Json::array();
-      data["amount"] = 1234567890123456;
-      const size_t c = rec->begin("", "create", a.id);
-      std::string handle;
-      try {
-        rec->ops[c].sent = data;
-        handle = co_await h.create(kind, data);
-        rec->ops[c].draft = handle;
-        rec->end(c, "ok");
-      } catch (const HandleError& e) {
-        rec->fail(c, e);
-        continue;
-      }
-      Json want = data;
-      want["note"] = "caf\u00e9";
-      bool updated = false, unknown = false;
-      const int64_t resent_before = ctx.resent_calls();
-      // (Recorded as ops: a call of them that failed in transport may land late, under
-      // another client's claim, once the draft is in the pool.)
-      const size_t u = rec->begin(handle, "update", a.id);
-      try {
-        // (g++ 12 destroys a lambda temporary inside a co_await expression twice: named locals.)
-        const std::function<Json(Json)> add_note = [](Json d) {
-          d["note"] = "caf\u00e9";
-          return d;
-        };
-        co_await h.update(kind, handle, add_note);
-        updated = true;
-        rec->end(u, "ok");
-      } catch (const HandleError& e) {
-        unknown = e.transport;  // it may have landed: nothing to compare
-        rec->fail(u, e);
-      }
-      // The client library re-sent one of the update's CASes: the first sending landed, the
-      // re-send failed on the version it moved, and update retried into HANDLE_BUSY (js 590-613).
-      const bool resent = !updated && ctx.resent_calls() > resent_before;
-      const size_t rd = unknown ? 0 : rec->begin(handle, "read", a.id);
-      try {
-        if (unknown) throw HandleError("", "");
-        real::handles::HandleRecord r;
-        try {
-          r = co_await h.read(kind, handle);
-        } catch (const HandleError& e) {
-          rec->fail(rd, e);
-          throw;
-        }
-        Json seen = r.data;
-        seen["status"] = r.status;
-        rec->end(rd, "ok", false, seen);
-        const Json& expected = updated ? want : data;
-        if (resent && r.data.contains("note"))
-          rec->read_back_mismatches.push_back(
-              {"failed-update-landed",
-               absl::StrCat("client ", a.id, "'s update of ", handle,
-                            " failed after a re-sent call, yet read() returned it: ",
-                            real::state::Stringify(r.data)),
-               {},
-               {Since(ctx, sim::kDefaultEpochMs + a.rec->now())}});
-        else if (r.data != expected && !resent)
-          rec->read_back_mismatches.push_back(
-              {updated && r.data == data ? "update-not-visible" : JsonBend(expected, r.data),
-               absl::StrCat("client ", a.id, " ", updated ? "updated" : "created", " ", handle,
-                            " with data ", real::state::Stringify(expected), "; read() returned ",
-                            real::state::Stringify(r.data)),
-               {},
-               {Since(ctx, sim::kDefaultEpochMs + a.rec->now())}});
-      } catch (const HandleError&) {
-      }
-      rec->pool.push_back(handle);
+      co_await CreateDraft(d);
       continue;
     }
     const std::string draft = rec->pool[op_rng.below(rec->pool.size())];
     const bool cursor = rec->cursors.count(draft) > 0;
-    const real::handles::HandleKind& k = cursor ? CursorKind() : kind;
     // (A cursor is read where a draft would be committed or updated.)
     const uint64_t what = cursor && (roll < 55 || (roll >= 75 && roll < 93)) ? 60 : roll;
-    if (what < 55) {
-      int64_t duration = op_rng.range(0, 500);
-      if (duration > 200) duration = 200 + (duration - 200) * 9;  // a long upstream call
-      const bool fails = op_rng.chance({1, 10});
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        const size_t c = rec->begin(draft, "commit", a.id);
-        bool retry = false;
-        try {
-          const real::handles::Work work = [&ctx, rec, draft, id = a.id, i, c, duration,
-                                            fails](Json) {
-            return Upstream(ctx, rec, draft, id, i, c, duration, fails);
-          };
-          real::handles::CommitOutcome out = co_await h.commit(kind, draft, work);
-          rec->end(c, out.status == "committed" ? "ok" : "replayed", false, out.result);
-        } catch (const HandleError& e) {
-          rec->fail(c, e);
-          retry = Retryable(e);
-        } catch (const std::runtime_error&) {
-          rec->end(c, "work-failed");
-        }
-        if (!retry) break;
-        co_await ctx.sleep(op_rng.range(50, 150));
-      }
-    } else if (what < 75) {
-      const size_t c = rec->begin(draft, "read", a.id);
-      rec->ops[c].cursor = cursor;
-      try {
-        real::handles::HandleRecord r = co_await h.read(k, draft);
-        Json seen = r.data;
-        seen["status"] = r.status;
-        rec->end(c, "ok", false, seen);
-      } catch (const HandleError& e) {
-        rec->fail(c, e);
-      }
-    } else if (what < 93) {
-      const std::string token = absl::StrCat("c", a.id, "-", i);
-      for (int attempt = 0; attempt < 3; ++attempt) {
-        const size_t c = rec->begin(draft, "update", a.id);
-        rec->ops[c].token = token;
-        bool retry = false;
-        try {
-          const std::function<Json(Json)> append = [token](Json d) {
-            d["log"] = absl::StrCat(d.value("log", ""), ",", token);
-            return d;
-          };
-          real::handles::HandleRecord r = co_await h.update(kind, draft, append);
-          rec->end(c, "ok", false, r.data);
-        } catch (const HandleError& e) {
-          rec->fail(c, e);
-          retry = Retryable(e);
-        }
-        if (!retry) break;
-        co_await ctx.sleep(op_rng.range(50, 150));
-      }
-    } else if (what < 97) {
-      const size_t c = rec->begin(draft, "discard", a.id);
-      rec->ops[c].cursor = cursor;
-      try {
-        co_await h.discard(k, draft);
-        rec->end(c, "ok");
-      } catch (const HandleError& e) {
-        rec->fail(c, e);
-      }
-    } else {
-      const size_t c = rec->begin(draft, "foreign-read", a.id);
-      rec->ops[c].cursor = cursor;
-      try {
-        real::handles::HandleRecord r = co_await foreign.read(k, draft);
-        rec->end(c, "ok", false, r.data);
-        rec->foreign_reads.push_back(
-            {kReadsOtherConnectionsDraft,
-             absl::StrCat("client ", a.id, " on connection session-2 read ", draft,
-                          ", a bound draft of session-1: ", real::state::Stringify(r.data)),
-             {},
-             {Involve(rec->ops[c])}});
-      } catch (const HandleError& e) {
-        rec->fail(c, e);
-      }
-    }
+    if (what < 55)
+      co_await CommitDraft(d, i, draft, op_rng);
+    else if (what < 75)
+      co_await ReadDraft(d, draft, cursor);
+    else if (what < 93)
+      co_await UpdateDraft(d, i, draft, op_rng);
+    else if (what < 97)
+      co_await DiscardDraft(d, draft, cursor);
+    else
+      co_await ForeignRead(d, draft, cursor);
   }
 }
 
