@@ -157,7 +157,18 @@ class Gen : public ArgDraws {
                   Lit("a2:meta"), Lit("a2:pending"), Lit("a2:ready"), Lit("a2:watched")});
     // Scripts get about half of all commands: they are the system under test.
     if (Chance(1, 2)) return Script();
-    switch (rng_.below(30)) {
+    // The rest by family: pick is drawn once from [0, 30) and names one command.
+    const uint64_t pick = rng_.below(30);
+    if (pick < 10) return StringCommand(pick);
+    if (pick < 18) return HashCommand(pick);
+    if (pick < 26) return ZsetCommand(pick);
+    if (pick < 28) return StreamCommand(pick);
+    return EvalCommand(pick);
+  }
+
+  // GET, SET (with PX or PXAT), MGET, DEL, EXISTS, KEYS, SCAN, PEXPIRE, PTTL, PING or TIME.
+  Step StringCommand(uint64_t pick) {
+    switch (pick) {
       case 0:
         return Cmd({Lit("GET"), Lit(Key(kStringKeys))});
       case 1: {
@@ -209,8 +220,14 @@ class Gen : public ArgDraws {
         return Cmd({Lit("PEXPIRE"), Lit(AnyKey()), Lit(SmallMs())});
       case 8:
         return Cmd({Lit("PTTL"), Lit(AnyKey())});
-      case 9:
+      default:
         return Chance(1, 2) ? Cmd({Lit("PING")}) : Cmd({Lit("TIME")});
+    }
+  }
+
+  // HGET, HSET, HSETNX, HDEL, HEXISTS, HINCRBY, HGETALL or HMGET.
+  Step HashCommand(uint64_t pick) {
+    switch (pick) {
       case 10:
         return Cmd({Lit("HGET"), Lit(Key(kHashKeys)), Lit(Field())});
       case 11: {
@@ -238,8 +255,14 @@ class Gen : public ArgDraws {
         s.hash_key = key;
         return s;
       }
-      case 17:
+      default:
         return Cmd({Lit("HMGET"), Lit(Key(kHashKeys)), Lit(Field()), Lit(Field())});
+    }
+  }
+
+  // ZADD, ZREM, ZSCORE, ZCARD, ZRANGE, ZRANGEBYSCORE, ZRANGEBYLEX or ZREMRANGEBYSCORE.
+  Step ZsetCommand(uint64_t pick) {
+    switch (pick) {
       case 18: {
         std::vector<Arg> a = {Lit("ZADD"), Lit(Key(kZsetKeys))};
         if (Chance(1, 3)) a.push_back(Lit(Chance(1, 2) ? "NX" : "nx"));
@@ -283,8 +306,14 @@ class Gen : public ArgDraws {
         }
         return Cmd(a);
       }
-      case 25:
+      default:
         return Cmd({Lit("ZREMRANGEBYSCORE"), Lit(Key(kZsetKeys)), ScoreBound(), ScoreBound()});
+    }
+  }
+
+  // XADD or XRANGE.
+  Step StreamCommand(uint64_t pick) {
+    switch (pick) {
       case 26: {
         std::vector<Arg> a = {Lit("XADD"), Lit(Key(kStreamKeys)), Lit(StreamId(true))};
         for (int64_t n = Range(1, 2); n > 0; --n) {
@@ -294,7 +323,7 @@ class Gen : public ArgDraws {
         if (Chance(1, 12)) a.pop_back();
         return Cmd(a);
       }
-      case 27: {
+      default: {
         std::vector<Arg> a = {Lit("XRANGE"), Lit(Key(kStreamKeys)), Lit(StreamId(false)),
                               Lit(StreamId(false))};
         if (Chance(1, 2)) {
@@ -303,6 +332,12 @@ class Gen : public ArgDraws {
         }
         return Cmd(a);
       }
+    }
+  }
+
+  // EVAL of a small script outside the seeds, or EVALSHA of an unknown digest.
+  Step EvalCommand(uint64_t pick) {
+    switch (pick) {
       case 28: {
         // EVAL argument errors and small scripts outside the seeds.
         static const std::vector<std::string> bodies = {
