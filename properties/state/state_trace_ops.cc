@@ -108,61 +108,85 @@ bool Envelope(const std::string& key, const std::optional<std::string>& raw, std
   return true;
 }
 
-Rebuilt Rebuild(const RecordedCalls& calls) {
-  Rebuilt out;
-  std::map<int, int> client_index;  // trace client -> rebuilt client
-  auto space_of = [&out](const std::string& prefix) {
-    auto it = std::find(out.prefixes.begin(), out.prefixes.end(), prefix);
-    if (it != out.prefixes.end()) return static_cast<int>(it - out.prefixes.begin());
-    out.prefixes.push_back(prefix);
-    return static_cast<int>(out.prefixes.size()) - 1;
-  };
-  // Every prefix a script call names (its index key), so that a plain GET finds its own.
-  for (const RecordedCall& c : calls) {
-    std::vector<std::string> keys, args;
-    if (c.script.empty() || !KeysAndArgs(c, keys, args)) continue;
-    const size_t mark = keys[1].find(kIndexMark);
-    std::string prefix;
-    if (mark != std::string::npos &&
-        absl::WebSafeBase64Unescape(keys[1].substr(mark + std::string(kIndexMark).size()),
-                                    &prefix) &&
-        absl::StartsWith(keys[0], prefix + ":"))
-      space_of(prefix);
+// Reads a trace's calls back as the register's operations, client by client, in one pass:
+// each call is a read, a set, a compareAndSet or a delete of one entry (a set's own read and a
+// beta.3 set's quota check join the set), or is not an operation.
+class Rebuilder {
+ public:
+  Rebuilt Run(const RecordedCalls& calls) {
+    Spaces(calls);
+    for (size_t i = 0; i < calls.size(); ++i) Call(calls[i], i);
+    for (auto& [client, op] : std::map<int, TraceOp>(pending_read_)) Add(client, std::move(op));
+    return std::move(out_);
   }
+
+ private:
+  int SpaceOf(const std::string& prefix) {
+    auto it = std::find(out_.prefixes.begin(), out_.prefixes.end(), prefix);
+    if (it != out_.prefixes.end()) return static_cast<int>(it - out_.prefixes.begin());
+    out_.prefixes.push_back(prefix);
+    return static_cast<int>(out_.prefixes.size()) - 1;
+  }
+
+  // Every prefix a script call names (its index key), so that a plain GET finds its own; and
   // beta.3's namespaces: the KEYS pattern of a set's quota (or of a list) names one.
-  for (const RecordedCall& c : calls)
-    if (c.script.empty() && c.argv.size() == 2 && absl::AsciiStrToUpper(c.argv[0]) == "KEYS" &&
-        absl::EndsWith(c.argv[1], ":*"))
-      space_of(c.argv[1].substr(0, c.argv[1].size() - 2));
-  // A read each client made last, which its set's script may follow.
-  std::map<int, TraceOp> pending_read;
-  // beta.3: the KEYS a client sent last (a set's quota check, before its read).
-  std::map<int, size_t> pending_keys;
-  auto add = [&](int client, TraceOp op) {
-    auto [it, added] = client_index.emplace(client, static_cast<int>(out.clients.size()));
-    if (added) out.clients.emplace_back();
-    out.clients[static_cast<size_t>(it->second)].push_back(std::move(op));
-  };
-  auto flush = [&](int client) {
-    auto it = pending_read.find(client);
-    if (it == pending_read.end()) return;
-    add(client, std::move(it->second));
-    pending_read.erase(it);
-  };
+  void Spaces(const RecordedCalls& calls) {
+    for (const RecordedCall& c : calls) {
+      std::vector<std::string> keys, args;
+      if (c.script.empty() || !KeysAndArgs(c, keys, args)) continue;
+      const size_t mark = keys[1].find(kIndexMark);
+      std::string prefix;
+      if (mark != std::string::npos &&
+          absl::WebSafeBase64Unescape(keys[1].substr(mark + std::string(kIndexMark).size()),
+                                      &prefix) &&
+          absl::StartsWith(keys[0], prefix + ":"))
+        SpaceOf(prefix);
+    }
+    for (const RecordedCall& c : calls)
+      if (c.script.empty() && c.argv.size() == 2 && absl::AsciiStrToUpper(c.argv[0]) == "KEYS" &&
+          absl::EndsWith(c.argv[1], ":*"))
+        SpaceOf(c.argv[1].substr(0, c.argv[1].size() - 2));
+  }
+
+  void Add(int client, TraceOp op) {
+    auto [it, added] = client_index_.emplace(client, static_cast<int>(out_.clients.size()));
+    if (added) out_.clients.emplace_back();
+    out_.clients[static_cast<size_t>(it->second)].push_back(std::move(op));
+  }
+
+  void Flush(int client) {
+    auto it = pending_read_.find(client);
+    if (it == pending_read_.end()) return;
+    Add(client, std::move(it->second));
+    pending_read_.erase(it);
+  }
+
   // The entry's namespace and scope: the longest known prefix of its key.
-  auto locate = [&](const std::string& data_key, TraceOp& op) {
+  bool Locate(const std::string& data_key, TraceOp& op) const {
     size_t best = 0;
-    for (size_t s = 0; s < out.prefixes.size(); ++s)
-      if (absl::StartsWith(data_key, out.prefixes[s] + ":") && out.prefixes[s].size() + 1 > best) {
-        best = out.prefixes[s].size() + 1;
+    for (size_t s = 0; s < out_.prefixes.size(); ++s)
+      if (absl::StartsWith(data_key, out_.prefixes[s] + ":") &&
+          out_.prefixes[s].size() + 1 > best) {
+        best = out_.prefixes[s].size() + 1;
         op.space = static_cast<int>(s);
       }
     op.key = data_key.substr(best);
     op.data_key = data_key;
     return best > 0;
-  };
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const RecordedCall& c = calls[i];
+  }
+
+  // A set takes on its own read of the same key, made just before it (its version comes from
+  // it; a beta.3 set's read follows its quota check).
+  void JoinRead(int client, const std::string& data_key, TraceOp& op) {
+    auto read = pending_read_.find(client);
+    if (read != pending_read_.end() && read->second.data_key == data_key) {
+      op.first = read->second.first;
+      op.ambiguous = read->second.ambiguous;
+      pending_read_.erase(read);
+    }
+  }
+
+  void Call(const RecordedCall& c, size_t i) {
     std::vector<std::string> keys, args;
     TraceOp op;
     op.first = op.last = i;
@@ -175,123 +199,131 @@ Rebuilt Rebuild(const RecordedCalls& calls) {
         cmd == "SET" && c.argv.size() == 5 && absl::AsciiStrToUpper(c.argv[3]) == "PX";
     const bool plain_del = cmd == "DEL" && c.argv.size() == 2;
     if (cmd == "KEYS") {
-      flush(c.client);
-      pending_keys[c.client] = i;
-      continue;
+      Flush(c.client);
+      pending_keys_[c.client] = i;
+      return;
     }
-    const auto keys_before = pending_keys.find(c.client);
+    const auto keys_before = pending_keys_.find(c.client);
     std::optional<size_t> quota_check;
-    if (keys_before != pending_keys.end()) {
+    if (keys_before != pending_keys_.end()) {
       if (plain_get) quota_check = keys_before->second;
-      pending_keys.erase(keys_before);
+      pending_keys_.erase(keys_before);
     }
     const std::string data_key = script                                ? keys[0]
                                  : plain_get || plain_set || plain_del ? c.argv[1]
                                                                        : "";
-    if (data_key.empty() || !locate(data_key, op)) continue;
+    if (data_key.empty() || !Locate(data_key, op)) return;
     if (quota_check) op.first = *quota_check;  // beta.3's set: its quota check, then its read
-    const std::string& key = op.key;
-    int64_t version = 0;
     if (plain_get || (script && Script(c, "CLAIM_LEGACY_SCRIPT"))) {
-      flush(c.client);
-      op.kind = K::kGet;
-      if (script) {
-        out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 1));
-        out.ns.max_ttl_ms = std::max<int64_t>(1, Int(args, 2));
-      }
-      if (c.has_reply) {
-        const sim::Reply& r = c.reply;
-        std::optional<std::string> raw;
-        if (r.is_error()) {
-          op.ambiguous = true;
-        } else if (script) {
-          const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
-          if (array && r.elements[0].integer == 0) op.rejected = true;  // a quota error
-          if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
-        } else {
-          raw = real::state::BulkOrNull(r);
-        }
-        op.ok = Envelope(key, raw, op.out_value, op.out_version);
-      }
-      pending_read[c.client] = std::move(op);
-    } else if (plain_set) {  // beta.3's set: its read, then SET ... PX (s001:388-421)
-      auto read = pending_read.find(c.client);
-      if (read != pending_read.end() && read->second.data_key == data_key) {
-        op.first = read->second.first;
-        op.ambiguous = read->second.ambiguous;
-        pending_read.erase(read);
-      }
-      flush(c.client);
-      op.kind = K::kSet;
-      const std::optional<real::state::StateValue> v =
-          real::state::EnvelopeFromJson(key, std::optional<std::string>(c.argv[2]));
-      if (v) {
-        op.value = real::state::Stringify(v->value);
-        op.out_version = v->version;
-        op.expires_at_ms = real::state::ParseIsoTime(v->expires_at).value_or(0);
-      }
-      int64_t ttl = 0;
-      if (absl::SimpleAtoi(c.argv[4], &ttl)) op.ttl = ttl;
-      op.ambiguous = op.ambiguous || (c.has_reply && c.reply.is_error());
-      add(c.client, std::move(op));
-    } else if (plain_del) {  // beta.3's delete (s001:452-455)
-      flush(c.client);
-      op.kind = K::kDelete;
-      op.ambiguous = c.has_reply && c.reply.is_error();
-      add(c.client, std::move(op));
-    } else if (script && Script(c, "SET_WITH_QUOTA_SCRIPT")) {
-      auto read = pending_read.find(c.client);
-      if (read != pending_read.end() && read->second.data_key == data_key) {
-        op.first = read->second.first;  // set's own read (its version comes from it)
-        op.ambiguous = read->second.ambiguous;
-        pending_read.erase(read);
-      }
-      flush(c.client);
-      op.kind = K::kSet;
-      if (Envelope(key, args.size() > 4 ? std::optional<std::string>(args[4]) : std::nullopt,
-                   op.value, version))
-        op.out_version = version;
-      op.ttl = Int(args, 2) - Int(args, 0);
-      op.expires_at_ms = Int(args, 2);
-      out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 1));
-      if (c.has_reply) {
-        const sim::Reply& r = c.reply;
-        op.ambiguous = op.ambiguous || r.is_error();
-        op.rejected = !r.is_error() && (r.type != sim::Reply::Type::kArray || r.elements.empty() ||
-                                        r.elements[0].integer != 1);
-      }
-      add(c.client, std::move(op));
-    } else if (script && Script(c, "COMPARE_AND_SET_WITH_QUOTA_SCRIPT")) {
-      flush(c.client);
-      op.kind = K::kCas;
-      op.expected = Int(args, 0);
-      Envelope(key, args.size() > 5 ? std::optional<std::string>(args[5]) : std::nullopt, op.value,
-               version);
-      op.ttl = Int(args, 3) - Int(args, 1);
-      op.expires_at_ms = Int(args, 3);
-      out.ns.max_entries = std::max(out.ns.max_entries, Int(args, 2));
-      if (c.has_reply) {
-        const sim::Reply& r = c.reply;
-        const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
-        op.ambiguous = r.is_error();
-        op.rejected = array && r.elements[0].integer == 0;
-        op.ok = array && r.elements[0].integer == 1;
-        std::optional<std::string> raw;
-        if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
-        Envelope(key, raw, op.out_value, op.out_version);
-        if (op.ok) op.out_value.clear();
-      }
-      add(c.client, std::move(op));
-    } else if (script && Script(c, "DELETE_WITH_INDEX_SCRIPT")) {
-      flush(c.client);
-      op.kind = K::kDelete;
-      op.ambiguous = c.has_reply && c.reply.is_error();
-      add(c.client, std::move(op));
+      Flush(c.client);
+      Read(c, script, args, op);
+      pending_read_[c.client] = std::move(op);
+      return;
     }
+    if (plain_set) {  // beta.3's set: its read, then SET ... PX (s001:388-421)
+      JoinRead(c.client, data_key, op);
+      Flush(c.client);
+      PlainSet(c, op);
+    } else if (plain_del || (script && Script(c, "DELETE_WITH_INDEX_SCRIPT"))) {
+      // beta.3's delete (s001:452-455), or the script's
+      Flush(c.client);
+      op.kind = K::kDelete;
+      op.ambiguous = c.has_reply && c.reply.is_error();
+    } else if (script && Script(c, "SET_WITH_QUOTA_SCRIPT")) {
+      JoinRead(c.client, data_key, op);
+      Flush(c.client);
+      ScriptSet(c, args, op);
+    } else if (script && Script(c, "COMPARE_AND_SET_WITH_QUOTA_SCRIPT")) {
+      Flush(c.client);
+      CompareAndSet(c, args, op);
+    } else {
+      return;
+    }
+    Add(c.client, std::move(op));
   }
-  for (auto& [client, op] : std::map<int, TraceOp>(pending_read)) add(client, std::move(op));
-  return out;
-}
+
+  // A read: a plain GET, or the legacy claim's script.
+  void Read(const RecordedCall& c, bool script, const std::vector<std::string>& args, TraceOp& op) {
+    op.kind = K::kGet;
+    if (script) {
+      out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 1));
+      out_.ns.max_ttl_ms = std::max<int64_t>(1, Int(args, 2));
+    }
+    if (!c.has_reply) return;
+    const sim::Reply& r = c.reply;
+    std::optional<std::string> raw;
+    if (r.is_error()) {
+      op.ambiguous = true;
+    } else if (script) {
+      const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
+      if (array && r.elements[0].integer == 0) op.rejected = true;  // a quota error
+      if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
+    } else {
+      raw = real::state::BulkOrNull(r);
+    }
+    op.ok = Envelope(op.key, raw, op.out_value, op.out_version);
+  }
+
+  void PlainSet(const RecordedCall& c, TraceOp& op) {
+    op.kind = K::kSet;
+    const std::optional<real::state::StateValue> v =
+        real::state::EnvelopeFromJson(op.key, std::optional<std::string>(c.argv[2]));
+    if (v) {
+      op.value = real::state::Stringify(v->value);
+      op.out_version = v->version;
+      op.expires_at_ms = real::state::ParseIsoTime(v->expires_at).value_or(0);
+    }
+    int64_t ttl = 0;
+    if (absl::SimpleAtoi(c.argv[4], &ttl)) op.ttl = ttl;
+    op.ambiguous = op.ambiguous || (c.has_reply && c.reply.is_error());
+  }
+
+  void ScriptSet(const RecordedCall& c, const std::vector<std::string>& args, TraceOp& op) {
+    op.kind = K::kSet;
+    int64_t version = 0;
+    if (Envelope(op.key, args.size() > 4 ? std::optional<std::string>(args[4]) : std::nullopt,
+                 op.value, version))
+      op.out_version = version;
+    op.ttl = Int(args, 2) - Int(args, 0);
+    op.expires_at_ms = Int(args, 2);
+    out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 1));
+    if (!c.has_reply) return;
+    const sim::Reply& r = c.reply;
+    op.ambiguous = op.ambiguous || r.is_error();
+    op.rejected = !r.is_error() && (r.type != sim::Reply::Type::kArray || r.elements.empty() ||
+                                    r.elements[0].integer != 1);
+  }
+
+  void CompareAndSet(const RecordedCall& c, const std::vector<std::string>& args, TraceOp& op) {
+    op.kind = K::kCas;
+    op.expected = Int(args, 0);
+    int64_t version = 0;
+    Envelope(op.key, args.size() > 5 ? std::optional<std::string>(args[5]) : std::nullopt, op.value,
+             version);
+    op.ttl = Int(args, 3) - Int(args, 1);
+    op.expires_at_ms = Int(args, 3);
+    out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 2));
+    if (!c.has_reply) return;
+    const sim::Reply& r = c.reply;
+    const bool array = r.type == sim::Reply::Type::kArray && !r.elements.empty();
+    op.ambiguous = r.is_error();
+    op.rejected = array && r.elements[0].integer == 0;
+    op.ok = array && r.elements[0].integer == 1;
+    std::optional<std::string> raw;
+    if (array && r.elements.size() > 1) raw = real::state::BulkOrNull(r.elements[1]);
+    Envelope(op.key, raw, op.out_value, op.out_version);
+    if (op.ok) op.out_value.clear();
+  }
+
+  Rebuilt out_;
+  std::map<int, int> client_index_;  // trace client -> rebuilt client
+  // A read each client made last, which its set's script may follow.
+  std::map<int, TraceOp> pending_read_;
+  // beta.3: the KEYS a client sent last (a set's quota check, before its read).
+  std::map<int, size_t> pending_keys_;
+};
+
+Rebuilt Rebuild(const RecordedCalls& calls) { return Rebuilder().Run(calls); }
 
 void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
   const Rebuilt r = Rebuild(calls);
