@@ -192,128 +192,178 @@ class Reader {
     return key.substr(head.size(), key.size() - head.size() - suffix.size());
   }
 
-  // The operation call `i` starts, of the client whose calls are `mine` (call i is mine[k]):
-  // its plan and the caller's clock; `judged` false for a read whose arguments are not shown.
-  // Throws std::invalid_argument when no operation starts with the call.
+  // The operation call k of the client whose calls are `mine` starts (call mine[k]): its plan
+  // and the caller's clock; `judged` false for a read whose arguments are not shown. Throws
+  // std::invalid_argument when no operation starts with the call.
   TraceOp Start(const std::vector<size_t>& mine, size_t k) {
     const RecordedCall& c = calls_[mine[k]];
-    const std::vector<std::string> keys = Keys(c), a = Args(c);
-    auto arg = [&a](size_t i) -> const std::string& {
-      if (i >= a.size()) throw std::invalid_argument("too few arguments");
-      return a[i];
-    };
+    const std::vector<std::string> keys = Keys(c);
+    const ArgAt arg{Args(c)};
     TraceOp op;
     op.now = c.at_ms;
-    Plan& p = op.plan;
-    const std::vector<std::string>& v = c.argv;
-    const std::string cmd = absl::AsciiStrToUpper(v[0]);
     if (Is(c, "APPEND_LUA")) {
-      p.op = "append";
-      p.session = arg(0);
-      op.now = Int(arg(1));
-      const int64_t n = Int(arg(2));
-      for (int64_t e = 0; e < n; ++e) {
-        const size_t at = 3 + 6 * static_cast<size_t>(e);
-        real::a2::NewEvent ev;
-        ev.id = arg(at);
-        ev.type = arg(at + 1);
-        ev.payload = ParseJson(arg(at + 2));
-        if (!arg(at + 3).empty()) {
-          const Json cause = ParseJson(arg(at + 3));
-          real::a2::Cause cs{cause.value("index", int64_t{0}), cause.value("attempt", int64_t{0}),
-                             std::nullopt};
-          if (cause.contains("batchSize")) cs.batch_size = cause["batchSize"].get<int64_t>();
-          ev.cause = cs;
-        }
-        if (!arg(at + 4).empty()) ev.lane = arg(at + 4);
-        ev.settled = arg(at + 5) == "1";
-        p.events.push_back(std::move(ev));
-      }
+      Append(arg, op);
     } else if (Is(c, "CLAIM_AVAILABLE_LUA") || Is(c, "RENEW_CLAIMS_LUA")) {
-      const bool claim = Is(c, "CLAIM_AVAILABLE_LUA");
-      p.op = claim ? "claim" : "renew";
-      p.session = claim ? Session(keys.at(0), ":log") : Session(keys.at(0), ":count");
-      p.holder = arg(0);
-      op.now = Int(arg(1));
-      const int64_t span = Int(arg(2)) - op.now, n = Int(arg(3));
-      for (int64_t e = 0; e < n; ++e) {
-        if (claim)
-          p.exclude.push_back(Int(arg(4 + static_cast<size_t>(e))));
-        else
-          p.refs.push_back(
-              {Int(arg(4 + 2 * static_cast<size_t>(e))), Int(arg(5 + 2 * static_cast<size_t>(e)))});
-      }
-      (claim ? p.lease : p.ttl) = span;
+      ClaimOrRenew(c, keys, arg, op);
     } else if (Is(c, "COMPLETE_ATTEMPT_LUA")) {
-      p.op = "complete";
-      p.session = arg(0);
-      op.now = Int(arg(1));
-      p.index = Int(arg(2));
-      p.attempt = Int(arg(3));
-      const int64_t n = Int(arg(4));
-      for (int64_t e = 0; e < n; ++e) {
-        const size_t at = 5 + 5 * static_cast<size_t>(e);
-        real::a2::ChildEvent ch;
-        ch.id = arg(at);
-        ch.type = arg(at + 1);
-        ch.payload = ParseJson(arg(at + 2));
-        if (!arg(at + 3).empty()) ch.lane = arg(at + 3);
-        ch.settled = arg(at + 4) == "1";
-        p.children.push_back(std::move(ch));
-      }
+      Complete(arg, op);
     } else if (Is(c, "FAIL_ATTEMPT_LUA")) {
-      p.op = "fail";
-      p.session = Session(keys.at(0), ":count");
-      p.index = Int(arg(0));
-      p.attempt = Int(arg(1));
-      p.error = arg(2);
-      p.max_failures = Int(arg(3));
-      op.now = Int(arg(4));
+      Fail(keys, arg, op);
     } else if (Is(c, "PUT_SNAPSHOT_LUA") || Is(c, "READ_STATE_LUA")) {
-      const std::string rest = Session(keys.at(0), "");
-      const size_t snap = rest.find(":snap:");
-      if (snap == std::string::npos) throw std::invalid_argument(keys[0] + " is no snapshot key");
-      p.session = rest.substr(0, snap);
-      p.reducer = rest.substr(snap + 6);
-      if (Is(c, "READ_STATE_LUA")) {
-        p.op = "readState";
-      } else {
-        p.op = "putSnapshot";
-        p.index = Int(arg(0));
-        const Json j = ParseJson(arg(1));
-        p.state = j.value("state", Json());
-        op.now = j.value("updatedAt", op.now);
-      }
+      Snapshot(c, keys, arg, op);
     } else if (Is(c, "PRESENCE_SET_LUA")) {
-      p.op = "presenceSet";
-      p.ns = Session(keys.at(0), ":presence");
-      p.at = Int(arg(0));
-      p.ttl = Int(arg(1));
-      const int64_t n = Int(arg(2));
-      for (int64_t e = 0; e < n; ++e) {
-        const Json key = ParseJson(arg(3 + 2 * static_cast<size_t>(e)));
-        const std::string& value = arg(4 + 2 * static_cast<size_t>(e));
-        if (!key.is_array() || key.size() != 2 || !key[0].is_string() || !key[1].is_string())
-          throw std::invalid_argument("presence field " + key.dump() +
-                                      " is not [participant, "
-                                      "field]");
-        p.participant = key[0].get<std::string>();
-        if (value.empty()) {
-          p.values.emplace_back(key[1].get<std::string>(), Json());
-          continue;
-        }
-        const Json j = ParseJson(value);
-        p.values.emplace_back(key[1].get<std::string>(), j.value("v", Json()));
-        p.seen = j.value("s", int64_t{0});
-        op.now = j.value("e", int64_t{0}) - p.ttl;
-      }
+      PresenceSet(keys, arg, op);
     } else if (Is(c, "PRESENCE_READ_LUA")) {
-      p.op = "presenceRead";
-      p.ns = Session(keys.at(0), ":presence");
+      op.plan.op = "presenceRead";
+      op.plan.ns = Session(keys.at(0), ":presence");
       op.now = Int(arg(0));
     } else if (!c.script.empty()) {
       throw std::invalid_argument("no a2 operation starts with " + c.script);
-    } else if (cmd == "GET" && v.size() == 2) {
+    } else {
+      PlainCommand(mine, k, op);
+    }
+    return op;
+  }
+
+ private:
+  // A script's arguments, each by its index; too few is bad input.
+  struct ArgAt {
+    std::vector<std::string> a;
+    const std::string& operator()(size_t i) const {
+      if (i >= a.size()) throw std::invalid_argument("too few arguments");
+      return a[i];
+    }
+  };
+
+  void Append(const ArgAt& arg, TraceOp& op) const {
+    Plan& p = op.plan;
+    p.op = "append";
+    p.session = arg(0);
+    op.now = Int(arg(1));
+    const int64_t n = Int(arg(2));
+    for (int64_t e = 0; e < n; ++e) {
+      const size_t at = 3 + 6 * static_cast<size_t>(e);
+      real::a2::NewEvent ev;
+      ev.id = arg(at);
+      ev.type = arg(at + 1);
+      ev.payload = ParseJson(arg(at + 2));
+      if (!arg(at + 3).empty()) {
+        const Json cause = ParseJson(arg(at + 3));
+        real::a2::Cause cs{cause.value("index", int64_t{0}), cause.value("attempt", int64_t{0}),
+                           std::nullopt};
+        if (cause.contains("batchSize")) cs.batch_size = cause["batchSize"].get<int64_t>();
+        ev.cause = cs;
+      }
+      if (!arg(at + 4).empty()) ev.lane = arg(at + 4);
+      ev.settled = arg(at + 5) == "1";
+      p.events.push_back(std::move(ev));
+    }
+  }
+
+  void ClaimOrRenew(const RecordedCall& c, const std::vector<std::string>& keys, const ArgAt& arg,
+                    TraceOp& op) const {
+    Plan& p = op.plan;
+    const bool claim = Is(c, "CLAIM_AVAILABLE_LUA");
+    p.op = claim ? "claim" : "renew";
+    p.session = claim ? Session(keys.at(0), ":log") : Session(keys.at(0), ":count");
+    p.holder = arg(0);
+    op.now = Int(arg(1));
+    const int64_t span = Int(arg(2)) - op.now, n = Int(arg(3));
+    for (int64_t e = 0; e < n; ++e) {
+      if (claim)
+        p.exclude.push_back(Int(arg(4 + static_cast<size_t>(e))));
+      else
+        p.refs.push_back(
+            {Int(arg(4 + 2 * static_cast<size_t>(e))), Int(arg(5 + 2 * static_cast<size_t>(e)))});
+    }
+    (claim ? p.lease : p.ttl) = span;
+  }
+
+  void Complete(const ArgAt& arg, TraceOp& op) const {
+    Plan& p = op.plan;
+    p.op = "complete";
+    p.session = arg(0);
+    op.now = Int(arg(1));
+    p.index = Int(arg(2));
+    p.attempt = Int(arg(3));
+    const int64_t n = Int(arg(4));
+    for (int64_t e = 0; e < n; ++e) {
+      const size_t at = 5 + 5 * static_cast<size_t>(e);
+      real::a2::ChildEvent ch;
+      ch.id = arg(at);
+      ch.type = arg(at + 1);
+      ch.payload = ParseJson(arg(at + 2));
+      if (!arg(at + 3).empty()) ch.lane = arg(at + 3);
+      ch.settled = arg(at + 4) == "1";
+      p.children.push_back(std::move(ch));
+    }
+  }
+
+  void Fail(const std::vector<std::string>& keys, const ArgAt& arg, TraceOp& op) const {
+    Plan& p = op.plan;
+    p.op = "fail";
+    p.session = Session(keys.at(0), ":count");
+    p.index = Int(arg(0));
+    p.attempt = Int(arg(1));
+    p.error = arg(2);
+    p.max_failures = Int(arg(3));
+    op.now = Int(arg(4));
+  }
+
+  void Snapshot(const RecordedCall& c, const std::vector<std::string>& keys, const ArgAt& arg,
+                TraceOp& op) const {
+    Plan& p = op.plan;
+    const std::string rest = Session(keys.at(0), "");
+    const size_t snap = rest.find(":snap:");
+    if (snap == std::string::npos) throw std::invalid_argument(keys[0] + " is no snapshot key");
+    p.session = rest.substr(0, snap);
+    p.reducer = rest.substr(snap + 6);
+    if (Is(c, "READ_STATE_LUA")) {
+      p.op = "readState";
+    } else {
+      p.op = "putSnapshot";
+      p.index = Int(arg(0));
+      const Json j = ParseJson(arg(1));
+      p.state = j.value("state", Json());
+      op.now = j.value("updatedAt", op.now);
+    }
+  }
+
+  void PresenceSet(const std::vector<std::string>& keys, const ArgAt& arg, TraceOp& op) const {
+    Plan& p = op.plan;
+    p.op = "presenceSet";
+    p.ns = Session(keys.at(0), ":presence");
+    p.at = Int(arg(0));
+    p.ttl = Int(arg(1));
+    const int64_t n = Int(arg(2));
+    for (int64_t e = 0; e < n; ++e) {
+      const Json key = ParseJson(arg(3 + 2 * static_cast<size_t>(e)));
+      const std::string& value = arg(4 + 2 * static_cast<size_t>(e));
+      if (!key.is_array() || key.size() != 2 || !key[0].is_string() || !key[1].is_string())
+        throw std::invalid_argument("presence field " + key.dump() +
+                                    " is not [participant, "
+                                    "field]");
+      p.participant = key[0].get<std::string>();
+      if (value.empty()) {
+        p.values.emplace_back(key[1].get<std::string>(), Json());
+        continue;
+      }
+      const Json j = ParseJson(value);
+      p.values.emplace_back(key[1].get<std::string>(), j.value("v", Json()));
+      p.seen = j.value("s", int64_t{0});
+      op.now = j.value("e", int64_t{0}) - p.ttl;
+    }
+  }
+
+  // A plain command that starts an operation: the frontier's GET of read (with the XRANGE
+  // after it), readEvents' XRANGE, listSessions' ZRANGEBYLEX, listSnapshots' SCAN, or
+  // markWatched's SET.
+  void PlainCommand(const std::vector<size_t>& mine, size_t k, TraceOp& op) {
+    Plan& p = op.plan;
+    const RecordedCall& c = calls_[mine[k]];
+    const std::vector<std::string>& v = c.argv;
+    const std::string cmd = absl::AsciiStrToUpper(v[0]);
+    if (cmd == "GET" && v.size() == 2) {
       p.op = "read";
       p.session = Session(v[1], ":count");
       // The range the port read: the XRANGE after the frontier's GET (readRangePage).
@@ -360,10 +410,8 @@ class Reader {
     } else {
       throw std::invalid_argument("no a2 operation starts with " + v[0]);
     }
-    return op;
   }
 
- private:
   const RecordedCalls& calls_;
   std::string prefix_;
   std::string last_list_prefix_;
