@@ -61,134 +61,130 @@ int64_t NoEvent(sim::Prng& rng, const m::Model& model, const std::string& sessio
 
 }  // namespace
 
-Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
-              int64_t now) {
-  Plan p;
-  int total = 0;
-  for (int w : mix.weights) total += w;
-  int roll = static_cast<int>(rng.below(static_cast<uint64_t>(total)));
-  size_t op = 0;
-  while (roll >= mix.weights[op]) roll -= mix.weights[op++];
-  p.op = kOps[op];
-  auto pick = [&rng](const std::vector<std::string>& v) { return v[rng.below(v.size())]; };
-  p.session = mix.sessions.empty() ? "s1" : pick(mix.sessions);
-  if (!mix.reducers.empty()) p.reducer = pick(mix.reducers);
-  if (!mix.namespaces.empty()) p.ns = pick(mix.namespaces);
-  p.holder = rng.chance({1, 2}) ? "w1" : "w2";
-  const bool deep = mix.boundaries && mem.deep;  // Memory::deep
-  // Calls that need a claim fall back to a claim when the client holds none.
-  const bool needs_claim = p.op == "renew" || p.op == "complete" || p.op == "fail";
-  if (!mix.late)  // a prompt worker lets go of a claim whose lease is about to run out
-    std::erase_if(mem.held, [now](const Held& h) { return now - h.claimed_at >= kLeaseMs - 10; });
-  if (needs_claim && mem.held.empty()) p.op = "claim";
-  if (p.op == "append") {
-    if (!mem.batches.empty() && rng.chance({1, 6})) {
-      // A retry of a batch sent before (its ack lost, as the client would see it).
-      const auto& b = mem.batches[rng.below(mem.batches.size())];
-      p.session = b.first;
-      p.events = b.second;
-      if (rng.chance({1, 3}) && p.events.size() == 1) {  // stored and fresh ids mixed
-        real::a2::NewEvent fresh = p.events[0];
-        fresh.id = absl::StrCat("e", i, "-x");
-        p.events.push_back(fresh);
-      }
-      return p;
+namespace {
+
+// append's events, or a retry of a batch sent before.
+void PlanAppend(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
+                int64_t now, bool deep, Plan& p) {
+  if (!mem.batches.empty() && rng.chance({1, 6})) {
+    // A retry of a batch sent before (its ack lost, as the client would see it).
+    const auto& b = mem.batches[rng.below(mem.batches.size())];
+    p.session = b.first;
+    p.events = b.second;
+    if (rng.chance({1, 3}) && p.events.size() == 1) {  // stored and fresh ids mixed
+      real::a2::NewEvent fresh = p.events[0];
+      fresh.id = absl::StrCat("e", i, "-x");
+      p.events.push_back(fresh);
     }
-    const int n = rng.chance({1, 12}) ? 0 : rng.chance({1, 3}) ? 2 : 1;
-    for (int k = 0; k < n; ++k) {
-      real::a2::NewEvent e;
-      if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
-      // A deep run's ids sometimes spell another argument of the call that stores them: the
-      // session's name, a type, a flag.
-      if (deep && rng.chance({1, 8})) {
-        const std::string spelt[] = {p.session, "result", "cause", "0", "1"};
-        e.id = spelt[rng.below(std::size(spelt))];
-      }
-      e.type = rng.chance({1, 2}) ? "task" : "note";
-      e.payload = ValueFor(rng, mix, i);
-      const uint64_t lane = rng.below(4);
-      if (lane == 1) e.lane = "L1";
-      if (lane == 2) e.lane = "L2";
-      if (mix.boundaries && mem.empty_lane && lane == 3 && rng.chance({1, 2}))
-        e.lane = "";  // a lane named ""
-      e.settled = rng.chance({1, 6});
-      if (deep && lane != 2) {  // a long lane with processed runs
-        e.lane = "L1";
-        e.settled = rng.chance({1, 3});
-      }
-      if (!mem.held.empty() && rng.chance({1, 6})) {
-        const Held& h = mem.held[rng.below(mem.held.size())];
-        if (h.session == p.session &&
-            (mix.expired_own || !model.expired(h.session, h.index, h.attempt, now)))
-          e.cause = real::a2::Cause{h.index, h.attempt, std::nullopt};
-      }
-      // A deep run's cause sometimes names no event: index 0, or one past the frontier.
-      if (deep && e.cause && rng.chance({1, 3})) e.cause->index = NoEvent(rng, model, p.session);
-      p.events.push_back(std::move(e));
+    return;
+  }
+  const int n = rng.chance({1, 12}) ? 0 : rng.chance({1, 3}) ? 2 : 1;
+  for (int k = 0; k < n; ++k) {
+    real::a2::NewEvent e;
+    if (!rng.chance({1, 8})) e.id = absl::StrCat("e", i, "-", k);
+    // A deep run's ids sometimes spell another argument of the call that stores them: the
+    // session's name, a type, a flag.
+    if (deep && rng.chance({1, 8})) {
+      const std::string spelt[] = {p.session, "result", "cause", "0", "1"};
+      e.id = spelt[rng.below(std::size(spelt))];
     }
-    mem.batches.emplace_back(p.session, p.events);
-  } else if (p.op == "claim") {
-    const int64_t frontier = model.frontier(p.session);
-    if (frontier > 0 && rng.chance({1, 8})) p.exclude.push_back(rng.range(1, frontier));
-  } else if (needs_claim) {
-    // The newest claim mostly; an older (perhaps stale) one when late calls are on.
-    size_t k = mem.held.size() - 1;
-    if (mix.late && rng.chance({1, 3})) k = rng.below(mem.held.size());
-    const Held h = mem.held[k];
-    if (!mix.expired_own && model.expired(h.session, h.index, h.attempt, now)) {
-      p.op = "claim";  // the worker saw its lease run out and claims again
-      return p;
+    e.type = rng.chance({1, 2}) ? "task" : "note";
+    e.payload = ValueFor(rng, mix, i);
+    const uint64_t lane = rng.below(4);
+    if (lane == 1) e.lane = "L1";
+    if (lane == 2) e.lane = "L2";
+    if (mix.boundaries && mem.empty_lane && lane == 3 && rng.chance({1, 2}))
+      e.lane = "";  // a lane named ""
+    e.settled = rng.chance({1, 6});
+    if (deep && lane != 2) {  // a long lane with processed runs
+      e.lane = "L1";
+      e.settled = rng.chance({1, 3});
     }
-    p.session = h.session;
-    p.holder = h.holder;
-    p.index = h.index;
-    p.attempt = h.attempt;
-    // A deep run's complete or fail sometimes names no event: index 0, or one past the
-    // frontier.
-    if (deep && p.op != "renew" && rng.chance({1, 4})) p.index = NoEvent(rng, model, p.session);
-    if (p.op == "renew") {
-      p.refs.push_back({h.index, h.attempt});
-      p.ttl = kLeaseMs;
-      // A renew from a worker that does not hold the claim.
-      if (mix.boundaries && rng.chance({1, 5})) p.holder = h.holder == "w1" ? "w2" : "w1";
-      // A deep run's renew names every claim held in the session, in an order of its own.
-      if (deep) {
-        for (const Held& o : mem.held)
-          if (o.session == h.session && (o.index != h.index || o.attempt != h.attempt) &&
-              std::none_of(p.refs.begin(), p.refs.end(),
-                           [&o](const real::a2::ClaimRef& r) { return r.index == o.index; }))
-            p.refs.push_back({o.index, o.attempt});
-        for (size_t a = p.refs.size(); a > 1; --a) std::swap(p.refs[a - 1], p.refs[rng.below(a)]);
-        if (rng.chance({1, 6})) p.ttl = 0;  // a renewal to now, which must not shorten a lease
-      }
-    } else if (p.op == "fail") {
-      // Limits below, at and above the event's failure count.
-      if (mix.boundaries) p.max_failures = rng.range(1, 3);
-    } else if (p.op == "complete") {
-      auto done = mem.completions.find({h.session, h.index});
-      if (done != mem.completions.end() && rng.chance({1, 2})) {
-        p.children = done->second;  // a retry of the completion
-      } else {
-        const int n = static_cast<int>(rng.below(deep ? 5 : 3));
-        for (int c = 0; c < n; ++c) {
-          real::a2::ChildEvent ch;
-          ch.id = absl::StrCat("c", i, "-", c);
-          // A deep run's child sometimes takes an id the store already holds.
-          if (deep && !mem.batches.empty() && rng.chance({1, 3})) {
-            const auto& b = mem.batches[rng.below(mem.batches.size())];
-            if (!b.second.empty() && b.second[0].id) ch.id = *b.second[0].id;
-          }
-          ch.type = deep && rng.chance({1, 4}) ? "cause" : "result";
-          ch.payload = Json{{"of", h.index}};
-          if (rng.chance({1, 3})) ch.lane = "L1";
-          ch.settled = rng.chance({1, 4});
-          p.children.push_back(std::move(ch));
-        }
-      }
-      mem.completions[{h.session, h.index}] = p.children;
+    if (!mem.held.empty() && rng.chance({1, 6})) {
+      const Held& h = mem.held[rng.below(mem.held.size())];
+      if (h.session == p.session &&
+          (mix.expired_own || !model.expired(h.session, h.index, h.attempt, now)))
+        e.cause = real::a2::Cause{h.index, h.attempt, std::nullopt};
     }
-    if (!mix.late && p.op != "renew") mem.held.erase(mem.held.begin() + static_cast<long>(k));
-  } else if (p.op == "read") {
+    // A deep run's cause sometimes names no event: index 0, or one past the frontier.
+    if (deep && e.cause && rng.chance({1, 3})) e.cause->index = NoEvent(rng, model, p.session);
+    p.events.push_back(std::move(e));
+  }
+  mem.batches.emplace_back(p.session, p.events);
+}
+
+// complete's children: a retry of the completion, or new ones.
+void PlanChildren(sim::Prng& rng, const Memory& mem, const Held& h, bool deep, int i, Plan& p) {
+  auto done = mem.completions.find({h.session, h.index});
+  if (done != mem.completions.end() && rng.chance({1, 2})) {
+    p.children = done->second;  // a retry of the completion
+  } else {
+    const int n = static_cast<int>(rng.below(deep ? 5 : 3));
+    for (int c = 0; c < n; ++c) {
+      real::a2::ChildEvent ch;
+      ch.id = absl::StrCat("c", i, "-", c);
+      // A deep run's child sometimes takes an id the store already holds.
+      if (deep && !mem.batches.empty() && rng.chance({1, 3})) {
+        const auto& b = mem.batches[rng.below(mem.batches.size())];
+        if (!b.second.empty() && b.second[0].id) ch.id = *b.second[0].id;
+      }
+      ch.type = deep && rng.chance({1, 4}) ? "cause" : "result";
+      ch.payload = Json{{"of", h.index}};
+      if (rng.chance({1, 3})) ch.lane = "L1";
+      ch.settled = rng.chance({1, 4});
+      p.children.push_back(std::move(ch));
+    }
+  }
+}
+
+// renew, complete or fail of a claim the client holds (or claim again when its lease ran out).
+void PlanHeld(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
+              int64_t now, bool deep, Plan& p) {
+  // The newest claim mostly; an older (perhaps stale) one when late calls are on.
+  size_t k = mem.held.size() - 1;
+  if (mix.late && rng.chance({1, 3})) k = rng.below(mem.held.size());
+  const Held h = mem.held[k];
+  if (!mix.expired_own && model.expired(h.session, h.index, h.attempt, now)) {
+    p.op = "claim";  // the worker saw its lease run out and claims again
+    return;
+  }
+  p.session = h.session;
+  p.holder = h.holder;
+  p.index = h.index;
+  p.attempt = h.attempt;
+  // A deep run's complete or fail sometimes names no event: index 0, or one past the
+  // frontier.
+  if (deep && p.op != "renew" && rng.chance({1, 4})) p.index = NoEvent(rng, model, p.session);
+  if (p.op == "renew") {
+    p.refs.push_back({h.index, h.attempt});
+    p.ttl = kLeaseMs;
+    // A renew from a worker that does not hold the claim.
+    if (mix.boundaries && rng.chance({1, 5})) p.holder = h.holder == "w1" ? "w2" : "w1";
+    // A deep run's renew names every claim held in the session, in an order of its own.
+    if (deep) {
+      for (const Held& o : mem.held)
+        if (o.session == h.session && (o.index != h.index || o.attempt != h.attempt) &&
+            std::none_of(p.refs.begin(), p.refs.end(),
+                         [&o](const real::a2::ClaimRef& r) { return r.index == o.index; }))
+          p.refs.push_back({o.index, o.attempt});
+      for (size_t a = p.refs.size(); a > 1; --a) std::swap(p.refs[a - 1], p.refs[rng.below(a)]);
+      if (rng.chance({1, 6})) p.ttl = 0;  // a renewal to now, which must not shorten a lease
+    }
+  } else if (p.op == "fail") {
+    // Limits below, at and above the event's failure count.
+    if (mix.boundaries) p.max_failures = rng.range(1, 3);
+  } else if (p.op == "complete") {
+    PlanChildren(rng, mem, h, deep, i, p);
+    mem.completions[{h.session, h.index}] = p.children;
+  }
+  if (!mix.late && p.op != "renew") mem.held.erase(mem.held.begin() + static_cast<long>(k));
+}
+
+// The calls that need no claim: read, readEvents, putSnapshot, presenceSet, listSessions,
+// markWatched.
+void PlanOther(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
+               int64_t now, Plan& p) {
+  if (p.op == "read") {
     const int64_t frontier = model.frontier(p.session);
     p.after = rng.range(0, frontier);
     if (rng.chance({1, 3})) p.through = rng.range(0, frontier + 1);
@@ -220,6 +216,40 @@ Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model
     p.session = rng.chance({1, 2}) ? "" : "s";  // the prefix
   } else if (p.op == "markWatched") {
     p.ttl = rng.range(50, 400);
+  }
+}
+
+}  // namespace
+
+Plan MakePlan(sim::Prng& rng, const Mix& mix, Memory& mem, const m::Model& model, int i,
+              int64_t now) {
+  Plan p;
+  int total = 0;
+  for (int w : mix.weights) total += w;
+  int roll = static_cast<int>(rng.below(static_cast<uint64_t>(total)));
+  size_t op = 0;
+  while (roll >= mix.weights[op]) roll -= mix.weights[op++];
+  p.op = kOps[op];
+  auto pick = [&rng](const std::vector<std::string>& v) { return v[rng.below(v.size())]; };
+  p.session = mix.sessions.empty() ? "s1" : pick(mix.sessions);
+  if (!mix.reducers.empty()) p.reducer = pick(mix.reducers);
+  if (!mix.namespaces.empty()) p.ns = pick(mix.namespaces);
+  p.holder = rng.chance({1, 2}) ? "w1" : "w2";
+  const bool deep = mix.boundaries && mem.deep;  // Memory::deep
+  // Calls that need a claim fall back to a claim when the client holds none.
+  const bool needs_claim = p.op == "renew" || p.op == "complete" || p.op == "fail";
+  if (!mix.late)  // a prompt worker lets go of a claim whose lease is about to run out
+    std::erase_if(mem.held, [now](const Held& h) { return now - h.claimed_at >= kLeaseMs - 10; });
+  if (needs_claim && mem.held.empty()) p.op = "claim";
+  if (p.op == "append") {
+    PlanAppend(rng, mix, mem, model, i, now, deep, p);
+  } else if (p.op == "claim") {
+    const int64_t frontier = model.frontier(p.session);
+    if (frontier > 0 && rng.chance({1, 8})) p.exclude.push_back(rng.range(1, frontier));
+  } else if (needs_claim) {
+    PlanHeld(rng, mix, mem, model, i, now, deep, p);
+  } else {
+    PlanOther(rng, mix, mem, model, i, now, p);
   }
   return p;
 }
