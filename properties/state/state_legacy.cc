@@ -35,6 +35,74 @@ struct RollingState {
   int64_t seen_version = 0;                // the version the last read returned (0: none)
 };
 
+// A read in sequence on key r<id> that did not return the last acknowledged write: the finding,
+// named by what the read got instead, which versions wrote and read, and whose clock moved the
+// expiry.
+void ReportRead(sim::Ctx& ctx, int id, const std::string& key, const StateWorkload& w,
+                const RollingState* st, const std::optional<std::string>& got, bool by_list,
+                const std::string& pod_version, int64_t t, Recorder* rec) {
+  std::string steps;
+  for (const auto& l : st->log) steps += "\n    " + l;
+  // The class: what the read got instead, and whether another version wrote last: an old
+  // pod reading after the new version's write or delete (old-pod-*), or a pod reading
+  // after an older version's (*-across-versions).
+  const std::string kind = !st->expected ? kResurrectsDeleted : (got ? kReadsStale : kLosesWrite);
+  const bool across = !st->last.empty() && st->last_by != pod_version;
+  // A read of null after the store itself expired the write before its promised instant:
+  // the writer's own clock set that expiry (a PXAT it computed from Date.now()).
+  const int64_t read_at = rec->world->now_ms();
+  const bool early = st->expected && !got && st->stored_until && *st->stored_until < read_at;
+  // list() sees an entry only through the index, trimmed (ZREMRANGEBYSCORE -inf now) and
+  // filtered by the caller's own clock: a reader whose clock has passed the stored expiry
+  // drops an entry that is still alive on the server.
+  const int64_t reader_clock = ctx.now_ms();
+  const bool fast = !early && by_list && st->expected && !got && st->stored_until &&
+                    reader_clock >= *st->stored_until;
+  const std::string cls = early  ? "expired-early-by-writer-clock"
+                          : fast ? "list-misses-by-fast-clock"
+                          : across && st->last_by == w.version
+                              ? "old-pod-" + kind
+                              : absl::StrCat(kind, across ? "-across-versions" : "");
+  std::string why;
+  if (early) {
+    why = "\n    by the server's clock the store ";
+    why += st->gone_at_return ? "had already dropped the key when the write returned at " +
+                                    RunTime(st->returned_ms)
+                              : "expired it at " + RunTime(*st->stored_until);
+    // What made the expiresAt early: the writer's clock at its call (the expiresAt less the
+    // ttl) against the server's, and how long the call took to land.
+    const int64_t ttl = w.ns.default_ttl_ms, called = st->promised_ms - ttl;
+    if (st->sent_expires_at) {
+      const int64_t off = *st->sent_expires_at - ttl - called;
+      why += absl::StrCat(": the writer computed expiresAt ", RunTime(*st->sent_expires_at),
+                          " from its own clock, which read ", RunTime(called + off),
+                          " at its call (", off == 0 ? "the server's time" : "",
+                          off > 0 ? absl::StrCat(off, " ms ahead of the server's") : "",
+                          off < 0 ? absl::StrCat(-off, " ms behind the server's") : "", ")");
+      if (st->returned_ms > *st->sent_expires_at)
+        why += absl::StrCat(", and the write returned at ", RunTime(st->returned_ms),
+                            ", past that instant (a pause or a delay between the call and "
+                            "the write)");
+    }
+    why += absl::StrCat("; by the server's clock the write lives ", ttl,
+                        " ms from when it was applied, between its call at ", RunTime(called),
+                        " and its return at ", RunTime(st->returned_ms));
+  }
+  if (fast)
+    why = "\n    the store set that write's expiry to " + RunTime(*st->stored_until) +
+          " by the server's clock, and the key was alive when list() ran, but the reading "
+          "pod's own clock read " +
+          RunTime(reader_clock) +
+          ", past that expiry: the index is trimmed, and list() filtered, by the caller's "
+          "clock";
+  rec->findings.push_back({cls,
+                           "client " + std::to_string(id) + ", in sequence on " + key + ":" +
+                               steps + "\n    expected " + st->expected.value_or("null") + " (" +
+                               (st->last.empty() ? "nothing was written" : st->last) + ")" + why,
+                           {},
+                           {Since(ctx, sim::kDefaultEpochMs + t)}});
+}
+
 // One step on key r<id>: a set / get / list / delete through the old or the new pod, in
 // sequence, so the last acknowledged write is what any read must return.
 // olds: the old pods, one per old version (--rolling-from A,B: a three-version deploy).
@@ -120,70 +188,8 @@ sim::Task<void> RollingStep(
                                (by_list ? "list()" : "get(\"" + key + "\")") + " read " +
                                got.value_or("null");
       st->log.push_back(step);
-      if (st->known && !expired && got != st->expected && rec->findings.size() < 3) {
-        std::string steps;
-        for (const auto& l : st->log) steps += "\n    " + l;
-        // The class: what the read got instead, and whether another version wrote last: an old
-        // pod reading after the new version's write or delete (old-pod-*), or a pod reading
-        // after an older version's (*-across-versions).
-        const std::string kind =
-            !st->expected ? kResurrectsDeleted : (got ? kReadsStale : kLosesWrite);
-        const bool across = !st->last.empty() && st->last_by != pod_version;
-        // A read of null after the store itself expired the write before its promised instant:
-        // the writer's own clock set that expiry (a PXAT it computed from Date.now()).
-        const int64_t read_at = rec->world->now_ms();
-        const bool early = st->expected && !got && st->stored_until && *st->stored_until < read_at;
-        // list() sees an entry only through the index, trimmed (ZREMRANGEBYSCORE -inf now) and
-        // filtered by the caller's own clock: a reader whose clock has passed the stored expiry
-        // drops an entry that is still alive on the server.
-        const int64_t reader_clock = ctx.now_ms();
-        const bool fast = !early && by_list && st->expected && !got && st->stored_until &&
-                          reader_clock >= *st->stored_until;
-        const std::string cls = early  ? "expired-early-by-writer-clock"
-                                : fast ? "list-misses-by-fast-clock"
-                                : across && st->last_by == w.version
-                                    ? "old-pod-" + kind
-                                    : absl::StrCat(kind, across ? "-across-versions" : "");
-        std::string why;
-        if (early) {
-          why = "\n    by the server's clock the store ";
-          why += st->gone_at_return ? "had already dropped the key when the write returned at " +
-                                          RunTime(st->returned_ms)
-                                    : "expired it at " + RunTime(*st->stored_until);
-          // What made the expiresAt early: the writer's clock at its call (the expiresAt less the
-          // ttl) against the server's, and how long the call took to land.
-          const int64_t ttl = w.ns.default_ttl_ms, called = st->promised_ms - ttl;
-          if (st->sent_expires_at) {
-            const int64_t off = *st->sent_expires_at - ttl - called;
-            why += absl::StrCat(": the writer computed expiresAt ", RunTime(*st->sent_expires_at),
-                                " from its own clock, which read ", RunTime(called + off),
-                                " at its call (", off == 0 ? "the server's time" : "",
-                                off > 0 ? absl::StrCat(off, " ms ahead of the server's") : "",
-                                off < 0 ? absl::StrCat(-off, " ms behind the server's") : "", ")");
-            if (st->returned_ms > *st->sent_expires_at)
-              why += absl::StrCat(", and the write returned at ", RunTime(st->returned_ms),
-                                  ", past that instant (a pause or a delay between the call and "
-                                  "the write)");
-          }
-          why += absl::StrCat("; by the server's clock the write lives ", ttl,
-                              " ms from when it was applied, between its call at ", RunTime(called),
-                              " and its return at ", RunTime(st->returned_ms));
-        }
-        if (fast)
-          why = "\n    the store set that write's expiry to " + RunTime(*st->stored_until) +
-                " by the server's clock, and the key was alive when list() ran, but the reading "
-                "pod's own clock read " +
-                RunTime(reader_clock) +
-                ", past that expiry: the index is trimmed, and list() filtered, by the caller's "
-                "clock";
-        rec->findings.push_back({cls,
-                                 "client " + std::to_string(id) + ", in sequence on " + key + ":" +
-                                     steps + "\n    expected " + st->expected.value_or("null") +
-                                     " (" + (st->last.empty() ? "nothing was written" : st->last) +
-                                     ")" + why,
-                                 {},
-                                 {Since(ctx, sim::kDefaultEpochMs + t)}});
-      }
+      if (st->known && !expired && got != st->expected && rec->findings.size() < 3)
+        ReportRead(ctx, id, key, w, st, got, by_list, pod_version, t, rec);
     } else {
       co_await pod.del(key);
       st->known = true;
