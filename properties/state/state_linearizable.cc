@@ -197,12 +197,80 @@ Finding ResentFinding(const checker::RegisterHistory& on_key, const std::string&
   f.involved = std::move(involved);
   return f;
 }
-}  // namespace
 
 // A key's history longer than this, or with more operations pending at once than the hot key's
 // nine actors, goes to the inference first.
 constexpr size_t kLongHistory = 40;
 constexpr int kManyPending = 9;
+
+// The finding of a rejected key: the 1-minimal core of its history (or the core the inference
+// found, `inferred_core`), in a sentence, the key's history, and the core's calls, named by its
+// class. last_ms: when the run's last call returned (ms since its start).
+Finding RejectedKeyFinding(const std::string& key, const checker::RegisterHistory& on_key,
+                           const checker::RegisterHistory& twins,
+                           const checker::RegisterHistory* inferred_core, const StateWorkload& w,
+                           int64_t start_ms, bool hot_key, int64_t last_ms) {
+  bool minimal = true;  // the inference's core is a pair, or one call rejected alone
+  // Each step of the shrink searches a history a call shorter. On a long key (30 clients: 73
+  // to 143 calls) 2,000,000 states a step took 19 to 71 s a key, most of a check's time
+  // (docs/performance.md); 100,000 end the steps the search cannot finish sooner, and the
+  // sentence then says the core may hold calls it does not need.
+  const int64_t step_budget = hot_key ? 20'000 : on_key.size() > kLongHistory ? 100'000 : 2'000'000;
+  const checker::RegisterHistory core =
+      inferred_core ? *inferred_core : checker::RejectedCore(twins, step_budget, &minimal);
+  // Times (ms, expiries too) relative to the run's start, as the trace prints them.
+  std::string text = checker::RegisterSentence(core, key, twins) + ".\n";
+  if (hot_key)
+    text += "  (" + std::to_string(w.clients * kHotKeyThreadsPerClient) +
+            " actors on one key: client c's thread t is actor c + " + std::to_string(w.clients) +
+            " * t, and the sentence's \"client N\" is actor N)\n";
+  text += "  the history of " + key +
+          " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
+          "operation -> result\n";
+  for (const auto& o : checker::RelativeTimes(on_key, start_ms))
+    text += "  " + checker::FormatRegisterOperation(o) + "\n";
+  // The claim that each call is needed holds only where every check of the shrink decided.
+  text += minimal ? "  the operations that cannot be ordered, whatever the key's other writes "
+                    "did (dropping any one of them leaves an order"
+                  : "  the operations that cannot be ordered, whatever the key's other writes "
+                    "did (the search ran out of its budget before it could try dropping each "
+                    "of them: some may not be needed";
+  const bool pinned_in_core = std::any_of(core.begin(), core.end(), [&](const auto& c) {
+    return !c.ambiguous && std::any_of(on_key.begin(), on_key.end(), [&](const auto& o) {
+      return o.ambiguous && o.actor == c.actor && o.invoke == c.invoke;
+    });
+  });
+  if (pinned_in_core)
+    text +=
+        "; a write whose reply was lost shows the version a later read returned its value "
+        "at";
+  text += "):";
+  std::vector<Involved> involved;
+  std::vector<Deadline> deadlines;
+  for (const auto& o : checker::RelativeTimes(core, start_ms)) {
+    text += "\n    " + checker::FormatRegisterOperation(o);
+    const std::string client = "client" + std::to_string(o.actor % w.clients);
+    // Named as the text names it ("client 8": on a hot key, an actor of client 2's threads).
+    involved.push_back({client, o.invoke_ms, o.ret_ms == checker::kNever ? INT64_MAX : o.ret_ms,
+                        absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
+    if (o.op.expires_at_ms > 0 && o.op.expires_at_ms <= last_ms)
+      deadlines.push_back({"", o.op.expires_at_ms,
+                           absl::StrCat("TTL of client ", o.actor, "'s ", OpName(o.op.kind), " (+",
+                                        o.invoke_ms, "ms) ends")});
+  }
+  // A core no named class describes has a shape, but shapes are too many to repeat from run
+  // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
+  // hot key's cores are longer still), so a shape names no class a baseline could hold: it is
+  // "no-single-order", with its shape in the text.
+  std::string cls = checker::RegisterClass(core, twins);
+  if (cls.empty()) {
+    cls = "no-single-order";
+    text += "\n  shape: " + checker::RegisterShape(core);
+  }
+  return {cls, text, checker::RegisterShape(core), involved, deadlines};
+}
+
+}  // namespace
 
 void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& w, int64_t start_ms,
                   bool hot_key, RunOutcome& out) {
@@ -290,67 +358,9 @@ void JudgeHistory(const checker::RegisterHistory& history, const StateWorkload& 
         continue;
       }
     }
-    bool minimal = true;  // the inference's core is a pair, or one call rejected alone
-    // Each step of the shrink searches a history a call shorter. On a long key (30 clients: 73
-    // to 143 calls) 2,000,000 states a step took 19 to 71 s a key, most of a check's time
-    // (docs/performance.md); 100,000 end the steps the search cannot finish sooner, and the
-    // sentence then says the core may hold calls it does not need.
-    const int64_t step_budget = hot_key                        ? 20'000
-                                : on_key.size() > kLongHistory ? 100'000
-                                                               : 2'000'000;
-    const checker::RegisterHistory core = found != inferred.end()
-                                              ? found->second
-                                              : checker::RejectedCore(twins, step_budget, &minimal);
-    // Times (ms, expiries too) relative to the run's start, as the trace prints them.
-    std::string text = checker::RegisterSentence(core, key, twins) + ".\n";
-    if (hot_key)
-      text += "  (" + std::to_string(w.clients * kHotKeyThreadsPerClient) +
-              " actors on one key: client c's thread t is actor c + " + std::to_string(w.clients) +
-              " * t, and the sentence's \"client N\" is actor N)\n";
-    text += "  the history of " + key +
-            " (ms since the run's start):\n  actor invoke return invoke_ms return_ms "
-            "operation -> result\n";
-    for (const auto& o : checker::RelativeTimes(on_key, start_ms))
-      text += "  " + checker::FormatRegisterOperation(o) + "\n";
-    // The claim that each call is needed holds only where every check of the shrink decided.
-    text += minimal ? "  the operations that cannot be ordered, whatever the key's other writes "
-                      "did (dropping any one of them leaves an order"
-                    : "  the operations that cannot be ordered, whatever the key's other writes "
-                      "did (the search ran out of its budget before it could try dropping each "
-                      "of them: some may not be needed";
-    const bool pinned_in_core = std::any_of(core.begin(), core.end(), [&](const auto& c) {
-      return !c.ambiguous && std::any_of(on_key.begin(), on_key.end(), [&](const auto& o) {
-        return o.ambiguous && o.actor == c.actor && o.invoke == c.invoke;
-      });
-    });
-    if (pinned_in_core)
-      text +=
-          "; a write whose reply was lost shows the version a later read returned its value "
-          "at";
-    text += "):";
-    std::vector<Involved> involved;
-    std::vector<Deadline> deadlines;
-    for (const auto& o : checker::RelativeTimes(core, start_ms)) {
-      text += "\n    " + checker::FormatRegisterOperation(o);
-      const std::string client = "client" + std::to_string(o.actor % w.clients);
-      // Named as the text names it ("client 8": on a hot key, an actor of client 2's threads).
-      involved.push_back({client, o.invoke_ms, o.ret_ms == checker::kNever ? INT64_MAX : o.ret_ms,
-                          absl::StrCat("client ", o.actor, ": ", OpName(o.op.kind))});
-      if (o.op.expires_at_ms > 0 && o.op.expires_at_ms <= last_ms)
-        deadlines.push_back({"", o.op.expires_at_ms,
-                             absl::StrCat("TTL of client ", o.actor, "'s ", OpName(o.op.kind),
-                                          " (+", o.invoke_ms, "ms) ends")});
-    }
-    // A core no named class describes has a shape, but shapes are too many to repeat from run
-    // to run (beta.3's unguarded writes interleave in new ways every few hundred runs, and the
-    // hot key's cores are longer still), so a shape names no class a baseline could hold: it is
-    // "no-single-order", with its shape in the text.
-    std::string cls = checker::RegisterClass(core, twins);
-    if (cls.empty()) {
-      cls = "no-single-order";
-      text += "\n  shape: " + checker::RegisterShape(core);
-    }
-    out.findings.push_back({cls, text, checker::RegisterShape(core), involved, deadlines});
+    out.findings.push_back(RejectedKeyFinding(key, on_key, twins,
+                                              found == inferred.end() ? nullptr : &found->second, w,
+                                              start_ms, hot_key, last_ms));
   }
   out.incomplete = !undecided.empty();
   out.undecided = std::move(undecided);
