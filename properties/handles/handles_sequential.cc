@@ -97,15 +97,9 @@ sim::Task<model::HandleAnswer> Perform(sim::Ctx& ctx, real::handles::HandleConte
   co_return got;
 }
 
-}  // namespace
-
-// model-matches-implementation (and memory-matches-redis): one client, no faults, every call
-// compared with model/handles (or with the same call on the memory backend, in lockstep).
-sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
-  const bool on_memory = against_memory && a.id == 1;
-  Recorder* rec = a.rec;
-  // Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
-  // all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
+// Three kinds: the workload's draft (its TTLs longer than the lease), a draft whose TTLs are
+// all shorter than the lease (so the claim's lease is the longest term), and a public cursor.
+std::vector<real::handles::HandleKind> SequentialKinds() {
   std::vector<real::handles::HandleKind> kinds(3, DraftKind());
   kinds[1].name = "brief";
   kinds[1].idle_ttl_ms = 100;
@@ -117,6 +111,69 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
   kinds[2].field_name = "pageToken";
   kinds[2].ttl_ms = 300;
   kinds[2].word_count = 4;
+  return kinds;
+}
+
+// The next call: a create (of kind *k), or a call on a known handle (its kind in *k).
+Step DrawStep(sim::Prng& op, int i, const std::vector<std::pair<std::string, size_t>>& known,
+              size_t kind_count, size_t* k) {
+  const uint64_t roll = op.below(100);
+  Step step;
+  step.data = Json::object();
+  step.data["n"] = i;
+  *k = op.below(kind_count);
+  if (known.empty() || roll < 20) {
+    step.op = "create";
+  } else {
+    const auto& picked = known[op.below(known.size())];
+    step.handle = picked.first;
+    *k = picked.second;
+    step.op = roll < 45   ? "read"
+              : roll < 65 ? "update"
+              : roll < 90 ? "commit"
+              : roll < 96 ? "discard"
+                          : "foreign-read";
+    step.duration = op.range(0, 300);
+    step.fails = op.chance({1, 8});
+    step.result = Json::object();
+    step.result["op"] = i;
+  }
+  return step;
+}
+
+// What model/handles answers to the call, and whether the work runs in it (commit).
+model::HandleAnswer ModelAnswer(model::HandleModel& m, const Step& step, const std::string& scope,
+                                const std::string& created, int64_t now, int64_t end,
+                                bool public_kind, bool* model_ran) {
+  model::HandleAnswer want;
+  if (step.op == "create") {
+    want = created.empty() ? Answer("") : m.create(scope, created, step.data, now);
+  } else if (step.op == "read") {
+    want = m.read(scope, step.handle, now);
+  } else if (step.op == "update") {
+    want = m.update(scope, step.handle, step.data, now);
+  } else if (step.op == "commit") {
+    want = m.commit(scope, step.handle, now, end,
+                    step.fails ? std::nullopt : std::optional<Json>(step.result));
+    *model_ran = want.work_runs;
+  } else if (step.op == "discard") {
+    want = m.discard(scope, step.handle, now);
+  } else if (public_kind) {
+    want = m.read(scope, step.handle, now);  // the same handle from every connection
+  } else {
+    want = Answer("HANDLE_NOT_FOUND");
+  }
+  return want;
+}
+
+}  // namespace
+
+// model-matches-implementation (and memory-matches-redis): one client, no faults, every call
+// compared with model/handles (or with the same call on the memory backend, in lockstep).
+sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memory) {
+  const bool on_memory = against_memory && a.id == 1;
+  Recorder* rec = a.rec;
+  const std::vector<real::handles::HandleKind> kinds = SequentialKinds();
   std::vector<model::HandleModel> models;
   for (const auto& k : kinds)
     models.emplace_back(model::HandleKindModel{k.idle_ttl_ms, k.max_ttl_ms, k.result_ttl_ms,
@@ -159,30 +216,10 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
     }
     co_await ctx.sleep(pause);
     const int64_t now = ctx.now_ms();
-    const uint64_t roll = op.below(100);
-    Step step;
-    step.data = Json::object();
-    step.data["n"] = i;
-    size_t k = op.below(kinds.size());
-    if (known.empty() || roll < 20) {
-      step.op = "create";
-    } else {
-      const auto& picked = known[op.below(known.size())];
-      step.handle = picked.first;
-      k = picked.second;
-      step.op = roll < 45   ? "read"
-                : roll < 65 ? "update"
-                : roll < 90 ? "commit"
-                : roll < 96 ? "discard"
-                            : "foreign-read";
-      // Update and commit are draft operations (the SDK's types offer them for drafts only).
-      if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit"))
-        step.op = "read";
-      step.duration = op.range(0, 300);
-      step.fails = op.chance({1, 8});
-      step.result = Json::object();
-      step.result["op"] = i;
-    }
+    size_t k = 0;
+    Step step = DrawStep(op, i, known, kinds.size(), &k);
+    // Update and commit are draft operations (the SDK's types offer them for drafts only).
+    if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit")) step.op = "read";
     step.kind = &kinds[k];
     model::HandleModel& m = models[k];
     std::string created;
@@ -199,25 +236,9 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
     if (step.op == "commit")
       absl::StrAppend(&what, " with work of ", step.duration, " ms",
                       step.fails ? " that fails" : "");
-    model::HandleAnswer want;
     bool model_ran = false;
-    if (step.op == "create") {
-      want = created.empty() ? Answer("") : m.create(scope(k), created, step.data, now);
-    } else if (step.op == "read") {
-      want = m.read(scope(k), step.handle, now);
-    } else if (step.op == "update") {
-      want = m.update(scope(k), step.handle, step.data, now);
-    } else if (step.op == "commit") {
-      want = m.commit(scope(k), step.handle, now, end,
-                      step.fails ? std::nullopt : std::optional<Json>(step.result));
-      model_ran = want.work_runs;
-    } else if (step.op == "discard") {
-      want = m.discard(scope(k), step.handle, now);
-    } else if (kinds[k].access == "public") {
-      want = m.read(scope(k), step.handle, now);  // the same handle from every connection
-    } else {
-      want = Answer("HANDLE_NOT_FOUND");
-    }
+    const model::HandleAnswer want =
+        ModelAnswer(m, step, scope(k), created, now, end, kinds[k].access == "public", &model_ran);
     if (step.op != "commit") model_ran = ran;
     if (against_memory) {  // the model only steers the deadlines here; the backends compare
       (on_memory ? rec->on_memory : rec->on_redis)
