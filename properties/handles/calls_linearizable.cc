@@ -256,30 +256,7 @@ struct CallsModel {
     const Op_& o = *s->op;
     const std::string& got = o.outcome;
     if (s->needs && !(weaknesses & s->needs)) return Answer();  // it cannot land
-    if (o.op == "create") {
-      if (d.status != Draft::kNone) return Code("HANDLE_EXISTS");  // (a second create)
-      Draft n;
-      n.status = Draft::kActive;
-      n.data = o.sent;
-      if (o.cursor) {  // it lives ttlMs from its create (promise 7)
-        const int64_t ttl = CursorKind().ttl_ms;
-        n.cursor = true;
-        n.expires = n.max_expires = {s->clock.lo + ttl, Add(s->clock.hi, ttl)};
-        n.gone = GoneAfter(*s, n.max_expires, Grace(ttl));
-        next.push_back(n);
-        Answer a;
-        a.status = "active";
-        return a;
-      }
-      n.max_expires = {s->clock.lo + Kind().max_ttl_ms, Add(s->clock.hi, Kind().max_ttl_ms)};
-      n.expires = {s->clock.lo + std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms),
-                   Add(s->clock.hi, std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms))};
-      n.gone = GoneAfter(*s, n.max_expires, Grace(Kind().max_ttl_ms));
-      next.push_back(n);
-      Answer a;
-      a.status = "active";
-      return a;
-    }
+    if (o.op == "create") return Create(d, *s, next);
     if (o.op == "foreign-read") {  // a bound draft is not another connection's (contract 5)
       if (ambiguous || got == "HANDLE_NOT_FOUND") next.push_back(d);
       return Code("HANDLE_NOT_FOUND");
@@ -310,60 +287,9 @@ struct CallsModel {
         got == "HANDLE_STORAGE_UNAVAILABLE" &&
         s->clock.lo < d.max_expires.hi - Grace(Kind().max_ttl_ms))
       next.push_back(d);
-    if (o.op == "read") {
-      if (!l.there) return Failed(l);
-      const Answer a = Record(d);
-      if (ambiguous || (got == "ok" && Same(a.data, o.value))) {
-        // The sliding touch (js 577). Its CAS loses only to a write that loaded before it
-        // landed: the same as the touch, then that write, as long as the touch moves the
-        // deadline later (that write then refreshes it itself, or checked it against an earlier
-        // one). A touch by a clock behind the writer's may move it earlier, and then the write
-        // checked the deadline the touch never replaced: the read may not have slid. So may one
-        // that failed in transport.
-        const bool may_shorten =
-            std::min(s->clock.lo + Kind().idle_ttl_ms, d.max_expires.lo) < d.expires.hi;
-        // (A cursor's read writes nothing: promise 7.)
-        if (ambiguous || d.status != Draft::kActive || may_shorten || d.cursor) next.push_back(d);
-        if (d.status == Draft::kActive && !d.cursor) {
-          Draft n = d;
-          Slide(n, *s);
-          next.push_back(n);
-        }
-      }
-      return a;
-    }
-    if (o.op == "update") {
-      if (!l.there) return Failed(l);
-      if (d.status == Draft::kCommitted) {
-        if (!ambiguous && got == "HANDLE_COMMITTED") next.push_back(d);
-        return Code("HANDLE_COMMITTED");
-      }
-      if (!ambiguous && got == "HANDLE_BUSY" && busy_ok) next.push_back(d);
-      if (d.status == Draft::kCommitting) return Code("HANDLE_BUSY");
-      Draft n = d;
-      if (o.token.empty())
-        n.data["note"] = "caf\u00e9";
-      else
-        n.data["log"] = absl::StrCat(n.data.value("log", ""), ",", o.token);
-      Slide(n, *s);
-      Answer a;
-      a.status = "active";
-      a.data = n.data;
-      // (The creator's first update keeps no answer: its data is only read back.)
-      if (ambiguous || (got == "ok" && (o.value.is_null() || Same(n.data, o.value))))
-        next.push_back(std::move(n));
-      return a;
-    }
-    if (o.op == "discard") {  // no load: a GET, then a tombstone unless committing (js 837)
-      if (l.not_found && (ambiguous || got == "ok")) next.push_back(l.gone);
-      if (!l.present) return Answer();
-      if (!ambiguous && got == "HANDLE_BUSY") next.push_back(d);  // committing, or a lost race
-      if (d.status == Draft::kCommitting) return Code("HANDLE_BUSY");
-      Draft n = d;
-      n.status = Draft::kGone;
-      if (ambiguous || got == "ok") next.push_back(n);
-      return Answer();
-    }
+    if (o.op == "read") return Read(d, *s, l, ambiguous, next);
+    if (o.op == "update") return Update(d, *s, l, ambiguous, busy_ok, next);
+    if (o.op == "discard") return Discard(d, *s, l, ambiguous, next);
     // A commit that ran no work: a replay, BUSY, or a load that failed.
     if (!l.there) return Failed(l);
     if (!ambiguous && got == "HANDLE_BUSY" && busy_ok) next.push_back(d);
@@ -379,6 +305,101 @@ struct CallsModel {
 
  private:
   using Op_ = ::testbed::props::handles::Op;
+
+  // create: a new draft (or cursor, which lives ttlMs from its create: promise 7).
+  Answer Create(const State& d, const Step& s, std::vector<State>& next) const {
+    const Op_& o = *s.op;
+    if (d.status != Draft::kNone) return Code("HANDLE_EXISTS");  // (a second create)
+    Draft n;
+    n.status = Draft::kActive;
+    n.data = o.sent;
+    if (o.cursor) {  // it lives ttlMs from its create (promise 7)
+      const int64_t ttl = CursorKind().ttl_ms;
+      n.cursor = true;
+      n.expires = n.max_expires = {s.clock.lo + ttl, Add(s.clock.hi, ttl)};
+      n.gone = GoneAfter(s, n.max_expires, Grace(ttl));
+      next.push_back(n);
+      Answer a;
+      a.status = "active";
+      return a;
+    }
+    n.max_expires = {s.clock.lo + Kind().max_ttl_ms, Add(s.clock.hi, Kind().max_ttl_ms)};
+    n.expires = {s.clock.lo + std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms),
+                 Add(s.clock.hi, std::min(Kind().idle_ttl_ms, Kind().max_ttl_ms))};
+    n.gone = GoneAfter(s, n.max_expires, Grace(Kind().max_ttl_ms));
+    next.push_back(n);
+    Answer a;
+    a.status = "active";
+    return a;
+  }
+
+  // read: the record, and the sliding touch that may move its idle deadline.
+  Answer Read(const State& d, const Step& s, const Loaded& l, bool ambiguous,
+              std::vector<State>& next) const {
+    const Op_& o = *s.op;
+    const std::string& got = o.outcome;
+    if (!l.there) return Failed(l);
+    const Answer a = Record(d);
+    if (ambiguous || (got == "ok" && Same(a.data, o.value))) {
+      // The sliding touch (js 577). Its CAS loses only to a write that loaded before it
+      // landed: the same as the touch, then that write, as long as the touch moves the
+      // deadline later (that write then refreshes it itself, or checked it against an earlier
+      // one). A touch by a clock behind the writer's may move it earlier, and then the write
+      // checked the deadline the touch never replaced: the read may not have slid. So may one
+      // that failed in transport.
+      const bool may_shorten =
+          std::min(s.clock.lo + Kind().idle_ttl_ms, d.max_expires.lo) < d.expires.hi;
+      // (A cursor's read writes nothing: promise 7.)
+      if (ambiguous || d.status != Draft::kActive || may_shorten || d.cursor) next.push_back(d);
+      if (d.status == Draft::kActive && !d.cursor) {
+        Draft n = d;
+        Slide(n, s);
+        next.push_back(n);
+      }
+    }
+    return a;
+  }
+
+  // update: the data with the call's note or token, unless committing or committed.
+  Answer Update(const State& d, const Step& s, const Loaded& l, bool ambiguous, bool busy_ok,
+                std::vector<State>& next) const {
+    const Op_& o = *s.op;
+    const std::string& got = o.outcome;
+    if (!l.there) return Failed(l);
+    if (d.status == Draft::kCommitted) {
+      if (!ambiguous && got == "HANDLE_COMMITTED") next.push_back(d);
+      return Code("HANDLE_COMMITTED");
+    }
+    if (!ambiguous && got == "HANDLE_BUSY" && busy_ok) next.push_back(d);
+    if (d.status == Draft::kCommitting) return Code("HANDLE_BUSY");
+    Draft n = d;
+    if (o.token.empty())
+      n.data["note"] = "caf\u00e9";
+    else
+      n.data["log"] = absl::StrCat(n.data.value("log", ""), ",", o.token);
+    Slide(n, s);
+    Answer a;
+    a.status = "active";
+    a.data = n.data;
+    // (The creator's first update keeps no answer: its data is only read back.)
+    if (ambiguous || (got == "ok" && (o.value.is_null() || Same(n.data, o.value))))
+      next.push_back(std::move(n));
+    return a;
+  }
+
+  // discard: no load; a GET, then a tombstone unless committing (js 837).
+  Answer Discard(const State& d, const Step& s, const Loaded& l, bool ambiguous,
+                 std::vector<State>& next) const {
+    const std::string& got = s.op->outcome;
+    if (l.not_found && (ambiguous || got == "ok")) next.push_back(l.gone);
+    if (!l.present) return Answer();
+    if (!ambiguous && got == "HANDLE_BUSY") next.push_back(d);  // committing, or a lost race
+    if (d.status == Draft::kCommitting) return Code("HANDLE_BUSY");
+    Draft n = d;
+    n.status = Draft::kGone;
+    if (ambiguous || got == "ok") next.push_back(n);
+    return Answer();
+  }
 
   bool Same(const Json& want, const Json& got) const {
     if (want == got) return true;

@@ -311,6 +311,63 @@ sim::Task<void> Renew(sim::Ctx& ctx, sim::Ctx* owner, std::shared_ptr<Renewal> r
   }
 }
 
+// commit's restore of committing -> active after the work failed, so the caller can retry;
+// best effort (js 735): on any error the record stays `committing` until its ttl lapses.
+sim::Task<void> RestoreActive(HandleContext& h, const HandleKind& kind, HandleStorage& ns,
+                              const std::string& canonical, int64_t version, const Record& record) {
+  try {
+    const int64_t restore_now = h.now_ms();
+    Record restored = record;
+    restored["status"] = "active";
+    const std::optional<int64_t> expires = DraftExpiresAtMs(kind, record, restore_now);
+    restored["expires_at_ms"] = ExpiresAt(expires);
+    if (!expires) throw NanTtlError(kind);  // a cursor: the restore's ttl is NaN
+    const int64_t ttl_ms = StorageTtlMs(kind, restored, restore_now);
+    co_await ns.compare_and_set(canonical, version, restored, MsDuration(ttl_ms));
+  } catch (...) {
+    // The record stays `committing` until its ttl lapses; the work error wins.
+  }
+}
+
+// commit's finalize (js 788): committing -> committed at the renewal's version, retried on a
+// transient storage error and past a renewal that moved the version under our claim.
+sim::Task<Result<CommitOutcome>> PersistResult(HandleContext& h, const HandleKind& kind,
+                                               HandleStorage& ns, const std::string& canonical,
+                                               int64_t version, const Record& committed,
+                                               const std::string& claim_id, const Json& result,
+                                               int64_t now) {
+  std::exception_ptr last_storage_error;
+  for (int attempt = 0; attempt < kCommitFinalizeAttempts; ++attempt) {
+    CasResult finalize;
+    bool failed = false;
+    try {
+      finalize = co_await StorageCas(kind, ns, canonical, version, committed,
+                                     MsDuration(StorageTtlMs(kind, committed, now)));
+    } catch (...) {
+      last_storage_error = std::current_exception();
+      failed = true;
+    }
+    if (failed) {
+      co_await h.ctx().sleep(kCommitFinalizeRetryDelayMs * (attempt + 1));
+      continue;
+    }
+    if (finalize.ok) co_return Result<CommitOutcome>{{"committed", canonical, result}, "success"};
+    if (!finalize.current) break;
+    const Record current = finalize.current->ordered_value();
+    if (!IsStoredHandleRecord(current)) break;
+    if (current["status"] == "committed")
+      co_return Result<CommitOutcome>{
+          {"replayed", canonical, Json(current.value("result", Record()))}, "replayed"};
+    if (current["status"] != "committing" || !current.contains("claim_id") ||
+        current["claim_id"] != claim_id)
+      break;
+    version = finalize.current->version;
+  }
+  if (last_storage_error) std::rethrow_exception(last_storage_error);
+  throw StorageUnavailableError(kind,
+                                "could not persist the commit result after the work completed");
+}
+
 // commit (js 612)
 sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, std::string handle,
                                             Work work, Report* report) {
@@ -378,18 +435,7 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
     stop_renewal();
     co_await h.ctx().join(ren->thread);
     // Restore committing -> active so the caller can retry; best effort (js 735).
-    try {
-      const int64_t restore_now = h.now_ms();
-      Record restored = loaded->record;
-      restored["status"] = "active";
-      const std::optional<int64_t> expires = DraftExpiresAtMs(kind, loaded->record, restore_now);
-      restored["expires_at_ms"] = ExpiresAt(expires);
-      if (!expires) throw NanTtlError(kind);  // a cursor: the restore's ttl is NaN
-      const int64_t ttl_ms = StorageTtlMs(kind, restored, restore_now);
-      co_await loaded->ns->compare_and_set(canonical, ren->version, restored, MsDuration(ttl_ms));
-    } catch (...) {
-      // The record stays `committing` until its ttl lapses; the work error wins.
-    }
+    co_await RestoreActive(h, kind, *loaded->ns, canonical, ren->version, loaded->record);
     std::rethrow_exception(work_error);
   }
   stop_renewal();
@@ -407,37 +453,8 @@ sim::Task<Result<CommitOutcome>> CommitBody(HandleContext& h, HandleKind kind, s
   // If the result does not fit the record stays `committing` (BUSY until ttl) (js 784).
   AssertSize(kind, committed);
   // Persisting the result must not give up on a transient storage error (js 788).
-  int64_t version = ren->version;
-  std::exception_ptr last_storage_error;
-  for (int attempt = 0; attempt < kCommitFinalizeAttempts; ++attempt) {
-    CasResult finalize;
-    bool failed = false;
-    try {
-      finalize = co_await StorageCas(kind, *loaded->ns, canonical, version, committed,
-                                     MsDuration(StorageTtlMs(kind, committed, now)));
-    } catch (...) {
-      last_storage_error = std::current_exception();
-      failed = true;
-    }
-    if (failed) {
-      co_await h.ctx().sleep(kCommitFinalizeRetryDelayMs * (attempt + 1));
-      continue;
-    }
-    if (finalize.ok) co_return Result<CommitOutcome>{{"committed", canonical, result}, "success"};
-    if (!finalize.current) break;
-    const Record current = finalize.current->ordered_value();
-    if (!IsStoredHandleRecord(current)) break;
-    if (current["status"] == "committed")
-      co_return Result<CommitOutcome>{
-          {"replayed", canonical, Json(current.value("result", Record()))}, "replayed"};
-    if (current["status"] != "committing" || !current.contains("claim_id") ||
-        current["claim_id"] != claim_id)
-      break;
-    version = finalize.current->version;
-  }
-  if (last_storage_error) std::rethrow_exception(last_storage_error);
-  throw StorageUnavailableError(kind,
-                                "could not persist the commit result after the work completed");
+  co_return co_await PersistResult(h, kind, *loaded->ns, canonical, ren->version, committed,
+                                   claim_id, result, now);
 }
 
 // discard (js 837)
