@@ -7,11 +7,14 @@
 #include <set>
 #include <tuple>
 
+#include "checker/jepsen_history.h"
 #include "model/json_text.h"
 #include "sim/prng.h"
 
 namespace testbed::props::a2 {
 
+using checker::JepsenHistoryOf;
+using checker::JepsenOp;
 using checker::kNever;
 namespace {
 
@@ -193,6 +196,89 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
     Learn(mem, done.plan, answer, now);
     ModelAnswer(planning_, done.plan, done.generated, now);
   }
+}
+
+// (a2_calls.h)
+nlohmann::json LeaseAsMutex(const std::vector<Call>& calls, const std::string& session,
+                            int64_t index) {
+  std::vector<JepsenOp> ops;
+  std::vector<std::string> unfit;
+  std::map<int64_t, int> released;   // attempt -> acknowledged releases
+  std::set<int64_t> maybe_released;  // attempts with a release of unknown outcome
+  // Each attempt's lease end as the store keeps it (the claim's claimExpiresAt, moved by every
+  // acknowledged renewal), on the callers' clocks the scripts compare it with; an attempt a
+  // renewal without a reply may have moved is uncertain.
+  std::map<int64_t, int64_t> lease_end;
+  std::set<int64_t> uncertain;
+  auto op = [](const Call& c, const char* f) {
+    JepsenOp j{c.actor, c.invoke, c.ambiguous ? kNever : c.ret, c.inv_ms,
+               c.ambiguous ? kNever : c.ret_ms};
+    j.f = f;
+    j.type = c.ambiguous ? "info" : "ok";
+    return j;
+  };
+  for (const Call& c : calls) {
+    if (c.plan.session != session) continue;
+    if (c.plan.op == "claim" && !c.ambiguous && c.answer.value("outcome", "") == "claimed") {
+      for (const Json& e : c.answer["events"]) {
+        if (e.value("index", int64_t{0}) != index) continue;
+        const int64_t attempt = e.value("attemptCount", int64_t{0});
+        const Json end = e.value("claimExpiresAt", Json());
+        if (end.is_number_integer()) lease_end[attempt] = end.get<int64_t>();
+        const int64_t before = attempt - 1;
+        // Attempt k with no release of attempt k - 1: taken while held (the mutex rejects it),
+        // or after that lease ran out, which the store does by time, without an operation.
+        if (attempt > 1 && !released.count(before) && !maybe_released.count(before)) {
+          if (!lease_end.count(before) || uncertain.count(before))
+            unfit.push_back(absl::StrCat("attempt ", attempt, " was claimed with no release of ",
+                                         "attempt ", before,
+                                         ", whose lease end the calls do "
+                                         "not show (a claim or renewal without a reply)"));
+          else if (c.now >= lease_end.at(before))
+            unfit.push_back(absl::StrCat(
+                "attempt ", before, "'s lease lapsed: attempt ", attempt,
+                " was claimed after it ran out with no release, and the store frees a lease by "
+                "time, without an operation a mutex has"));
+        }
+        ops.push_back(op(c, "acquire"));
+      }
+    } else if (c.plan.op == "renew") {
+      for (const real::a2::ClaimRef& r : c.plan.refs) {
+        if (r.index != index) continue;
+        if (c.ambiguous) {
+          uncertain.insert(r.attempt);
+        } else if (c.answer.contains("renewed")) {
+          for (const Json& i : c.answer["renewed"])
+            if (i == Json(index) && lease_end.count(r.attempt))
+              lease_end[r.attempt] = c.now + c.plan.ttl;
+        }
+      }
+    } else if ((c.plan.op == "complete" || c.plan.op == "fail") && c.plan.index == index) {
+      const int64_t attempt = c.plan.attempt;
+      if (c.ambiguous) {
+        if (!lease_end.count(attempt)) continue;  // a release of a lock it never held: refused
+        maybe_released.insert(attempt);
+        ops.push_back(op(c, "release"));
+        continue;
+      }
+      const std::string outcome = c.answer.value("outcome", "");
+      const bool done = !c.answer.contains("error") && outcome != "superseded" &&
+                        (c.plan.op == "fail" || outcome == "completed");
+      if (!done) continue;  // refused: not an operation of the lock
+      if (released[attempt]++ > 0)
+        unfit.push_back(absl::StrCat("attempt ", attempt, "'s ", c.plan.op,
+                                     " was acknowledged again (the store replays a repeated "
+                                     "release): a mutex is released once"));
+      if (!lease_end.count(attempt))
+        unfit.push_back(absl::StrCat("attempt ", attempt,
+                                     " was released with no acknowledged claim of it (its "
+                                     "claim's reply was lost)"));
+      ops.push_back(op(c, "release"));
+    }
+  }
+  std::sort(unfit.begin(), unfit.end());
+  unfit.erase(std::unique(unfit.begin(), unfit.end()), unfit.end());
+  return Json{{"fits", unfit.empty()}, {"history", JepsenHistoryOf(ops)}, {"unfit", unfit}};
 }
 
 }  // namespace testbed::props::a2

@@ -21,6 +21,9 @@
 
 namespace testbed::props::a2 {
 
+// One ttlMs for every presence write (model choice).
+inline constexpr int64_t kPresenceTtlMs = 1000;
+
 // What a sequential property's client does.
 struct Mix {
   // Weights of the calls: append, claim, renew, complete, fail, read, readEvents, readState,

@@ -31,6 +31,7 @@
 
 #include "model/json_text.h"
 #include "properties/a2/a2_calls.h"
+#include "properties/a2/calls_linearizable_model.h"
 #include "checker/jepsen_history.h"
 #include "checker/linearizability.h"
 #include "checker/nearest_order.h"
@@ -39,118 +40,18 @@ namespace testbed::props::a2 {
 
 using checker::CallHistory;
 using checker::Checker;
-using checker::JepsenHistoryOf;
-using checker::JepsenOp;
 using checker::kNever;
 using checker::NearestOrder;
 using checker::Operation;
 using checker::Verdict;
+using namespace calls_linearizable;  // the model and the history (calls_linearizable_model.h)
+
 namespace {
 
 namespace m = model::a2;
 
-std::string Partition(const Call& c) {
-  const Plan& p = c.plan;
-  if (p.op == "presenceSet" || p.op == "presenceRead") return "presence:" + p.ns;
-  // An inspecting run has two sessions, and its listSessions spans both (their order, pages
-  // and cursors): one partition.
-  if (c.notify) return "sessions:" + absl::StrJoin(kInspectedSessions, ",");
-  if (c.all_sessions) return "sessions";
-  return "session:" + p.session;
-}
-
-// The instants of the storage clock the call may have run at: from when it was sent to when
-// its reply came (with no reply, or re-sent: any time after it was sent).
-std::pair<int64_t, int64_t> StorageSpan(const Call& c) {
-  const bool open = c.ambiguous || c.resent || c.ret_ms == kNever;
-  return {c.storage_now, open ? kNever : c.storage_now + (c.ret_ms - c.inv_ms)};
-}
-
-// The model's answer to a call, as the store's answers are kept. A caller that follows
-// notifications (Call::notify) gets "notified" judged on the storage clock (rule 12): the
-// marker ends its ttl after the instant the store ran markWatched, and a write notifies when
-// the store ran it by then; where the instants the calls may have run at leave both open, the
-// caller's answer is taken if it is one of the two.
-Json Answered(m::Model& model, const Call& c) {
-  const int64_t before = model.frontier(c.plan.session);
-  Json a = ModelAnswer(model, c.plan, c.generated, c.now);
-  Normalize(c.plan.op, a);
-  if (!a.is_object()) return a;
-  if (!c.notify) {
-    a.erase("notified");
-    return a;
-  }
-  const auto [lo, hi] = StorageSpan(c);
-  if (c.plan.op == "markWatched")
-    model.mark_watched_between(c.plan.session, lo + c.plan.ttl,
-                               hi == kNever ? kNever : hi + c.plan.ttl);
-  const int64_t count = model.frontier(c.plan.session);
-  if (a.contains("notified") && count > before) {  // a write that appended events
-    const int watched = model.watched_between(c.plan.session, lo, hi);
-    const Json got = c.answer.is_object() ? c.answer.value("notified", Json()) : Json();
-    a["notified"] = watched > 0                           ? Json(count)
-                    : watched < 0                         ? Json()
-                    : got.is_null() || got == Json(count) ? got
-                                                          : Json(count);
-  }
-  return a;
-}
-
-// The linearizability model: a state is the model's, a step one call.
-struct CallsModel {
-  using State = m::Model;
-  using Op = const Call*;
-  using Answer = Json;
-  unsigned weaknesses = 0;  // model/a2.h's Weakness: only ever to name a finding
-  State init() const { return m::Model(weaknesses); }
-  bool read_only(Op c) const { return ReadOnly(c->plan.op); }
-  std::vector<std::pair<State, int64_t>> step(const State& s, Op c, int64_t lo, int64_t,
-                                              bool ambiguous) const {
-    State next = s;
-    const Json a = Answered(next, *c);
-    if (!ambiguous && a != c->answer) return {};
-    std::vector<std::pair<State, int64_t>> out;
-    out.emplace_back(std::move(next), lo);
-    return out;
-  }
-  Json explain(const State& s, Op c, bool ambiguous, std::vector<State>& next) const {
-    State n = s;
-    const Json a = Answered(n, *c);
-    if (ambiguous || a == c->answer) next.push_back(std::move(n));
-    return a;
-  }
-  void append_key(const State& s, std::string& out) const { s.append_key(out); }
-};
-
-using History = CallHistory<CallsModel>;
-using Stuck = checker::Stuck<CallsModel>;
-
 constexpr int64_t kMaxStates = 5'000;
 constexpr int64_t kShrinkStates = 2'000;
-
-// The calls as a history: a re-sent call also as an ambiguous twin (it may have taken effect
-// once more, before the reply its caller got).
-History MakeHistory(const std::vector<Call>& calls) {
-  History h;
-  for (const Call& c : calls) {
-    Operation<const Call*> o;
-    o.partition = Partition(c);
-    o.actor = c.actor;
-    o.invoke = c.invoke;
-    o.ret = c.ambiguous ? kNever : c.ret;
-    o.invoke_ms = 0;  // the model's answers do not depend on the linearization point
-    o.ret_ms = kNever;
-    o.ambiguous = c.ambiguous;
-    o.op = &c;
-    h.push_back(o);
-    if (c.resent && !ReadOnly(c.plan.op)) {
-      o.ambiguous = true;
-      o.ret = kNever;
-      h.push_back(o);
-    }
-  }
-  return h;
-}
 
 // What kind of answer: its error, its outcome, or "ok" ("null" for presence.set's nothing).
 std::string Kind(const Json& a) {
@@ -390,87 +291,6 @@ std::set<std::pair<std::string, int64_t>> ClaimedEvents(const std::vector<Call>&
 }
 
 }  // namespace
-
-Json LeaseAsMutex(const std::vector<Call>& calls, const std::string& session, int64_t index) {
-  std::vector<JepsenOp> ops;
-  std::vector<std::string> unfit;
-  std::map<int64_t, int> released;   // attempt -> acknowledged releases
-  std::set<int64_t> maybe_released;  // attempts with a release of unknown outcome
-  // Each attempt's lease end as the store keeps it (the claim's claimExpiresAt, moved by every
-  // acknowledged renewal), on the callers' clocks the scripts compare it with; an attempt a
-  // renewal without a reply may have moved is uncertain.
-  std::map<int64_t, int64_t> lease_end;
-  std::set<int64_t> uncertain;
-  auto op = [](const Call& c, const char* f) {
-    JepsenOp j{c.actor, c.invoke, c.ambiguous ? kNever : c.ret, c.inv_ms,
-               c.ambiguous ? kNever : c.ret_ms};
-    j.f = f;
-    j.type = c.ambiguous ? "info" : "ok";
-    return j;
-  };
-  for (const Call& c : calls) {
-    if (c.plan.session != session) continue;
-    if (c.plan.op == "claim" && !c.ambiguous && c.answer.value("outcome", "") == "claimed") {
-      for (const Json& e : c.answer["events"]) {
-        if (e.value("index", int64_t{0}) != index) continue;
-        const int64_t attempt = e.value("attemptCount", int64_t{0});
-        const Json end = e.value("claimExpiresAt", Json());
-        if (end.is_number_integer()) lease_end[attempt] = end.get<int64_t>();
-        const int64_t before = attempt - 1;
-        // Attempt k with no release of attempt k - 1: taken while held (the mutex rejects it),
-        // or after that lease ran out, which the store does by time, without an operation.
-        if (attempt > 1 && !released.count(before) && !maybe_released.count(before)) {
-          if (!lease_end.count(before) || uncertain.count(before))
-            unfit.push_back(absl::StrCat("attempt ", attempt, " was claimed with no release of ",
-                                         "attempt ", before,
-                                         ", whose lease end the calls do "
-                                         "not show (a claim or renewal without a reply)"));
-          else if (c.now >= lease_end.at(before))
-            unfit.push_back(absl::StrCat(
-                "attempt ", before, "'s lease lapsed: attempt ", attempt,
-                " was claimed after it ran out with no release, and the store frees a lease by "
-                "time, without an operation a mutex has"));
-        }
-        ops.push_back(op(c, "acquire"));
-      }
-    } else if (c.plan.op == "renew") {
-      for (const real::a2::ClaimRef& r : c.plan.refs) {
-        if (r.index != index) continue;
-        if (c.ambiguous) {
-          uncertain.insert(r.attempt);
-        } else if (c.answer.contains("renewed")) {
-          for (const Json& i : c.answer["renewed"])
-            if (i == Json(index) && lease_end.count(r.attempt))
-              lease_end[r.attempt] = c.now + c.plan.ttl;
-        }
-      }
-    } else if ((c.plan.op == "complete" || c.plan.op == "fail") && c.plan.index == index) {
-      const int64_t attempt = c.plan.attempt;
-      if (c.ambiguous) {
-        if (!lease_end.count(attempt)) continue;  // a release of a lock it never held: refused
-        maybe_released.insert(attempt);
-        ops.push_back(op(c, "release"));
-        continue;
-      }
-      const std::string outcome = c.answer.value("outcome", "");
-      const bool done = !c.answer.contains("error") && outcome != "superseded" &&
-                        (c.plan.op == "fail" || outcome == "completed");
-      if (!done) continue;  // refused: not an operation of the lock
-      if (released[attempt]++ > 0)
-        unfit.push_back(absl::StrCat("attempt ", attempt, "'s ", c.plan.op,
-                                     " was acknowledged again (the store replays a repeated "
-                                     "release): a mutex is released once"));
-      if (!lease_end.count(attempt))
-        unfit.push_back(absl::StrCat("attempt ", attempt,
-                                     " was released with no acknowledged claim of it (its "
-                                     "claim's reply was lost)"));
-      ops.push_back(op(c, "release"));
-    }
-  }
-  std::sort(unfit.begin(), unfit.end());
-  unfit.erase(std::unique(unfit.begin(), unfit.end()), unfit.end());
-  return Json{{"fits", unfit.empty()}, {"history", JepsenHistoryOf(ops)}, {"unfit", unfit}};
-}
 
 namespace {
 
