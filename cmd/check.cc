@@ -168,6 +168,8 @@ class CheckRun {
   std::string ScriptFileOf(const reports::ViolationRow& v) const;
   // The file a script id's body comes from: its --scripts replacement, or the shipped file.
   std::string FileOfScript(const std::string& id) const;
+  reports::ViolationRow RowOf(const std::string& p, const std::string& c,
+                              const harness::Counterexample& x);
   reports::ViolationRow Violation(const std::string& p, const std::string& c);
   int Finish(int code, const harness::Baseline& written);
 
@@ -384,23 +386,17 @@ std::string CheckRun::FileOfScript(const std::string& name) const {  // system/v
   return "real/scripts/" + name + ".lua";
 }
 
-// The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed)
-// with its calls and replay line, its timeline page and its scenario written.
-reports::ViolationRow CheckRun::Violation(const std::string& p, const std::string& c) {
+// A counterexample of class `c` of property `p` as its report row, with its calls and replay
+// line.
+reports::ViolationRow CheckRun::RowOf(const std::string& p, const std::string& c,
+                                      const harness::Counterexample& x) {
   const harness::ClassSeen& seen = tally[p].classes.at(c);
-  const harness::Counterexample x =
-      harness::Shrink(seen, c, dfs || spec.strategy == "replay", static_cast<int64_t>(plan.jobs),
-                      [&](const props::RunSpec& s, const harness::ClassSeen* recorded) {
-                        std::unique_ptr<sim::Strategy> strategy =
-                            dfs && recorded ? std::make_unique<sim::Replay>(recorded->first_choices)
-                                            : MakeStrategy(s);
-                        return system.Run(s, scripts, server.get(), strategy.get());
-                      });
   const props::RunSpec& m = x.spec;
   const std::string sentence = props::SentenceOf(*system.property(p), c);
   reports::ViolationRow row{p,      c,  sentence, StatusOf(p, c), m.seed, m.clients, m.ops,
                             x.text, {}, ""};
   row.shape = x.shape;
+  row.operations = harness::Operations(m);
   row.redis_calls = reports::CallsInOrder(x.outcome.trace, script_names);
   for (auto& [actor, calls] : reports::CallsPerActor(x.outcome.trace, script_names))
     row.calls_per_actor.emplace_back(actor, std::move(calls));
@@ -417,6 +413,40 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
     replay.max_schedules = 100000;
   }
   row.replay = replay.Write();
+  return row;
+}
+
+// The class `c` of property `p`: its counterexample (minimized unless its schedule is fixed,
+// from the first run that showed it or, where that stays large, from the next ones:
+// reports::PickCounterexample) with its calls and replay line, its timeline page and its
+// scenario written. A shard's row carries every candidate, for merge to pick from.
+reports::ViolationRow CheckRun::Violation(const std::string& p, const std::string& c) {
+  const harness::ClassSeen& seen = tally[p].classes.at(c);
+  const bool fixed = dfs || spec.strategy == "replay";
+  // A class the baseline knows is shrunk from its first run alone, one operation at a time: a
+  // gate's counterexamples are not read (--verbose prints them).
+  const bool thorough = StatusOf(p, c) != "known";
+  const auto shrink = [&](const props::RunSpec& from) {
+    return harness::Shrink(seen, from, c, fixed, thorough, static_cast<int64_t>(plan.jobs),
+                           [&](const props::RunSpec& s, const harness::ClassSeen* recorded) {
+                             std::unique_ptr<sim::Strategy> strategy =
+                                 dfs && recorded
+                                     ? std::make_unique<sim::Replay>(recorded->first_choices)
+                                     : MakeStrategy(s);
+                             return system.Run(s, scripts, server.get(), strategy.get());
+                           });
+  };
+  std::vector<harness::Counterexample> shrunk = {shrink(seen.first)};
+  std::vector<reports::ViolationRow> rows = {RowOf(p, c, shrunk[0])};
+  if (!fixed && (spec.shard_count > 0 || reports::ShrinkOtherRuns(rows[0])))
+    for (const props::RunSpec& from : seen.more) {
+      shrunk.push_back(shrink(from));
+      rows.push_back(RowOf(p, c, shrunk.back()));
+    }
+  const size_t picked = reports::PickCounterexample(rows);
+  const harness::Counterexample& x = shrunk[picked];
+  reports::ViolationRow row = rows[picked];
+  const std::string& sentence = row.sentence;
   if (!spec.html.empty()) {
     reports::TimelinePage page{absl::StrCat(system.name(), " ", spec.version, ": ", p, " / ", c),
                                sentence,
@@ -448,6 +478,10 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
   if (!spec.save_scenarios.empty())
     row.scenario =
         harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);
+  if (spec.shard_count > 0 && !fixed) {
+    row.candidates = rows;
+    row.candidates[picked].html = row.html;
+  }
   return row;
 }
 

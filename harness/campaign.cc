@@ -26,6 +26,8 @@ void Tally::Seen(const props::RunSpec& r, const std::vector<std::string>& classe
       order_.emplace_back(r.property, c);
       seen.first = r;
       seen.first_choices = choices;
+    } else if (seen.more.size() < ClassSeen::kMoreSeen) {
+      seen.more.push_back(r);
     }
   }
 }
@@ -62,8 +64,16 @@ const PropertyTally* Tally::find(const std::string& property) const {
   return it == per_.end() ? nullptr : &it->second;
 }
 
+int64_t Operations(const props::RunSpec& spec) {
+  int64_t skipped = 0;
+  for (const auto& [client, op] : spec.skip)
+    if (client < spec.clients && op < spec.ops) ++skipped;
+  return static_cast<int64_t>(spec.clients) * spec.ops - skipped;
+}
+
 Counterexample Shrink(
-    const ClassSeen& seen, const std::string& cls, bool fixed_schedule, int64_t jobs,
+    const ClassSeen& seen, const props::RunSpec& from, const std::string& cls, bool fixed_schedule,
+    bool thorough, int64_t jobs,
     const std::function<props::RunOutcome(const props::RunSpec&, const ClassSeen* recorded)>& run) {
   auto shows = [&](const props::RunOutcome& o) {
     return std::find(o.classes.begin(), o.classes.end(), cls) != o.classes.end();
@@ -73,10 +83,10 @@ Counterexample Shrink(
   // Minimized to a fixpoint: a pass that removes a client or an operation can make another
   // removable, and a replay line must not shrink further when it is run.
   Counterexample c;
-  c.spec = seen.first;
+  c.spec = from;
   while (!fixed_schedule) {
-    const props::RunSpec smaller =
-        Minimize(c.spec, jobs, [&](const props::RunSpec& x) { return shows(run(x, nullptr)); });
+    const props::RunSpec smaller = Minimize(
+        c.spec, jobs, [&](const props::RunSpec& x) { return shows(run(x, nullptr)); }, thorough);
     if (smaller == c.spec) break;
     c.spec = smaller;
   }

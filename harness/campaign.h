@@ -71,6 +71,10 @@ struct ClassSeen {
   int64_t runs = 0;
   props::RunSpec first;
   std::vector<size_t> first_choices;
+  // The next runs that showed the class, in run order, up to kMoreSeen: a random run's
+  // counterexample may be shrunk from them too (reports::PickCounterexample).
+  std::vector<props::RunSpec> more;
+  static constexpr size_t kMoreSeen = 2;
 };
 
 // One property's runs: counts, and its classes in the order first seen.
@@ -118,11 +122,16 @@ struct Counterexample {
   // The findings of the class, one "  "-indented line each, and the shape of a generic one.
   std::string text, shape;
 };
-// `run` runs a spec on the campaign's strategy; with `recorded` (the final run), on the schedule
-// the class was first seen on where the strategy recorded one (dfs).
+// The class's counterexample shrunk from `from` (seen.first, or one of seen.more). `run` runs a
+// spec on the campaign's strategy; with `recorded` (the final run), on the schedule the class
+// was first seen on where the strategy recorded one (dfs).
 Counterexample Shrink(
-    const ClassSeen& seen, const std::string& cls, bool fixed_schedule, int64_t jobs,
+    const ClassSeen& seen, const props::RunSpec& from, const std::string& cls, bool fixed_schedule,
+    bool thorough, int64_t jobs,
     const std::function<props::RunOutcome(const props::RunSpec&, const ClassSeen* recorded)>& run);
+
+// How many operations a run makes: its clients' operations less those it skips.
+int64_t Operations(const props::RunSpec& spec);
 
 // Saves a counterexample as scenarios/<system>-<version>-<property>-<class>.json in dir, its
 // trigger the counterexample's first line, its why the class's sentence, with the --scripts

@@ -41,7 +41,7 @@ int64_t FirstFailing(size_t n, int64_t jobs, const std::function<bool(size_t)>& 
 }
 
 props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
-                        const std::function<bool(const props::RunSpec&)>& fails) {
+                        const std::function<bool(const props::RunSpec&)>& fails, bool try_pairs) {
   if (int64_t k = FirstFailing(static_cast<size_t>(m.clients), jobs,
                                [&](size_t i) {
                                  props::RunSpec x = m;
@@ -71,6 +71,27 @@ props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
     if (k < 0) break;
     m.skip.insert(singles[from + static_cast<size_t>(k)]);
     from += static_cast<size_t>(k) + 1;
+  }
+  // Then pairs, where a few operations are left: leaving one out moves its client's later
+  // operations in time, so two may have to go together (the first pair that still fails, in
+  // order). Past kMaxPairOperations the pairs are too many to try.
+  std::vector<std::pair<int, int>> left;
+  for (int c = 0; c < m.clients; ++c)
+    for (int o = 0; o < m.ops; ++o)
+      if (!m.skip.count({c, o})) left.emplace_back(c, o);
+  if (!try_pairs || left.size() <= kSmallRun || left.size() > kMaxPairOperations) return m;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < left.size(); ++i)
+    for (size_t j = i + 1; j < left.size(); ++j) pairs.emplace_back(i, j);
+  const int64_t k = FirstFailing(pairs.size(), jobs, [&](size_t i) {
+    props::RunSpec x = m;
+    x.skip.insert(left[pairs[i].first]);
+    x.skip.insert(left[pairs[i].second]);
+    return fails(x);
+  });
+  if (k >= 0) {
+    m.skip.insert(left[pairs[static_cast<size_t>(k)].first]);
+    m.skip.insert(left[pairs[static_cast<size_t>(k)].second]);
   }
   return m;
 }

@@ -116,6 +116,64 @@ std::string ToLcov(const CheckReport& r) {
   return out;
 }
 
+namespace {
+
+// A violation as report.json holds it; a shard's candidates each with its operations.
+nlohmann::ordered_json ViolationJson(const ViolationRow& v) {
+  nlohmann::ordered_json vj{{"property", v.property}, {"class", v.cls}, {"sentence", v.sentence}};
+  if (!v.status.empty()) vj["status"] = v.status;
+  vj["seed"] = v.seed;
+  vj["clients"] = v.clients;
+  vj["ops"] = v.ops;
+  vj["counterexample"] = v.counterexample;
+  vj["redis_calls"] = v.redis_calls;
+  vj["replay"] = v.replay;
+  if (!v.html.empty()) vj["html"] = v.html;
+  if (!v.candidates.empty()) {
+    vj["candidates"] = nlohmann::ordered_json::array();
+    for (const ViolationRow& c : v.candidates) {
+      nlohmann::ordered_json cj = ViolationJson(c);
+      cj["operations"] = c.operations;
+      vj["candidates"].push_back(cj);
+    }
+  }
+  return vj;
+}
+
+ViolationRow ViolationFromJson(const nlohmann::ordered_json& v) {
+  ViolationRow row{v.at("property").get<std::string>(),
+                   v.at("class").get<std::string>(),
+                   v.at("sentence").get<std::string>(),
+                   v.value("status", ""),
+                   v.at("seed").get<uint64_t>(),
+                   v.at("clients").get<int>(),
+                   v.at("ops").get<int>(),
+                   v.at("counterexample").get<std::string>(),
+                   v.at("redis_calls").get<std::vector<std::string>>(),
+                   v.at("replay").get<std::string>(),
+                   v.value("html", "")};
+  row.operations = v.value("operations", int64_t{0});
+  if (v.contains("candidates"))
+    for (const auto& c : v.at("candidates")) row.candidates.push_back(ViolationFromJson(c));
+  return row;
+}
+
+}  // namespace
+
+bool ShrinkOtherRuns(const ViolationRow& first) {
+  return first.status != "known" && first.operations > kSmallCounterexample;
+}
+
+size_t PickCounterexample(const std::vector<ViolationRow>& rows) {
+  size_t best = 0;
+  if (rows.empty() || !ShrinkOtherRuns(rows[0])) return best;
+  for (size_t i = 1; i < rows.size() && i < kCounterexampleCandidates; ++i)
+    if (std::make_pair(rows[i].operations, rows[i].clients) <
+        std::make_pair(rows[best].operations, rows[best].clients))
+      best = i;
+  return best;
+}
+
 std::string ToJson(const CheckReport& r) {
   nlohmann::ordered_json j;
   j["seed"] = r.seed;
@@ -144,18 +202,7 @@ std::string ToJson(const CheckReport& r) {
     j["properties"][p.property] = row;
   }
   j["violations"] = nlohmann::ordered_json::array();
-  for (const auto& v : r.violations) {
-    nlohmann::ordered_json vj{{"property", v.property}, {"class", v.cls}, {"sentence", v.sentence}};
-    if (!v.status.empty()) vj["status"] = v.status;
-    vj["seed"] = v.seed;
-    vj["clients"] = v.clients;
-    vj["ops"] = v.ops;
-    vj["counterexample"] = v.counterexample;
-    vj["redis_calls"] = v.redis_calls;
-    vj["replay"] = v.replay;
-    if (!v.html.empty()) vj["html"] = v.html;
-    j["violations"].push_back(vj);
-  }
+  for (const auto& v : r.violations) j["violations"].push_back(ViolationJson(v));
   if (!r.baseline.empty()) {
     j["known_not_seen"] = nlohmann::ordered_json::array();
     for (const auto& u : r.unseen)
@@ -210,13 +257,7 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
         row.dfs_exhausted = p.at("dfs_exhausted").get<bool>() ? 1 : 0;
       r.properties.push_back(row);
     }
-    for (const auto& v : j.at("violations"))
-      r.violations.push_back({v.at("property").get<std::string>(), v.at("class").get<std::string>(),
-                              v.at("sentence").get<std::string>(), v.value("status", ""),
-                              v.at("seed").get<uint64_t>(), v.at("clients").get<int>(),
-                              v.at("ops").get<int>(), v.at("counterexample").get<std::string>(),
-                              v.at("redis_calls").get<std::vector<std::string>>(),
-                              v.at("replay").get<std::string>(), v.value("html", "")});
+    for (const auto& v : j.at("violations")) r.violations.push_back(ViolationFromJson(v));
     if (j.contains("known_not_seen"))
       for (const auto& u : j.at("known_not_seen"))
         r.unseen.push_back({u.at("property").get<std::string>(), u.at("class").get<std::string>(),
@@ -328,7 +369,22 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
         throw std::invalid_argument("shard " + std::to_string(shards[o.owner].shard.index) +
                                     " has no counterexample for " + row.property + " / " +
                                     o.row.cls);
-      m.violations.push_back(*v);
+      // The shards' candidates (a shard of a schedule that is not shrunk has none: the owner's
+      // counterexample stands), the first runs of the check in seed order.
+      std::vector<ViolationRow> candidates;
+      for (const CheckReport& s : shards)
+        for (const ViolationRow& x : s.violations)
+          if (x.property == row.property && x.cls == o.row.cls)
+            candidates.insert(candidates.end(), x.candidates.begin(), x.candidates.end());
+      std::stable_sort(
+          candidates.begin(), candidates.end(),
+          [](const ViolationRow& x, const ViolationRow& y) { return x.seed < y.seed; });
+      if (candidates.size() > kCounterexampleCandidates)
+        candidates.resize(kCounterexampleCandidates);
+      ViolationRow picked = candidates.empty() ? *v : candidates[PickCounterexample(candidates)];
+      picked.candidates.clear();
+      picked.operations = 0;
+      m.violations.push_back(picked);
     }
     m.properties.push_back(row);
   }

@@ -58,7 +58,23 @@ struct ViolationRow {
   std::string shape = {};
   std::vector<std::pair<std::string, std::vector<std::string>>> calls_per_actor = {};
   std::string scenario = {};
+  // How many operations the counterexample makes (its clients' operations less those it
+  // skips), and, in a shard's report only, the counterexamples of the shard's first runs that
+  // showed the class, in seed order, from which merge picks as the unsharded check does.
+  int64_t operations = 0;
+  std::vector<ViolationRow> candidates = {};
 };
+
+// A class's counterexample, of those shrunk from the first runs that showed it (`rows`, in seed
+// order, at most kCounterexampleCandidates): the first run's, unless it makes more than
+// kSmallCounterexample operations and the class is not known to the baseline (a gate's
+// counterexamples are not read); then the one with the fewest operations, then clients, the
+// earliest of equals. Leaving an operation out moves its client's later ones in time, so a race
+// may shrink further from one seed than from another. Returns an index into rows.
+inline constexpr size_t kCounterexampleCandidates = 3;
+inline constexpr int64_t kSmallCounterexample = 4;
+bool ShrinkOtherRuns(const ViolationRow& first);
+size_t PickCounterexample(const std::vector<ViolationRow>& rows);
 
 // A sample of runs replayed on a spawned redis-server (check --real-sample).
 struct SampleRow {
@@ -120,7 +136,8 @@ std::string ToJson(const CheckReport& r);
 CheckReport FromJson(const std::string& text, const std::string& origin);
 // The shards of one check (the same command, every shard 1..n once) as the one report the check
 // would have written without --shard: counts summed, each class's first seed the smallest, its
-// counterexample the one of the shard that ran that seed. std::invalid_argument otherwise.
+// counterexample picked from the shards' candidates as PickCounterexample picks.
+// std::invalid_argument otherwise.
 CheckReport Merge(const std::vector<CheckReport>& shards);
 std::string ToMarkdown(const CheckReport& r);
 // An lcov tracefile of the coverage (genhtml and editors read it): a record per script.
