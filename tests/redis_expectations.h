@@ -28,19 +28,20 @@ inline std::string ScriptSuffix(const std::string& body, int line) {
   return " script: " + sim::Sha1Hex(body) + ", on @user_script:" + std::to_string(line) + ".";
 }
 
-// set_time moves the virtual clock of the world under test; t0 is its current time.
-inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
-                   int64_t t0) {
-  auto expect = [&](const sim::Argv& a, const sim::Reply& want) {
+// The expectations' helpers: a call and its wanted reply, and the replies' spellings.
+struct Expect {
+  sim::RedisConnection& c;
+  void operator()(const sim::Argv& a, const sim::Reply& want) const {
     const sim::Reply got = Call(c, a);
     EXPECT_EQ(got, want) << sim::render_argv(a) << "\n got:  " << got.debug()
                          << "\n want: " << want.debug();
-  };
-  auto err = [](const std::string& s) { return sim::Reply::Error(s); };
-  auto bulk = [](const std::string& s) { return sim::Reply::Bulk(s); };
-  auto num = [](int64_t v) { return sim::Reply::Integer(v); };
-  set_time(t0);
+  }
+};
+inline sim::Reply err(const std::string& s) { return sim::Reply::Error(s); }
+inline sim::Reply bulk(const std::string& s) { return sim::Reply::Bulk(s); }
+inline sim::Reply num(int64_t v) { return sim::Reply::Integer(v); }
 
+inline void Expiry(const Expect& expect, const std::function<void(int64_t)>& set_time, int64_t t0) {
   // 1. Expiry: alive while now <= T, PTTL 0 at T, gone at T + 1.
   expect({"SET", "e", "v", "PX", "10"}, sim::Reply::Ok());
   set_time(t0 + 10);
@@ -61,7 +62,9 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   expect({"PEXPIRE", "nokey", "10"}, num(0));
   expect({"PEXPIRE", "p", "9223372036854775807"},
          err("ERR invalid expire time in 'pexpire' command"));
+}
 
+inline void Scripts(const Expect& expect) {
   // 2. Scripts: writes before an error are kept; time is frozen; error suffixes.
   const std::string partial =
       "redis.call('SET', KEYS[1], 'a') return redis.call('HGET', KEYS[1], 'f')";
@@ -122,7 +125,9 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   expect({"EVAL", "return 1", "-1"}, err("ERR Number of keys can't be negative"));
   expect({"EVAL", "return 1", "2", "a"},
          err("ERR Number of keys can't be greater than number of args"));
+}
 
+inline void Replies(const Expect& expect) {
   // 3. Reply conversion.
   expect({"EVAL", "return {1, 2, nil, 3}", "0"}, sim::Reply::Array({num(1), num(2)}));
   // A table whose length (#t, a border) is 64 with a hole after its first element: the reply
@@ -163,7 +168,9 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   expect({"EVAL", "return tonumber()", "0"},
          err("ERR user_script:1: bad argument #1 to 'tonumber' (value expected)" +
              ScriptSuffix("return tonumber()", 1)));
+}
 
+inline void Cjson(const Expect& expect) {
   // 4. cjson as Redis bundles it.
   auto reencode = [&](const std::string& in, const sim::Reply& want) {
     expect({"EVAL", "return cjson.encode(cjson.decode(ARGV[1]))", "0", in}, want);
@@ -173,13 +180,16 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   reencode("\"a/b\"", bulk("\"a\\/b\""));
   reencode("[1,2,3]", bulk("[1,2,3]"));
   reencode("\"\\ud83d\\ude00\"", bulk("\"\xf0\x9f\x98\x80\""));
-  const sim::Reply lone = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", "\"\\ud800\""});
+  const sim::Reply lone =
+      Call(expect.c, {"EVAL", "return cjson.decode(ARGV[1])", "0", "\"\\ud800\""});
   EXPECT_NE(lone.str.find("invalid unicode escape code"), std::string::npos) << lone.debug();
   const std::string deep = std::string(1001, '[') + std::string(1001, ']');
-  const sim::Reply too_deep = Call(c, {"EVAL", "return cjson.decode(ARGV[1])", "0", deep});
+  const sim::Reply too_deep = Call(expect.c, {"EVAL", "return cjson.decode(ARGV[1])", "0", deep});
   EXPECT_NE(too_deep.str.find("Found too many nested data structures (1001)"), std::string::npos)
       << too_deep.debug();
+}
 
+inline void Types(const Expect& expect, const std::function<void(int64_t)>& set_time, int64_t t0) {
   // 5. Types, sorted sets, hashes, streams.
   expect({"ZADD", "z", "1", "b", "1", "a", "0", "c"}, num(3));
   expect({"ZRANGE", "z", "0", "-1"}, sim::Reply::Array({bulk("c"), bulk("a"), bulk("b")}));
@@ -242,7 +252,10 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   expect({"SCAN", "0", "COUNT", "0"}, err("ERR syntax error"));
   expect({"TIME"}, sim::Reply::Array({bulk(std::to_string((t0 + 11) / 1000)),
                                       bulk(std::to_string(((t0 + 11) % 1000) * 1000))}));
+}
 
+inline void KeysGoneAndBack(const Expect& expect, const std::function<void(int64_t)>& set_time,
+                            int64_t t0) {
   // 6. One key read, erased and written again in a row, by every way a key goes away (the
   // emulator remembers the last key it looked up): DEL, PEXPIRE in the past, expiry, an
   // emptied sorted set; then a write of another type under the same name.
@@ -268,6 +281,19 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
           "1", "r"},
          bulk("v"));
   expect({"GET", "r"}, err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+}
+
+// set_time moves the virtual clock of the world under test; t0 is its current time.
+inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
+                   int64_t t0) {
+  const Expect expect{c};
+  set_time(t0);
+  Expiry(expect, set_time, t0);
+  Scripts(expect);
+  Replies(expect);
+  Cjson(expect);
+  Types(expect, set_time, t0);
+  KeysGoneAndBack(expect, set_time, t0);
 }
 
 }  // namespace testbed::expectations

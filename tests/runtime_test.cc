@@ -254,21 +254,23 @@ struct FaultCase {
   std::function<void(const Observed&)> check;
 };
 
-std::vector<FaultCase> FaultCases() {
-  std::vector<FaultCase> cases;
-  auto one_call = [](sim::Argv first, sim::Argv then) {
-    return [=](World& w, Observed& obs) {
-      w.add_actor("A", [=, &obs](Ctx& ctx) -> sim::Task<void> {
-        const int64_t t0 = ctx.now_ms();
-        obs.add(Show(co_await ctx.call(first)));
-        obs.add("elapsed " + std::to_string(ctx.now_ms() - t0));
-        obs.add(Show(co_await ctx.call(then)));
-      });
-    };
+// A case that makes one call, notes its reply and how long it took, then makes another.
+std::function<void(World&, Observed&)> OneCall(sim::Argv first, sim::Argv then) {
+  return [=](World& w, Observed& obs) {
+    w.add_actor("A", [=, &obs](Ctx& ctx) -> sim::Task<void> {
+      const int64_t t0 = ctx.now_ms();
+      obs.add(Show(co_await ctx.call(first)));
+      obs.add("elapsed " + std::to_string(ctx.now_ms() - t0));
+      obs.add(Show(co_await ctx.call(then)));
+    });
   };
+}
+
+// A request or reply lost, late or held back on the network.
+void NetworkFaultCases(std::vector<FaultCase>& cases) {
   FaultOptions lost_request;
   lost_request.lost_request = {1, 1};
-  cases.push_back({"lost-request", lost_request, one_call({"SET", "k", "v"}, {"GET", "k"}),
+  cases.push_back({"lost-request", lost_request, OneCall({"SET", "k", "v"}, {"GET", "k"}),
                    [](const Observed& o) {
                      EXPECT_EQ(o.notes[0], "transport:timeout");
                      EXPECT_EQ(o.notes[1], "elapsed 250");
@@ -295,7 +297,7 @@ std::vector<FaultCase> FaultCases() {
   FaultOptions latency;
   latency.latency_ms_min = latency.latency_ms_max = 7;
   cases.push_back(
-      {"latency", latency, one_call({"SET", "k", "v"}, {"GET", "k"}), [](const Observed& o) {
+      {"latency", latency, OneCall({"SET", "k", "v"}, {"GET", "k"}), [](const Observed& o) {
          EXPECT_EQ(o.notes[1], "elapsed 7");
          EXPECT_EQ(o.notes[2], "\"v\"");
        }});
@@ -319,6 +321,10 @@ std::vector<FaultCase> FaultCases() {
                      ASSERT_EQ(o.notes.size(), 1u);
                      EXPECT_NE(o.notes[0].find("\"a\""), std::string::npos);
                    }});
+}
+
+// A client paused, crashed or on a clock of its own.
+void ClientFaultCases(std::vector<FaultCase>& cases) {
   FaultOptions none;
   cases.push_back({"pause", none,
                    [](World& w, Observed& obs) {
@@ -383,6 +389,11 @@ std::vector<FaultCase> FaultCases() {
                      w.schedule(FaultKind::kClockJump, 10, a, 5000);
                    },
                    [](const Observed& o) { EXPECT_EQ(o.notes[0], "5020"); }});
+}
+
+// The server restarted, failed over or out of reach.
+void ServerFaultCases(std::vector<FaultCase>& cases) {
+  const FaultOptions none = {};
   cases.push_back({"restart", none,
                    [](World& w, Observed& obs) {
                      w.add_actor("A", [&obs](Ctx& ctx) -> sim::Task<void> {
@@ -434,6 +445,11 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_EQ(o.notes[0], "transport:connection refused (outage)");
                      EXPECT_EQ(o.notes[1], "OK");
                    }});
+}
+
+// Reordered requests, lost keys, SCAN's duplicates, and re-sent requests.
+void OrderAndDataFaultCases(std::vector<FaultCase>& cases) {
+  const FaultOptions none = {};
   FaultOptions reorder;
   reorder.reordered_request = {1, 2};
   reorder.reorder_ms_max = 100;
@@ -522,7 +538,7 @@ std::vector<FaultCase> FaultCases() {
   FaultOptions resend;
   resend.resent_request = {1, 1};
   resend.resend_ms_max = 10;
-  cases.push_back({"resend", resend, one_call({"HINCRBY", "h", "n", "1"}, {"HGET", "h", "n"}),
+  cases.push_back({"resend", resend, OneCall({"HINCRBY", "h", "n", "1"}, {"HGET", "h", "n"}),
                    [](const Observed& o) {
                      // Applied, re-sent after the reconnect and applied again: the caller sees
                      // the second reply, within the reconnect's 10 ms.
@@ -530,6 +546,14 @@ std::vector<FaultCase> FaultCases() {
                      EXPECT_LE(std::stoi(o.notes[1].substr(8)), 10) << o.notes[1];
                      EXPECT_EQ(o.notes[2], "\"2\"");  // a GET applied twice changes nothing
                    }});
+}
+
+std::vector<FaultCase> FaultCases() {
+  std::vector<FaultCase> cases;
+  NetworkFaultCases(cases);
+  ClientFaultCases(cases);
+  ServerFaultCases(cases);
+  OrderAndDataFaultCases(cases);
   return cases;
 }
 
