@@ -27,6 +27,7 @@
 #include "harness/campaign.h"
 #include "harness/scenario.h"
 #include "harness/trace_replay.h"
+#include "model/json_file.h"
 #include "sim/clock.h"
 #include "sim/lua_coverage.h"
 #include "sim/strategies.h"
@@ -144,7 +145,7 @@ nlohmann::json ReadTraceFile(const std::string& path, const std::string& flag) {
   std::ifstream in(path, std::ios::binary);
   if (!in || std::filesystem::is_directory(path))
     throw UsageError("cannot read " + (flag.empty() ? "recorded trace " : flag + " ") + path);
-  nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json file = model::ReadJson(in, path);
   if (!harness::IsRecordedTrace(file))
     throw UsageError((flag.empty() ? "" : flag + " ") + path +
                      " is not a recorded trace (testbed import writes them)");

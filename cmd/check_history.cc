@@ -14,6 +14,7 @@
 
 #include "cmd/cli_internal.h"
 #include "checker/jepsen_history.h"
+#include "model/json_file.h"
 
 namespace testbed::cli {
 namespace {
@@ -41,7 +42,12 @@ CheckHistorySpec Resolve(const CheckHistorySpec& s) {
 
 int Run(const CheckHistorySpec& spec) {
   std::ifstream in(spec.history, std::ios::binary);
-  const nlohmann::json history = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json history;
+  try {
+    history = model::ReadJson(in, spec.history);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (history.is_discarded()) throw UsageError(spec.history + ": not JSON");
   checker::HistoryVerdict v;
   try {

@@ -26,6 +26,7 @@
 #include "reports/terminal.h"
 #include "harness/baseline.h"
 #include "harness/campaign.h"
+#include "model/json_file.h"
 #include "sim/lua_coverage.h"
 
 namespace testbed::cli {
@@ -135,7 +136,12 @@ std::map<std::string, Equivalent> LoadEquivalent(const std::string& path) {
   std::map<std::string, Equivalent> out;
   if (path.empty()) return out;
   std::ifstream in(path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json j;
+  try {
+    j = model::ReadJson(in, "--equivalent " + path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (j.is_discarded() || !j.contains("mutants") || !j["mutants"].is_array())
     throw UsageError("--equivalent " + path + ": not a JSON object with a \"mutants\" array");
   for (const auto& m : j["mutants"]) {

@@ -18,6 +18,7 @@
 #include "real/script_catalog.h"
 #include "harness/scenario.h"
 #include "harness/trace_replay.h"
+#include "model/json_file.h"
 #include "sim/clock.h"
 
 namespace testbed::cli {
@@ -155,7 +156,7 @@ int RunReplay(const ReplaySpec& spec) {
   for (const std::string& f : spec.files) {  // every file parses before anything runs
     try {
       std::ifstream in(f, std::ios::binary);
-      const nlohmann::json file = nlohmann::json::parse(in, nullptr, false);
+      const nlohmann::json file = model::ReadJson(in, f);
       if (harness::IsRecordedTrace(file)) {
         try {
           harness::ValidateTrace(file);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/json_file.h"
 #include "sim/faults.h"
 
 namespace testbed::harness {
@@ -18,7 +19,7 @@ const Accepted* Baseline::find(const std::string& property, const std::string& c
 Baseline LoadBaseline(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read baseline " + path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json j = model::ReadJson(in, "baseline " + path);
   auto fail = [&](const std::string& what) {
     throw std::invalid_argument("baseline " + path + ": " + what);
   };

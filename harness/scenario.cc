@@ -8,6 +8,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "model/json_file.h"
+
 namespace testbed::harness {
 namespace {
 
@@ -47,7 +49,7 @@ T Optional(const json& j, const std::string& key, T fallback, const std::string&
 Scenario Load(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read scenario " + path);
-  const json j = json::parse(in, nullptr, false);
+  const json j = model::ReadJson(in, "scenario " + path);
   if (j.is_discarded() || !j.is_object())
     throw std::invalid_argument(path + " is not a JSON object");
   Scenario s;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "harness/property.h"
+#include "model/json_file.h"
 #include "real/real_backend.h"
 #include "sim/clock.h"
 #include "sim/monitor_text.h"
@@ -165,7 +166,7 @@ std::shared_ptr<const RecordedCalls> LoadRecordedCalls(const std::string& path, 
   if (it == cache.end()) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::invalid_argument("cannot read recorded trace " + path);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json j = model::ReadJson(in, "recorded trace " + path);
     if (j.is_discarded()) throw std::invalid_argument(path + " is not JSON");
     int64_t start = 0;
     auto calls = std::make_shared<const RecordedCalls>(ReadRecordedCalls(j, &start));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "model/json_file.h"
 #include "reports/terminal.h"
 
 namespace testbed::reports {
@@ -218,7 +219,7 @@ CheckReport FromJson(const std::string& text, const std::string& origin) {
   using J = nlohmann::ordered_json;
   CheckReport r;
   try {
-    const J j = J::parse(text);
+    const J j = model::ParseOrderedJson(text, origin);
     r.seed = j.at("seed").get<uint64_t>();
     r.system = j.at("system").get<std::string>();
     r.version = j.at("version").get<std::string>();

@@ -1,0 +1,99 @@
+// Bad input to every entry point: one clear line naming what is wrong, exit 2, before any work,
+// never a crash (issue 60).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/json_file.h"
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
+
+namespace {
+
+using testbed::testing_cli::ReadFile;
+using testbed::testing_cli::Result;
+using testbed::testing_dirs::TempDir;
+
+Result Cli(const std::string& args) { return testbed::testing_cli::Run(TESTBED_CLI_PATH, args); }
+
+// Arrays nested n deep: `[[[...]]]`.
+std::string Deep(size_t n) { return std::string(n, '[') + std::string(n, ']'); }
+
+// `j` written out with the string "DEEP" replaced by arrays nested n deep.
+std::string WithDeep(const nlohmann::json& j, size_t n) {
+  std::string text = j.dump();
+  const size_t at = text.find("\"DEEP\"");
+  EXPECT_NE(at, std::string::npos);
+  return text.replace(at, 6, Deep(n));
+}
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(JsonDepth, CountsArraysAndObjectsOutsideStrings) {
+  EXPECT_EQ(testbed::model::JsonDepth("1"), 0u);
+  EXPECT_EQ(testbed::model::JsonDepth(R"({"a":[1,{"b":[]}]})"), 4u);
+  EXPECT_EQ(testbed::model::JsonDepth(R"(["[[[", "\"[[", {}])"), 2u);
+  EXPECT_EQ(testbed::model::JsonDepth(Deep(100000)), 100000u);
+}
+
+// A value nested 100,000 deep in each of the files the testbed reads (a history, a scenario's
+// trigger, an extra field of a recorded trace, a baseline's reason, an equivalence list, a
+// report to merge): refused with the file's name and the depth, exit 2, before any run. The
+// first four crashed (a recursive copy or walk ran out of stack).
+TEST(BadInput, JsonNestedPastTheBoundIsRefusedByEveryReaderBeforeAnyWork) {
+  TempDir dir("deep");
+  constexpr size_t kDeep = 100000;
+  const std::string history = dir / "history.json";
+  Write(history,
+        WithDeep(nlohmann::json::array(
+                     {{{"type", "invoke"}, {"f", "write"}, {"value", "DEEP"}, {"process", 0}}}),
+                 kDeep));
+  nlohmann::json scenario = nlohmann::json::parse(
+      ReadFile(TESTBED_SOURCE_DIR "/scenarios/state-beta30-cas-bends-values-through-cjson.json"));
+  scenario["trigger"] = "DEEP";
+  const std::string scenario_file = dir / "scenario.json";
+  Write(scenario_file, WithDeep(scenario, kDeep));
+  ASSERT_EQ(
+      Cli("import " TESTBED_SOURCE_DIR "/tests/data/ports-capture.txt --out " + (dir / "traces"))
+          .code,
+      0);
+  std::string trace_file;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "traces"))
+    if (e.path().extension() == ".json") trace_file = e.path().string();
+  ASSERT_FALSE(trace_file.empty());
+  nlohmann::json trace = nlohmann::json::parse(ReadFile(trace_file));
+  trace["extra"] = "DEEP";
+  const std::string deep_trace = dir / "trace.json";
+  Write(deep_trace, WithDeep(trace, kDeep));
+  nlohmann::json baseline =
+      nlohmann::json::parse(ReadFile(TESTBED_SOURCE_DIR "/baselines/state/beta30.json"));
+  baseline["accepted"][0]["reason"] = "DEEP";
+  const std::string baseline_file = dir / "baseline.json";
+  Write(baseline_file, WithDeep(baseline, kDeep));
+  const std::string equivalent = dir / "equivalent.json";
+  Write(equivalent, WithDeep({{"mutants", "DEEP"}}, kDeep));
+  const std::string report = dir / "report.json";
+  Write(report, WithDeep({{"seed", "DEEP"}}, kDeep));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"check-history " + history, history},
+      {"replay " + scenario_file, scenario_file},
+      {"replay " + deep_trace, deep_trace},
+      {"explore " + deep_trace, deep_trace},
+      {"check --system state --version beta30 --runs 1 --baseline " + baseline_file, baseline_file},
+      {"mutate --system state --version beta24 --runs 1 --equivalent " + equivalent, equivalent},
+      {"merge " + report + " " + report, report},
+  };
+  for (const auto& [args, file] : cases) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(file), std::string::npos) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(" deep (at most 10000)"), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("seed:"), std::string::npos) << args << ": work began\n" << r.out;
+  }
+}
+
+}  // namespace
