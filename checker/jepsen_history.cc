@@ -105,7 +105,11 @@ std::vector<RegisterCall> Calls(const Json& history, int64_t* failed, const std:
     if (!e.is_object()) throw std::invalid_argument(absl::StrCat("entry ", at, ": not an object"));
     if (!e.contains("process"))
       throw std::invalid_argument(absl::StrCat("entry ", at, ": \"process\" is missing"));
-    if (!e["process"].is_number_integer()) continue;  // the nemesis: not a register operation
+    const Json& who = e["process"];
+    if (who.is_string() && (who == "nemesis" || who == ":nemesis")) continue;  // not an operation
+    if (!who.is_number_integer())
+      throw std::invalid_argument(absl::StrCat("entry ", at, ": \"process\" is ", who.dump(),
+                                               ": an integer, or \"nemesis\""));
     const int64_t process = e["process"].get<int64_t>();
     const std::string type = Word(e, "type", at), f = Word(e, "f", at);
     if (type != "invoke" && type != "ok" && type != "fail" && type != "info")

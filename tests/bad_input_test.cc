@@ -96,4 +96,27 @@ TEST(BadInput, JsonNestedPastTheBoundIsRefusedByEveryReaderBeforeAnyWork) {
   }
 }
 
+// A history's process is an integer or the nemesis, nothing else: a string, a fraction or null
+// were taken as the nemesis, so every operation of theirs was skipped (linearizable, exit 0) or
+// a write dropped.
+TEST(BadInput, AHistorysProcessIsAnIntegerOrTheNemesis) {
+  TempDir dir("process");
+  for (const std::string process : {"\"p0\"", "0.5", "null", "true", "[0]"}) {
+    const std::string path = dir / "history.json";
+    Write(path, R"([{"type":"invoke","f":"write","value":1,"process":)" + process +
+                    R"(},{"type":"ok","f":"write","value":1,"process":)" + process + "}]");
+    const Result r = Cli("check-history " + path + " --model cas-register");
+    EXPECT_EQ(r.code, 2) << process << "\n" << r.out;
+    EXPECT_NE(r.out.find("entry 0: \"process\" is " + process + ": an integer, or \"nemesis\""),
+              std::string::npos)
+        << r.out;
+  }
+  const std::string path = dir / "nemesis.json";
+  Write(path, R"([{"type":"info","f":"start","value":null,"process":"nemesis"},)"
+              R"({"type":"invoke","f":"write","value":1,"process":0},)"
+              R"({"type":"ok","f":"write","value":1,"process":0}])");
+  const Result r = Cli("check-history " + path + " --model cas-register");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 }  // namespace
