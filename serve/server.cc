@@ -95,6 +95,9 @@ Service::~Service() = default;
 
 namespace {
 
+// The last instant a JavaScript Date holds (8.64e15 ms after the epoch).
+constexpr int64_t kLastDateMs = 8640000000000000;
+
 using sim::Reply;
 
 std::string Upper(const std::string& s) { return absl::AsciiStrToUpper(s); }
@@ -181,6 +184,12 @@ Reply Service::Admin(const sim::Argv& argv) {
   if ((op == "SET" || op == "ADVANCE") && argv.size() == 4) {
     if (!StrictInt64(argv[3], &ms) || ms < 0)
       return Reply::Error("ERR TESTBED TIME " + op + " needs a non-negative integer of ms");
+    // The clock stays within JavaScript's Date range, so that an expiry it adds to, and the
+    // microseconds MONITOR prints, cannot overflow.
+    const int64_t now = clock_->now_ms();
+    if (ms > kLastDateMs || (op == "ADVANCE" && ms > kLastDateMs - now))
+      return Reply::Error("ERR TESTBED TIME " + op + " " + argv[3] + " would move the clock past " +
+                          std::to_string(kLastDateMs) + " ms (JavaScript's last Date)");
     op == "SET" ? clock_->set(ms) : clock_->advance(ms);
     return Reply::Ok();
   }

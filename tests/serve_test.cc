@@ -175,6 +175,18 @@ TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
   wall += 7;
   EXPECT_EQ(s.Execute(c, {"TESTBED", "TIME"}).integer, 1800000000007);
   EXPECT_TRUE(s.Execute(c, {"TESTBED", "TIME", "ADVANCE", "-1"}).is_error());
+  // The clock never wraps: a step past JavaScript's last Date is refused, and the clock stays.
+  const int64_t before = s.Execute(c, {"TESTBED", "TIME"}).integer;
+  for (const sim::Argv& step : {sim::Argv{"TESTBED", "TIME", "ADVANCE", "9223372036854775807"},
+                                sim::Argv{"TESTBED", "TIME", "SET", "9223372036854775807"},
+                                sim::Argv{"TESTBED", "TIME", "SET", "8640000000000001"}}) {
+    const Reply r = s.Execute(c, step);
+    EXPECT_TRUE(r.is_error()) << r.resp2();
+    EXPECT_NE(r.str.find("past 8640000000000000 ms"), std::string::npos) << r.str;
+  }
+  EXPECT_GE(s.Execute(c, {"TESTBED", "TIME"}).integer, before);
+  EXPECT_LT(s.Execute(c, {"TESTBED", "TIME"}).integer, before + 1000);
+  ASSERT_EQ(s.Execute(c, {"SET", "p", "v", "PX", "1000"}).resp2(), "+OK\r\n");
   EXPECT_TRUE(s.Execute(c, {"TESTBED", "NAP"}).is_error());
   ASSERT_EQ(s.Execute(c, {"SET", "a", "1"}).resp2(), "+OK\r\n");
   EXPECT_EQ(s.Execute(c, {"FLUSHALL"}).resp2(), "+OK\r\n");
