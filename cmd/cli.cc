@@ -92,6 +92,15 @@ CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given) {
       ->check(Decimal(0, props::kMaxSeed));
 }
 
+void RefuseEmptyValues(const CLI::App& app, const std::string& command) {
+  for (const CLI::Option* o : app.get_options())
+    if (o->nonpositional() && o->get_items_expected_min() > 0 && o->count() > 0)
+      for (const std::string& v : o->results())
+        if (v.empty())
+          throw UsageError(absl::StrCat(command, ": ", o->get_name(),
+                                        " is empty: give it a value, or leave it out"));
+}
+
 void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::string> args) {
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
   try {
@@ -102,6 +111,7 @@ void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::strin
     throw UsageError(absl::StrCat(command, ": ", e.what(), "\nRun 'testbed ", command,
                                   " --help' for more information."));
   }
+  RefuseEmptyValues(app, command);
 }
 
 void AppendFlag(std::string& line, const std::string& flag, const std::string& value) {
@@ -320,6 +330,8 @@ int Main(int argc, char** argv) {
                    where.c_str(), e.what(), where.c_str());
       return 2;
     }
+    for (const CLI::App* sub : app.get_subcommands())
+      internal::RefuseEmptyValues(*sub, sub->get_name());
     return action();
   } catch (const UsageError& e) {
     std::fprintf(stderr, "testbed: %s\n", e.what());

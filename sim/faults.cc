@@ -140,6 +140,10 @@ FaultList FaultList::Parse(const std::string& list, bool strict) {
     if (strict && std::find(seen.begin(), seen.end(), name) != seen.end())
       throw std::invalid_argument("--faults names " + name + " twice");
     seen.push_back(name);
+    // "all" and "none" stand alone: beside each other or a kind they contradict or repeat.
+    if (strict && (name == "all" || name == "none") && list != name)
+      throw std::invalid_argument("--faults '" + list + "': " + name +
+                                  " stands alone (all, none, or a comma list of kinds)");
     if (name.empty() || name == "none") continue;
     if (name == "all") {
       for (const auto& k : FaultKinds()) add(k.kind);

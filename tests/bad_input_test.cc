@@ -119,4 +119,26 @@ TEST(BadInput, AHistorysProcessIsAnIntegerOrTheNemesis) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
+// An empty value is an error, never a default; --faults' all and none stand alone.
+TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"check --system state --runs 1 --shard ''", "check: --shard is empty"},
+      {"check --system state --runs 1 --out ''", "check: --out is empty"},
+      {"diff --system state --candidate " TESTBED_SOURCE_DIR "/tests/fixed_scripts --runs ''",
+       "diff: --runs is empty"},
+      {"diff --system state --candidate " TESTBED_SOURCE_DIR "/tests/fixed_scripts --seed ''",
+       "diff: --seed is empty"},
+      {"mutate --system state --only ''", "mutate: --only is empty"},
+      {"check --system state --runs 1 --faults all,none", "all stands alone"},
+      {"check --system state --runs 1 --faults none,resend", "none stands alone"},
+      {"check --system state --runs 1 --faults all,resend", "all stands alone"},
+  };
+  for (const auto& [args, says] : cases) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("seed:"), std::string::npos) << args << ": work began\n" << r.out;
+  }
+}
+
 }  // namespace

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <thread>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -328,7 +329,15 @@ void RecordPortsUnderMonitor(const std::string& capture, const PortRuns& runs = 
   }
   const uintmax_t before = size();
   (void)server.connect_raw()->call({"PING"});  // the last line MONITOR will print
-  for (int i = 0; i < 500 && size() == before; ++i)
+  // Until MONITOR has printed it (a busy machine prints the runs' last lines late: stopping at
+  // the first growth could cut the last run off).
+  auto pinged = [&] {
+    std::ifstream in(capture, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(before));
+    const std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return tail.find("\"PING\"") != std::string::npos;
+  };
+  for (int i = 0; i < 3000 && !pinged(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   kill(cli, SIGTERM);
   waitpid(cli, nullptr, 0);
