@@ -149,6 +149,11 @@ nlohmann::json ReadTraceFile(const std::string& path, const std::string& flag) {
   if (!harness::IsRecordedTrace(file))
     throw UsageError((flag.empty() ? "" : flag + " ") + path +
                      " is not a recorded trace (testbed import writes them)");
+  try {
+    harness::ValidateTrace(file);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError((flag.empty() ? "" : flag + " ") + path + ": " + e.what());
+  }
   return file;
 }
 

@@ -48,6 +48,22 @@ bool IsRecordedTrace(const Json& file) {
 
 void ValidateTrace(const Json& trace) {
   if (!IsRecordedTrace(trace)) throw std::invalid_argument("not a recorded trace");
+  // The system and version it was recorded from: a system testbed knows, and one of its
+  // versions or null (the capture did not show which).
+  const Json system = trace.value("system", Json());
+  const props::System* known = system.is_string() ? props::FindSystem(system) : nullptr;
+  if (!known)
+    throw std::invalid_argument("\"system\" is " + system.dump() +
+                                ": not a system testbed knows (testbed list)");
+  const Json version = trace.value("version", Json());
+  if (!version.is_null()) {
+    bool found = false;
+    for (const props::VersionInfo& v : known->versions())
+      found = found || (version.is_string() && v.name == version.get<std::string>());
+    if (!found)
+      throw std::invalid_argument("\"version\" is " + version.dump() + ": not a version of " +
+                                  known->name() + ", nor null (the capture did not show it)");
+  }
   if (!trace.contains("calls") || !trace["calls"].is_array())
     throw std::invalid_argument("\"calls\" is not an array");
   if (!trace.contains("scripts") || !trace["scripts"].is_object())

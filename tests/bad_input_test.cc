@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/json_file.h"
@@ -117,6 +118,37 @@ TEST(BadInput, AHistorysProcessIsAnIntegerOrTheNemesis) {
               R"({"type":"ok","f":"write","value":1,"process":0}])");
   const Result r = Cli("check-history " + path + " --model cas-register");
   EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// A recorded trace names a system testbed knows and one of its versions (or null): replay of one
+// whose system is unknown, or whose version is a number, exited 0.
+TEST(BadInput, ATraceNamesAKnownSystemAndOneOfItsVersions) {
+  TempDir dir("trace");
+  ASSERT_EQ(
+      Cli("import " TESTBED_SOURCE_DIR "/tests/data/ports-capture.txt --out " + (dir / "traces"))
+          .code,
+      0);
+  std::string trace_file;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "traces"))
+    if (e.path().extension() == ".json") trace_file = e.path().string();
+  ASSERT_FALSE(trace_file.empty());
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(trace_file));
+  for (const auto& [field, value, says] :
+       std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"system", "nosuch", "\"system\" is \"nosuch\": not a system testbed knows"},
+           {"system", 3, "\"system\" is 3: not a system testbed knows"},
+           {"version", 30, "\"version\" is 30: not a version of"},
+           {"version", "beta99", "\"version\" is \"beta99\": not a version of"}}) {
+    nlohmann::json bad = trace;
+    bad[field] = value;
+    const std::string path = dir / "bad.json";
+    Write(path, bad.dump());
+    for (const std::string command : {"replay ", "explore "}) {
+      const Result r = Cli(command + path);
+      EXPECT_EQ(r.code, 2) << command << field << "\n" << r.out;
+      EXPECT_NE(r.out.find(says), std::string::npos) << command << field << "\n" << r.out;
+    }
+  }
 }
 
 // An empty value is an error, never a default; --faults' all and none stand alone.
