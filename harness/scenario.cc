@@ -31,9 +31,13 @@ T Field(const json& j, const std::string& key, const std::string& what) {
 int64_t IntField(const json& j, const std::string& key, int64_t min, int64_t max) {
   if (!j.contains(key)) throw std::invalid_argument("missing field \"" + key + "\" (an integer)");
   const json& v = j.at(key);
-  const bool integer = v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= min);
-  if (!integer || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)) ||
-      (!v.is_number_unsigned() && (v.get<int64_t>() < min || v.get<int64_t>() > max)))
+  // (JSON's 0 and every positive integer read as unsigned: both ends are checked either way.)
+  const bool in_range =
+      v.is_number_unsigned()
+          ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                (min <= 0 || v.get<uint64_t>() >= static_cast<uint64_t>(min))
+          : v.is_number_integer() && v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+  if (!in_range)
     throw std::invalid_argument(absl::StrCat("field \"", key, "\" must be an integer from ", min,
                                              " to ", max, ", not ", v.dump()));
   return v.get<int64_t>();

@@ -151,6 +151,26 @@ TEST(BadInput, ATraceNamesAKnownSystemAndOneOfItsVersions) {
   }
 }
 
+// A scenario's counts are checked at both ends: "clients": 0 ran and reported "fixed or
+// changed" (JSON's 0 reads as unsigned, and only a signed value's lower end was checked).
+TEST(BadInput, AScenarioWithoutClientsOrOperationsIsRefused) {
+  TempDir dir("scenario");
+  const nlohmann::json scenario = nlohmann::json::parse(
+      ReadFile(TESTBED_SOURCE_DIR "/scenarios/state-beta30-cas-bends-values-through-cjson.json"));
+  for (const std::string field : {"clients", "ops"})
+    for (const int value : {0, -3}) {
+      nlohmann::json bad = scenario;
+      bad[field] = value;
+      const std::string path = dir / "bad.json";
+      Write(path, bad.dump());
+      const Result r = Cli("replay " + path);
+      EXPECT_EQ(r.code, 2) << field << " " << value << "\n" << r.out;
+      EXPECT_NE(r.out.find("field \"" + field + "\" must be an integer from 1"), std::string::npos)
+          << r.out;
+      EXPECT_EQ(r.out.find("seed:"), std::string::npos) << r.out;
+    }
+}
+
 // An empty value is an error, never a default; --faults' all and none stand alone.
 TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
   const std::vector<std::pair<std::string, std::string>> cases = {
