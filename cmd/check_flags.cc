@@ -377,6 +377,8 @@ void DefineExplore(CLI::App& app, Raw& r) {
       ->required(false)
       ->description("the system under test (default: the trace's)");
   app.get_option("--version")->description("the version under test (default: the trace's)");
+  // The trace is explore's argument: a --trace beside it would name a second one.
+  app.remove_option(app.get_option("--trace"));
   app.add_option("recorded", r.spec.trace, "a recorded trace (testbed import's file)")->required();
 }
 

@@ -149,6 +149,14 @@ TEST(BadInput, ATraceNamesAKnownSystemAndOneOfItsVersions) {
       EXPECT_NE(r.out.find(says), std::string::npos) << command << field << "\n" << r.out;
     }
   }
+  // explore's trace is its argument: a --trace beside it (the same file or another, which was
+  // silently ignored) is a usage error.
+  for (const std::string& other : std::vector<std::string>{trace_file, dir / "bad.json"}) {
+    const Result r = Cli("explore " + trace_file + " --trace " + other);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("testbed explore: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--trace"), std::string::npos) << r.out;
+  }
 }
 
 // A scenario's counts are checked at both ends: "clients": 0 ran and reported "fixed or
