@@ -2,6 +2,7 @@
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
 
 #include <signal.h>
@@ -92,6 +93,19 @@ CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given) {
       ->check(Decimal(0, props::kMaxSeed));
 }
 
+// A parse error's text. CLI11 lists unexpected arguments last first: they are put back in the
+// order they were given ("--seeds 1", not "1 --seeds").
+std::string ParseErrorText(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return what;
+  const size_t colon = what.find(": ");
+  if (colon == std::string::npos) return what;
+  std::vector<std::string> args = absl::StrSplit(what.substr(colon + 2), ' ');
+  std::reverse(args.begin(), args.end());
+  return absl::StrCat(args.size() > 1 ? "unexpected arguments: " : "unexpected argument: ",
+                      absl::StrJoin(args, " "));
+}
+
 void RefuseEmptyValues(const CLI::App& app, const std::string& command) {
   for (const CLI::Option* o : app.get_options())
     if (o->nonpositional() && o->get_items_expected_min() > 0 && o->count() > 0)
@@ -108,7 +122,7 @@ void ParseArgs(CLI::App& app, const std::string& command, std::vector<std::strin
   } catch (const CLI::CallForHelp&) {
     throw;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(absl::StrCat(command, ": ", e.what(), "\nRun 'testbed ", command,
+    throw UsageError(absl::StrCat(command, ": ", ParseErrorText(e), "\nRun 'testbed ", command,
                                   " --help' for more information."));
   }
   RefuseEmptyValues(app, command);
@@ -315,6 +329,12 @@ int Main(int argc, char** argv) {
       std::cout << app.help();
       return 0;
     }
+    // A flag where the command goes names itself (CLI11 would say a subcommand is required).
+    if (argc >= 2 && argv[1][0] == '-' && std::string(argv[1]) != "--help" &&
+        std::string(argv[1]) != "-h")
+      throw UsageError(absl::StrCat(argv[1],
+                                    " is not a command: testbed COMMAND [FLAGS] (run "
+                                    "'testbed --help' for the commands)"));
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -327,7 +347,7 @@ int Main(int argc, char** argv) {
       const auto subs = app.get_subcommands();
       const std::string where = subs.empty() ? "" : " " + subs.front()->get_name();
       std::fprintf(stderr, "testbed%s: %s\nRun 'testbed%s --help' for more information.\n",
-                   where.c_str(), e.what(), where.c_str());
+                   where.c_str(), internal::ParseErrorText(e).c_str(), where.c_str());
       return 2;
     }
     for (const CLI::App* sub : app.get_subcommands())

@@ -25,6 +25,8 @@ CLI::Option* AddInt(CLI::App& app, const std::string& name, int64_t* out, int64_
                     const std::string& help, bool* given = nullptr, int64_t max = kMaxCount);
 CLI::Option* AddSeed(CLI::App& app, uint64_t* out, bool* given);
 
+// A CLI11 parse error's text, its unexpected arguments in the order they were given.
+std::string ParseErrorText(const CLI::ParseError& e);
 // A usage error naming the first option of `app` given an empty value ('' is never a default).
 void RefuseEmptyValues(const CLI::App& app, const std::string& command);
 // Parses args (the words after the subcommand) into `app`; a parse error becomes a UsageError

@@ -192,6 +192,9 @@ TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
       {"check --system state --runs 1 --faults all,none", "all stands alone"},
       {"check --system state --runs 1 --faults none,resend", "none stands alone"},
       {"check --system state --runs 1 --faults all,resend", "all stands alone"},
+      // A misspelt flag, in the order it was given; a flag where the command goes, by name.
+      {"check --system state --seeds 1", "testbed check: unexpected arguments: --seeds 1"},
+      {"--bogus", "testbed: --bogus is not a command"},
   };
   for (const auto& [args, says] : cases) {
     const Result r = Cli(args);
