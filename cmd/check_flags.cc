@@ -365,8 +365,10 @@ std::string CheckSpec::Write() const {
   return line;
 }
 
-CheckSpec ParseCheck(const std::vector<std::string>& args) {
-  return internal::ParseWith<Raw, CheckSpec>("check", args, Define, Resolve);
+CheckSpec ParseCheck(const std::vector<std::string>& args) { return ParseCheckAs(args, "check"); }
+
+CheckSpec ParseCheckAs(const std::vector<std::string>& args, const std::string& command) {
+  return internal::ParseWith<Raw, CheckSpec>(command, args, Define, Resolve);
 }
 
 namespace internal {

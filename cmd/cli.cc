@@ -163,13 +163,13 @@ void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values)
 }
 
 CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
-                       const std::string& default_runs) {
+                       const std::string& default_runs, const std::string& command) {
   std::vector<std::string> args;
   for (const auto& [flag, value] : values)
     if (!value.empty()) args.insert(args.end(), {"--" + flag, value});
   if (!values.count("runs") || values.at("runs").empty())
     args.insert(args.end(), {"--runs", default_runs});
-  return ParseCheck(args);
+  return ParseCheckAs(args, command);
 }
 
 int64_t JobsOrCores(int64_t jobs) {

@@ -168,6 +168,8 @@ struct ReplaySpec {
 // the run needs to be repeatable: a seed is drawn when none is given, defaults are filled in.
 FidelitySpec ParseFidelity(const std::vector<std::string>& args);
 CheckSpec ParseCheck(const std::vector<std::string>& args);
+// The same for a command that takes check's flags (diff, mutate): its errors name `command`.
+CheckSpec ParseCheckAs(const std::vector<std::string>& args, const std::string& command);
 ReplaySpec ParseReplay(const std::vector<std::string>& args);
 DiffSpec ParseDiff(const std::vector<std::string>& args);
 MergeSpec ParseMerge(const std::vector<std::string>& args);

@@ -39,7 +39,7 @@ void AddSystemOptions(CLI::App& app, std::map<std::string, std::string>& values)
 // The flags in `values` parsed as check parses them (the same checks and messages), with
 // --runs `default_runs` when it was not given.
 CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
-                       const std::string& default_runs);
+                       const std::string& default_runs, const std::string& command);
 
 // SIGINT and SIGTERM: from CatchInterrupts() on (call it before starting threads), the first
 // one is only recorded, so that a campaign can stop at a run boundary and write what it found;

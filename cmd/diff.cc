@@ -52,7 +52,7 @@ void Define(CLI::App& app, Raw& r) {
 DiffSpec Resolve(const Raw& r) {
   if (!std::filesystem::is_directory(r.candidate))
     throw UsageError("--candidate " + r.candidate + " is not a directory");
-  const CheckSpec c = internal::ParseAsCheck(r.values, "50");
+  const CheckSpec c = internal::ParseAsCheck(r.values, "50", "diff");
   DiffSpec d;
   d.system = c.system;
   d.version = c.version;

@@ -71,7 +71,7 @@ void Define(CLI::App& app, Raw& r) {
 }
 
 MutateSpec Resolve(const Raw& r) {
-  const CheckSpec c = internal::ParseAsCheck(r.values, "60");
+  const CheckSpec c = internal::ParseAsCheck(r.values, "60", "mutate");
   MutateSpec m;
   m.system = c.system;
   const props::System& system = *props::FindSystem(c.system);

@@ -195,6 +195,10 @@ TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
       // A misspelt flag, in the order it was given; a flag where the command goes, by name.
       {"check --system state --seeds 1", "testbed check: unexpected arguments: --seeds 1"},
       {"--bogus", "testbed: --bogus is not a command"},
+      // diff and mutate parse check's flags, and say so in their own name.
+      {"diff --system state --candidate " TESTBED_SOURCE_DIR "/tests/fixed_scripts --runs 0",
+       "testbed: diff: --runs: must be at least 1"},
+      {"mutate --system state --runs 0", "testbed: mutate: --runs: must be at least 1"},
   };
   for (const auto& [args, says] : cases) {
     const Result r = Cli(args);
