@@ -82,14 +82,21 @@ Scenario Load(const std::string& path) {
       throw std::invalid_argument(absl::StrCat("fields \"clients\" x \"ops\" must be at most ",
                                                props::kMaxClientOps, ", not ", r.clients, " x ",
                                                r.ops));
-    try {
-      r.skip =
-          props::ParseSkip(Optional<std::string>(j, "skip", "", "a string such as \"0:1,2:3\""));
-      r.faults = sim::FaultList::Parse(Optional<std::string>(j, "faults", "none", "a string"));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("field \"") +
-                                  (j.contains("faults") ? "faults" : "skip") + "\": " + e.what());
-    }
+    // Each field's own error names it (the message of ParseSkip and FaultList::Parse names the
+    // flag they read for check).
+    const auto named = [](const std::string& field, const auto& parse) {
+      try {
+        return parse();
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("field \"" + field + "\": " + e.what());
+      }
+    };
+    r.skip = named("skip", [&] {
+      return props::ParseSkip(Optional<std::string>(j, "skip", "", "a string such as \"0:1,2:3\""));
+    });
+    r.faults = named("faults", [&] {
+      return sim::FaultList::Parse(Optional<std::string>(j, "faults", "none", "a string"));
+    });
     s.system->ReadScenarioFields(j, r);
     s.trigger = Optional<std::string>(j, "trigger", "", "a string");
     s.severity = Optional<std::string>(j, "severity", "", "a string");

@@ -177,6 +177,17 @@ TEST(BadInput, AScenarioWithoutClientsOrOperationsIsRefused) {
           << r.out;
       EXPECT_EQ(r.out.find("seed:"), std::string::npos) << r.out;
     }
+  // A bad field is named as itself: a bad "skip" was reported as field "faults".
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, std::string>>{{"skip", "x:y"}, {"faults", "nosuch"}}) {
+    nlohmann::json bad = scenario;
+    bad[field] = value;
+    const std::string path = dir / "bad.json";
+    Write(path, bad.dump());
+    const Result r = Cli("replay " + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("field \"" + field + "\": "), std::string::npos) << r.out;
+  }
 }
 
 // An empty value is an error, never a default; --faults' all and none stand alone.
