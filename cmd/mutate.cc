@@ -108,7 +108,7 @@ MutateSpec Resolve(const Raw& r) {
     throw UsageError("--equivalent " + m.equivalent + " is not a readable file");
   if (!m.baselines.empty() && !std::filesystem::is_directory(m.baselines))
     throw UsageError("--baselines " + m.baselines + " is not a directory");
-  if (!m.write_mutants.empty()) internal::CheckWritable(m.write_mutants, "--write-mutants");
+  if (!m.write_mutants.empty()) internal::CheckWritable(m.write_mutants, "write-mutants");
   if (m.trust_equivalent && m.equivalent.empty())
     throw UsageError("--trust-equivalent needs --equivalent FILE: the mutants to trust");
   if (!m.only.empty()) {  // it names a mutant of one of the versions' scripts

@@ -210,6 +210,8 @@ TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
       {"diff --system state --candidate " TESTBED_SOURCE_DIR "/tests/fixed_scripts --runs 0",
        "testbed: diff: --runs: must be at least 1"},
       {"mutate --system state --runs 0", "testbed: mutate: --runs: must be at least 1"},
+      {"mutate --system state --write-mutants " TESTBED_SOURCE_DIR "/README.md/x",
+       "testbed: --write-mutants "},
   };
   for (const auto& [args, says] : cases) {
     const Result r = Cli(args);
