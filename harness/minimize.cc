@@ -40,6 +40,19 @@ int64_t FirstFailing(size_t n, int64_t jobs, const std::function<bool(size_t)>& 
   return -1;
 }
 
+namespace {
+
+// The operations a run still makes, (client, index) in order.
+std::vector<std::pair<int, int>> Remaining(const props::RunSpec& m) {
+  std::vector<std::pair<int, int>> out;
+  for (int c = 0; c < m.clients; ++c)
+    for (int o = 0; o < m.ops; ++o)
+      if (!m.skip.count({c, o})) out.emplace_back(c, o);
+  return out;
+}
+
+}  // namespace
+
 props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
                         const std::function<bool(const props::RunSpec&)>& fails, bool try_pairs) {
   if (int64_t k = FirstFailing(static_cast<size_t>(m.clients), jobs,
@@ -58,10 +71,7 @@ props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
                                });
       k >= 0)
     m.ops = static_cast<int>(k) + 1;
-  std::vector<std::pair<int, int>> singles;
-  for (int c = 0; c < m.clients; ++c)
-    for (int o = 0; o < m.ops; ++o)
-      if (!m.skip.count({c, o})) singles.emplace_back(c, o);
+  const std::vector<std::pair<int, int>> singles = Remaining(m);
   for (size_t from = 0; from < singles.size();) {
     const int64_t k = FirstFailing(singles.size() - from, jobs, [&](size_t i) {
       props::RunSpec x = m;
@@ -75,11 +85,9 @@ props::RunSpec Minimize(props::RunSpec m, int64_t jobs,
   // Then pairs, where a few operations are left: leaving one out moves its client's later
   // operations in time, so two may have to go together (the first pair that still fails, in
   // order). Past kMaxPairOperations the pairs are too many to try.
-  std::vector<std::pair<int, int>> left;
-  for (int c = 0; c < m.clients; ++c)
-    for (int o = 0; o < m.ops; ++o)
-      if (!m.skip.count({c, o})) left.emplace_back(c, o);
-  if (!try_pairs || left.size() <= kSmallRun || left.size() > kMaxPairOperations) return m;
+  if (!try_pairs) return m;
+  const std::vector<std::pair<int, int>> left = Remaining(m);
+  if (left.size() <= kSmallRun || left.size() > kMaxPairOperations) return m;
   std::vector<std::pair<size_t, size_t>> pairs;
   for (size_t i = 0; i < left.size(); ++i)
     for (size_t j = i + 1; j < left.size(); ++j) pairs.emplace_back(i, j);
