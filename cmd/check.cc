@@ -196,11 +196,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
       system(*props::FindSystem(spec.system)),
       old_version(spec.OldVersion()),
       dfs(spec.strategy == "dfs") {
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
-  std::fflush(stdout);
-  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
-              spec.system.c_str(), spec.version.c_str(),
-              old_version.empty() ? "no earlier version" : old_version.c_str());
+  // Everything that can refuse the command is checked before the first line is printed.
   if (!spec.out.empty()) internal::CheckWritable(spec.out, "out");
   if (!spec.junit.empty()) internal::CheckWritableFile(spec.junit, "junit");
   if (!spec.write_baseline.empty())
@@ -214,7 +210,8 @@ CheckRun::CheckRun(const CheckSpec& spec)
   // A dfs search explores every schedule of one seed's workload: one seed unless told.
   const int64_t max_runs =
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
-  scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version);
+  std::vector<std::string> replaced;
+  scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version, replaced);
   if (!spec.baseline.empty()) baseline = harness::LoadBaseline(spec.baseline);
   compiled_versions = {spec.version};
   if (!old_version.empty())
@@ -226,6 +223,12 @@ CheckRun::CheckRun(const CheckSpec& spec)
   if (spec.real_sample > 0)
     sample_server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
   script_names = scripts.names();
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  std::printf("version: %s %s (rolling-deploy properties run old pods of %s)\n",
+              spec.system.c_str(), spec.version.c_str(),
+              old_version.empty() ? "no earlier version" : old_version.c_str());
+  for (const std::string& line : replaced) std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
 
   int64_t jobs = internal::JobsOrCores(spec.jobs);
   if (server || sample_server) jobs = 1;  // one spawned server serves one run at a time
@@ -585,8 +588,13 @@ int CheckRun::Run() {
 
 }  // namespace
 
+int RunExplore(const CheckSpec& spec) {
+  internal::CatchInterrupts("explore");
+  return RunCheck(spec);
+}
+
 int RunCheck(const CheckSpec& spec) {
-  internal::CatchInterrupts();  // before a server is spawned: its stop is the destructor's
+  internal::CatchInterrupts("check");  // before a server is spawned: its stop is the destructor's
   return CheckRun(spec).Run();
 }
 

@@ -306,16 +306,18 @@ CheckSpec Resolve(const Raw& r) {
 // --scripts DIR (harness::CatalogWithOverrides), with a line for each replacement.
 real::ScriptCatalog internal::CatalogWithOverrides(const std::string& dir,
                                                    const props::System& system,
-                                                   const std::string& version) {
+                                                   const std::string& version,
+                                                   std::vector<std::string>& lines,
+                                                   const std::string& flag) {
   std::vector<std::pair<std::string, std::string>> replaced;
   real::ScriptCatalog catalog;
   try {
     catalog = harness::CatalogWithOverrides(dir, system, version, &replaced);
   } catch (const std::invalid_argument& e) {
-    throw UsageError("--scripts " + dir + ": " + e.what());
+    throw UsageError("--" + flag + " " + dir + ": " + e.what());
   }
   for (const auto& [target, path] : replaced)
-    std::printf("scripts: %s replaced by %s\n", target.c_str(), path.c_str());
+    lines.push_back("scripts: " + target + " replaced by " + path);
   return catalog;
 }
 
@@ -404,7 +406,7 @@ Command ExploreCommand() {
       "trace's clients' operations, each client its own in order, through the ported client; "
       "every check flag applies (--runs, --strategy, --faults, --save-scenarios), and each "
       "violation is minimized to the fewest recorded operations.",
-      DefineExplore, ResolveExplore, RunCheck);
+      DefineExplore, ResolveExplore, RunExplore);
 }
 
 Command CheckCommand() {

@@ -1,11 +1,13 @@
 #include "cmd/cli.h"
 
+#include <absl/strings/match.h>
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +20,7 @@
 
 #include "cmd/cli_internal.h"
 #include "checker/jepsen_history.h"
+#include "real/redis_server.h"
 #include "reports/check_report.h"
 #include "reports/timeline.h"
 #include "sim/lua_scripting.h"
@@ -176,43 +179,65 @@ int64_t JobsOrCores(int64_t jobs) {
   return jobs > 0 ? jobs : std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 8);
 }
 
-void CheckWritable(const std::string& dir, const std::string& flag) {
+namespace {
+
+// Why `path` cannot be made and written as a directory (want_dir) or a file, or "" when it can:
+// nothing is created; the writer makes the missing directories when it writes.
+std::string WhyNotWritable(const std::string& path, bool want_dir) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string probe = dir + "/.testbed-write-probe";
-  std::ofstream out(probe);
-  out << "x";
-  if (ec || !out) throw UsageError("--" + flag + " " + dir + " is not a writable directory");
-  out.close();
-  std::filesystem::remove(probe, ec);
+  fs::path at = path;
+  const fs::file_status self = fs::status(at, ec);
+  if (fs::exists(self)) {
+    if (want_dir && !fs::is_directory(self)) return path + " is a file, not a directory";
+    if (!want_dir && fs::is_directory(self)) return path + " is a directory, not a file";
+  }
+  // The nearest part of the path that exists must be a directory this process can write into.
+  if (!want_dir || !fs::exists(self)) at = at.parent_path();
+  while (!at.empty() && !fs::exists(fs::status(at, ec))) at = at.parent_path();
+  if (at.empty()) at = ".";
+  if (!fs::is_directory(fs::status(at, ec))) return path + " is under " + at.string() + ", a file";
+  if (access(at.c_str(), W_OK | X_OK) != 0)
+    return path + " cannot be written (" + at.string() + " is not writable)";
+  return "";
+}
+
+}  // namespace
+
+void CheckWritable(const std::string& dir, const std::string& flag) {
+  if (const std::string why = WhyNotWritable(dir, /*want_dir=*/true); !why.empty())
+    throw UsageError("--" + flag + " " + why);
 }
 
 void CheckWritableFile(const std::string& file, const std::string& flag) {
-  if (std::filesystem::is_directory(file))
-    throw UsageError("--" + flag + " " + file + " is a directory, not a file");
-  const std::filesystem::path dir = std::filesystem::path(file).parent_path();
-  CheckWritable(dir.empty() ? "." : dir.string(), flag);
+  if (const std::string why = WhyNotWritable(file, /*want_dir=*/false); !why.empty())
+    throw UsageError("--" + flag + " " + why);
 }
 
 namespace {
 std::atomic<int> interrupted{0};
 }  // namespace
 
-void CatchInterrupts() {
+void CatchInterrupts(const std::string& command, bool at_boundary) {
   // The signals are blocked in every thread (this one, and those it starts later inherit the
   // mask) and taken by one thread of their own with sigwait: no Redis call is cut short by a
   // handler (a socket read with a timeout fails with EINTR even under SA_RESTART).
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [&command, at_boundary] {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    std::thread([set] {
+    std::thread([set, at_boundary, command] {
       int sig = 0;
       while (sigwait(&set, &sig) == 0)
-        if (interrupted.exchange(sig) != 0) std::_Exit(128 + sig);  // the second one
+        if (interrupted.exchange(sig) != 0 || !at_boundary) {  // the second one, or at once
+          real::StopSpawnedServers();
+          std::fprintf(stderr, "testbed %s: stopped by %s\n", command.c_str(),
+                       SignalName(sig).c_str());
+          std::_Exit(128 + sig);
+        }
     }).detach();
   });
 }
@@ -289,6 +314,16 @@ size_t Distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// An error line, named by the command it came from: "testbed check: ..." (a message that already
+// starts with the command's name, from a replay line's parse, is not named twice).
+std::string Named(const CLI::App& app, const std::string& kind, std::string what) {
+  const auto subs = app.get_subcommands();
+  if (subs.empty()) return "testbed: " + kind + what;
+  const std::string name = subs.front()->get_name();
+  if (absl::StartsWith(what, name + ": ")) what.erase(0, name.size() + 2);
+  return "testbed " + name + ": " + kind + what;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -354,13 +389,13 @@ int Main(int argc, char** argv) {
       internal::RefuseEmptyValues(*sub, sub->get_name());
     return action();
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "testbed: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", Named(app, "", e.what()).c_str());
     return 2;
   } catch (const real::SetupError& e) {
-    std::fprintf(stderr, "testbed: setup error: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", Named(app, "setup error: ", e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "testbed: error: %s\n", e.what());
+    std::fprintf(stderr, "%s\n", Named(app, "error: ", e.what()).c_str());
     return 2;
   }
 }

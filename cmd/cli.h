@@ -180,6 +180,8 @@ ServeSpec ParseServe(const std::vector<std::string>& args);
 
 int RunFidelity(const FidelitySpec& spec);
 int RunCheck(const CheckSpec& spec);
+// The same, as `testbed explore` (its name in the line a signal prints).
+int RunExplore(const CheckSpec& spec);
 int RunReplay(const ReplaySpec& spec);
 int RunDiff(const DiffSpec& spec);
 int RunMerge(const MergeSpec& spec);

@@ -43,9 +43,10 @@ CheckSpec ParseAsCheck(const std::map<std::string, std::string>& values,
 
 // SIGINT and SIGTERM: from CatchInterrupts() on (call it before starting threads), the first
 // one is only recorded, so that a campaign can stop at a run boundary and write what it found;
-// a second one ends the process at once (exit 128 + the signal). Interrupted() is the first
-// signal's number, 0 before any.
-void CatchInterrupts();
+// a second one (or the first, when !at_boundary) ends the process at once (exit 128 + the
+// signal) after stopping every spawned redis-server and removing its directory.
+// Interrupted() is the first signal's number, 0 before any. `command` names the stop's line.
+void CatchInterrupts(const std::string& command, bool at_boundary = true);
 int Interrupted();
 // "SIGINT", "SIGTERM".
 std::string SignalName(int sig);
@@ -93,15 +94,19 @@ Command ServeCommand();
 Command MutateCommand();
 Command ListCommand();
 
-// The shipped scripts with --scripts DIR's changes (see `testbed check --help`), with a line for
-// each replacement.
+// The shipped scripts with --scripts DIR's changes (see `testbed check --help`), adding a line
+// for each replacement to `lines` (printed after the seed, once nothing more can be refused).
+// Errors are usage errors naming --flag.
 real::ScriptCatalog CatalogWithOverrides(const std::string& dir, const props::System& system,
-                                         const std::string& version);
+                                         const std::string& version,
+                                         std::vector<std::string>& lines,
+                                         const std::string& flag = "scripts");
 
-// A directory that can hold output: made (if needed) and written to, before any work; a usage
-// error naming the flag otherwise.
+// A directory that can hold output: it is one, or the nearest part of its path that exists is a
+// writable directory; a usage error naming the flag otherwise. Nothing is created (the writer
+// makes what is missing), so a command refused later leaves nothing behind.
 void CheckWritable(const std::string& dir, const std::string& flag);
-// The same for a file's directory.
+// The same for a file: not a directory, and its directory can be made and written.
 void CheckWritableFile(const std::string& file, const std::string& flag);
 
 // Writes a check report's files: JUnit XML to `junit` and report.json/.md into `out` (each

@@ -211,21 +211,25 @@ DiffSpec ParseDiff(const std::vector<std::string>& args) {
 }
 
 int RunDiff(const DiffSpec& spec) {
+  internal::CatchInterrupts("diff");  // the first signal stops the pairs at a run boundary
   const props::System& system = *props::FindSystem(spec.system);
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
   CheckSpec as_check;  // what `check` would run: its old version and replay lines
   as_check.system = spec.system;
   as_check.version = spec.version;
   as_check.rolling_from = spec.rolling_from;
   const std::string old_version = as_check.OldVersion();
+  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  std::vector<std::string> replaced;
+  const real::ScriptCatalog candidate =
+      internal::CatalogWithOverrides(spec.candidate, system, spec.version, replaced, "candidate");
+  if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
+    throw real::SetupError("a candidate script does not compile: " + err);
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
   std::printf("diff: %s %s, shipped scripts against %s (old pods: %s)\n", spec.system.c_str(),
               spec.version.c_str(), spec.candidate.c_str(),
               old_version.empty() ? "none" : old_version.c_str());
-  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-  const real::ScriptCatalog candidate =
-      internal::CatalogWithOverrides(spec.candidate, system, spec.version);
-  if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
-    throw real::SetupError("a candidate script does not compile: " + err);
+  for (const std::string& line : replaced) std::printf("%s\n", line.c_str());
+  std::fflush(stdout);  // the seed is seen at once, whatever the runs take
   const reports::ScriptNames &shipped_names = shipped.names(), &candidate_names = candidate.names();
   std::vector<std::string> properties = spec.properties;
   if (properties.empty())
@@ -247,6 +251,7 @@ int RunDiff(const DiffSpec& spec) {
   plan.seed = spec.seed;
   plan.count = spec.runs;
   plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec.jobs));
+  plan.stop = [] { return internal::Interrupted() != 0; };  // at a run boundary
   const Catalog shipped_side{shipped, shipped_names}, candidate_side{candidate, candidate_names};
   DiffTally tally;
   harness::RunInOrder<Pair>(
@@ -307,15 +312,23 @@ int RunDiff(const DiffSpec& spec) {
   for (const std::string& p : properties)
     if (per[p].first_reply_diff) PrintFirstDifference(spec, p, *per[p].first_reply_diff);
   std::printf("\n");
+  int code = 0;
   if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
     std::printf("result: no behavioural difference on %lld paired runs\n",
                 static_cast<long long>(tally.before.runs()));
-    return 0;
+  } else {
+    std::printf("result: %s introduced, %lld removed, %s pass->fail, %s with different replies\n",
+                reports::Count(introduced, "class").c_str(), static_cast<long long>(removed),
+                reports::Count(to_fail, "run").c_str(), reports::Count(reply_runs, "run").c_str());
+    code = introduced > 0 || to_fail > 0 ? 1 : 0;
   }
-  std::printf("result: %s introduced, %lld removed, %s pass->fail, %s with different replies\n",
-              reports::Count(introduced, "class").c_str(), static_cast<long long>(removed),
-              reports::Count(to_fail, "run").c_str(), reports::Count(reply_runs, "run").c_str());
-  return introduced > 0 || to_fail > 0 ? 1 : 0;
+  if (const int signal = internal::Interrupted(); signal != 0) {
+    std::printf("incomplete: interrupted by %s after %s; the result covers the runs made\n",
+                internal::SignalName(signal).c_str(),
+                reports::Count(tally.before.runs(), "paired run").c_str());
+    return 128 + signal;
+  }
+  return code;
 }
 
 namespace internal {

@@ -60,8 +60,6 @@ FidelitySpec ParseFidelity(const std::vector<std::string>& args) {
 }
 
 int RunFidelity(const FidelitySpec& spec) {
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
-  std::fflush(stdout);
   sim::EmulatorOptions options;
   if (spec.inject_fault == "expiry-shift") options.fault_expiry_shift_ms = -1;
   if (spec.inject_fault == "cjson-empty-array") options.fault_cjson_empty_table_as_array = true;
@@ -74,9 +72,13 @@ int RunFidelity(const FidelitySpec& spec) {
   std::unique_ptr<real::RedisServer> server;
   std::unique_ptr<real::SpawnedReference> reference;
   if (spec.redis == "spawn") {
+    internal::CatchInterrupts("fidelity",
+                              /*at_boundary=*/false);  // a signal stops the server first
     server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
     reference = std::make_unique<real::SpawnedReference>(*server);
   }
+  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));  // once it can run
+  std::fflush(stdout);
   sim::fidelity::Runner runner(reference.get(), options);
   sim::fidelity::Coverage coverage;
   std::string hash;

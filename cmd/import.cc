@@ -35,10 +35,11 @@ int Run(const ImportSpec& spec) {
     throw UsageError(e.what());
   }
   std::printf(
-      "read %lld lines: %lld calls, %lld housekeeping commands set aside, %lld commands of "
-      "no known system\n",
+      "read %lld lines: %lld calls, %lld housekeeping commands set aside, %lld calls of other "
+      "applications kept (replayed, not judged; %lld of them opaque)\n",
       static_cast<long long>(summary.lines), static_cast<long long>(summary.calls),
-      static_cast<long long>(summary.ignored), static_cast<long long>(summary.unrecognized));
+      static_cast<long long>(summary.ignored), static_cast<long long>(summary.foreign),
+      static_cast<long long>(summary.opaque));
   for (const std::string& f : summary.files) std::printf("wrote %s\n", f.c_str());
   return 0;
 }

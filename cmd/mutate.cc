@@ -210,7 +210,8 @@ class MutateRun {
 
   int Run() {
     std::printf("seed: %llu\n", static_cast<unsigned long long>(spec_.seed));
-    for (const std::string& v : spec_.versions) RunVersion(v);
+    for (const std::string& v : spec_.versions)
+      if (!internal::Interrupted()) RunVersion(v);
     return Report();
   }
 
@@ -231,6 +232,7 @@ class MutateRun {
     plan.count = spec_.runs;
     plan.counts = spec_.runs_of;
     plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec_.jobs));
+    plan.stop = [] { return internal::Interrupted() != 0; };  // at a run boundary
     std::vector<std::string> properties = spec_.properties;
     if (properties.empty())
       for (const auto& p : system_.properties()) properties.push_back(p.name);
@@ -263,6 +265,7 @@ class MutateRun {
             throw real::SetupError(absl::StrCat("the shipped scripts fail (", s.run.property,
                                                 " seed ", s.run.seed, "): ", s.failure));
         });
+    if (internal::Interrupted()) return;  // no mutant is judged against part of the baseline
     const std::string prefix = system_.scripts_dir(version) + "/";
     for (const real::ScriptFile& f : shipped.all()) {
       if (f.file.rfind(prefix, 0) != 0) continue;
@@ -286,6 +289,7 @@ class MutateRun {
           v.why = eq->second.why + " (not run: --trust-equivalent)";
         } else {
           Judge(plan, mutated, known, digest, v);
+          if (v.state.empty()) return;  // interrupted before a verdict: not counted
         }
         Print(v);
         verdicts_.push_back(std::move(v));
@@ -296,7 +300,8 @@ class MutateRun {
   void Judge(harness::Plan plan, const real::ScriptCatalog& mutated,
              const std::set<std::pair<std::string, std::string>>& known,
              const std::map<std::pair<std::string, uint64_t>, size_t>& digest, Verdict& v) {
-    plan.stop = [&v] { return !v.how.empty(); };  // a mutant killed needs no more runs
+    // A mutant killed needs no more runs; a signal stops the runs at a boundary.
+    plan.stop = [&v] { return !v.how.empty() || internal::Interrupted() != 0; };
     harness::RunInOrder<RunSeen>(
         plan, [&](const props::RunSpec& r) { return RunOne(system_, r, mutated); },
         [&](RunSeen& s) {
@@ -310,6 +315,7 @@ class MutateRun {
             if (v.how.empty() && !known.count({s.run.property, c}))
               v.how = absl::StrCat(s.run.property, " / ", c, where);
         });
+    if (v.how.empty() && internal::Interrupted()) return;  // no verdict: v.state stays empty
     const auto eq = equivalent_.find(FullId(v.file, v.mutant));
     const bool listed = eq != equivalent_.end() && Trim(eq->second.after) == Trim(v.mutant.after);
     if (!v.how.empty()) {
@@ -385,6 +391,12 @@ class MutateRun {
     }
     std::printf("%s", reports::CoverageText(coverage_).c_str());
     if (spec_.only.empty()) std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
+    if (const int signal = internal::Interrupted(); signal != 0) {
+      std::printf("incomplete: interrupted by %s after %s; the table covers the mutants judged\n",
+                  internal::SignalName(signal).c_str(),
+                  reports::Count(static_cast<int64_t>(verdicts_.size()), "mutant").c_str());
+      return 128 + signal;
+    }
     std::printf("result: %s\n", survived == 0
                                     ? "every mutant that compiles is killed or argued equivalent"
                                     : absl::StrCat(survived, " mutants survive").c_str());
@@ -425,6 +437,7 @@ MutateSpec ParseMutate(const std::vector<std::string>& args) {
 }
 
 int RunMutate(const MutateSpec& spec) {
+  internal::CatchInterrupts("mutate");  // the first signal stops at a run boundary
   return MutateRun(spec, *props::FindSystem(spec.system)).Run();
 }
 

@@ -79,7 +79,8 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args) {
 // A recorded trace's calls, with the replies the replay got, judged by each property its
 // system can judge a trace by (harness/system.h, TraceSupport); the others are named with
 // why they cannot be.
-void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r) {
+// Returns the number of properties judged violated.
+int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r) {
   const props::System* system = props::FindSystem(trace.value("system", std::string()));
   const nlohmann::json version = trace.value("version", nlohmann::json());
   const props::TraceSupport* support =
@@ -88,7 +89,7 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay&
     std::printf("not judged: no property of %s %s is judged on a recorded trace yet\n",
                 system ? system->name().c_str() : "an unknown system",
                 version.is_string() ? version.get<std::string>().c_str() : "(version unknown)");
-    return;
+    return 0;
   }
   int64_t start_ms = 0;
   props::RecordedCalls calls = props::ReadRecordedCalls(trace, &start_ms);
@@ -101,10 +102,11 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay&
     ops = support->ops_per_client(calls);
   } catch (const std::invalid_argument& e) {  // a call the system's operations do not make
     std::printf("not judged: %s\n", e.what());
-    return;
+    return 0;
   }
   int64_t total = 0;
   for (int n : ops) total += n;
+  int violated = 0;
   for (const std::string& p : support->properties) {
     props::RunOutcome out;
     support->judge(p, calls, start_ms, out);
@@ -112,6 +114,7 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay&
     std::printf("judged: %s on %lld operation%s of %zu client%s: ", p.c_str(),
                 static_cast<long long>(total), total == 1 ? "" : "s", ops.size(),
                 ops.size() == 1 ? "" : "s");
+    violated += out.violated ? 1 : 0;
     if (out.violated)
       std::printf("violated (classes: %s)\n%s", absl::StrJoin(out.classes, ", ").c_str(),
                   out.description.c_str());
@@ -120,28 +123,40 @@ void JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay&
   }
   std::printf("not judged: the other properties of %s: %s\n", system->name().c_str(),
               support->others.c_str());
+  return violated;
 }
 
-// A recorded trace (testbed import): its calls in both worlds, with the first difference.
+// A recorded trace (testbed import): its calls in both worlds, with the first difference, then
+// judged. Returns 0 when it reproduced and no property is violated, 1 when the worlds differ,
+// 2 when it reproduced and a judged property is violated.
 int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
                         real::RedisServer& server, const real::ScriptCatalog& scripts) {
   const harness::TraceReplay r = harness::ReplayTrace(trace, server, scripts);
   const nlohmann::json version = trace.value("version", nlohmann::json());
-  std::printf("trace: %s (%s %s, segment %lld of %s, %zu calls from %zu clients)\n", file.c_str(),
-              trace.value("system", std::string("?")).c_str(),
-              version.is_string() ? version.get<std::string>().c_str() : "version unknown",
-              static_cast<long long>(trace.value("segment", int64_t{0})),
-              trace.value("source", std::string("?")).c_str(), trace["calls"].size(),
-              trace.value("clients", nlohmann::json::array()).size());
+  const int64_t foreign = trace.value("foreign_calls", int64_t{0});
+  std::printf(
+      "trace: %s (%s %s, segment %lld of %s, %lld calls from %zu clients%s)\n", file.c_str(),
+      trace.value("system", std::string("?")).c_str(),
+      version.is_string() ? version.get<std::string>().c_str() : "version unknown",
+      static_cast<long long>(trace.value("segment", int64_t{0})),
+      trace.value("source", std::string("?")).c_str(),
+      static_cast<long long>(trace["calls"].size() - foreign),
+      trace.value("clients", nlohmann::json::array()).size(),
+      foreign == 0 ? "" : absl::StrCat(", and ", foreign, " of other applications").c_str());
   std::printf("world: the emulator and a spawned redis-server, call by call\n");
   if (r.difference_line == 0) {
     std::printf(
         "result: reproduced (%lld calls: the same replies in both worlds, and every "
         "script ran the commands the capture shows)\n",
         static_cast<long long>(r.calls));
-    JudgeRecordedTrace(trace, r);
+    if (r.foreign > 0 || r.opaque > 0)
+      std::printf(
+          "other applications: %lld calls replayed and not judged; %lld not replayed "
+          "(an EVALSHA of a body nobody knows)\n",
+          static_cast<long long>(r.foreign), static_cast<long long>(r.opaque));
+    const int violated = JudgeRecordedTrace(trace, r);
     std::printf("\n");
-    return 0;
+    return violated > 0 ? 2 : 0;
   }
   std::printf("result: differs at line %lld of the capture: %s\n\n",
               static_cast<long long>(r.difference_line), r.difference.c_str());
@@ -179,13 +194,19 @@ int RunReplay(const ReplaySpec& spec) {
       throw UsageError(e.what());
     }
   }
+  // A signal stops a spawned server and removes its directory before the process ends.
+  if (spec.redis == "spawn" || !traces.empty())
+    internal::CatchInterrupts("replay", /*at_boundary=*/false);
   std::unique_ptr<real::RedisServer> server;
   if (spec.redis == "spawn" || !traces.empty())
     server = std::make_unique<real::RedisServer>(sim::kDefaultEpochMs);
   const real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
-  int differs = 0;
-  for (const auto& [file, trace] : traces)
-    differs += ReplayRecordedTrace(file, trace, *server, scripts);
+  int differs = 0, violated = 0;
+  for (const auto& [file, trace] : traces) {
+    const int result = ReplayRecordedTrace(file, trace, *server, scripts);
+    differs += result == 1;
+    violated += result == 2;
+  }
   // A scenario's own runs go to the server only when --redis spawn asks for it.
   real::RedisServer* scenario_server = spec.redis == "spawn" ? server.get() : nullptr;
   int changed = 0;
@@ -225,9 +246,9 @@ int RunReplay(const ReplaySpec& spec) {
     std::printf("%zu scenarios: %zu reproduced, %d fixed or changed\n", all.size(),
                 all.size() - changed, changed);
   if (traces.size() > 1)
-    std::printf("%zu recorded traces: %zu reproduced, %d differ\n", traces.size(),
-                traces.size() - differs, differs);
-  return changed || differs ? 1 : 0;
+    std::printf("%zu recorded traces: %zu reproduced (%d with a property violated), %d differ\n",
+                traces.size(), traces.size() - differs, violated, differs);
+  return changed || differs || violated ? 1 : 0;
 }
 
 namespace internal {

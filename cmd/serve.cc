@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -48,20 +49,24 @@ ServeSpec Resolve(const Raw& r) {
 }
 
 int Run(const ServeSpec& spec) {
-  internal::CatchInterrupts();
-  std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
+  internal::CatchInterrupts("serve");
   std::optional<serve::FaultInjector> faults;
   if (!spec.faults.empty()) faults.emplace(spec.faults, spec.seed);
   std::ofstream record;
-  if (!spec.record.empty()) {
-    record.open(spec.record, std::ios::binary | std::ios::trunc);
-    if (!record) throw UsageError("--record " + spec.record + " cannot be written");
-  }
   try {
     serve::Serve(
         static_cast<int>(spec.port), spec.record.empty() ? nullptr : &record,
         faults ? &*faults : nullptr,
-        [&faults](int port) {
+        // Once the port is ours: the seed, the record file (made only now, so a port in use
+        // leaves nothing behind) and the address.
+        [&spec, &faults, &record](int port) {
+          if (!spec.record.empty()) {
+            const std::filesystem::path dir = std::filesystem::path(spec.record).parent_path();
+            if (!dir.empty()) std::filesystem::create_directories(dir);
+            record.open(spec.record, std::ios::binary | std::ios::trunc);
+            if (!record) throw UsageError("--record " + spec.record + " cannot be written");
+          }
+          std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
           std::printf(
               "listening: 127.0.0.1:%d (virtual time follows the wall clock; TESTBED "
               "TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW]%s)\n",

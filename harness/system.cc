@@ -142,6 +142,8 @@ RecordedCalls ReadRecordedCalls(const nlohmann::json& trace, int64_t* start_ms) 
   if (start_ms) *start_ms = start_us / 1000;
   RecordedCalls calls;
   for (const nlohmann::json& c : trace["calls"]) {
+    // Other applications' calls are replayed with the trace, never judged as the system's.
+    if (c.is_object() && c.value("foreign", false)) continue;
     if (!c.is_object() || !c.contains("at_us") || !c["at_us"].is_number_integer() ||
         !c.contains("line") || !c["line"].is_number_integer() || !c.contains("argv") ||
         !c["argv"].is_array() || c["argv"].empty())

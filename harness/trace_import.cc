@@ -4,8 +4,12 @@
 #include <absl/strings/ascii.h>
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_replace.h>
+#include <absl/strings/strip.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -51,12 +55,37 @@ Json Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
+// A script body in its normal form: CRLF line endings as LF, leading and trailing whitespace
+// dropped. Two bodies with the same normal form are the same script as deployed.
+std::string NormalForm(std::string body) {
+  absl::StrReplaceAll({{"\r\n", "\n"}}, &body);
+  return std::string(absl::StripAsciiWhitespace(body));
+}
+
+// The forms a shipped body is deployed as, other than itself: trimmed at either end or both,
+// each with LF or CRLF line endings.
+std::vector<std::string> DeployedForms(const std::string& body) {
+  const std::string lf = absl::StrReplaceAll(body, {{"\r\n", "\n"}});
+  std::set<std::string> forms;
+  for (const std::string& b : {lf, std::string(absl::StripLeadingAsciiWhitespace(lf)),
+                               std::string(absl::StripTrailingAsciiWhitespace(lf)),
+                               std::string(absl::StripAsciiWhitespace(lf))}) {
+    forms.insert(b);
+    forms.insert(absl::StrReplaceAll(b, {{"\n", "\r\n"}}));
+  }
+  forms.erase(body);
+  return {forms.begin(), forms.end()};
+}
+
 struct Call {
   int64_t line = 0, micros = 0;
   std::string client, script, sha1;
   std::vector<std::string> argv;
   std::vector<std::vector<std::string>> lua;
   size_t system = 0;
+  bool foreign = false;   // no system claimed it: another application's call, replayed only
+  std::string opaque;     // why it cannot be replayed (an EVALSHA of a body nobody knows)
+  bool deployed = false;  // its script is a shipped one as deployed (whitespace differs)
   std::optional<std::string> reply;  // its RESP2 reply, when the capture records one (serve)
 };
 
@@ -70,6 +99,8 @@ struct Output {
   std::map<std::string, int> clients;  // name -> actor
   std::vector<std::string> client_names;
   std::map<std::string, std::string> scripts;  // sha1 -> catalog id ("": kept in the file)
+  std::set<std::string> deployed;              // sha1s of shipped scripts as deployed
+  int64_t foreign = 0;                         // calls of other applications in it
   std::set<std::string> script_dirs;           // "state/beta24"
   std::vector<std::string> versions;           // at the segment's end: Versions()
 };
@@ -78,18 +109,31 @@ class Importer {
  public:
   Importer(std::string capture, std::string out_dir, const real::ScriptCatalog& catalog)
       : capture_(std::move(capture)), out_dir_(std::move(out_dir)), catalog_(catalog) {
-    for (const real::ScriptFile& f : catalog.all()) shipped_[absl::AsciiStrToLower(f.sha1)] = &f;
+    for (const real::ScriptFile& f : catalog.all()) {
+      shipped_[absl::AsciiStrToLower(f.sha1)] = &f;
+      // As deployed: a bundler or a hand-written client may trim the template literal's
+      // newlines or send CRLF line endings. An EVALSHA names one of these forms by its SHA1; an
+      // EVAL's body is compared in its normal form.
+      for (const std::string& form : DeployedForms(f.body))
+        deployed_.insert_or_assign(sim::Sha1Hex(form), Deployed{&f, form});
+      normal_.insert_or_assign(NormalForm(f.body), &f);
+    }
     for (const props::System* s : props::Systems()) {
       systems_.push_back(s);
       recognizers_.push_back(s->NewTraceRecognizer());
     }
   }
   ~Importer() {
+    if (spill_) std::fclose(spill_);
     for (auto& o : outputs_) {
       if (o->out.is_open()) o->out.close();
       std::error_code ignored;
       if (!done_) fs::remove(o->tmp, ignored);
     }
+    // A failed import leaves nothing behind: the directories it made go too (deepest first).
+    std::error_code ignored;
+    if (!done_)
+      for (auto dir = made_.rbegin(); dir != made_.rend(); ++dir) fs::remove(*dir, ignored);
   }
 
   ImportSummary Run() {
@@ -140,18 +184,7 @@ class Importer {
       call->client = line.client;
       if (name == "EVAL" || name == "EVALSHA") {
         if (line.argv.size() < 3) Fail(n, name + " without a script and a key count");
-        if (name == "EVAL") {
-          call->sha1 = sim::Sha1Hex(line.argv[1]);
-          known_[call->sha1] = line.argv[1];
-        } else {
-          call->sha1 = absl::AsciiStrToLower(line.argv[1]);
-          if (!known_.count(call->sha1) && !shipped_.count(call->sha1))
-            Fail(n, "EVALSHA " + line.argv[1] +
-                        ": its body is unknown (no EVAL or SCRIPT LOAD of it before this line, and "
-                        "no shipped script has that SHA1)");
-        }
-        const auto shipped = shipped_.find(call->sha1);
-        if (shipped != shipped_.end()) call->script = shipped->second->id();
+        Resolve(name, line.argv[1], *call);
       }
       call->argv = std::move(line.argv);
       int best = 0;
@@ -162,10 +195,8 @@ class Importer {
           call->system = s;
         }
       }
-      if (best == 0) {
-        ++summary_.unrecognized;
-        continue;
-      }
+      // A call no system claims is another application's: kept, replayed, never judged.
+      call->foreign = best == 0;
       pending_ = std::move(call);
     }
     if (in.bad()) throw std::invalid_argument("cannot read capture " + capture_);
@@ -190,26 +221,128 @@ class Importer {
     return name == "EVAL" || name == "EVALSHA";
   }
 
+  // The script an EVAL (of `script`, a body) or EVALSHA (of `script`, a SHA1) runs: its SHA1,
+  // and its catalog id when it is a shipped script, as shipped or as deployed. An EVALSHA of a
+  // body nobody knows is kept opaque.
+  void Resolve(const std::string& name, const std::string& script, Call& call) {
+    const real::ScriptFile* file = nullptr;
+    if (name == "EVAL") {
+      call.sha1 = sim::Sha1Hex(script);
+      known_[call.sha1] = script;
+      if (const auto s = shipped_.find(call.sha1); s != shipped_.end()) {
+        file = s->second;
+      } else if (const auto d = normal_.find(NormalForm(script)); d != normal_.end()) {
+        file = d->second;
+        call.deployed = true;
+      }
+    } else {
+      call.sha1 = absl::AsciiStrToLower(script);
+      if (const auto s = shipped_.find(call.sha1); s != shipped_.end()) {
+        file = s->second;
+      } else if (const auto k = known_.find(call.sha1); k != known_.end()) {
+        if (const auto d = normal_.find(NormalForm(k->second)); d != normal_.end()) {
+          file = d->second;
+          call.deployed = true;
+        }
+      } else if (const auto d = deployed_.find(call.sha1); d != deployed_.end()) {
+        file = d->second.file;
+        known_[call.sha1] = d->second.body;
+        call.deployed = true;
+      } else {
+        call.opaque =
+            "EVALSHA of a body nobody knows (no EVAL or SCRIPT LOAD of it in the "
+            "capture, and no shipped script has that SHA1 in any deployed form): not "
+            "replayed";
+        ++summary_.opaque;
+      }
+    }
+    if (file) call.script = file->id();
+  }
+
+  // Makes --out and each missing directory above it, remembering which it made.
+  void MakeOutDir() {
+    std::error_code ec;
+    for (fs::path at = out_dir_; !at.empty() && !fs::exists(at, ec); at = at.parent_path())
+      made_.insert(made_.begin(), at);
+    for (const fs::path& dir : made_)
+      if (!fs::create_directory(dir, ec) && ec)
+        throw std::invalid_argument("cannot make " + dir.string());
+  }
+
   Output& OutputFor(size_t system) {
     auto it = open_.find(system);
     if (it != open_.end()) return *it->second;
     auto o = std::make_unique<Output>();
     o->system = systems_[system];
     o->segment = segment_;
+    if (outputs_.empty()) MakeOutDir();
     o->tmp = (fs::path(out_dir_) / absl::StrCat(".import-", getpid(), "-", outputs_.size(), ".tmp"))
                  .string();
     o->out.open(o->tmp, std::ios::binary | std::ios::trunc);
     if (!o->out) throw std::invalid_argument("cannot write into " + out_dir_);
     o->out << "{\"kind\": \"recorded-trace\", \"calls\": [\n";
+    CopyForeign(*o);
     Output& ref = *o;
     open_[system] = o.get();
     outputs_.push_back(std::move(o));
     return ref;
   }
 
+  // Another application's call: written into every trace of the segment, in its place among
+  // the systems' calls, and kept aside (on disk) for the traces of systems that begin later.
+  void FlushForeign(const Call& c) {
+    Json j = {{"line", c.line},
+              {"at_us", c.micros - segment_start_},
+              {"foreign", true},
+              {"app", c.client},
+              {"argv", Argv(c.argv)}};
+    if (!c.sha1.empty()) j["script"] = c.script.empty() ? c.sha1 : c.script;
+    if (!c.opaque.empty()) j["opaque"] = c.opaque;
+    if (c.reply) j["reply"] = Arg(*c.reply);
+    if (!c.lua.empty()) {
+      Json lua = Json::array();
+      for (const auto& argv : c.lua) lua.push_back(Argv(argv));
+      j["lua"] = std::move(lua);
+    }
+    const std::string text = j.dump();
+    if (!c.sha1.empty() && c.opaque.empty()) {
+      foreign_scripts_.emplace(c.sha1, c.script);
+      if (c.deployed) foreign_deployed_.insert(c.sha1);
+    }
+    for (auto& [system, o] : open_) WriteForeign(*o, text);
+    if (!spill_) spill_ = std::tmpfile();
+    if (!spill_ || std::fputs((text + "\n").c_str(), spill_) < 0)
+      throw std::invalid_argument("cannot write a temporary file");
+    ++summary_.foreign;
+  }
+
+  void WriteForeign(Output& o, const std::string& text) {
+    o.out << (o.calls++ ? ",\n" : "") << text;
+    ++o.foreign;
+    for (const auto& [sha1, id] : foreign_scripts_) o.scripts.emplace(sha1, id);
+    o.deployed.insert(foreign_deployed_.begin(), foreign_deployed_.end());
+  }
+
+  // The segment's foreign calls so far, into a trace that begins now.
+  void CopyForeign(Output& o) {
+    if (!spill_ || std::ftell(spill_) == 0) return;
+    std::rewind(spill_);
+    char* text = nullptr;
+    size_t size = 0;
+    ssize_t n;
+    while ((n = getline(&text, &size, spill_)) > 0) WriteForeign(o, std::string(text, n - 1));
+    std::free(text);
+    std::fseek(spill_, 0, SEEK_END);
+  }
+
   void Flush() {
     if (!pending_) return;
     Call& c = *pending_;
+    if (c.foreign) {
+      FlushForeign(c);
+      pending_.reset();
+      return;
+    }
     Output& o = OutputFor(c.system);
     auto [client, added] = o.clients.emplace(c.client, static_cast<int>(o.client_names.size()));
     if (added) o.client_names.push_back(c.client);
@@ -220,6 +353,7 @@ class Importer {
     if (!c.sha1.empty()) {
       j["script"] = c.script.empty() ? c.sha1 : c.script;
       o.scripts.emplace(c.sha1, c.script);
+      if (c.deployed) o.deployed.insert(c.sha1);
       if (!c.script.empty()) o.script_dirs.insert(c.script.substr(0, c.script.rfind('/')));
     }
     if (c.reply) j["reply"] = Arg(*c.reply);
@@ -256,8 +390,14 @@ class Importer {
       o->versions = Versions(*o, *recognizers_[system]);
       const std::vector<std::string>& versions = o->versions;
       Json scripts = Json::object();
-      for (const auto& [sha1, id] : o->scripts)
+      for (const auto& [sha1, id] : o->scripts) {
         scripts[sha1] = id.empty() ? Json{{"body", Arg(known_.at(sha1))}} : Json{{"id", id}};
+        if (o->deployed.count(sha1)) {  // replayed as the capture sent it
+          scripts[sha1]["body"] = Arg(known_.at(sha1));
+          scripts[sha1]["deployed"] =
+              "the shipped script modulo leading and trailing whitespace and line endings";
+        }
+      }
       Json tail = {{"system", o->system->name()},
                    {"version", versions.empty() ? Json(nullptr) : Json(versions.front())},
                    {"old_versions", versions.size() > 1 ? Json(std::vector<std::string>(
@@ -267,6 +407,7 @@ class Importer {
                    {"segment", o->segment},
                    {"start_us", segment_start_},
                    {"clients", o->client_names},
+                   {"foreign_calls", o->foreign},
                    {"scripts", scripts}};
       const std::string t = tail.dump();
       o->out << "\n], " << t.substr(1) << "\n";  // the tail's fields after "calls"
@@ -275,6 +416,14 @@ class Importer {
     }
     if (!open_.empty()) ++segment_;
     open_.clear();
+    if (spill_) {  // the next segment's foreign calls start afresh
+      std::fflush(spill_);
+      if (ftruncate(fileno(spill_), 0) != 0)
+        throw std::invalid_argument("cannot reuse a temp file");
+      std::rewind(spill_);
+    }
+    foreign_scripts_.clear();
+    foreign_deployed_.clear();
     segment_start_ = -1;
     for (auto& r : recognizers_)
       if (r) r->NewSegment();
@@ -286,14 +435,24 @@ class Importer {
   }
 
   std::string capture_, out_dir_;
+  std::vector<fs::path> made_;  // the directories MakeOutDir made, outermost first
   const real::ScriptCatalog& catalog_;
   absl::flat_hash_map<std::string, const real::ScriptFile*> shipped_;  // sha1 -> file
+  struct Deployed {
+    const real::ScriptFile* file;
+    std::string body;  // the form
+  };
+  absl::flat_hash_map<std::string, Deployed> deployed_;               // a form's sha1 -> it
+  absl::flat_hash_map<std::string, const real::ScriptFile*> normal_;  // normal form -> file
   absl::flat_hash_map<std::string, std::string> known_;  // sha1 -> body seen in the capture
   std::vector<const props::System*> systems_;
   std::vector<std::unique_ptr<props::TraceRecognizer>> recognizers_;
   std::vector<std::unique_ptr<Output>> outputs_;
   std::map<size_t, Output*> open_;  // this segment's, by system
   std::unique_ptr<Call> pending_;
+  std::FILE* spill_ = nullptr;  // this segment's foreign calls, a JSON line each
+  std::map<std::string, std::string> foreign_scripts_;  // this segment's: sha1 -> id or ""
+  std::set<std::string> foreign_deployed_;
   int segment_ = 1;
   int64_t segment_start_ = -1;
   ImportSummary summary_;

@@ -90,7 +90,8 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
   real::RealBackend redis(server);  // flushes the spawned server: a fresh world
   // Every script the capture ran is loaded first in both worlds, as an EVALSHA needs it to be.
   for (const auto& [sha1, script] : trace["scripts"].items()) {
-    const std::string body = script.contains("id")
+    // The body as the capture ran it: a shipped script as deployed keeps its own.
+    const std::string body = script.contains("id") && !script.contains("body")
                                  ? catalog.get(script["id"].get<std::string>()).body
                                  : Arg(script.value("body", Json()), "script " + sha1);
     const sim::Argv load = {"SCRIPT", "LOAD", body};
@@ -105,6 +106,10 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
   const int64_t start_us = trace.value("start_us", sim::kDefaultEpochMs * 1000);
   TraceReplay out;
   for (const Json& call : trace["calls"]) {
+    if (call.contains("opaque")) {  // nothing can run it: both worlds go on without it
+      ++out.opaque;
+      continue;
+    }
     const sim::Argv argv = ArgvOf(call["argv"], Where(call));
     const int64_t now = (start_us + call["at_us"].get<int64_t>()) / 1000;
     clock.set(now);
@@ -112,7 +117,10 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
     const sim::Reply mine = emulator.execute(argv);
     const sim::Reply theirs = redis.execute(argv, now);
     ++out.calls;
-    out.replies.push_back(mine);
+    if (call.value("foreign", false))
+      ++out.foreign;
+    else
+      out.replies.push_back(mine);
     const int64_t line = call["line"].get<int64_t>();
     if (!(mine == theirs)) {
       out.difference_line = line;

@@ -22,10 +22,14 @@ bool IsRecordedTrace(const nlohmann::json& file);
 void ValidateTrace(const nlohmann::json& trace);
 
 struct TraceReplay {
-  int64_t calls = 0;                // run in both worlds
-  int64_t difference_line = 0;      // the capture's line of the first difference (0: none)
-  std::string difference;           // what differs there
-  std::vector<sim::Reply> replies;  // the emulator's, call by call, as far as the replay ran
+  int64_t calls = 0;            // run in both worlds
+  int64_t foreign = 0;          // of those, other applications' calls (not judged)
+  int64_t opaque = 0;           // calls not run: an EVALSHA of a body nobody knows
+  int64_t difference_line = 0;  // the capture's line of the first difference (0: none)
+  std::string difference;       // what differs there
+  // The emulator's replies to the system's calls (not the foreign ones), as far as the replay
+  // ran: the i-th is props::ReadRecordedCalls' i-th call's.
+  std::vector<sim::Reply> replies;
 };
 
 TraceReplay ReplayTrace(const nlohmann::json& trace, real::RedisServer& server,

@@ -14,11 +14,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
 namespace testbed::real {
 namespace {
+
+// Every server this process has started and not yet stopped, for StopSpawnedServers.
+std::mutex spawned_mu;
+std::set<RedisServer*>& Spawned() {
+  static std::set<RedisServer*> spawned;
+  return spawned;
+}
 
 int FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -72,12 +81,23 @@ RedisServer::RedisServer(int64_t start_ms) {
   tmpl += "/testbed-redis-XXXXXX";
   if (!mkdtemp(tmpl.data())) throw SetupError("cannot create a temp dir for redis-server");
   dir_ = tmpl;
+  {
+    std::lock_guard<std::mutex> lock(spawned_mu);
+    Spawned().insert(this);
+  }
   const std::string clock_file = dir_ + "/clock";
   int fd = open(clock_file.c_str(), O_RDWR | O_CREAT, 0600);
-  if (fd < 0 || ftruncate(fd, sizeof(int64_t)) != 0) throw SetupError("cannot create clock file");
+  auto fail = [this](const std::string& why) {  // the temp dir goes with a failed start
+    stop();
+    return SetupError(why);
+  };
+  if (fd < 0 || ftruncate(fd, sizeof(int64_t)) != 0) {
+    if (fd >= 0) close(fd);
+    throw fail("cannot create clock file");
+  }
   void* p = mmap(nullptr, sizeof(int64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  if (p == MAP_FAILED) throw SetupError("cannot map clock file");
+  if (p == MAP_FAILED) throw fail("cannot map clock file");
   clock_ = static_cast<volatile int64_t*>(p);
   set_time_ms(start_ms);
 
@@ -85,7 +105,7 @@ RedisServer::RedisServer(int64_t start_ms) {
     port_ = FreeLoopbackPort();
     const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0) throw SetupError("fork failed");
+    if (pid < 0) throw fail("fork failed");
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(1);
@@ -125,15 +145,32 @@ RedisServer::RedisServer(int64_t start_ms) {
       waitpid(pid, nullptr, 0);
     }
   }
-  if (pid_ < 0) {
-    stop();
-    throw SetupError("redis-server (" + binary + ") did not start on a loopback port");
-  }
+  if (pid_ < 0) throw fail("redis-server (" + binary + ") did not start on a loopback port");
 }
 
 RedisServer::~RedisServer() { stop(); }
 
+void StopSpawnedServers() {
+  std::lock_guard<std::mutex> lock(spawned_mu);
+  for (RedisServer* s : Spawned()) s->kill_now();
+}
+
+void RedisServer::kill_now() {  // under spawned_mu
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+}
+
 void RedisServer::stop() {
+  std::lock_guard<std::mutex> lock(spawned_mu);
+  Spawned().erase(this);
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
     for (int i = 0; i < 100; ++i) {

@@ -39,11 +39,17 @@ class RedisServer {
   static std::string FindBinary();  // $TESTBED_REDIS_SERVER or redis-server on PATH; throws
 
  private:
+  friend void StopSpawnedServers();
   void stop();
+  void kill_now();
   int pid_ = -1;
   int port_ = 0;
   std::string dir_;
   volatile int64_t* clock_ = nullptr;
 };
+
+// Kills every redis-server this process started and not yet stopped, and removes their
+// directories: for a process about to exit on a signal (the owners' later stop does nothing).
+void StopSpawnedServers();
 
 }  // namespace testbed::real

@@ -16,6 +16,8 @@ namespace testbed::reports {
 namespace {
 
 void WriteAtomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);

@@ -2,6 +2,12 @@
 // never a crash (issue 60).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -208,16 +214,119 @@ TEST(BadInput, EmptyOrContradictoryValuesAreUsageErrorsNamingTheFlag) {
       {"--bogus", "testbed: --bogus is not a command"},
       // diff and mutate parse check's flags, and say so in their own name.
       {"diff --system state --candidate " TESTBED_SOURCE_DIR "/tests/fixed_scripts --runs 0",
-       "testbed: diff: --runs: must be at least 1"},
-      {"mutate --system state --runs 0", "testbed: mutate: --runs: must be at least 1"},
+       "testbed diff: --runs: must be at least 1"},
+      {"mutate --system state --runs 0", "testbed mutate: --runs: must be at least 1"},
       {"mutate --system state --write-mutants " TESTBED_SOURCE_DIR "/README.md/x",
-       "testbed: --write-mutants "},
+       "testbed mutate: --write-mutants "},
   };
   for (const auto& [args, says] : cases) {
     const Result r = Cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(says), std::string::npos) << args << "\n" << r.out;
     EXPECT_EQ(r.out.find("seed:"), std::string::npos) << args << ": work began\n" << r.out;
+  }
+}
+
+// The names of the entries of `dir`, sorted.
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A loopback port someone else listens on (the socket stays open while the object lives).
+class BusyPort {
+ public:
+  BusyPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(listen(fd_, 1), 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~BusyPort() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// Every output path is checked, and every setup that can fail is tried, before the first line
+// (the seed) is printed; the refusal is one line naming the command and what is wrong, exit 2,
+// and nothing is left behind: no output directory (the ones asked for are new and nested), no
+// record file, no spawned server's directory. Before: the seed and version were printed first
+// (17 cases), and directories were made before the refusal (import left its --out).
+TEST(BadInput, OutputsAndSetupAreCheckedBeforeAnythingIsPrintedAndARefusalLeavesNothing) {
+  TempDir dir("outputs");
+  const std::string d = dir.path();
+  Write(dir / "afile", "x");
+  std::filesystem::create_directories(dir / "empty");
+  std::filesystem::create_directories(dir / "garbage");
+  Write(dir / "garbage/SET_WITH_QUOTA_SCRIPT.lua", "garbage(");
+  // A capture whose first calls are fine and whose third line is not.
+  Write(dir / "capture.txt",
+        "1700000000.000001 [0 127.0.0.1:5000] \"PING\"\n"
+        "1700000000.000002 [0 127.0.0.1:5000] \"EVAL\" \"return 1\" \"0\"\n"
+        "garbage\n");
+  const std::vector<std::string> before = Entries(d);
+  const std::string check = "check --system state --runs 1 ";
+  const std::string not_redis = "TMPDIR=" + d + " TESTBED_REDIS_SERVER=/bin/true";
+  const std::string scenario =
+      TESTBED_SOURCE_DIR "/scenarios/state-beta30-cas-bends-values-through-cjson.json";
+  const BusyPort busy;
+  struct Case {
+    std::string args, env, says;
+  };
+  std::vector<Case> cases;
+  for (const std::string flag : {"out", "html", "save-scenarios", "jepsen"})
+    cases.push_back({check + "--" + flag + " " + d + "/afile", "",
+                     "testbed check: --" + flag + " " + d + "/afile is a file, not a directory"});
+  for (const std::string flag :
+       {"out", "html", "save-scenarios", "jepsen", "junit", "write-baseline"})
+    cases.push_back(
+        {check + "--" + flag + " " + d + "/afile/x", "",
+         "testbed check: --" + flag + " " + d + "/afile/x is under " + d + "/afile, a file"});
+  for (const std::string flag : {"junit", "write-baseline"})
+    cases.push_back({check + "--" + flag + " " + d, "",
+                     "testbed check: --" + flag + " " + d + " is a directory, not a file"});
+  cases.push_back({check + "--out " + d + "/new/out --scripts " + d + "/empty", "",
+                   "testbed check: --scripts " + d + "/empty: no *.lua file in it"});
+  cases.push_back({check + "--out " + d + "/new/out --scripts " + d + "/garbage", "",
+                   "testbed check: setup error: a script does not compile: "
+                   "state/beta30/SET_WITH_QUOTA_SCRIPT.lua"});
+  cases.push_back({check + "--out " + d + "/new/out --html " + d + "/new/html --redis spawn",
+                   not_redis,
+                   "testbed check: setup error: redis-server (/bin/true) did not start"});
+  cases.push_back({"diff --system state --runs 1 --candidate " + d + "/empty", "",
+                   "testbed diff: --candidate " + d + "/empty: no *.lua file in it"});
+  cases.push_back({"diff --system state --runs 1 --candidate " + d + "/garbage", "",
+                   "testbed diff: setup error: a candidate script does not compile"});
+  cases.push_back({"fidelity --commands 10 --redis spawn", not_redis,
+                   "testbed fidelity: setup error: redis-server (/bin/true) did not start"});
+  cases.push_back({"replay " + scenario + " --jepsen " + d + "/new/jepsen --redis spawn", not_redis,
+                   "testbed replay: setup error: redis-server (/bin/true)"});
+  cases.push_back({"import " + d + "/capture.txt --out " + d + "/new/a/b", "",
+                   "testbed import: " + d + "/capture.txt:3: no timestamp"});
+  cases.push_back({"import " + d + "/capture.txt --out " + d + "/afile", "",
+                   "testbed import: --out " + d + "/afile is a file, not a directory"});
+  cases.push_back(
+      {"serve --port " + std::to_string(busy.port()) + " --record " + d + "/new/record.txt", "",
+       "testbed serve: cannot listen on 127.0.0.1:" + std::to_string(busy.port())});
+  cases.push_back({"merge --out " + d + "/new/merged " + d + "/afile", "", "testbed merge: "});
+  for (const Case& c : cases) {
+    const Result r = testbed::testing_cli::Run(TESTBED_CLI_PATH, c.args, c.env);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(c.says, 0), 0u) << c.args << "\n" << r.out;  // the first line
+    EXPECT_EQ(r.out.find("seed:"), std::string::npos) << c.args << ": work began\n" << r.out;
+    EXPECT_LE(std::count(r.out.begin(), r.out.end(), '\n'), 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(Entries(d), before) << c.args << ": left something behind";
   }
 }
 

@@ -1,19 +1,14 @@
 // The CLI as a user meets it: seed first, typed exit codes, clear messages for bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <signal.h>
-#include <fcntl.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <cstdio>
 #include <string>
 #include <vector>
-#include <thread>
-#include <chrono>
 
 #include "tests/cli_run.h"
 #include "tests/registry_counts.h"
@@ -278,94 +273,6 @@ TEST(CliCheck, RunsOnRedisServerStayDeterministicThroughScanPagesOfTheBeta23Back
           .out;
   EXPECT_FALSE(LineStarting(once, "trace-hash: ").empty()) << once;
   EXPECT_EQ(LineStarting(once, "trace-hash: "), LineStarting(twice, "trace-hash: "));
-}
-
-TEST(CliCheck, AnInterruptedCheckWritesAnIncompleteReportAndStopsItsServer) {
-  // Ctrl-C (or a CI runner's SIGTERM) two seconds into a long check on a spawned redis-server:
-  // the check stops at a run boundary, writes its report marked incomplete, stops the server
-  // and removes its directory (in this test's TMPDIR), and exits 128 + the signal.
-  for (const int sig : {SIGINT, SIGTERM}) {
-    testbed::testing_dirs::TempDir tmp("cli-interrupt");
-    const std::string out = tmp / "out", log = tmp / "log", tmpdir = tmp / "tmp";
-    std::filesystem::create_directories(tmpdir);
-    // Everything the child needs is made before fork: it only redirects and execs.
-    std::vector<std::string> env_strings = {"TMPDIR=" + tmpdir};
-    for (char** e = environ; *e != nullptr; ++e)
-      if (std::string(*e).rfind("TMPDIR=", 0) != 0) env_strings.push_back(*e);
-    std::vector<char*> envp;
-    for (std::string& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    const std::string runs_out = out;
-    const char* argv[] = {"testbed",
-                          "check",
-                          "--system",
-                          "state",
-                          "--version",
-                          "beta30",
-                          "--seed",
-                          "1",
-                          "--runs",
-                          "1000000",
-                          "--jobs",
-                          "1",
-                          "--quiet",
-                          "--redis",
-                          "spawn",
-                          "--properties",
-                          "cas-versions-linearizable,quota-safety",
-                          "--out",
-                          runs_out.c_str(),
-                          nullptr};
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ASSERT_GE(fd, 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execve(TESTBED_CLI_PATH, const_cast<char* const*>(argv), envp.data());
-      _exit(127);
-    }
-    close(fd);
-    // The check has its server (its directory appears), and then runs for a second or two.
-    bool server_dir = false;
-    for (int i = 0; i < 300 && !server_dir; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      for (const auto& e : std::filesystem::directory_iterator(tmpdir))
-        server_dir = server_dir || e.path().filename().string().rfind("testbed-redis-", 0) == 0;
-    }
-    EXPECT_TRUE(server_dir);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    kill(pid, sig);
-    int status = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 1200 && done == 0; ++i) {  // up to 2 minutes
-      done = waitpid(pid, &status, WNOHANG);
-      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (done == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL() << "the check did not stop after " << sig;
-    }
-    const std::string printed = testbed::testing_cli::ReadFile(log);
-    ASSERT_TRUE(WIFEXITED(status)) << printed;
-    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << printed;
-    const std::string name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-    EXPECT_NE(printed.find("incomplete: interrupted by " + name + " after "), std::string::npos)
-        << printed;
-    const std::string json = testbed::testing_cli::ReadFile(out + "/report.json");
-    EXPECT_NE(json.find("\"incomplete\": \"interrupted by " + name + " after "), std::string::npos)
-        << json;
-    const std::string md = testbed::testing_cli::ReadFile(out + "/report.md");
-    EXPECT_EQ(md.rfind("**:warning: incomplete, interrupted by " + name, 0), 0u) << md;
-    for (const auto& e : std::filesystem::directory_iterator(tmpdir))
-      ADD_FAILURE() << "left behind: " << e.path();
-    for (const auto& e : std::filesystem::directory_iterator(out)) {
-      const std::string file = e.path().filename().string();
-      EXPECT_TRUE(file == "report.json" || file == "report.md") << "left behind: " << file;
-    }
-  }
 }
 
 }  // namespace

@@ -151,7 +151,9 @@ TEST_F(Explore, ARecordedHistoryThatRepeatsAVersionIsJudgedViolated) {
   std::ofstream(dir_ / "reused.json") << trace.dump();
   const testing_cli::Result r =
       testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "reused.json"));
-  EXPECT_EQ(r.code, 0) << r.out;  // it replays as captured
+  // It replays as captured, and a judged property violated makes the replay fail as check does.
+  EXPECT_NE(r.out.find("result: reproduced"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.out;
   const std::string judged = testing_cli::LineStarting(r.out, "judged: ");
   EXPECT_NE(judged.find("violated (classes: duplicate-version)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("were both acknowledged as version 1 on 0:a0."), std::string::npos) << r.out;

@@ -20,8 +20,8 @@ namespace testbed::props {
 // The shipped catalog, loaded once per process.
 const real::ScriptCatalog& ShippedCatalog();
 
-// The body a recorded EVAL or EVALSHA ran ("" when neither the call nor the shipped catalog
-// holds it).
+// The body a recorded EVAL or EVALSHA ran: a shipped script's shipped body (also when it was
+// sent as deployed), else an EVAL's own ("" when neither the call nor the catalog holds it).
 std::string RecordedBody(const RecordedCall& c);
 
 // A trace's calls with their replies: `in` itself when every call has its reply; else a copy
