@@ -160,6 +160,9 @@ struct ReplaySpec {
   std::vector<std::string> files;  // resolved: directories expanded to their *.json, sorted
   std::string redis = "none";
   std::string jepsen;  // --jepsen DIR: each scenario's judged histories in Jepsen's forms
+  // --baseline: a baseline file, or a directory of <system>/<version>.json (baselines/): a
+  // recorded trace's judged classes it accepts do not fail the replay.
+  std::string baseline;
   std::string Write() const;
   bool operator==(const ReplaySpec&) const = default;
 };

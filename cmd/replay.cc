@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "harness/scenario.h"
+#include "harness/baseline.h"
 #include "harness/trace_replay.h"
 #include "model/json_file.h"
 #include "sim/clock.h"
@@ -31,6 +33,10 @@ void Define(CLI::App& app, ReplaySpec& s) {
       ->required();
   app.add_option("--redis", s.redis, "none (default): the emulator; spawn: a spawned redis-server")
       ->check(CLI::IsMember({"none", "spawn"}));
+  app.add_option("--baseline", s.baseline,
+                 "accepted anomaly classes for recorded traces: a baseline file, or a directory "
+                 "of <system>/<version>.json (baselines/); a trace fails the replay only with a "
+                 "judged class it does not accept");
   app.add_option("--jepsen", s.jepsen,
                  "write each scenario's judged histories here in Jepsen's forms (JSON as elle-cli "
                  "reads it, and EDN), with an index of their models and verdicts");
@@ -39,6 +45,17 @@ void Define(CLI::App& app, ReplaySpec& s) {
 // Every file to replay, checked before any runs: directories give their *.json, sorted.
 ReplaySpec Resolve(const ReplaySpec& s) {
   if (!s.jepsen.empty()) internal::CheckWritable(s.jepsen, "jepsen");
+  if (!s.baseline.empty()) {
+    if (std::filesystem::is_regular_file(s.baseline)) {
+      try {
+        (void)harness::LoadBaseline(s.baseline);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--baseline: ") + e.what());
+      }
+    } else if (!std::filesystem::is_directory(s.baseline)) {
+      throw UsageError("--baseline " + s.baseline + " is neither a baseline file nor a directory");
+    }
+  }
   ReplaySpec out = s;
   out.files.clear();
   for (const std::string& f : s.files) {
@@ -69,6 +86,7 @@ std::string ReplaySpec::Write() const {
   }
   if (redis != "none") AppendFlag(line, "redis", redis);
   if (!jepsen.empty()) AppendFlag(line, "jepsen", jepsen);
+  if (!baseline.empty()) AppendFlag(line, "baseline", baseline);
   return line;
 }
 
@@ -79,8 +97,24 @@ ReplaySpec ParseReplay(const std::vector<std::string>& args) {
 // A recorded trace's calls, with the replies the replay got, judged by each property its
 // system can judge a trace by (harness/system.h, TraceSupport); the others are named with
 // why they cannot be.
-// Returns the number of properties judged violated.
-int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r) {
+// The baseline --baseline gives for `system` `version`: the file itself when it is for them, or
+// <dir>/<system>/<version>.json when that exists; none otherwise.
+std::optional<harness::Baseline> BaselineFor(const std::string& path, const std::string& system,
+                                             const std::string& version) {
+  if (path.empty()) return std::nullopt;
+  std::string file = path;
+  if (std::filesystem::is_directory(path)) {
+    file = path + "/" + system + "/" + version + ".json";
+    if (!std::filesystem::is_regular_file(file)) return std::nullopt;
+  }
+  harness::Baseline b = harness::LoadBaseline(file);
+  if (b.system != system || b.version != version) return std::nullopt;
+  return b;
+}
+
+// Returns the number of properties judged violated with a class `baseline` does not accept.
+int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r,
+                       const std::string& baseline_path) {
   const props::System* system = props::FindSystem(trace.value("system", std::string()));
   const nlohmann::json version = trace.value("version", nlohmann::json());
   const props::TraceSupport* support =
@@ -106,6 +140,8 @@ int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& 
   }
   int64_t total = 0;
   for (int n : ops) total += n;
+  const std::optional<harness::Baseline> baseline =
+      BaselineFor(baseline_path, system->name(), version.get<std::string>());
   int violated = 0;
   for (const std::string& p : support->properties) {
     props::RunOutcome out;
@@ -114,9 +150,16 @@ int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& 
     std::printf("judged: %s on %lld operation%s of %zu client%s: ", p.c_str(),
                 static_cast<long long>(total), total == 1 ? "" : "s", ops.size(),
                 ops.size() == 1 ? "" : "s");
-    violated += out.violated ? 1 : 0;
+    std::vector<std::string> fresh;  // the classes no baseline accepts
+    for (const std::string& c : out.classes)
+      if (!baseline || !baseline->find(p, c)) fresh.push_back(c);
+    violated += out.violated && !fresh.empty() ? 1 : 0;
     if (out.violated)
-      std::printf("violated (classes: %s)\n%s", absl::StrJoin(out.classes, ", ").c_str(),
+      std::printf("violated (classes: %s%s)\n%s", absl::StrJoin(out.classes, ", ").c_str(),
+                  !baseline ? ""
+                  : fresh.empty()
+                      ? "; the baseline accepts each"
+                      : ("; new against the baseline: " + absl::StrJoin(fresh, ", ")).c_str(),
                   out.description.c_str());
     else
       std::printf("%s\n", out.incomplete ? "no verdict (the checker gave up)" : "no violation");
@@ -130,7 +173,8 @@ int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& 
 // judged. Returns 0 when it reproduced and no property is violated, 1 when the worlds differ,
 // 2 when it reproduced and a judged property is violated.
 int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
-                        real::RedisServer& server, const real::ScriptCatalog& scripts) {
+                        real::RedisServer& server, const real::ScriptCatalog& scripts,
+                        const std::string& baseline) {
   const harness::TraceReplay r = harness::ReplayTrace(trace, server, scripts);
   const nlohmann::json version = trace.value("version", nlohmann::json());
   const int64_t foreign = trace.value("foreign_calls", int64_t{0});
@@ -154,7 +198,7 @@ int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
           "other applications: %lld calls replayed and not judged; %lld not replayed "
           "(an EVALSHA of a body nobody knows)\n",
           static_cast<long long>(r.foreign), static_cast<long long>(r.opaque));
-    const int violated = JudgeRecordedTrace(trace, r);
+    const int violated = JudgeRecordedTrace(trace, r, baseline);
     std::printf("\n");
     return violated > 0 ? 2 : 0;
   }
@@ -203,7 +247,7 @@ int RunReplay(const ReplaySpec& spec) {
   const real::ScriptCatalog scripts = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
   int differs = 0, violated = 0;
   for (const auto& [file, trace] : traces) {
-    const int result = ReplayRecordedTrace(file, trace, *server, scripts);
+    const int result = ReplayRecordedTrace(file, trace, *server, scripts, spec.baseline);
     differs += result == 1;
     violated += result == 2;
   }

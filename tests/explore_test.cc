@@ -157,6 +157,31 @@ TEST_F(Explore, ARecordedHistoryThatRepeatsAVersionIsJudgedViolated) {
   const std::string judged = testing_cli::LineStarting(r.out, "judged: ");
   EXPECT_NE(judged.find("violated (classes: duplicate-version)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("were both acknowledged as version 1 on 0:a0."), std::string::npos) << r.out;
+  // Against a baseline that accepts the class (the repository's baselines/, laid out as
+  // <system>/<version>.json, or the version's file), the replay passes; against one that does
+  // not, it fails and names the class as new.
+  for (const std::string& baseline :
+       {std::string(TESTBED_SOURCE_DIR "/baselines"),
+        std::string(TESTBED_SOURCE_DIR "/baselines/state/beta24.json")}) {
+    const testing_cli::Result known = testing_cli::Run(
+        TESTBED_CLI_PATH, "replay " + (dir_ / "reused.json") + " --baseline " + baseline);
+    EXPECT_EQ(known.code, 0) << known.out;
+    EXPECT_NE(known.out.find("duplicate-version; the baseline accepts each)"), std::string::npos)
+        << known.out;
+  }
+  Json strict =
+      Json::parse(testing_cli::ReadFile(TESTBED_SOURCE_DIR "/baselines/state/beta24.json"));
+  Json kept = Json::array();
+  for (const Json& a : strict["accepted"])
+    if (a["class"] != "duplicate-version") kept.push_back(a);
+  strict["accepted"] = kept;
+  std::ofstream(dir_ / "strict.json") << strict.dump();
+  const testing_cli::Result fresh =
+      testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "reused.json") + " --baseline " +
+                                             (dir_ / "strict.json"));
+  EXPECT_EQ(fresh.code, 1) << fresh.out;
+  EXPECT_NE(fresh.out.find("new against the baseline: duplicate-version)"), std::string::npos)
+      << fresh.out;
 }
 
 // a2's judge of a trace can fail. The committed capture of an a2 run that showed nothing
