@@ -193,11 +193,12 @@ int ReplayRecordedTrace(const std::string& file, const nlohmann::json& trace,
         "result: reproduced (%lld calls: the same replies in both worlds, and every "
         "script ran the commands the capture shows)\n",
         static_cast<long long>(r.calls));
-    if (r.foreign > 0 || r.opaque > 0)
+    if (r.foreign > 0 || r.opaque > 0 || r.other_db > 0)
       std::printf(
-          "other applications: %lld calls replayed and not judged; %lld not replayed "
-          "(an EVALSHA of a body nobody knows)\n",
-          static_cast<long long>(r.foreign), static_cast<long long>(r.opaque));
+          "other applications: %lld calls replayed and not judged; not replayed: %lld "
+          "EVALSHAs of a body nobody knows, %lld calls in another database\n",
+          static_cast<long long>(r.foreign), static_cast<long long>(r.opaque),
+          static_cast<long long>(r.other_db));
     const int violated = JudgeRecordedTrace(trace, r, baseline);
     std::printf("\n");
     return violated > 0 ? 2 : 0;

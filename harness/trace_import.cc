@@ -79,6 +79,7 @@ std::vector<std::string> DeployedForms(const std::string& body) {
 
 struct Call {
   int64_t line = 0, micros = 0;
+  int db = 0;  // the database the call ran in
   std::string client, script, sha1;
   std::vector<std::string> argv;
   std::vector<std::vector<std::string>> lua;
@@ -101,6 +102,7 @@ struct Output {
   std::map<std::string, std::string> scripts;  // sha1 -> catalog id ("": kept in the file)
   std::set<std::string> deployed;              // sha1s of shipped scripts as deployed
   int64_t foreign = 0;                         // calls of other applications in it
+  int db = 0;                                  // the database of the system's calls
   std::set<std::string> script_dirs;           // "state/beta24"
   std::vector<std::string> versions;           // at the segment's end: Versions()
 };
@@ -182,6 +184,7 @@ class Importer {
       call->line = n;
       call->micros = line.micros;
       call->client = line.client;
+      call->db = line.db;
       if (name == "EVAL" || name == "EVALSHA") {
         if (line.argv.size() < 3) Fail(n, name + " without a script and a key count");
         Resolve(name, line.argv[1], *call);
@@ -189,6 +192,8 @@ class Importer {
       call->argv = std::move(line.argv);
       int best = 0;
       for (size_t s = 0; s < recognizers_.size(); ++s) {
+        // A system lives in one database: its first call's in the segment.
+        if (const auto o = open_.find(s); o != open_.end() && o->second->db != call->db) continue;
         const int bid = recognizers_[s] ? recognizers_[s]->Claims(call->argv, call->script) : 0;
         if (bid > best) {
           best = bid;
@@ -269,12 +274,13 @@ class Importer {
         throw std::invalid_argument("cannot make " + dir.string());
   }
 
-  Output& OutputFor(size_t system) {
+  Output& OutputFor(size_t system, int db) {
     auto it = open_.find(system);
     if (it != open_.end()) return *it->second;
     auto o = std::make_unique<Output>();
     o->system = systems_[system];
     o->segment = segment_;
+    o->db = db;
     if (outputs_.empty()) MakeOutDir();
     o->tmp = (fs::path(out_dir_) / absl::StrCat(".import-", getpid(), "-", outputs_.size(), ".tmp"))
                  .string();
@@ -309,15 +315,19 @@ class Importer {
       foreign_scripts_.emplace(c.sha1, c.script);
       if (c.deployed) foreign_deployed_.insert(c.sha1);
     }
-    for (auto& [system, o] : open_) WriteForeign(*o, text);
+    for (auto& [system, o] : open_) WriteForeign(*o, text, c.db);
     if (!spill_) spill_ = std::tmpfile();
-    if (!spill_ || std::fputs((text + "\n").c_str(), spill_) < 0)
+    if (!spill_ || std::fputs(absl::StrCat(c.db, " ", text, "\n").c_str(), spill_) < 0)
       throw std::invalid_argument("cannot write a temporary file");
     ++summary_.foreign;
   }
 
-  void WriteForeign(Output& o, const std::string& text) {
-    o.out << (o.calls++ ? ",\n" : "") << text;
+  // A call in another database than the system's cannot touch its keys: kept, not replayed.
+  void WriteForeign(Output& o, const std::string& text, int db) {
+    o.out << (o.calls++ ? ",\n" : "")
+          << (db == o.db
+                  ? text
+                  : absl::StrCat(text.substr(0, text.size() - 1), ",\"other_db\":", db, "}"));
     ++o.foreign;
     for (const auto& [sha1, id] : foreign_scripts_) o.scripts.emplace(sha1, id);
     o.deployed.insert(foreign_deployed_.begin(), foreign_deployed_.end());
@@ -330,7 +340,11 @@ class Importer {
     char* text = nullptr;
     size_t size = 0;
     ssize_t n;
-    while ((n = getline(&text, &size, spill_)) > 0) WriteForeign(o, std::string(text, n - 1));
+    while ((n = getline(&text, &size, spill_)) > 0) {
+      const std::string line(text, n - 1);
+      const size_t space = line.find(' ');
+      WriteForeign(o, line.substr(space + 1), std::stoi(line.substr(0, space)));
+    }
     std::free(text);
     std::fseek(spill_, 0, SEEK_END);
   }
@@ -343,7 +357,7 @@ class Importer {
       pending_.reset();
       return;
     }
-    Output& o = OutputFor(c.system);
+    Output& o = OutputFor(c.system, c.db);
     auto [client, added] = o.clients.emplace(c.client, static_cast<int>(o.client_names.size()));
     if (added) o.client_names.push_back(c.client);
     Json j = {{"line", c.line},
@@ -408,6 +422,7 @@ class Importer {
                    {"start_us", segment_start_},
                    {"clients", o->client_names},
                    {"foreign_calls", o->foreign},
+                   {"db", o->db},
                    {"scripts", scripts}};
       const std::string t = tail.dump();
       o->out << "\n], " << t.substr(1) << "\n";  // the tail's fields after "calls"

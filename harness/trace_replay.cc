@@ -110,6 +110,10 @@ TraceReplay ReplayTrace(const Json& trace, real::RedisServer& server,
       ++out.opaque;
       continue;
     }
+    if (call.contains("other_db")) {  // another database: it cannot touch the system's keys
+      ++out.other_db;
+      continue;
+    }
     const sim::Argv argv = ArgvOf(call["argv"], Where(call));
     const int64_t now = (start_us + call["at_us"].get<int64_t>()) / 1000;
     clock.set(now);

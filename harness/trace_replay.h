@@ -25,6 +25,7 @@ struct TraceReplay {
   int64_t calls = 0;            // run in both worlds
   int64_t foreign = 0;          // of those, other applications' calls (not judged)
   int64_t opaque = 0;           // calls not run: an EVALSHA of a body nobody knows
+  int64_t other_db = 0;         // calls not run: another application's, in another database
   int64_t difference_line = 0;  // the capture's line of the first difference (0: none)
   std::string difference;       // what differs there
   // The emulator's replies to the system's calls (not the foreign ones), as far as the replay

@@ -672,5 +672,109 @@ TEST_F(Import, AnotherApplicationsCallsAreKeptReplayedAndNotJudged) {
   EXPECT_EQ(judged(mixed.out), judged(plain.out));
 }
 
+// The forms captures come in (issue 61, item 3). Redis 6.2, 7.0 and 7.2 and Valkey 7.2 and 8
+// write a MONITOR line the same way (replicationFeedMonitors: "<s>.<us> [<db> <peer id>]", "[<db>
+// lua]" for a script's commands, "unix:<socket>" for a unix-socket client, and sdscatrepr's
+// arguments), so one reader takes them all; each form below imports into traces that replay
+// with no difference:
+// - a capture Valkey 8.0.1 wrote (tests/data/valkey8-capture.txt: the shipped ports' runs of
+//   tests/data/ports-capture.txt, recorded the same way on valkey-server): the same systems and
+//   versions, the same calls;
+// - the committed capture with CRLF line endings (as saved on Windows): the same trace bytes;
+// - every line in database 3, and another application writing the systems' own key names in
+//   database 5: the traces say "db": 3, and the other database's calls are kept, marked, and not
+//   replayed (they cannot touch the systems' keys);
+// - a unix-socket client.
+TEST_F(Import, EveryFormOfMonitorOutputImportsAndReplays) {
+  const std::string ports = TESTBED_SOURCE_DIR "/tests/data/ports-capture.txt";
+  auto import_as = [this](const std::string& capture, const std::string& out) {
+    const testing_cli::Result r =
+        testing_cli::Run(TESTBED_CLI_PATH, "import " + capture + " --out " + (dir_ / out));
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::map<std::string, Json> traces;  // by system
+    for (const auto& f : std::filesystem::directory_iterator(dir_ / out)) {
+      std::ifstream in(f.path());
+      Json j = Json::parse(in);
+      traces[j["system"].get<std::string>()] = j;
+    }
+    const testing_cli::Result replay = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / out));
+    EXPECT_NE(replay.out.find("3 recorded traces: 3 reproduced"), std::string::npos)
+        << capture << "\n"
+        << replay.out;
+    EXPECT_NE(replay.out.find(", 0 differ"), std::string::npos) << replay.out;
+    return traces;
+  };
+  auto calls = [](const Json& trace) {  // the system's calls, without what differs by run
+    Json out = Json::array();
+    for (Json c : trace["calls"]) {
+      if (c.value("foreign", false)) continue;
+      c.erase("line");
+      c.erase("at_us");
+      out.push_back(c);
+    }
+    return out;
+  };
+  const std::map<std::string, Json> base = import_as(ports, "base");
+  ASSERT_EQ(base.size(), 3u);
+
+  const std::map<std::string, Json> valkey =
+      import_as(TESTBED_SOURCE_DIR "/tests/data/valkey8-capture.txt", "valkey");
+  ASSERT_EQ(valkey.size(), 3u);
+  for (const auto& [system, trace] : base) {
+    EXPECT_EQ(valkey.at(system)["version"], trace["version"]) << system;
+    EXPECT_EQ(calls(valkey.at(system)).size(), calls(trace).size()) << system;
+  }
+
+  std::string text = testing_cli::ReadFile(ports), crlf, db3;
+  int state = 0, segments = 0;  // 1: after state's FLUSHALL, 2: after its first script call
+  for (std::string::size_type at = 0, next; at < text.size(); at = next + 1) {
+    next = text.find('\n', at);
+    const std::string line = text.substr(at, next - at);
+    crlf += line + "\r\n";
+    // Another application in database 5, writing a key name the state system uses, before its
+    // segment's second call (a system's database is its first call's).
+    const bool client_line = line.find(" [0 lua] ") == std::string::npos && line != "OK";
+    if (state == 2 && client_line) {
+      db3 += line.substr(0, line.find(' ')) +
+             " [5 10.9.9.9:7000] \"SET\" \"apifuse:provider-state:v1:provider-under-test:ns:a0\" "
+             "\"theirs\"\n";
+      state = 0;
+    }
+    if (line.find("\"FLUSHALL\"") != std::string::npos) state = ++segments == 1 ? 1 : 0;
+    if (state == 1 && line.find("\"EVAL") != std::string::npos) state = 2;
+    const size_t open = line.find(" [0 ");
+    std::string moved = line;
+    if (open != std::string::npos) moved.replace(open, 4, " [3 ");
+    db3 += moved + "\n";
+  }
+  std::ofstream(dir_ / "crlf.txt", std::ios::binary) << crlf;
+  std::ofstream(dir_ / "db3.txt", std::ios::binary) << db3;
+  const std::map<std::string, Json> windows = import_as(dir_ / "crlf.txt", "crlf");
+  for (const auto& [system, trace] : base) {
+    Json a = trace, b = windows.at(system);
+    a.erase("source");
+    b.erase("source");
+    EXPECT_EQ(a, b) << system;
+  }
+  const std::map<std::string, Json> moved = import_as(dir_ / "db3.txt", "db3");
+  for (const auto& [system, trace] : base) {
+    EXPECT_EQ(moved.at(system)["db"], 3) << system;
+    EXPECT_EQ(calls(moved.at(system)), calls(trace)) << system;
+    int64_t elsewhere = 0;
+    for (const Json& c : moved.at(system)["calls"]) elsewhere += c.value("other_db", 0) == 5;
+    EXPECT_EQ(elsewhere, system == "state" ? 1 : 0) << system;
+  }
+
+  const std::string v2 = "apifuse:provider-state:v2:";
+  const std::string set24 = catalog_.get("state/beta24/SET_WITH_QUOTA_SCRIPT").body;
+  const testing_cli::Result r = Run(
+      Capture({{"unix:/run/redis/redis.sock",
+                {"EVAL", set24, "3", v2 + "p:default:ns:k0", v2 + "index:abc", "x", "1", "2"}}}));
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(Written(), (std::vector<std::string>{"state-beta24-capture-1.json"}));
+  EXPECT_EQ(Read("state-beta24-capture-1.json")["clients"],
+            Json::array({"unix:/run/redis/redis.sock"}));
+}
+
 }  // namespace
 }  // namespace testbed
