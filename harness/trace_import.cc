@@ -77,6 +77,32 @@ std::vector<std::string> DeployedForms(const std::string& body) {
   return {forms.begin(), forms.end()};
 }
 
+// A progress line on stderr while a big capture is read, when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(const std::string& capture) : on_(isatty(2) != 0) {
+    std::error_code ec;
+    size_ = static_cast<int64_t>(fs::file_size(capture, ec));
+    if (ec) size_ = 0;
+  }
+  void Show(std::istream& in, int64_t lines) {
+    if (!on_ || size_ <= 0) return;
+    const int64_t at = static_cast<int64_t>(in.tellg());
+    std::fprintf(stderr, "\r  import: %lld of %lld MB read (%lld lines)",
+                 static_cast<long long>(at >> 20), static_cast<long long>(size_ >> 20),
+                 static_cast<long long>(lines));
+    shown_ = true;
+  }
+  void Clear() {
+    if (shown_) std::fprintf(stderr, "\r%60s\r", "");
+  }
+
+ private:
+  bool on_;
+  bool shown_ = false;
+  int64_t size_ = 0;
+};
+
 struct Call {
   int64_t line = 0, micros = 0;
   int db = 0;  // the database the call ran in
@@ -132,8 +158,11 @@ class Importer {
       std::error_code ignored;
       if (!done_) fs::remove(o->tmp, ignored);
     }
-    // A failed import leaves nothing behind: the directories it made go too (deepest first).
+    // A failed import leaves nothing behind: the segments' files written and the directories it
+    // made go too (deepest first).
     std::error_code ignored;
+    if (!done_)
+      for (const std::string& f : summary_.files) fs::remove(f, ignored);
     if (!done_)
       for (auto dir = made_.rbegin(); dir != made_.rend(); ++dir) fs::remove(*dir, ignored);
   }
@@ -145,8 +174,10 @@ class Importer {
     sim::monitor::Line line;
     std::string error;
     int64_t n = 0;
+    Progress progress(capture_);
     while (std::getline(in, text)) {
       ++n;
+      if ((n & 0xffff) == 0) progress.Show(in, n);
       if (in.eof()) Fail(n, "truncated: the capture ends inside this line (no line break)");
       if (n == 1 && (text == "OK" || text == "OK\r")) continue;
       if (sim::monitor::IsReplyLine(text)) {  // testbed serve --record: the last call's reply
@@ -205,14 +236,10 @@ class Importer {
       pending_ = std::move(call);
     }
     if (in.bad()) throw std::invalid_argument("cannot read capture " + capture_);
+    progress.Clear();
     summary_.lines = n;
     Flush();
     EndSegment();
-    for (auto& o : outputs_) {
-      const std::string final_path = (fs::path(out_dir_) / FinalName(*o)).string();
-      fs::rename(o->tmp, final_path);
-      summary_.files.push_back(final_path);
-    }
     done_ = true;
     return summary_;
   }
@@ -281,9 +308,9 @@ class Importer {
     o->system = systems_[system];
     o->segment = segment_;
     o->db = db;
-    if (outputs_.empty()) MakeOutDir();
-    o->tmp = (fs::path(out_dir_) / absl::StrCat(".import-", getpid(), "-", outputs_.size(), ".tmp"))
-                 .string();
+    if (opened_++ == 0) MakeOutDir();
+    o->tmp =
+        (fs::path(out_dir_) / absl::StrCat(".import-", getpid(), "-", opened_, ".tmp")).string();
     o->out.open(o->tmp, std::ios::binary | std::ios::trunc);
     if (!o->out) throw std::invalid_argument("cannot write into " + out_dir_);
     o->out << "{\"kind\": \"recorded-trace\", \"calls\": [\n";
@@ -429,6 +456,14 @@ class Importer {
       o->out.close();
       if (!o->out) throw std::invalid_argument("cannot write into " + out_dir_);
     }
+    // Each trace under its name once its segment ends, in the order they began: memory holds
+    // one segment's traces, however many segments the capture has.
+    for (auto& o : outputs_) {
+      const std::string final_path = (fs::path(out_dir_) / FinalName(*o)).string();
+      fs::rename(o->tmp, final_path);
+      summary_.files.push_back(final_path);
+    }
+    outputs_.clear();
     if (!open_.empty()) ++segment_;
     open_.clear();
     if (spill_) {  // the next segment's foreign calls start afresh
@@ -462,8 +497,9 @@ class Importer {
   absl::flat_hash_map<std::string, std::string> known_;  // sha1 -> body seen in the capture
   std::vector<const props::System*> systems_;
   std::vector<std::unique_ptr<props::TraceRecognizer>> recognizers_;
-  std::vector<std::unique_ptr<Output>> outputs_;
-  std::map<size_t, Output*> open_;  // this segment's, by system
+  std::vector<std::unique_ptr<Output>> outputs_;  // this segment's, in the order they began
+  int64_t opened_ = 0;                            // traces begun
+  std::map<size_t, Output*> open_;                // this segment's, by system
   std::unique_ptr<Call> pending_;
   std::FILE* spill_ = nullptr;  // this segment's foreign calls, a JSON line each
   std::map<std::string, std::string> foreign_scripts_;  // this segment's: sha1 -> id or ""
