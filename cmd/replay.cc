@@ -113,10 +113,8 @@ std::optional<harness::Baseline> BaselineFor(const std::string& path, const std:
 }
 
 // Returns the number of properties judged violated with a class `baseline` does not accept.
-int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r,
-                       const std::string& baseline_path) {
-  const props::System* system = props::FindSystem(trace.value("system", std::string()));
-  const nlohmann::json version = trace.value("version", nlohmann::json());
+int JudgeAs(const props::System* system, const nlohmann::json& version, const nlohmann::json& trace,
+            const harness::TraceReplay& r, const std::string& baseline_path) {
   const props::TraceSupport* support =
       system && version.is_string() ? system->trace_support(version.get<std::string>()) : nullptr;
   if (!support) {
@@ -166,6 +164,24 @@ int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& 
   }
   std::printf("not judged: the other properties of %s: %s\n", system->name().c_str(),
               support->others.c_str());
+  return violated;
+}
+
+// The trace as its version, or, when the capture did not show which (a null version), as each
+// version its calls fit (harness/trace_import.h).
+int JudgeRecordedTrace(const nlohmann::json& trace, const harness::TraceReplay& r,
+                       const std::string& baseline_path) {
+  const props::System* system = props::FindSystem(trace.value("system", std::string()));
+  const nlohmann::json version = trace.value("version", nlohmann::json());
+  const nlohmann::json fitting = trace.value("versions_fitting", nlohmann::json::array());
+  if (!version.is_null() || !fitting.is_array() || fitting.empty())
+    return JudgeAs(system, version, trace, r, baseline_path);
+  int violated = 0;
+  for (const nlohmann::json& v : fitting) {
+    std::printf("as %s %s (the calls fit %zu versions):\n", system->name().c_str(),
+                v.get<std::string>().c_str(), fitting.size());
+    violated += JudgeAs(system, v, trace, r, baseline_path);
+  }
   return violated;
 }
 

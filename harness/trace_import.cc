@@ -426,10 +426,23 @@ class Importer {
     return out;
   }
 
+  // When Versions() names none (the calls ran no script that tells): every version the calls do
+  // not rule out, newest first. Replay judges the trace as each.
+  std::vector<std::string> Fitting(const Output& o, const props::TraceRecognizer& r) const {
+    std::vector<std::string> out;
+    if (!o.script_dirs.empty()) return out;  // scripts of no single version: none fits
+    const auto& versions = o.system->versions();
+    for (auto v = versions.rbegin(); v != versions.rend(); ++v)
+      if (!r.RulesOut(v->name)) out.push_back(v->name);
+    return out;
+  }
+
   void EndSegment() {
     for (auto& [system, o] : open_) {
       o->versions = Versions(*o, *recognizers_[system]);
       const std::vector<std::string>& versions = o->versions;
+      const std::vector<std::string> fitting =
+          versions.empty() ? Fitting(*o, *recognizers_[system]) : std::vector<std::string>();
       Json scripts = Json::object();
       for (const auto& [sha1, id] : o->scripts) {
         scripts[sha1] = id.empty() ? Json{{"body", Arg(known_.at(sha1))}} : Json{{"id", id}};
@@ -450,6 +463,7 @@ class Importer {
                    {"clients", o->client_names},
                    {"foreign_calls", o->foreign},
                    {"db", o->db},
+                   {"versions_fitting", fitting},
                    {"scripts", scripts}};
       const std::string t = tail.dump();
       o->out << "\n], " << t.substr(1) << "\n";  // the tail's fields after "calls"

@@ -15,7 +15,9 @@
 // - Systems: every registered system's TraceRecognizer bids for each call; the highest bid takes
 //   it. The version is the one whose scripts the calls ran (two or more: a rolling deploy, the
 //   newest is the version and the others old versions); with no scripts, the one version that
-//   has none.
+//   has none. When that names none (a capture cut short holds no script that tells), the version
+//   is null and "versions_fitting" lists every version the calls do not rule out: replay judges
+//   the trace as each.
 // - Other applications: a call no system claims (any command, or a script of no system) is kept
 //   as a "foreign" call of its connection ("app"), in every trace of its segment at its place
 //   (a trace that begins later gets the segment's earlier ones from a temporary file): replay
@@ -31,7 +33,8 @@
 //   {"kind": "recorded-trace", "calls": [{"line", "at_us", "client", "argv", "script"?,
 //    "lua"?} or {"line", "at_us", "foreign": true, "app", "argv", "script"?, "lua"?,
 //    "opaque"?}, ...], "system", "version", "old_versions", "source", "segment", "clients",
-//    "foreign_calls", "scripts": {sha1: {"id", "body"?, "deployed"?} or {"body"}}}
+//    "foreign_calls", "db", "versions_fitting", "scripts": {sha1: {"id", "body"?, "deployed"?} or
+//    {"body"}}}
 // An argument that is not UTF-8 is written as {"repr": "<Redis's escaped form>"}.
 #pragma once
 

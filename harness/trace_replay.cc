@@ -64,6 +64,14 @@ void ValidateTrace(const Json& trace) {
       throw std::invalid_argument("\"version\" is " + version.dump() + ": not a version of " +
                                   known->name() + ", nor null (the capture did not show it)");
   }
+  for (const Json& v : trace.value("versions_fitting", Json::array())) {
+    bool found = false;
+    for (const props::VersionInfo& info : known->versions())
+      found = found || (v.is_string() && info.name == v.get<std::string>());
+    if (!found)
+      throw std::invalid_argument("\"versions_fitting\" names " + v.dump() + ": not a version of " +
+                                  known->name());
+  }
   if (!trace.contains("calls") || !trace["calls"].is_array())
     throw std::invalid_argument("\"calls\" is not an array");
   if (!trace.contains("scripts") || !trace["scripts"].is_object())

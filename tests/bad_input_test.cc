@@ -144,7 +144,9 @@ TEST(BadInput, ATraceNamesAKnownSystemAndOneOfItsVersions) {
            {"system", "nosuch", "\"system\" is \"nosuch\": not a system testbed knows"},
            {"system", 3, "\"system\" is 3: not a system testbed knows"},
            {"version", 30, "\"version\" is 30: not a version of"},
-           {"version", "beta99", "\"version\" is \"beta99\": not a version of"}}) {
+           {"version", "beta99", "\"version\" is \"beta99\": not a version of"},
+           {"versions_fitting", nlohmann::json::array({"beta99"}),
+            "\"versions_fitting\" names \"beta99\": not a version of"}}) {
     nlohmann::json bad = trace;
     bad[field] = value;
     const std::string path = dir / "bad.json";

@@ -210,6 +210,19 @@ TEST_F(Import, SystemsVersionsScriptsAndSegmentsAreRecognized) {
   EXPECT_EQ(a2["foreign_calls"], 1);
   EXPECT_EQ(Read("handles-unknown-capture-1.json")["version"], nullptr);  // no script ran
   EXPECT_EQ(Read("state-unknown-capture-2.json")["calls"][0]["at_us"], 0);
+  // Cut short (a GET of a v2 key and no script), the segment fits three versions (a v2 key
+  // rules beta.3 out): the trace says which, and replay judges it as each.
+  EXPECT_EQ(Read("state-unknown-capture-2.json")["versions_fitting"],
+            Json::array({"beta30", "beta24", "beta23"}));
+  const testing_cli::Result replay =
+      testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "out/state-unknown-capture-2.json"));
+  EXPECT_EQ(replay.code, 0) << replay.out;
+  for (const std::string v : {"beta30", "beta24", "beta23"})
+    EXPECT_NE(replay.out.find("as state " + v + " (the calls fit 3 versions):\n"),
+              std::string::npos)
+        << replay.out;
+  EXPECT_EQ(replay.out.find("no property of state (version unknown)"), std::string::npos)
+      << replay.out;
 }
 
 TEST_F(Import, BadCapturesExitWith2NamingTheLineAndLeaveNothingBehind) {
