@@ -173,22 +173,6 @@ Reply Commands::Scan(Emulator& em, const Argv& a) {
   return Reply::Array({Reply::Bulk(next), Reply::Array(std::move(found))});
 }
 
-Reply Commands::PExpire(Emulator& em, const Argv& a) {
-  if (a.size() > 3) return Unsupported("PEXPIRE options");
-  auto when = String2ll(a[2]);
-  if (!when) return Reply::Error(kNotInteger);
-  if (*when > LLONG_MAX - em.now_) return Reply::Error(InvalidExpire("pexpire"));
-  *when += em.now_;
-  Entry* e = em.lookup(a[1]);
-  if (!e) return Reply::Integer(0);
-  if (*when <= em.now_) {
-    em.erase_key(a[1]);
-  } else {
-    e->expire_at = *when;
-  }
-  return Reply::Integer(1);
-}
-
 Reply Commands::PTtl(Emulator& em, const Argv& a) {
   Entry* e = em.lookup(a[1]);
   if (!e) return Reply::Integer(-2);

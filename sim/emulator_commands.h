@@ -50,7 +50,7 @@ struct Commands {
   };
   static const absl::flat_hash_map<std::string, Spec>& Table();
   // The spec of an upper-case command name, or nullptr: the table's names bucketed by length
-  // (at most six share one) and compared, without hashing the name.
+  // (a few share one) and compared, without hashing the name.
   static const Spec* Find(std::string_view upper);
 
   // ---- generic / strings (cmd_strings.cc) ----
@@ -66,6 +66,26 @@ struct Commands {
   static Reply Scan(Emulator& em, const Argv& a);
   static Reply PExpire(Emulator& em, const Argv& a);
   static Reply PTtl(Emulator& em, const Argv& a);
+  // ---- counters, expiry, small string commands (cmd_counters.cc) ----
+  static Reply Incr(Emulator& em, const Argv& a);
+  static Reply Decr(Emulator& em, const Argv& a);
+  static Reply IncrBy(Emulator& em, const Argv& a);
+  static Reply DecrBy(Emulator& em, const Argv& a);
+  static Reply Append(Emulator& em, const Argv& a);
+  static Reply StrLen(Emulator& em, const Argv& a);
+  static Reply GetDel(Emulator& em, const Argv& a);
+  static Reply SetNx(Emulator& em, const Argv& a);
+  static Reply SetEx(Emulator& em, const Argv& a);
+  static Reply PSetEx(Emulator& em, const Argv& a);
+  static Reply Expire(Emulator& em, const Argv& a);
+  static Reply ExpireAt(Emulator& em, const Argv& a);
+  static Reply PExpireAt(Emulator& em, const Argv& a);
+  static Reply Ttl(Emulator& em, const Argv& a);
+  static Reply Persist(Emulator& em, const Argv& a);
+  static Reply IncrDecr(Emulator& em, const std::string& key, int64_t incr);
+  static Reply ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool seconds,
+                             const char* name);
+  static Reply SetWithExpire(Emulator& em, const Argv& a, bool seconds, const char* name);
   static Reply Ping(Emulator&, const Argv& a);
   static Reply Time(Emulator& em, const Argv&);
 

@@ -150,8 +150,8 @@ TEST_F(EmulatorTest, ALongScriptStopsAtTheInstructionBudgetAndTheEmulatorGoesOn)
 }
 
 TEST_F(EmulatorTest, CommandsOutsideTheSubsetAreRefusedClearly) {
-  EXPECT_EQ(run({"INCR", "k"}),
-            sim::Reply::Error("ERR unsupported by the emulator: command 'INCR'"));
+  EXPECT_EQ(run({"LPUSH", "k", "v"}),
+            sim::Reply::Error("ERR unsupported by the emulator: command 'LPUSH'"));
   EXPECT_EQ(run({"SET", "k", "v", "NX"}),
             sim::Reply::Error("ERR unsupported by the emulator: SET option 'NX'"));
   EXPECT_EQ(run({"ZADD", "z", "XX", "1", "m"}),

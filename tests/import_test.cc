@@ -604,7 +604,7 @@ TEST_F(Import, AnotherApplicationsCallsAreKeptReplayedAndNotJudged) {
       " [0 10.9.9.9:7000] \"EVAL\" \"return redis.call('GET', KEYS[1])\" \"1\" \"other:app:k\"",
       " [0 lua] \"GET\" \"other:app:k\"", " [0 10.9.9.9:7000] \"SET\" \"other:app:k\" \"v\"",
       " [0 10.9.9.10:7001] \"EVALSHA\" \"" + std::string(40, 'b') + "\" \"0\"",
-      " [0 10.9.9.10:7001] \"HSET\" \"other:app:h\" \"f\" \"v\""};
+      " [0 10.9.9.10:7001] \"INCR\" \"other:app:n\""};
   while (std::getline(in, line)) {
     const size_t space = line.find(' ');
     // Before each client line of a system (not before a script's own lines, nor FLUSHALL),

@@ -283,6 +283,64 @@ inline void KeysGoneAndBack(const Expect& expect, const std::function<void(int64
   expect({"GET", "r"}, err("WRONGTYPE Operation against a key holding the wrong kind of value"));
 }
 
+inline void Counters(const Expect& expect, const std::function<void(int64_t)>& set_time,
+                     int64_t t0) {
+  // 7. Counters, expiry in seconds and the small string commands another application's calls
+  // use (issue 61: a capture's foreign traffic replays in both worlds).
+  expect({"INCR", "cnt:c"}, num(1));
+  expect({"INCRBY", "cnt:c", "41"}, num(42));
+  expect({"DECR", "cnt:c"}, num(41));
+  expect({"DECRBY", "cnt:c", "-9"}, num(50));
+  expect({"INCRBY", "cnt:c", "x"}, err("ERR value is not an integer or out of range"));
+  expect({"INCRBY", "cnt:c", " 1"}, err("ERR value is not an integer or out of range"));
+  expect({"DECRBY", "cnt:c", "-9223372036854775808"}, err("ERR decrement would overflow"));
+  expect({"SET", "cnt:c", "9223372036854775807"}, sim::Reply::Ok());
+  expect({"INCR", "cnt:c"}, err("ERR increment or decrement would overflow"));
+  expect({"SET", "cnt:c", "1.5"}, sim::Reply::Ok());
+  expect({"INCR", "cnt:c"}, err("ERR value is not an integer or out of range"));
+  expect({"SET", "cnt:c", "7", "PX", "100000"}, sim::Reply::Ok());
+  expect({"INCR", "cnt:c"}, num(8));
+  expect({"PTTL", "cnt:c"}, num(100000));  // an increment keeps the time to live
+  expect({"TTL", "cnt:c"}, num(100));
+  expect({"HSET", "cnt:h", "f", "v"}, num(1));
+  expect({"INCR", "cnt:h"},
+         err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  expect({"APPEND", "cnt:h", "x"},
+         err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  expect({"APPEND", "cnt:s", "ab"}, num(2));
+  expect({"APPEND", "cnt:s", "cd"}, num(4));
+  expect({"STRLEN", "cnt:s"}, num(4));
+  expect({"STRLEN", "cnt:missing"}, num(0));
+  expect({"GETDEL", "cnt:s"}, bulk("abcd"));
+  expect({"GETDEL", "cnt:s"}, sim::Reply::Nil());
+  expect({"SETNX", "cnt:n", "1"}, num(1));
+  expect({"SETNX", "cnt:n", "2"}, num(0));
+  expect({"GET", "cnt:n"}, bulk("1"));
+  expect({"SETEX", "cnt:x", "10", "v"}, sim::Reply::Ok());
+  expect({"PTTL", "cnt:x"}, num(10000));
+  expect({"SETEX", "cnt:x", "0", "v"}, err("ERR invalid expire time in 'setex' command"));
+  expect({"PSETEX", "cnt:x", "-5", "v"}, err("ERR invalid expire time in 'psetex' command"));
+  expect({"SETEX", "cnt:x", "y", "v"}, err("ERR value is not an integer or out of range"));
+  expect({"PSETEX", "cnt:y", "1500", "w"}, sim::Reply::Ok());
+  expect({"TTL", "cnt:y"}, num(2));  // 1.5 s rounds to 2
+  expect({"EXPIRE", "cnt:n", "5"}, num(1));
+  expect({"PTTL", "cnt:n"}, num(5000));
+  expect({"EXPIRE", "cnt:missing", "5"}, num(0));
+  expect({"EXPIRE", "cnt:n", "9223372036854775807"},
+         err("ERR invalid expire time in 'expire' command"));
+  expect({"PERSIST", "cnt:n"}, num(1));
+  expect({"PERSIST", "cnt:n"}, num(0));
+  expect({"TTL", "cnt:n"}, num(-1));
+  expect({"TTL", "cnt:missing"}, num(-2));
+  expect({"PEXPIREAT", "cnt:n", std::to_string(t0 + 2500)}, num(1));
+  expect({"TTL", "cnt:n"}, num(3));
+  expect({"EXPIREAT", "cnt:y", std::to_string(t0 / 1000 - 1)}, num(1));  // in the past: deleted
+  expect({"EXISTS", "cnt:y"}, num(0));
+  set_time(t0 + 2501);
+  expect({"GET", "cnt:n"}, sim::Reply::Nil());
+  expect({"DEL", "cnt:c", "cnt:h", "cnt:x"}, num(3));
+}
+
 // set_time moves the virtual clock of the world under test; t0 is its current time.
 inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
                    int64_t t0) {
@@ -294,6 +352,8 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   Cjson(expect);
   Types(expect, set_time, t0);
   KeysGoneAndBack(expect, set_time, t0);
+  set_time(t0 + 100);
+  Counters(expect, set_time, t0 + 100);
 }
 
 }  // namespace testbed::expectations

@@ -1,0 +1,159 @@
+// The emulator's counter, expiry and small string commands (sim/emulator_commands.h): INCR and
+// its kinds, APPEND, STRLEN, GETDEL, SETNX, SETEX, PSETEX, EXPIRE and its kinds, TTL, PERSIST.
+// Each follows its Redis 7.0 counterpart in t_string.c or expire.c, in the same order of checks.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "sim/emulator_commands.h"
+#include "sim/redis_text.h"
+
+namespace testbed::sim {
+
+using namespace redis_text;
+
+// incrDecrCommand: the value must be a string holding an integer; an overflow is an error; an
+// existing key keeps its time to live.
+Reply Commands::IncrDecr(Emulator& em, const std::string& key, int64_t incr) {
+  Entry* e = em.lookup(key);
+  int64_t value = 0;
+  if (e) {
+    auto* s = As<std::string>(e);
+    if (!s) return WrongType();
+    const auto parsed = String2ll(*s);
+    if (!parsed) return Reply::Error(kNotInteger);
+    value = *parsed;
+  }
+  if ((incr < 0 && value < 0 && incr < (LLONG_MIN - value)) ||
+      (incr > 0 && value > 0 && incr > (LLONG_MAX - value)))
+    return Reply::Error(kOverflow);
+  value += incr;
+  if (e)
+    e->value = std::to_string(value);
+  else
+    em.keys_[key] = Entry{std::to_string(value), -1};
+  return Reply::Integer(value);
+}
+
+// expireGenericCommand: `when` in seconds or milliseconds from `base` (now, or 0 for the AT
+// kinds); a time already past deletes the key.
+Reply Commands::ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool seconds,
+                              const char* name) {
+  if (a.size() > 3) return Unsupported(std::string(name) + " options");
+  auto when = String2ll(a[2]);
+  if (!when) return Reply::Error(kNotInteger);
+  if (seconds) {
+    if (*when > LLONG_MAX / 1000 || *when < LLONG_MIN / 1000)
+      return Reply::Error(InvalidExpire(name));
+    *when *= 1000;
+  }
+  if (*when > LLONG_MAX - base) return Reply::Error(InvalidExpire(name));
+  *when += base;
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(0);
+  if (*when <= em.now_)
+    em.erase_key(a[1]);
+  else
+    e->expire_at = *when;
+  return Reply::Integer(1);
+}
+
+// setexCommand and psetexCommand (getExpireMillisecondsOrReply, then the write).
+Reply Commands::SetWithExpire(Emulator& em, const Argv& a, bool seconds, const char* name) {
+  auto ms = String2ll(a[2]);
+  if (!ms) return Reply::Error(kNotInteger);
+  if (*ms <= 0 || (seconds && *ms > LLONG_MAX / 1000)) return Reply::Error(InvalidExpire(name));
+  if (seconds) *ms *= 1000;
+  if (*ms > LLONG_MAX - em.now_) return Reply::Error(InvalidExpire(name));
+  em.keys_[a[1]] = Entry{a[3], *ms + em.now_};
+  return Reply::Ok();
+}
+
+Reply Commands::Incr(Emulator& em, const Argv& a) { return IncrDecr(em, a[1], 1); }
+Reply Commands::Decr(Emulator& em, const Argv& a) { return IncrDecr(em, a[1], -1); }
+
+Reply Commands::IncrBy(Emulator& em, const Argv& a) {
+  const auto incr = String2ll(a[2]);
+  if (!incr) return Reply::Error(kNotInteger);
+  return IncrDecr(em, a[1], *incr);
+}
+
+Reply Commands::DecrBy(Emulator& em, const Argv& a) {
+  const auto incr = String2ll(a[2]);
+  if (!incr) return Reply::Error(kNotInteger);
+  if (*incr == LLONG_MIN) return Reply::Error("ERR decrement would overflow");
+  return IncrDecr(em, a[1], -*incr);
+}
+
+Reply Commands::Append(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) {
+    em.keys_[a[1]] = Entry{a[2], -1};
+    return Reply::Integer(static_cast<int64_t>(a[2].size()));
+  }
+  auto* s = As<std::string>(e);
+  if (!s) return WrongType();
+  if (s->size() + a[2].size() > 512ull * 1024 * 1024)
+    return Reply::Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  s->append(a[2]);
+  return Reply::Integer(static_cast<int64_t>(s->size()));
+}
+
+Reply Commands::StrLen(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(0);
+  auto* s = As<std::string>(e);
+  return s ? Reply::Integer(static_cast<int64_t>(s->size())) : WrongType();
+}
+
+Reply Commands::GetDel(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Nil();
+  auto* s = As<std::string>(e);
+  if (!s) return WrongType();
+  Reply out = Reply::Bulk(*s);
+  em.erase_key(a[1]);
+  return out;
+}
+
+Reply Commands::SetNx(Emulator& em, const Argv& a) {
+  if (em.lookup(a[1])) return Reply::Integer(0);
+  em.keys_[a[1]] = Entry{a[2], -1};
+  return Reply::Integer(1);
+}
+
+Reply Commands::SetEx(Emulator& em, const Argv& a) { return SetWithExpire(em, a, true, "setex"); }
+Reply Commands::PSetEx(Emulator& em, const Argv& a) {
+  return SetWithExpire(em, a, false, "psetex");
+}
+
+Reply Commands::PExpire(Emulator& em, const Argv& a) {
+  return ExpireGeneric(em, a, em.now_, false, "pexpire");
+}
+Reply Commands::Expire(Emulator& em, const Argv& a) {
+  return ExpireGeneric(em, a, em.now_, true, "expire");
+}
+Reply Commands::ExpireAt(Emulator& em, const Argv& a) {
+  return ExpireGeneric(em, a, 0, true, "expireat");
+}
+Reply Commands::PExpireAt(Emulator& em, const Argv& a) {
+  return ExpireGeneric(em, a, 0, false, "pexpireat");
+}
+
+Reply Commands::Ttl(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(-2);
+  if (e->expire_at == -1) return Reply::Integer(-1);
+  const int64_t ttl = std::max<int64_t>(0, e->expire_at - em.now_);
+  return Reply::Integer((ttl + 500) / 1000);
+}
+
+Reply Commands::Persist(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e || e->expire_at == -1) return Reply::Integer(0);
+  e->expire_at = -1;
+  return Reply::Integer(1);
+}
+
+}  // namespace testbed::sim
