@@ -153,7 +153,8 @@ TEST(Interrupt, ADiffStopsAtARunBoundaryAndPrintsWhatItHasMarkedIncomplete) {
                       TESTBED_SOURCE_DIR "/tests/fixed_scripts/beta30-expiry-by-server-clock",
                       "--seed", "1", "--runs", "1000000", "--jobs", "1"});
     EXPECT_TRUE(child.Await([&] { return Has(child.printed(), "seed: 1\n"); })) << child.printed();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // Some pairs are made by then, under the sanitizers too.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     child.Signal(sig);
     const int code = child.Wait();
     const std::string printed = child.printed();
