@@ -29,6 +29,9 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   int port() const { return port_; }
+  // The file the server's time shim reads its clock from (an int64 of microseconds): a process
+  // other than this one (a Node client in tests) may move the clock by writing it.
+  std::string clock_file() const { return dir_ + "/clock"; }
   // Moves the server's wall clock; every later command sees this time.
   void set_time_ms(int64_t ms);
   std::unique_ptr<HiredisConnection> connect() const;
