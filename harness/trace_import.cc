@@ -161,10 +161,10 @@ class Importer {
     // A failed import leaves nothing behind: the segments' files written and the directories it
     // made go too (deepest first).
     std::error_code ignored;
-    if (!done_)
+    if (!done_) {
       for (const std::string& f : summary_.files) fs::remove(f, ignored);
-    if (!done_)
       for (auto dir = made_.rbegin(); dir != made_.rend(); ++dir) fs::remove(*dir, ignored);
+    }
   }
 
   ImportSummary Run() {
@@ -321,14 +321,12 @@ class Importer {
     return ref;
   }
 
-  // Another application's call: written into every trace of the segment, in its place among
-  // the systems' calls, and kept aside (on disk) for the traces of systems that begin later.
-  void FlushForeign(const Call& c) {
-    Json j = {{"line", c.line},
-              {"at_us", c.micros - segment_start_},
-              {"foreign", true},
-              {"app", c.client},
-              {"argv", Argv(c.argv)}};
+  // A call as a trace holds it; `who` says whose: {"client"}, or {"foreign", "app"}.
+  Json CallJson(const Call& c, Json who) const {
+    Json j = std::move(who);
+    j["line"] = c.line;
+    j["at_us"] = c.micros - segment_start_;
+    j["argv"] = Argv(c.argv);
     if (!c.sha1.empty()) j["script"] = c.script.empty() ? c.sha1 : c.script;
     if (!c.opaque.empty()) j["opaque"] = c.opaque;
     if (c.reply) j["reply"] = Arg(*c.reply);
@@ -337,7 +335,13 @@ class Importer {
       for (const auto& argv : c.lua) lua.push_back(Argv(argv));
       j["lua"] = std::move(lua);
     }
-    const std::string text = j.dump();
+    return j;
+  }
+
+  // Another application's call: written into every trace of the segment, in its place among
+  // the systems' calls, and kept aside (on disk) for the traces of systems that begin later.
+  void FlushForeign(const Call& c) {
+    const std::string text = CallJson(c, {{"foreign", true}, {"app", c.client}}).dump();
     if (!c.sha1.empty() && c.opaque.empty()) {
       foreign_scripts_.emplace(c.sha1, c.script);
       if (c.deployed) foreign_deployed_.insert(c.sha1);
@@ -387,23 +391,12 @@ class Importer {
     Output& o = OutputFor(c.system, c.db);
     auto [client, added] = o.clients.emplace(c.client, static_cast<int>(o.client_names.size()));
     if (added) o.client_names.push_back(c.client);
-    Json j = {{"line", c.line},
-              {"at_us", c.micros - segment_start_},
-              {"client", client->second},
-              {"argv", Argv(c.argv)}};
     if (!c.sha1.empty()) {
-      j["script"] = c.script.empty() ? c.sha1 : c.script;
       o.scripts.emplace(c.sha1, c.script);
       if (c.deployed) o.deployed.insert(c.sha1);
       if (!c.script.empty()) o.script_dirs.insert(c.script.substr(0, c.script.rfind('/')));
     }
-    if (c.reply) j["reply"] = Arg(*c.reply);
-    if (!c.lua.empty()) {
-      Json lua = Json::array();
-      for (const auto& argv : c.lua) lua.push_back(Argv(argv));
-      j["lua"] = std::move(lua);
-    }
-    o.out << (o.calls++ ? ",\n" : "") << j.dump();
+    o.out << (o.calls++ ? ",\n" : "") << CallJson(c, {{"client", client->second}}).dump();
     ++summary_.calls;
     pending_.reset();
   }
