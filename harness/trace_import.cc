@@ -231,8 +231,9 @@ class Importer {
           call->system = s;
         }
       }
-      // A call no system claims is another application's: kept, replayed, never judged.
-      call->foreign = best == 0;
+      // A call no system claims is another application's: kept, replayed, never judged. So is
+      // a script nobody knows, whatever keys it names: no system's operation runs it.
+      call->foreign = best == 0 || !call->opaque.empty();
       pending_ = std::move(call);
     }
     if (in.bad()) throw std::invalid_argument("cannot read capture " + capture_);
