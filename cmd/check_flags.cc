@@ -175,7 +175,9 @@ void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
                      "again through the port yet");
   std::vector<int> ops;
   try {
-    ops = support->ops_per_client(*props::LoadRecordedCalls(s.trace));
+    const props::RecordedCalls& calls = *props::LoadRecordedCalls(s.trace);
+    ops = support->ops_per_client(calls);
+    if (support->check_made_again) support->check_made_again(calls);
   } catch (const std::invalid_argument& e) {
     throw UsageError("--trace " + s.trace + ": " + e.what());
   }

@@ -225,6 +225,9 @@ struct TraceSupport {
                                              const RunSpec&, const sim::FaultOptions&,
                                              const real::ScriptCatalog&)>
       explore;
+  // Throws std::invalid_argument naming the first call whose operation explore cannot make
+  // again, of those ops_per_client counts (nullptr: it can make each).
+  std::function<void(const RecordedCalls&)> check_made_again;
 };
 
 // The findings of a run or a judged trace named and described as System::Run does it

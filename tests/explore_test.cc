@@ -274,6 +274,8 @@ TEST_F(Explore, AnA2CallThePortDoesNotMakeIsNamedAndNothingIsJudged) {
 // their calls, and runs of a CAS without its version check (tests/broken_scripts/
 // cas-without-version-check: two commits that loaded the same version both claim) are judged to
 // run work twice only where the run's own record of the upstream work shows it, and some are.
+// A finalize is linked to its claim by the version it expects, not by its connection, so the
+// same calls each on a connection of its own are judged alike.
 TEST_F(Explore, HandlesCallsOfACasWithoutItsVersionCheckShowWorkRunTwice) {
   auto judged = [&](bool broken) {
     real::ScriptCatalog catalog = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
@@ -299,6 +301,15 @@ TEST_F(Explore, HandlesCallsOfACasWithoutItsVersionCheckShowWorkRunTwice) {
       props::RunOutcome out;
       support->judge("work-at-most-once", calls, 0, out);
       props::Conclude(out);
+      // The same calls each on a connection of its own (a pool, or a connection per call, issue
+      // 61 item 4): the verdict and its classes are the same.
+      props::RecordedCalls own = calls;
+      for (size_t i = 0; i < own.size(); ++i) own[i].client = static_cast<int>(i);
+      props::RunOutcome one_call;
+      support->judge("work-at-most-once", own, 0, one_call);
+      props::Conclude(one_call);
+      EXPECT_EQ(one_call.violated, out.violated) << "seed " << seed << ": " << out.description;
+      EXPECT_EQ(one_call.classes, out.classes) << "seed " << seed;
       const bool twice = std::find(live.classes.begin(), live.classes.end(), "work-ran-twice") !=
                          live.classes.end();
       if (out.violated) {

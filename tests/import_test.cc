@@ -815,6 +815,64 @@ TEST_F(Import, EveryFormOfMonitorOutputImportsAndReplays) {
             Json::array({"unix:/run/redis/redis.sock"}));
 }
 
+// Issue 61, item 4: each connection is a client, whether it makes one call or many. The
+// committed capture with every call of the systems on a connection of its own (as a client
+// library's pool, or a connection per request, sends them; the operations' calls then go on
+// several connections) imports into traces of one client per call; they replay with no
+// difference and every system's trace is judged, each call's window running from the trace's
+// start to its end (no call of its connection before or after it), so it can only find less
+// than the same calls on long-lived connections. explore makes the state and a2 operations again
+// (a call each); a handles write whose load went on another connection is judged, not made
+// again, and explore says so with its line.
+TEST_F(Import, EachConnectionIsAClientWithOneCallOrMany) {
+  std::string text = testing_cli::ReadFile(TESTBED_SOURCE_DIR "/tests/data/ports-capture.txt"), own;
+  int n = 0;
+  for (std::string::size_type at = 0, next; at < text.size(); at = next + 1) {
+    next = text.find('\n', at);
+    std::string line = text.substr(at, next - at);
+    const size_t open = line.find(" [0 127.0.0.1:");
+    if (open != std::string::npos && line.find("\"FLUSHALL\"") == std::string::npos &&
+        line.find("\"SCRIPT\"") == std::string::npos) {
+      ++n;
+      line = line.substr(0, open) + " [0 10.7." + std::to_string(n / 200) + "." +
+             std::to_string(n % 200) + ":" + std::to_string(30000 + n) +
+             line.substr(line.find(']', open));
+    }
+    own += line + "\n";
+  }
+  std::ofstream(dir_ / "own.txt", std::ios::binary) << own;
+  testing_cli::Result r = testing_cli::Run(
+      TESTBED_CLI_PATH, "import " + (dir_ / "own.txt") + " --out " + (dir_ / "own"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string name : {"state-beta24-own-1", "handles-beta30-own-2", "a2-0.5.0-own-3"}) {
+    const std::string trace = dir_ / ("own/" + name + ".json");
+    const char* system = name.c_str();
+    const Json t = Json::parse(testing_cli::ReadFile(trace));
+    int64_t calls = 0;
+    for (const Json& c : t["calls"]) calls += !c.value("foreign", false);
+    EXPECT_EQ(t["clients"].size(), static_cast<size_t>(calls)) << system;
+    r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + trace);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("result: reproduced"), std::string::npos) << r.out;
+    const std::string judged = testing_cli::LineStarting(r.out, "judged: ");
+    EXPECT_NE(judged.find(": no violation"), std::string::npos) << r.out;
+    // Each operation is its client's only one: as many clients as operations.
+    const size_t of = judged.find(" operations of "), on = judged.find(" on ");
+    ASSERT_NE(of, std::string::npos) << judged;
+    EXPECT_EQ(judged.substr(on + 4, of - on - 4),
+              judged.substr(of + 15, judged.find(" clients") - of - 15))
+        << judged;
+    r = testing_cli::Run(TESTBED_CLI_PATH, "explore " + trace + " --seed 1 --runs 50");
+    if (system[0] == 'h') {
+      EXPECT_EQ(r.code, 2) << r.out;
+      EXPECT_NE(r.out.find("that no read of it on its connection came before"), std::string::npos)
+          << r.out;
+    } else {
+      EXPECT_NE(r.out.find("speed: 50 runs"), std::string::npos) << r.out;
+    }
+  }
+}
+
 // Issue 61, item 6: a capture of the seeds' own code, not the ports. The seeds' state runtime
 // (beta.30, tests/js/capture.mjs) runs as three concurrent clients of a spawned redis-server,
 // each its own connection, beside another application (INCR, a script of its own), under

@@ -560,7 +560,8 @@ const TraceSupport* A2TraceSupport(const std::string& version) {
       "the whole store read after the run (durability, drain)",
       OpsPerClient,
       Judge,
-      Explore};
+      Explore,
+      nullptr};
   return version == "0.5.0" ? &kSupport : nullptr;
 }
 

@@ -75,7 +75,11 @@ struct Claim {
   int client = -1;
   std::string claim_id;
   int64_t line = 0;
-  bool worked = false;  // its client sent a finalize after it (the work ran and returned)
+  std::vector<int64_t> versions;  // the versions its claim and its renewals wrote
+  bool worked = false;  // its claimant sent a finalize after it (the work ran and returned)
+  bool holds(int64_t expected) const {
+    return std::find(versions.begin(), versions.end(), expected) != versions.end();
+  }
 };
 
 // A handle's Redis key: "apifuse:provider-state:v2:<provider>:handle.<kind>:<scope>:<handle>"
@@ -104,7 +108,8 @@ struct Seen {
   HandleKey handle;
   std::optional<Json> record;  // read: the record it returned; write: the record it wrote
   int64_t expected = 0, ttl_ms = 0, max_entries = 0;
-  size_t bytes = 0;  // write: the envelope's length
+  int64_t version = 0;  // write: the version its envelope writes
+  size_t bytes = 0;     // write: the envelope's length
   // write: landed; a conflict (its version moved: the port loads and writes again); what it
   // found when it did not land. Any call: failed (an error reply, the outcome unknown).
   bool landed = false, conflict = false, failed = false;
@@ -116,10 +121,12 @@ struct Seen {
   }
 };
 
-std::optional<Json> RecordOf(const std::string& key, const std::optional<std::string>& raw) {
+std::optional<Json> RecordOf(const std::string& key, const std::optional<std::string>& raw,
+                             int64_t* version = nullptr) {
   if (!raw || real::state::IsStateTombstone(raw)) return std::nullopt;
   const std::optional<real::state::StateValue> v = real::state::EnvelopeFromJson(key, raw);
   if (!v || !v->value.is_object()) return std::nullopt;
+  if (version) *version = v->version;
   return v->value;
 }
 
@@ -155,7 +162,7 @@ Seen Parse(const RecordedCall& c) {
     s.max_entries = arg(2);
     s.ttl_ms = arg(3) - arg(1);  // expires_at - now
     s.bytes = args[5].size();
-    s.record = RecordOf(s.key, args[5]);
+    s.record = RecordOf(s.key, args[5], &s.version);
     s.landed = array && r.elements[0].integer == 1;
     s.conflict = array && !s.landed && r.elements[0].integer != 0;  // 0: the quota refused it
     if (s.conflict && r.elements.size() > 1)
@@ -183,23 +190,28 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
     const std::string status = record->value("status", "");
     const std::string claim_id = record->value("claim_id", "");
     // A claimant's finalize, landed or not, shows that its work ran and returned a result: the
-    // port sends it only then (a client makes one call at a time, so it is its latest claim's).
+    // port sends it only then, expecting the version its claim or its last renewal wrote (js
+    // 770-790). The version links it to its claim whatever connection carried it: a client
+    // library's pool, or a connection per call, is as one connection.
     if (status == "committed")
       for (Claim& k : mine)
-        if (k.client == c.client) k.worked = true;
+        if (k.holds(seen.expected)) k.worked = true;
     if (!landed) continue;
     if (status == "committing") {
-      const bool renewal = std::any_of(
+      const auto renewed = std::find_if(
           mine.begin(), mine.end(), [&claim_id](const Claim& k) { return k.claim_id == claim_id; });
-      if (renewal) continue;
-      mine.push_back({c.client, claim_id, c.line});
+      if (renewed != mine.end()) {
+        renewed->versions.push_back(seen.version);
+        continue;
+      }
+      mine.push_back({c.client, claim_id, c.line, {seen.version}});
       for (const size_t other : held) holders.emplace_back(key, other, mine.size() - 1);
       held.push_back(mine.size() - 1);
     } else if (status == "committed" || status == "active") {
-      // The finalize, or the restore after failed work, releases its client's claim; a
-      // committed record ends every claim.
-      std::erase_if(held,
-                    [&](size_t k) { return status == "committed" || mine[k].client == c.client; });
+      // The finalize, or the claimant's restore after failed work (from the version it holds,
+      // js 735), releases its claim; a committed record ends every claim.
+      std::erase_if(
+          held, [&](size_t k) { return status == "committed" || mine[k].holds(seen.expected); });
     }
   }
   for (const auto& [key, first, second] : holders) {
@@ -222,12 +234,16 @@ void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& 
 // One handle operation of a recorded client.
 struct TraceOp {
   TracePlans::Op plan;
-  std::string kind, scope;  // as the keys name them
-  size_t first = 0, last = 0;
+  std::string kind, scope;     // as the keys name them
+  size_t first = 0, last = 0;  // its calls (indices into its client's calls)
+  size_t at = 0;               // its first call (index into the trace)
   // commit: whether its claim was its own (its work ran), and the calls of its claim and of the
   // work's end (the finalize or restore; -1: none came)
   bool worked = false;
   bool open = false;  // its work had not returned when the capture ended
+  // A write whose load its connection did not carry: the operation's calls went on several
+  // connections, so which operation it was cannot be read here; it is judged, not made again.
+  bool lone_write = false;
   int64_t claim = -1, work_end = -1;
 };
 
@@ -310,10 +326,12 @@ TraceOp ReadOp(const std::vector<Seen>& seen, size_t& k) {
     op.last = k - 1;
     return op;
   }
-  if (s.what != Seen::kRead)
-    throw std::invalid_argument("a write of " + s.handle.handle +
-                                " that no read of it came before (the port loads a handle before "
-                                "it writes it)");
+  if (s.what != Seen::kRead) {  // its load went on another connection (a pool, or one per call)
+    op.lone_write = true;
+    p.draft = s.handle.handle;
+    op.last = k++;
+    return op;
+  }
   const std::string key = s.key;
   p.draft = s.handle.handle;
   p.op = "read";
@@ -437,6 +455,7 @@ Rebuilt Rebuild(const RecordedCalls& recorded) {
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(absl::StrCat("line ", c.line, " of the capture: ", e.what()));
       }
+      op.at = mine[op.first];
       if (plans.provider_id.empty()) plans.provider_id = seen[op.first].handle.provider;
       const auto kind = kinds.try_emplace(op.kind, kinds.size()).first;
       if (kind->second == plans.kinds.size()) plans.kinds.push_back(KindOf(op.kind, all));
@@ -486,9 +505,27 @@ Rebuilt Rebuild(const RecordedCalls& recorded) {
   return out;
 }
 
+// Throws std::invalid_argument naming the first write that explore cannot make again: one
+// whose load its connection did not carry (the port loads a handle before it writes it).
+void CheckMadeAgain(const RecordedCalls& calls, const Rebuilt& r) {
+  for (const auto& mine : r.clients)
+    for (const TraceOp& op : mine)
+      if (op.lone_write) {
+        const RecordedCall& c = calls[op.at];
+        throw std::invalid_argument(absl::StrCat(
+            "line ", c.line, " of the capture: a write of ", op.plan.draft,
+            " that no read of it on its connection came before (the port loads a handle before "
+            "it writes it; an operation whose calls went on several connections is judged, not "
+            "made again)"));
+      }
+}
+
+void CheckMadeAgain(const RecordedCalls& calls) { CheckMadeAgain(calls, Rebuild(calls)); }
+
 // The operations made again: each client's, and what they run on.
 TracePlans PlansOf(const RecordedCalls& calls) {
   Rebuilt r = Rebuild(calls);
+  CheckMadeAgain(calls, r);
   for (const auto& mine : r.clients) {
     r.plans.clients.emplace_back();
     for (const TraceOp& op : mine) r.plans.clients.back().push_back(op.plan);
@@ -521,7 +558,8 @@ const TraceSupport* HandlesTraceSupport(const std::string& version) {
       "backend, or the model beside each call",
       OpsPerClient,
       Judge,
-      Explore};
+      Explore,
+      static_cast<void (*)(const RecordedCalls&)>(CheckMadeAgain)};
   return version == "beta24" || version == "beta30" ? &kSupport : nullptr;
 }
 

@@ -447,7 +447,8 @@ const TraceSupport* StateTraceSupport(const std::string& version) {
       "backend (memory-matches-redis), old pods' versions, or the server's keys after the run",
       OpsPerClient,
       Judge,
-      Explore};
+      Explore,
+      nullptr};
   return version == "beta3" || version == "beta23" || version == "beta24" || version == "beta30"
              ? &kSupport
              : nullptr;
