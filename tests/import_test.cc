@@ -2,6 +2,8 @@
 // every malformed line named), and `testbed import` on captures: scripts attached to their call,
 // systems and versions recognized, segments split, bad input as one line and exit 2 with nothing
 // left behind.
+#include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
 #include <absl/strings/str_join.h>
 #include <absl/strings/str_split.h>
 #include <absl/strings/str_replace.h>
@@ -873,18 +875,30 @@ TEST_F(Import, EachConnectionIsAClientWithOneCallOrMany) {
   }
 }
 
-// Issue 61, item 6: a capture of the seeds' own code, not the ports. The seeds' state runtime
-// (beta.30, tests/js/capture.mjs) runs as three concurrent clients of a spawned redis-server,
-// each its own connection, beside another application (INCR, a script of its own), under
-// MONITOR. The capture imports as one state beta30 trace of three clients with the other
-// application's calls kept; it replays with no difference in both worlds, and
-// cas-versions-linearizable judges the clients' operations.
-TEST_F(Import, ACaptureOfTheSeedsOwnStateRuntimeImportsReplaysAndIsJudged) {
+// Issue 61, item 6: captures of the seeds' own code, not the ports (tests/js/capture.mjs). Per
+// system, three concurrent clients of the seeds' JavaScript, each its own ioredis connection,
+// run beside another application (INCR, a script of its own) on a spawned redis-server under
+// MONITOR: the state runtime (beta.30), the handle runtime on it (commits whose work runs while
+// the runtime's renewal timer renews the lease), and a2's store (appends, claims, renewals,
+// completions and failures of one session). Each capture imports as one trace of its system and
+// version with three clients and the other application's calls kept; it replays with no
+// difference in both worlds, and is judged by every property a trace of its system can be judged
+// by. A class a trace shows is one its version is known for (beta.30's set reads the version and
+// writes the next, so two concurrent sets are often both acknowledged as one version,
+// duplicate-version): the repository's baselines accept it, and explore around the trace (other
+// interleavings, and latency: every fault makes some histories cost the checker minutes, issue
+// 64) finds nothing they do not.
+class SeedsOwnCapture : public Import, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SeedsOwnCapture, ImportsReplaysAndIsJudgedWithItsVersion) {
+  const std::string system = GetParam();
+  const std::string version = system == "a2" ? "0.5.0" : "beta30";
   const std::string capture = dir_ / "js.txt";
   testing_cli::Result js{-1, ""};
   RecordUnderMonitor(capture, [&](real::RedisServer& server) {
-    js = testing_cli::Run(PinnedNode(), std::string(TESTBED_SOURCE_DIR "/tests/js/capture.mjs") +
-                                            " beta30 " + std::to_string(server.port()) + " " +
+    js = testing_cli::Run(PinnedNode(), std::string(TESTBED_SOURCE_DIR "/tests/js/capture.mjs ") +
+                                            system + " " + version + " " +
+                                            std::to_string(server.port()) + " " +
                                             server.clock_file() + " 7 12");
   });
   ASSERT_EQ(js.code, 0) << js.out;
@@ -895,30 +909,94 @@ TEST_F(Import, ACaptureOfTheSeedsOwnStateRuntimeImportsReplaysAndIsJudged) {
   testing_cli::Result r =
       testing_cli::Run(TESTBED_CLI_PATH, "import " + capture + " --out " + (dir_ / "js"));
   ASSERT_EQ(r.code, 0) << r.out;
-  ASSERT_TRUE(std::filesystem::exists(dir_ / "js/state-beta30-js-1.json")) << r.out;
-  const Json trace = Json::parse(testing_cli::ReadFile(dir_ / "js/state-beta30-js-1.json"));
+  const std::string trace_file = dir_ / ("js/" + system + "-" + version + "-js-1.json");
+  ASSERT_TRUE(std::filesystem::exists(trace_file)) << r.out;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_ / "js"),
+                          std::filesystem::directory_iterator()),
+            1)
+      << r.out;
+  const Json trace = Json::parse(testing_cli::ReadFile(trace_file));
   EXPECT_EQ(trace["clients"].size(), 3u) << trace["clients"].dump();
   EXPECT_GE(trace["foreign_calls"].get<int64_t>(), 24);
-  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "js/state-beta30-js-1.json"));
+  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + trace_file);
   EXPECT_NE(r.out.find("result: reproduced"), std::string::npos) << r.out;
-  const std::string judged = testing_cli::LineStarting(r.out, "judged: cas-versions-linearizable");
-  EXPECT_NE(judged.find(" operations of 3 clients: "), std::string::npos) << r.out;
-  const bool violated = judged.find(": violated (classes: ") != std::string::npos;
+  const props::TraceSupport* support = props::FindSystem(system)->trace_support(version);
+  ASSERT_NE(support, nullptr);
+  bool violated = false;
+  for (const std::string& property : support->properties) {
+    const std::string judged = testing_cli::LineStarting(r.out, "judged: " + property + " on ");
+    EXPECT_NE(judged.find(" of 3 clients: "), std::string::npos) << r.out;
+    violated = violated || judged.find(": violated (classes: ") != std::string::npos;
+  }
   EXPECT_EQ(r.code, violated ? 1 : 0) << r.out;
-  // Whatever the interleaving the network gave, a class the trace shows is one beta.30 is known
-  // for (two concurrent sets acknowledged with one version, duplicate-version, shows in most
-  // captures: the seeds' own set reads the version and writes the next); explore around it
-  // (other interleavings and faults) finds none new.
-  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + (dir_ / "js/state-beta30-js-1.json") +
-                                             " --baseline " TESTBED_SOURCE_DIR "/baselines");
-  EXPECT_EQ(r.code, 0) << r.out;
   r = testing_cli::Run(TESTBED_CLI_PATH,
-                       "explore " + (dir_ / "js/state-beta30-js-1.json") +
-                           " --seed 1 --runs 100 --faults all --baseline " TESTBED_SOURCE_DIR
-                           "/baselines/state/beta30.json");
+                       "replay " + trace_file + " --baseline " TESTBED_SOURCE_DIR "/baselines");
   EXPECT_EQ(r.code, 0) << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "explore " + trace_file +
+                                             " --seed 1 --runs 60 --faults latency --baseline " +
+                                             TESTBED_SOURCE_DIR "/baselines/" + system + "/" +
+                                             version + ".json");
+  // Runs the checker gave up on make a check no pass (exit 1, issue 64); nothing else may.
+  EXPECT_TRUE(r.code == 0 || (r.code == 1 && r.out.find("no verdict for ") != std::string::npos))
+      << r.out;
   EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos) << r.out;
 }
+
+// Issue 61, item 6, explore: around a capture of the seeds' own code that did not show a class,
+// explore finds it. Whether the clients' operations met is the network's choice, so this half
+// runs on captures recorded by the test above and committed (TESTBED_RECORD_CAPTURE=FILE keeps
+// one): tests/data/<system>-js-capture.txt. Around the state and a2 traces, explore (latency:
+// other interleavings and timings) finds a known class the trace did not show. Around the
+// handles trace, whose commits are short against their renewals, it finds none with the shipped
+// scripts; with a CAS that does not check the version it finds work run twice where two clients'
+// commits of one draft met (their loads and claims are made again as far apart as recorded).
+TEST_P(SeedsOwnCapture, ExploreFindsAKnownClassItDidNotShow) {
+  const std::string system = GetParam();
+  const std::string version = system == "a2" ? "0.5.0" : "beta30";
+  testing_cli::Result r =
+      testing_cli::Run(TESTBED_CLI_PATH, "import " TESTBED_SOURCE_DIR "/tests/data/" + system +
+                                             "-js-capture.txt --out " + (dir_ / "committed"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string trace =
+      dir_ / ("committed/" + system + "-" + version + "-" + system + "-js-capture-1.json");
+  r = testing_cli::Run(TESTBED_CLI_PATH, "replay " + trace);
+  EXPECT_NE(r.out.find("result: reproduced"), std::string::npos) << r.out;
+  std::set<std::string> shown;  // the classes the trace is judged to show
+  const std::string judged = testing_cli::LineStarting(r.out, "judged: ");
+  const size_t classes = judged.find(": violated (classes: ");
+  if (classes != std::string::npos)
+    for (const absl::string_view c : absl::StrSplit(
+             judged.substr(classes + 21, judged.find(')', classes) - classes - 21), ", "))
+      shown.insert(std::string(c));
+  const std::string baseline =
+      std::string(TESTBED_SOURCE_DIR "/baselines/") + system + "/" + version + ".json";
+  r = testing_cli::Run(
+      TESTBED_CLI_PATH,
+      "explore " + trace + " --seed 1 --runs 60 --faults latency --baseline " + baseline);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("result: nothing new against the baseline"), std::string::npos) << r.out;
+  std::set<std::string> found;
+  for (const absl::string_view line : absl::StrSplit(r.out, '\n'))
+    if (absl::StartsWith(line, "  ") && absl::EndsWith(line, "  known"))
+      found.insert(std::string(absl::StripAsciiWhitespace(line.substr(0, line.find("  ", 2)))));
+  if (system != "handles") {
+    EXPECT_TRUE(std::any_of(found.begin(), found.end(), [&](const std::string& c) {
+      return !shown.contains(c);
+    })) << r.out;
+    return;
+  }
+  EXPECT_TRUE(found.empty()) << r.out;
+  r = testing_cli::Run(TESTBED_CLI_PATH, "explore " + trace + " --seed 1 --runs 300 --scripts " +
+                                             TESTBED_SOURCE_DIR
+                                             "/tests/broken_scripts/cas-without-version-check");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("  work-ran-twice "), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Import, SeedsOwnCapture, ::testing::Values("state", "handles", "a2"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           return std::string(p.param);
+                         });
 
 }  // namespace
 }  // namespace testbed

@@ -468,6 +468,8 @@ Rebuilt Rebuild(const RecordedCalls& recorded) {
       op.plan.kind = kind->second;
       op.plan.connection = conn->second;
       op.plan.gap_ms = std::max<int64_t>(0, c.at_ms - last);
+      if (op.last > op.first)
+        op.plan.latency_ms = std::max<int64_t>(0, calls[mine[op.first + 1]].at_ms - c.at_ms);
       last = calls[mine[op.last]].at_ms;
       if (op.worked) {
         const Seen& claim = seen[static_cast<size_t>(op.claim)];

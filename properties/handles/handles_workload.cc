@@ -76,6 +76,7 @@ sim::Task<void> TraceClient(sim::Ctx& ctx, ClientArgs a) {
     if (a.skip->count({a.id, i})) continue;  // shrunk away
     const TracePlans::Op& p = mine[static_cast<size_t>(i)];
     co_await ctx.sleep(p.gap_ms);
+    ctx.set_reply_latency(p.latency_ms);
     const real::handles::HandleKind& kind = plans.kinds.at(p.kind);
     real::handles::HandleContext& h = *contexts.at(p.connection);
     const bool cursor = !real::handles::IsDraftKind(kind);

@@ -152,8 +152,11 @@ struct TracePlans {
     size_t connection = 0;  // into connections
     std::string draft;      // the handle it names as recorded (create: the one it got, or "")
     int64_t gap_ms = 0;     // from its client's previous operation's last call to its first
-    Json data;              // create: the data; update: the data it wrote
-    int64_t work_ms = 0;    // commit: how long its work ran
+    // How long its client waited for each reply, as recorded: from its first call to its second
+    // (a load to its write); its calls are answered this much later when made again.
+    int64_t latency_ms = 0;
+    Json data;            // create: the data; update: the data it wrote
+    int64_t work_ms = 0;  // commit: how long its work ran
     bool work_fails = false;
   };
   std::string provider_id;

@@ -117,6 +117,9 @@ class Rebuilder {
     Spaces(calls);
     for (size_t i = 0; i < calls.size(); ++i) Call(calls[i], i);
     for (auto& [client, op] : std::map<int, TraceOp>(pending_read_)) Add(client, std::move(op));
+    // Without a claim's maxTtl (beta.3, beta.23, beta.30 read with a plain GET), the namespace's
+    // is at least the longest TTL a write asked for: explore's port refuses a longer one.
+    if (!max_ttl_shown_) out_.ns.max_ttl_ms = std::max(out_.ns.max_ttl_ms, longest_ttl_);
     return std::move(out_);
   }
 
@@ -248,6 +251,7 @@ class Rebuilder {
     if (script) {
       out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 1));
       out_.ns.max_ttl_ms = std::max<int64_t>(1, Int(args, 2));
+      max_ttl_shown_ = true;
     }
     if (!c.has_reply) return;
     const sim::Reply& r = c.reply;
@@ -275,6 +279,7 @@ class Rebuilder {
     }
     int64_t ttl = 0;
     if (absl::SimpleAtoi(c.argv[4], &ttl)) op.ttl = ttl;
+    longest_ttl_ = std::max(longest_ttl_, ttl);
     op.ambiguous = op.ambiguous || (c.has_reply && c.reply.is_error());
   }
 
@@ -285,6 +290,7 @@ class Rebuilder {
                  op.value, version))
       op.out_version = version;
     op.ttl = Int(args, 2) - Int(args, 0);
+    longest_ttl_ = std::max(longest_ttl_, *op.ttl);
     op.expires_at_ms = Int(args, 2);
     out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 1));
     if (!c.has_reply) return;
@@ -301,6 +307,7 @@ class Rebuilder {
     Envelope(op.key, args.size() > 5 ? std::optional<std::string>(args[5]) : std::nullopt, op.value,
              version);
     op.ttl = Int(args, 3) - Int(args, 1);
+    longest_ttl_ = std::max(longest_ttl_, *op.ttl);
     op.expires_at_ms = Int(args, 3);
     out_.ns.max_entries = std::max(out_.ns.max_entries, Int(args, 2));
     if (!c.has_reply) return;
@@ -316,6 +323,8 @@ class Rebuilder {
   }
 
   Rebuilt out_;
+  bool max_ttl_shown_ = false;       // a claim's ARGV[3] named the namespace's maxTtl
+  int64_t longest_ttl_ = 0;          // the longest TTL a write asked for
   std::map<int, int> client_index_;  // trace client -> rebuilt client
   // A read each client made last, which its set's script may follow.
   std::map<int, TraceOp> pending_read_;

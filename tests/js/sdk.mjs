@@ -44,6 +44,32 @@ export async function loadSdk(stateVersion) {
            errors: await load('errors') };
 }
 
+// a2's store (seed 003's store-redis-core.ts verbatim, the stand-ins for the files it imports
+// but does not show beside tests/js/a2/judge.mjs), types stripped: the module, whose
+// createRedisStoreCore the judge and the captures call.
+export async function loadA2() {
+  const out = mkdtempSync(join(tmpdir(), 'a2-'));
+  const sources = {
+    'store-redis-core': join(here, 'seeds', 'a2-0.5.0', 'store-redis-core.ts'),
+  };
+  for (const name of ['errors', 'idempotent-replay', 'internal', 'store-codec', 'contract',
+                      'store'])
+    sources[name] = join(here, 'a2', `${name}.ts`);
+  for (const [name, file] of Object.entries(sources)) {
+    const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
+      fileName: file,
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        rewriteRelativeImportExtensions: true,
+      },
+    });
+    writeFileSync(join(out, `${name}.js`), outputText);
+  }
+  writeFileSync(join(out, 'package.json'), '{"type":"module"}');
+  return import(pathToFileURL(join(out, 'store-redis-core.js')));
+}
+
 // Date.now() and new Date() read `clock.now` (ms); Date(x) and Date.parse are JavaScript's.
 export const clock = { now: 0 };
 const RealDate = Date;

@@ -7,33 +7,11 @@
 // commands are not written) where each call's commands begin.
 //   node judge.mjs PLANS.json PORT
 // The stand-ins for the files the seed imports but does not show are beside this file.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import Redis from 'ioredis';
-import ts from 'typescript';
+import { loadA2 } from '../sdk.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const out = mkdtempSync(join(tmpdir(), 'a2-judge-'));
-const sources = {
-  'store-redis-core': join(here, '..', 'seeds', 'a2-0.5.0', 'store-redis-core.ts'),
-};
-for (const name of ['errors', 'idempotent-replay', 'internal', 'store-codec', 'contract', 'store'])
-  sources[name] = join(here, `${name}.ts`);
-for (const [name, file] of Object.entries(sources)) {
-  const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
-    fileName: file,
-    compilerOptions: {
-      module: ts.ModuleKind.ESNext,
-      target: ts.ScriptTarget.ES2022,
-      rewriteRelativeImportExtensions: true,
-    },
-  });
-  writeFileSync(join(out, `${name}.js`), outputText);
-}
-const { createRedisStoreCore } = await import(pathToFileURL(join(out, 'store-redis-core.js')));
-
+const { createRedisStoreCore } = await loadA2();
 const [plansFile, port] = process.argv.slice(2);
 const plans = JSON.parse(readFileSync(plansFile, 'utf8'));
 const redis = new Redis({ host: '127.0.0.1', port: Number(port), lazyConnect: true,
