@@ -40,7 +40,8 @@ function words() {
   const out = new Set();
   while (out.size < 256) {
     let w = '';
-    for (let i = 0; i < 5 + pick(3); i += 1) w += i % 2 === 0 ? 'bcdfghjklmnprstvwz'[pick(18)] : 'aeiou'[pick(5)];
+    for (let i = 0; i < 5 + pick(3); i += 1)
+      w += i % 2 === 0 ? 'bcdfghjklmnprstvwz'[pick(18)] : 'aeiou'[pick(5)];
     out.add(w);
   }
   return [...out];
