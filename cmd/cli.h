@@ -91,7 +91,10 @@ struct DiffSpec {
   int64_t runs = 50;
   int64_t clients = 0;  // resolved: the system's default when not given
   int64_t ops = 0;
+  // Given: one pass under `faults`. Not given: a fault-free pass, then one under every fault
+  // kind (DiffPasses).
   sim::FaultList faults;
+  bool faults_given = false;
   std::vector<std::string> properties;  // empty: every property
   std::map<std::string, std::string> options;
   int64_t jobs = 0;  // 0: the cores

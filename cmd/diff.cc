@@ -2,7 +2,10 @@
 // the shipped scripts and on a candidate (only --version's pods get it; old pods keep theirs),
 // and the report says which anomaly classes the change introduces or removes, which runs flip
 // between pass and fail, and where replies first differ on identical schedules. Exit 1 when
-// the change introduces a class or turns a passing run into a failing one.
+// the change introduces a class or turns a passing run into a failing one. Without --faults it
+// makes two passes, fault-free and under every fault kind (the faults the shipped baselines were
+// triaged under): a change that matters only under skew or a lost reply is not passed as
+// harmless by a fault-free run (issue 62, item 5).
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
@@ -38,7 +41,9 @@ void Define(CLI::App& app, Raw& r) {
            {"runs", "runs per property (default 50)"},
            {"clients", "clients per run (default: the system's)"},
            {"ops", "operations per client (default: the system's)"},
-           {"faults", "all, none, or a comma list (see testbed list)"},
+           {"faults",
+            "all, none, or a comma list (see testbed list); default: two passes, fault-free "
+            "and under every fault kind"},
            {"properties", "a comma list (default: every property)"},
            {"jobs", "threads (default: the cores)"}})
     app.add_option("--" + flag, r.values[flag], help);
@@ -63,6 +68,7 @@ DiffSpec Resolve(const Raw& r) {
   d.clients = c.clients;
   d.ops = c.ops;
   d.faults = c.faults;
+  d.faults_given = !r.values.at("faults").empty();
   d.properties = c.properties;
   d.options = c.options;
   d.jobs = c.jobs;
@@ -199,7 +205,7 @@ std::string DiffSpec::Write() const {
   AppendFlag(line, "runs", absl::StrCat(runs));
   AppendFlag(line, "clients", absl::StrCat(clients));
   AppendFlag(line, "ops", absl::StrCat(ops));
-  if (!faults.empty()) AppendFlag(line, "faults", faults.ToString());
+  if (faults_given) AppendFlag(line, "faults", faults.ToString());
   for (const auto& [flag, value] : options) AppendFlag(line, flag, value);
   if (!rolling_from.empty()) AppendFlag(line, "rolling-from", rolling_from);
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
@@ -210,10 +216,123 @@ DiffSpec ParseDiff(const std::vector<std::string>& args) {
   return internal::ParseWith<Raw, DiffSpec>("diff", args, Define, Resolve);
 }
 
+namespace {
+
+// The passes a diff makes: --faults's one, or fault-free and then under every fault kind.
+std::vector<sim::FaultList> DiffPasses(const DiffSpec& spec) {
+  if (spec.faults_given) return {spec.faults};
+  return {sim::FaultList{}, sim::FaultList::Parse("all")};
+}
+
+// What one pass found, for the summary.
+struct PassResult {
+  int64_t introduced = 0, removed = 0, to_fail = 0, reply_runs = 0, pairs = 0;
+  std::set<std::pair<std::string, std::string>> introduced_keys, removed_keys;  // property, class
+  bool differs() const { return introduced + removed + to_fail + reply_runs > 0; }
+  std::string Summary() const {
+    if (!differs()) return absl::StrCat("no behavioural difference on ", pairs, " paired runs");
+    return absl::StrCat(reports::Count(introduced, "class"), " introduced, ", removed, " removed, ",
+                        reports::Count(to_fail, "run"), " pass->fail, ",
+                        reports::Count(reply_runs, "run"), " with different replies");
+  }
+};
+
+// What every pass shares: the system, its properties, both catalogs and `check`'s spec.
+struct DiffSetup {
+  const props::System& system;
+  std::vector<std::string> properties;
+  std::string old_version;
+  Catalog shipped, candidate;
+};
+
+// One pass of the diff (`pass`: the spec with its faults, given): the pairs, their table, the
+// classes introduced and removed, and the first reply-level difference per property.
+PassResult RunPass(const DiffSpec& pass, const DiffSetup& d) {
+  const props::System& system = d.system;
+  props::RunSpec base;
+  base.version = pass.version;
+  base.old_version = d.old_version;
+  base.clients = static_cast<int>(pass.clients);
+  base.ops = static_cast<int>(pass.ops);
+  base.faults = pass.faults;
+  base.options = pass.options;
+  harness::Plan plan;
+  plan.base = base;
+  plan.properties = d.properties;
+  plan.seed = pass.seed;
+  plan.count = pass.runs;
+  plan.jobs = static_cast<size_t>(internal::JobsOrCores(pass.jobs));
+  plan.stop = [] { return internal::Interrupted() != 0; };  // at a run boundary
+  DiffTally tally;
+  harness::RunInOrder<Pair>(
+      plan, [&](const props::RunSpec& r) { return RunPair(system, r, d.shipped, d.candidate); },
+      [&](Pair& x) { tally.Add(x); });
+  auto& per = tally.per;
+
+  std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
+              "replies differ");
+  PassResult out;
+  out.pairs = tally.before.runs();
+  auto runs = [&](const std::string& p) {  // pairs of p: the runs either side's tally counted
+    const harness::PropertyTally* t = tally.before.find(p);
+    return t ? t->done : int64_t{0};
+  };
+  for (const std::string& p : d.properties) {
+    const PerProperty& x = per[p];
+    std::printf("%-32s %6lld %11lld %11lld %15lld\n", p.c_str(), static_cast<long long>(runs(p)),
+                static_cast<long long>(x.to_fail), static_cast<long long>(x.to_pass),
+                static_cast<long long>(x.replies_differ));
+    out.to_fail += x.to_fail;
+    out.reply_runs += x.replies_differ;
+  }
+  // A replay line of `check` on the candidate for one property and seed.
+  auto check_line = [&](const std::string& p, uint64_t seed) {
+    CheckSpec c;
+    c.system = pass.system;
+    c.version = pass.version;
+    c.rolling_from = pass.rolling_from;
+    c.scripts = pass.candidate;
+    c.properties = {p};
+    c.seed = seed;
+    c.runs = 1;
+    c.clients = pass.clients;
+    c.ops = pass.ops;
+    c.faults = pass.faults;
+    c.options = pass.options;
+    return c.Write();
+  };
+  for (const auto& key : tally.after.order()) {
+    const harness::ClassSeen* s = DiffTally::Only(tally.after, tally.before, key);
+    if (!s) continue;
+    out.introduced_keys.insert(key);
+    if (out.introduced++ == 0) std::printf("\nclasses the change introduces:\n");
+    std::printf(
+        "  %s / %s: %s (%s, first seed %llu)\n    replay: %s\n", key.first.c_str(),
+        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
+        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed),
+        check_line(key.first, s->first.seed).c_str());
+  }
+  for (const auto& key : tally.before.order()) {
+    const harness::ClassSeen* s = DiffTally::Only(tally.before, tally.after, key);
+    if (!s) continue;
+    out.removed_keys.insert(key);
+    if (out.removed++ == 0) std::printf("\nclasses the change removes:\n");
+    std::printf(
+        "  %s / %s: %s (%s on the shipped scripts, first seed %llu)\n", key.first.c_str(),
+        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
+        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed));
+  }
+  for (const std::string& p : d.properties)
+    if (per[p].first_reply_diff) PrintFirstDifference(pass, p, *per[p].first_reply_diff);
+  return out;
+}
+
+}  // namespace
+
 int RunDiff(const DiffSpec& spec) {
   internal::CatchInterrupts("diff");  // the first signal stops the pairs at a run boundary
   const props::System& system = *props::FindSystem(spec.system);
-  CheckSpec as_check;  // what `check` would run: its old version and replay lines
+  CheckSpec as_check;  // what `check` would run: its old version
   as_check.system = spec.system;
   as_check.version = spec.version;
   as_check.rolling_from = spec.rolling_from;
@@ -230,102 +349,52 @@ int RunDiff(const DiffSpec& spec) {
               old_version.empty() ? "none" : old_version.c_str());
   for (const std::string& line : replaced) std::printf("%s\n", line.c_str());
   std::fflush(stdout);  // the seed is seen at once, whatever the runs take
-  const reports::ScriptNames &shipped_names = shipped.names(), &candidate_names = candidate.names();
-  std::vector<std::string> properties = spec.properties;
-  if (properties.empty())
-    for (const auto& p : system.properties()) properties.push_back(p.name);
-  std::erase_if(properties, [&](const std::string& p) {
+  DiffSetup setup{system,
+                  spec.properties,
+                  old_version,
+                  {shipped, shipped.names()},
+                  {candidate, candidate.names()}};
+  if (setup.properties.empty())
+    for (const auto& p : system.properties()) setup.properties.push_back(p.name);
+  std::erase_if(setup.properties, [&](const std::string& p) {
     return !system.property(p)->applies(spec.version, old_version);
   });
 
-  props::RunSpec base;
-  base.version = spec.version;
-  base.old_version = old_version;
-  base.clients = static_cast<int>(spec.clients);
-  base.ops = static_cast<int>(spec.ops);
-  base.faults = spec.faults;
-  base.options = spec.options;
-  harness::Plan plan;
-  plan.base = base;
-  plan.properties = properties;
-  plan.seed = spec.seed;
-  plan.count = spec.runs;
-  plan.jobs = static_cast<size_t>(internal::JobsOrCores(spec.jobs));
-  plan.stop = [] { return internal::Interrupted() != 0; };  // at a run boundary
-  const Catalog shipped_side{shipped, shipped_names}, candidate_side{candidate, candidate_names};
-  DiffTally tally;
-  harness::RunInOrder<Pair>(
-      plan,
-      [&](const props::RunSpec& r) { return RunPair(system, r, shipped_side, candidate_side); },
-      [&](Pair& x) { tally.Add(x); });
-  auto& per = tally.per;
-
-  std::printf("%-32s %6s %11s %11s %15s\n", "property", "runs", "pass->fail", "fail->pass",
-              "replies differ");
-  int64_t to_fail = 0, reply_runs = 0;
-  auto runs = [&](const std::string& p) {  // pairs of p: the runs either side's tally counted
-    const harness::PropertyTally* t = tally.before.find(p);
-    return t ? t->done : int64_t{0};
-  };
-  for (const std::string& p : properties) {
-    const PerProperty& x = per[p];
-    std::printf("%-32s %6lld %11lld %11lld %15lld\n", p.c_str(), static_cast<long long>(runs(p)),
-                static_cast<long long>(x.to_fail), static_cast<long long>(x.to_pass),
-                static_cast<long long>(x.replies_differ));
-    to_fail += x.to_fail;
-    reply_runs += x.replies_differ;
+  const std::vector<sim::FaultList> passes = DiffPasses(spec);
+  std::vector<PassResult> results;
+  for (size_t i = 0; i < passes.size() && internal::Interrupted() == 0; ++i) {
+    DiffSpec pass = spec;
+    pass.faults = passes[i];
+    pass.faults_given = true;
+    if (passes.size() > 1)
+      std::printf("%spass %zu of %zu: %s\n", i == 0 ? "" : "\n", i + 1, passes.size(),
+                  passes[i].empty()
+                      ? "no faults (--faults none)"
+                      : ("under every fault kind (--faults " + passes[i].ToString() + ")").c_str());
+    results.push_back(RunPass(pass, setup));
   }
-  // A replay line of `check` on the candidate for one property and seed.
-  auto check_line = [&](const std::string& p, uint64_t seed) {
-    CheckSpec c = as_check;
-    c.version = spec.version;
-    c.scripts = spec.candidate;
-    c.properties = {p};
-    c.seed = seed;
-    c.runs = 1;
-    c.clients = spec.clients;
-    c.ops = spec.ops;
-    c.faults = spec.faults;
-    c.options = spec.options;
-    return c.Write();
-  };
-  int64_t introduced = 0, removed = 0;
-  for (const auto& key : tally.after.order()) {
-    const harness::ClassSeen* s = DiffTally::Only(tally.after, tally.before, key);
-    if (!s) continue;
-    if (introduced++ == 0) std::printf("\nclasses the change introduces:\n");
-    std::printf(
-        "  %s / %s: %s (%s, first seed %llu)\n    replay: %s\n", key.first.c_str(),
-        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
-        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed),
-        check_line(key.first, s->first.seed).c_str());
-  }
-  for (const auto& key : tally.before.order()) {
-    const harness::ClassSeen* s = DiffTally::Only(tally.before, tally.after, key);
-    if (!s) continue;
-    if (removed++ == 0) std::printf("\nclasses the change removes:\n");
-    std::printf(
-        "  %s / %s: %s (%s on the shipped scripts, first seed %llu)\n", key.first.c_str(),
-        key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
-        reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed));
-  }
-  for (const std::string& p : properties)
-    if (per[p].first_reply_diff) PrintFirstDifference(spec, p, *per[p].first_reply_diff);
   std::printf("\n");
-  int code = 0;
-  if (introduced == 0 && removed == 0 && to_fail == 0 && reply_runs == 0) {
-    std::printf("result: no behavioural difference on %lld paired runs\n",
-                static_cast<long long>(tally.before.runs()));
-  } else {
-    std::printf("result: %s introduced, %lld removed, %s pass->fail, %s with different replies\n",
-                reports::Count(introduced, "class").c_str(), static_cast<long long>(removed),
-                reports::Count(to_fail, "run").c_str(), reports::Count(reply_runs, "run").c_str());
-    code = introduced > 0 || to_fail > 0 ? 1 : 0;
+  PassResult all;
+  std::vector<std::string> each;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const PassResult& r = results[i];
+    all.introduced_keys.insert(r.introduced_keys.begin(), r.introduced_keys.end());
+    all.removed_keys.insert(r.removed_keys.begin(), r.removed_keys.end());
+    all.to_fail += r.to_fail;
+    all.reply_runs += r.reply_runs;
+    all.pairs += r.pairs;
+    each.push_back("--faults " + passes[i].ToString() + ": " + r.Summary());
   }
+  // A class introduced (or removed) in both passes is one class of the change.
+  all.introduced = static_cast<int64_t>(all.introduced_keys.size());
+  all.removed = static_cast<int64_t>(all.removed_keys.size());
+  std::printf("result: %s%s\n", all.Summary().c_str(),
+              results.size() > 1 ? (" (" + absl::StrJoin(each, "; ") + ")").c_str() : "");
+  const int code = all.introduced > 0 || all.to_fail > 0 ? 1 : 0;
   if (const int signal = internal::Interrupted(); signal != 0) {
     std::printf("incomplete: interrupted by %s after %s; the result covers the runs made\n",
                 internal::SignalName(signal).c_str(),
-                reports::Count(tally.before.runs(), "paired run").c_str());
+                reports::Count(all.pairs, "paired run").c_str());
     return 128 + signal;
   }
   return code;
@@ -335,9 +404,10 @@ namespace internal {
 Command DiffCommand() {
   return internal::MakeCommand<Raw, DiffSpec>(
       "diff",
-      "Runs the same seeds and schedules on the shipped scripts and on candidate scripts; reports "
-      "the anomaly classes the change introduces and removes, runs that flip, and the first "
-      "reply that differs. Exit 1 when the change introduces a class or breaks a passing run.",
+      "Runs the same seeds and schedules on the shipped scripts and on candidate scripts, "
+      "fault-free and under every fault kind unless --faults names one pass; reports the anomaly "
+      "classes the change introduces and removes, runs that flip, and the first reply that "
+      "differs. Exit 1 when the change introduces a class or breaks a passing run.",
       Define, Resolve, RunDiff);
 }
 }  // namespace internal

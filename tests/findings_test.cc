@@ -354,8 +354,9 @@ TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNot
   // 20 runs of each property that applies to beta.30.
   const int properties = testing_registry::PropertiesThatApply("state", "beta30");
   ASSERT_GT(properties, 0);
+  // Without --faults, two passes: fault-free and under every fault kind.
   EXPECT_NE(same.out.find("result: no behavioural difference on " +
-                          std::to_string(20 * properties) + " paired runs"),
+                          std::to_string(2 * 20 * properties) + " paired runs (--faults none: "),
             std::string::npos)
       << same.out;
   // Under faults too: a fault that hits a script call names the script by its file, not by its
@@ -368,6 +369,44 @@ TEST(Diff, TheQuotaOffByOneIntroducesAClassAndFlipsRunsAndARefactoringChangesNot
                                  std::to_string(10 * properties) + " paired runs"),
             std::string::npos)
       << same_faults.out;
+}
+
+// diff judges under faults by default (issue 62, item 5). A change that prunes the quota index by
+// the server's TIME while the index's scores stay the clients' instants
+// (tests/broken_scripts/quota-pruned-by-server-time) changes nothing while the clocks agree, and
+// breaks quota-safety once a client's clock is skewed: without --faults, diff makes a fault-free
+// pass and one under every fault kind, reports each, and exits 1 for the class the second
+// introduces, with a replay line that names its faults; --faults none is the first pass alone.
+TEST(Diff, WithoutFaultsItAlsoJudgesUnderEveryFaultKind) {
+  const std::string diff =
+      "diff --system state --version beta30 --seed 1 --runs 30 --properties "
+      "quota-safety --candidate " +
+      kSource + "/tests/broken_scripts/quota-pruned-by-server-time";
+  Result r = Cli(diff);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const size_t first = r.out.find("pass 1 of 2: no faults (--faults none)\n");
+  const size_t second = r.out.find("\npass 2 of 2: under every fault kind (--faults all)\n");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(first, second - first).find("classes the change introduces"),
+            std::string::npos)
+      << r.out;
+  const size_t introduced = r.out.find("classes the change introduces:\n  quota-safety / ", second);
+  ASSERT_NE(introduced, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--faults none: no behavioural difference on 30 paired runs; --faults all: "
+                       "1 class introduced"),
+            std::string::npos)
+      << r.out;
+  // The introduced class's replay line runs check under the pass's faults and shows it.
+  const std::string replay = LineStarting(r.out.substr(introduced), "    replay: testbed ");
+  EXPECT_NE(replay.find(" --faults all "), std::string::npos) << replay;
+  const Result again = Cli(replay.substr(std::string("    replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << replay << "\n" << again.out;
+  r = Cli(diff + " --faults none");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("pass 1 of"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result: no behavioural difference on 30 paired runs\n"), std::string::npos)
+      << r.out;
 }
 
 TEST(Scripts, AFlatDirectoryChangesOnlyTheCheckedVersionAndATreeNamesEachVersion) {
