@@ -11,7 +11,10 @@ namespace {
 // Lua 5.1's lundump.c / ldump.c layout, and lopcodes.h's instruction fields.
 constexpr uint32_t kOpMask = 0x3F;
 constexpr uint32_t kOpGetGlobal = 5;
+constexpr uint32_t kOpGetTable = 6;
 constexpr uint32_t kOpSetGlobal = 7;
+constexpr int kAShift = 6, kBShift = 23;
+constexpr uint32_t kAMask = 0xFF, kBMask = 0x1FF;
 constexpr int kBxShift = 14;
 constexpr int kTypeNil = 0, kTypeBoolean = 1, kTypeNumber = 3, kTypeString = 4;
 
@@ -62,13 +65,22 @@ class Reader {
           ok_ = false;
       }
     }
-    for (const uint32_t i : code) {
+    for (size_t at = 0; at < code.size(); ++at) {
+      const uint32_t i = code[at];
       const uint32_t op = i & kOpMask;
       if (op == kOpSetGlobal) out->writes = true;
       if (op != kOpGetGlobal) continue;
       const uint32_t bx = i >> kBxShift;
       if (bx >= k.size() || !k[bx]) return ok_ = false;
       out->reads.insert(*k[bx]);
+      if (std::find(std::begin(kLibraries), std::end(kLibraries), *k[bx]) == std::end(kLibraries))
+        continue;
+      // Safe only when the next instruction reads a field of it into the same register.
+      const uint32_t a = i >> kAShift & kAMask;
+      const uint32_t next = at + 1 < code.size() ? code[at + 1] : 0;
+      if (at + 1 >= code.size() || (next & kOpMask) != kOpGetTable ||
+          (next >> kAShift & kAMask) != a || (next >> kBShift & kBMask) != a)
+        out->libraries_escape = true;
     }
     const uint64_t protos = integer();
     for (uint64_t i = 0; ok_ && i < protos; ++i)
@@ -127,7 +139,7 @@ std::optional<ChunkGlobals> GlobalsOfChunk(std::string_view dump) {
 }
 
 bool MayRunInGlobals(const ChunkGlobals& g) {
-  if (g.writes) return false;
+  if (g.writes || g.libraries_escape) return false;
   return std::none_of(std::begin(kEnvReaching), std::end(kEnvReaching),
                       [&](std::string_view name) { return g.reads.count(std::string(name)); });
 }

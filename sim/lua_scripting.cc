@@ -284,7 +284,9 @@ struct LuaGlue {
     int err, ok;
   };
   static Reply ToReply(lua_State* L, ReplyNames names, int depth = 0) {
-    lua_checkstack(L, 4);
+    // As luaReplyToRedisReply: the element that would take the stack past Lua's limit (8,000
+    // slots: a table nested about as deep, or one that holds itself) is this error, in place.
+    if (!lua_checkstack(L, 4)) return Reply::Error("ERR reached lua stack limit");
     switch (lua_type(L, -1)) {
       case LUA_TSTRING: {
         size_t len;
@@ -420,7 +422,12 @@ Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
     return Reply::Ok();
   }
   lua_State* L = L_;
-  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
+  // Redis's Lua parses every chunk as text (its f_parser has no undump): a precompiled chunk is
+  // the syntax error its first byte makes, which parsing it after a space gives (same line).
+  const bool bytecode = !body.empty() && body[0] == LUA_SIGNATURE[0];
+  const std::string as_text = bytecode ? " " + body : std::string();
+  const std::string& source = bytecode ? as_text : body;
+  if (luaL_loadbuffer(L, source.data(), source.size(), "@user_script") != 0) {
     std::string err = lua_tostring(L, -1);
     lua_pop(L, 1);
     return Reply::Error(LuaGlue::Sanitize("ERR Error compiling script (new function): " + err));

@@ -1,10 +1,13 @@
 // A fresh Lua state with Redis 7.0's script environment (sim/lua_state.h).
 #include "sim/lua_state.h"
 
+#include "sim/lua_chunk.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 #include <utility>
 
 extern "C" {
@@ -51,6 +54,166 @@ void* LuaAlloc(void*, void* ptr, size_t osize, size_t nsize) {
     ::operator delete(ptr, osize);
   }
   return block;
+}
+
+// Redis 7.0's readonly tables (its Lua is patched: a table flagged readonly refuses every write,
+// rawset and setmetatable with "Attempt to modify a readonly table", and every table reachable
+// from the globals, their metatables and the basic types' metatables are flagged). Stock Lua 5.1
+// has no such flag. A script whose bytecode can reach no library table as a value
+// (sim/lua_chunk.h) runs with the real ones; any other runs behind the read-only proxy
+// environment, where each library is a proxy: an empty table whose metatable reads through to
+// the library and refuses new names. rawset, setmetatable, getmetatable, rawget, next and pairs
+// know the proxies (kBehind maps each to its table) and act on the table behind, or refuse; and
+// what rawget and next return is never a real library table or the real globals (kProxyOf).
+constexpr const char* kBehind = "testbed.readonly";
+constexpr const char* kProxyOf = "testbed.proxy_of";
+constexpr const char* kView = "testbed.protected_view";
+
+int RefuseWrite(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+// The table behind the proxy at `index` is pushed (true), or nothing (false: not a proxy).
+bool PushBehind(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TTABLE) return false;
+  lua_getfield(L, LUA_REGISTRYINDEX, kBehind);
+  lua_pushvalue(L, index);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (lua_istable(L, -1)) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
+// Records `proxy` (at proxy_index) as the read-only face of `table` (at table_index).
+void Register(lua_State* L, int proxy_index, int table_index) {
+  proxy_index = proxy_index < 0 ? lua_gettop(L) + 1 + proxy_index : proxy_index;
+  table_index = table_index < 0 ? lua_gettop(L) + 1 + table_index : table_index;
+  lua_getfield(L, LUA_REGISTRYINDEX, kBehind);
+  lua_pushvalue(L, proxy_index);
+  lua_pushvalue(L, table_index);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxyOf);
+  lua_pushvalue(L, table_index);
+  lua_pushvalue(L, proxy_index);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+// Pushes a read-only proxy of the table on the top of the stack (which stays).
+void PushProxy(lua_State* L) {
+  lua_newtable(L);  // the proxy
+  lua_newtable(L);  // its metatable
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, RefuseWrite);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  Register(L, -1, -2);
+}
+
+// The base library's functions that write a table or read its metatable, made to know the
+// proxies; each wraps the original (upvalue 1).
+int CallOriginal(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+int RawSetOrSetMetatable(lua_State* L) {
+  if (PushBehind(L, 1)) {  // raised inside the C function, as Redis's lua_rawset does: no place
+    lua_pushliteral(L, "Attempt to modify a readonly table");
+    return lua_error(L);
+  }
+  return CallOriginal(L);
+}
+int GetMetatable(lua_State* L) {
+  if (PushBehind(L, 1)) {
+    lua_pushnil(L);  // a library table has no metatable of its own
+    return 1;
+  }
+  if (lua_type(L, 1) == LUA_TSTRING) {  // the strings' metatable, readonly
+    lua_getfield(L, LUA_REGISTRYINDEX, "testbed.string_mt");
+    return 1;
+  }
+  return CallOriginal(L);
+}
+int RawGetOrNext(lua_State* L) {
+  if (PushBehind(L, 1)) lua_replace(L, 1);
+  const int n = CallOriginal(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxyOf);
+  for (int i = 1; i <= n; ++i) {
+    if (!lua_istable(L, i)) continue;
+    lua_pushvalue(L, i);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1))
+      lua_replace(L, i);
+    else
+      lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return n;
+}
+int Pairs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getglobal(L, "next");  // the proxies' next
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+// loadstring of a precompiled chunk: Redis's Lua parses every chunk as text (its f_parser has no
+// undump), so bytecode is a syntax error, not a function. The same error comes from parsing it
+// as text after a space (which changes no line), under the name loadstring gives it.
+int LoadString(lua_State* L) {
+  size_t n = 0;
+  const char* s = luaL_checklstring(L, 1, &n);
+  if (n == 0 || s[0] != LUA_SIGNATURE[0]) return CallOriginal(L);
+  const char* name = luaL_optstring(L, 2, s);
+  const std::string text = " " + std::string(s, n);
+  if (luaL_loadbuffer(L, text.data(), text.size(), name) == 0) return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+void Wrap(lua_State* L, const char* name, lua_CFunction f) {
+  lua_getglobal(L, name);
+  lua_pushcclosure(L, f, 1);
+  lua_setglobal(L, name);
+}
+
+// The protected view (kView): the libraries' proxies, read before the real globals by a script
+// behind the proxy environment; the strings' metatable as scripts see it; the wrapped functions.
+void ProtectTables(lua_State* L) {
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kBehind);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxyOf);
+  lua_newtable(L);  // the view
+  for (const std::string_view lib : kLibraries) {
+    const std::string name(lib);
+    lua_getglobal(L, name.c_str());
+    PushProxy(L);
+    lua_setfield(L, -3, name.c_str());
+    lua_pop(L, 1);
+  }
+  // getmetatable('') gives a readonly table whose __index is the string library's proxy (as
+  // Debian's 7.0.15 protects the basic types' metatables, CVE-2025-46818).
+  lua_newtable(L);
+  lua_getfield(L, -2, "string");
+  lua_setfield(L, -2, "__index");
+  PushProxy(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, "testbed.string_mt");
+  lua_pop(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kView);
+  Wrap(L, "rawset", RawSetOrSetMetatable);
+  Wrap(L, "setmetatable", RawSetOrSetMetatable);
+  Wrap(L, "getmetatable", GetMetatable);
+  Wrap(L, "rawget", RawGetOrNext);
+  Wrap(L, "next", RawGetOrNext);
+  Wrap(L, "loadstring", LoadString);
+  lua_pushcfunction(L, Pairs);
+  lua_setglobal(L, "pairs");
 }
 
 // luaL_newstate's panic function: the error message to stderr, then Lua aborts.
@@ -126,6 +289,7 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
   lua_setglobal(L, "redis");
 
   luaL_dostring(L, kErrorHandler);
+  ProtectTables(L);
   // Base-library functions redis-server 7.0.15 does not offer scripts (measured: reading any
   // of them is "Script attempted to access nonexistent global variable").
   for (const char* absent : {"getfenv", "setfenv", "newproxy", "print"}) {
@@ -147,13 +311,28 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
   lua_pushcfunction(L, glue.read_only_new_index);
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, LUA_GLOBALSINDEX);
+  // The proxy environment: reads go to the protected view (the libraries' proxies, _G), then to
+  // the real globals; every write fails. _G is the proxy environment everywhere, and the real
+  // globals are its table behind.
   lua_newtable(L);  // proxy
-  lua_newtable(L);  // its metatable
+  lua_getfield(L, LUA_REGISTRYINDEX, kView);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "_G");
+  lua_newtable(L);  // the view's metatable
   lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_newtable(L);  // the proxy's metatable
+  lua_insert(L, -2);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, glue.read_only_new_index);
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  Register(L, -2, -1);
+  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_GLOBALSINDEX, "_G");
   lua_setfield(L, LUA_REGISTRYINDEX, "testbed.proxy_env");
   return L;
 }

@@ -341,6 +341,49 @@ inline void Counters(const Expect& expect, const std::function<void(int64_t)>& s
   expect({"DEL", "cnt:c", "cnt:h", "cnt:x"}, num(3));
 }
 
+inline void Sandbox(const Expect& expect) {
+  // 8. The sandbox (Redis 7.0's readonly tables): every library table refuses a write, whether
+  // it names a field or goes through rawset or setmetatable (which raise it with no place), and
+  // the strings' metatable is readonly too (Debian's 7.0.15, CVE-2025-46818); afterwards every
+  // library still works. Bytecode is no function: Redis's Lua parses every chunk as text.
+  for (const std::string body :
+       {"redis.call = function() return 1 end", "string.rep = nil", "cjson.decode = nil",
+        "math.floor = nil", "table.concat = nil", "coroutine.wrap = nil",
+        "getmetatable('').__index = nil", "_G.redis = nil", "rawget(_G, 'string').rep = nil",
+        "for k, v in pairs(_G) do if k == 'redis' then v.call = nil end end"})
+    expect({"EVAL", body, "0"},
+           err("ERR user_script:1: Attempt to modify a readonly table" + ScriptSuffix(body, 1)));
+  for (const std::string body : {"setmetatable(_G, {})", "rawset(redis, 'call', 1)",
+                                 "rawset(_G, 'x', 1)", "setmetatable(string, {})"})
+    expect({"EVAL", body, "0"},
+           err("ERR Attempt to modify a readonly table" + ScriptSuffix(body, 1)));
+  expect({"EVAL",
+          "return string.rep('a', 2) .. table.concat({'b'}) .. cjson.encode({1}) .. "
+          "math.floor(2.5) .. ('c'):upper() .. redis.call('PING')['ok']",
+          "0"},
+         bulk("aab[1]2CPONG"));
+  expect({"EVAL", "return tostring(getmetatable(redis)) .. rawget(redis, 'LOG_NOTICE')", "0"},
+         bulk("nil2"));
+  expect({"EVAL", "local f, e = loadstring(string.dump(function() return 1 end)) return e", "0"},
+         bulk("[string \"\x1bLuaQ\"]:1: unexpected symbol near 'char(27)'"));
+  expect({"EVAL", "\x1bLuaQ", "0"},
+         err("ERR Error compiling script (new function): user_script:1: unexpected symbol near "
+             "'char(27)'"));
+  // A reply past Lua's stack (8,000 slots): the element that would take it there is the error,
+  // in place, 7,995 arrays down, for a table that holds itself as for one nested 40,000 deep.
+  for (const std::string body : {"local a = {} a[1] = a return a",
+                                 "local t = {} for i = 1, 40000 do t = {t} end return t"}) {
+    sim::Reply r = Call(expect.c, {"EVAL", body, "0"});
+    int depth = 0;
+    for (; r.type == sim::Reply::Type::kArray && r.elements.size() == 1; ++depth) {
+      sim::Reply inner = std::move(r.elements[0]);
+      r = std::move(inner);
+    }
+    EXPECT_EQ(depth, 7995) << body;
+    EXPECT_EQ(r, err("ERR reached lua stack limit")) << body;
+  }
+}
+
 // set_time moves the virtual clock of the world under test; t0 is its current time.
 inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
                    int64_t t0) {
@@ -354,6 +397,7 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   KeysGoneAndBack(expect, set_time, t0);
   set_time(t0 + 100);
   Counters(expect, set_time, t0 + 100);
+  Sandbox(expect);
 }
 
 }  // namespace testbed::expectations
