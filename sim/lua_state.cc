@@ -4,6 +4,7 @@
 #include "sim/lua_chunk.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -14,6 +15,7 @@ extern "C" {
 #include <lauxlib.h>
 #include <lualib.h>
 int luaopen_cjson(lua_State* l);
+int luaopen_bit(lua_State* l);
 }
 
 namespace testbed::sim {
@@ -256,6 +258,32 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
     lua_setfield(L, -2, "encode");
   }
   lua_setglobal(L, "cjson");
+  // bit (LuaBitOp, as Redis bundles it), with Debian 7.0.15's fix of bit.tohex(x, -2^31), whose
+  // negation overflowed (CVE-2024-31449): the count is then -2^31 + 1.
+  lua_pushcfunction(L, luaopen_bit);
+  lua_call(L, 0, 1);
+  lua_getfield(L, -1, "tohex");
+  lua_pushcclosure(
+      L,
+      [](lua_State* S) -> int {
+        if (lua_gettop(S) >= 2 && lua_isnumber(S, 2)) {
+          // The count as LuaBitOp's barg reads it: rounded, then its low 32 bits.
+          const double shifted = lua_tonumber(S, 2) + 6755399441055744.0;  // 2^52 + 2^51
+          uint64_t bits = 0;
+          std::memcpy(&bits, &shifted, sizeof bits);
+          if (static_cast<uint32_t>(bits) == 0x80000000u) {
+            lua_pushnumber(S, -2147483647.0);
+            lua_replace(S, 2);
+          }
+        }
+        lua_pushvalue(S, lua_upvalueindex(1));
+        lua_insert(S, 1);
+        lua_call(S, lua_gettop(S) - 1, 1);
+        return 1;
+      },
+      1);
+  lua_setfield(L, -2, "tohex");
+  lua_pop(L, 1);  // luaopen_bit set the global `bit` itself
   lua_getglobal(L, "tonumber");
   lua_pushcclosure(L, glue.to_number, 1);
   lua_setglobal(L, "tonumber");
