@@ -38,8 +38,8 @@ inline constexpr std::string_view kEnvReaching[] = {
 
 // The library tables Redis 7.0 makes readonly that the emulator loads: a script that reads one
 // as a value runs behind the read-only proxy, where each is a read-only proxy too.
-inline constexpr std::string_view kLibraries[] = {"redis", "string",    "math", "table",
-                                                  "cjson", "coroutine", "bit"};
+inline constexpr std::string_view kLibraries[] = {
+    "redis", "string", "math", "table", "cjson", "coroutine", "bit", "cmsgpack", "struct"};
 
 // True when a chunk may run directly in the globals table (see the top of this file).
 bool MayRunInGlobals(const ChunkGlobals& g);

@@ -16,6 +16,8 @@ extern "C" {
 #include <lualib.h>
 int luaopen_cjson(lua_State* l);
 int luaopen_bit(lua_State* l);
+int luaopen_cmsgpack(lua_State* l);  // sim/third_party: Redis's own, byte for byte
+int luaopen_struct(lua_State* l);
 }
 
 namespace testbed::sim {
@@ -284,6 +286,10 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
       1);
   lua_setfield(L, -2, "tohex");
   lua_pop(L, 1);  // luaopen_bit set the global `bit` itself
+  for (lua_CFunction open : {luaopen_struct, luaopen_cmsgpack}) {  // each sets its global
+    lua_pushcfunction(L, open);
+    lua_call(L, 0, 0);
+  }
   lua_getglobal(L, "tonumber");
   lua_pushcclosure(L, glue.to_number, 1);
   lua_setglobal(L, "tonumber");

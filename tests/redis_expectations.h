@@ -86,18 +86,18 @@ inline void Scripts(const Expect& expect) {
            err("ERR user_script:1: Attempt to modify a readonly table" + ScriptSuffix(body, 1)));
   expect({"EVAL", "return type(_G) .. type(rawget(_G, 'redis')) .. KEYS[1]", "1", "k"},
          bulk("tabletablek"));
-  // Every global a script sees, by name and type (redis-server 7.0.15's list, less the
-  // libraries outside the subset, which the emulator does not load: cmsgpack, struct).
+  // Every global a script sees, by name and type: redis-server 7.0.15's list.
   const std::string list_globals =
-      "local t = {} for k, v in pairs(_G) do if k ~= 'cmsgpack' and k ~= 'struct' "
-      "then t[#t + 1] = k .. ':' .. type(v) end end table.sort(t) return table.concat(t, ' ')";
+      "local t = {} for k, v in pairs(_G) do t[#t + 1] = k .. ':' .. type(v) end "
+      "table.sort(t) return table.concat(t, ' ')";
   expect({"EVAL", list_globals, "0"},
          bulk("ARGV:table KEYS:table _G:table _VERSION:string __redis__err__handler:function "
-              "assert:function bit:table cjson:table collectgarbage:function coroutine:table "
+              "assert:function bit:table cjson:table cmsgpack:table collectgarbage:function "
+              "coroutine:table "
               "error:function gcinfo:function getmetatable:function ipairs:function "
               "load:function loadstring:function math:table next:function pairs:function "
               "pcall:function rawequal:function rawget:function rawset:function redis:table "
-              "select:function setmetatable:function string:table table:table "
+              "select:function setmetatable:function string:table struct:table table:table "
               "tonumber:function tostring:function type:function unpack:function "
               "xpcall:function"));
   expect({"EVAL", "return getfenv(1)", "0"},
@@ -372,6 +372,24 @@ inline void Sandbox(const Expect& expect) {
          sim::Reply::Array({num(1), num(7), num(6), num(-2147483648), num(15), num(-4), num(1),
                             num(-1), bulk("000000ff"), bulk("FFFF"), bulk("0000FFFF"),
                             bulk("0000FFFF"), num(2), num(16777216)}));
+  // cmsgpack and struct: Redis's own copies (sim/third_party), byte for byte.
+  expect({"EVAL",
+          "local packed = cmsgpack.pack({1, 'a', {x = 2.5}}, true, -1, 2^40) "
+          "local a, b, c, d = cmsgpack.unpack(packed) "
+          "return {packed, #a, a[2], a[3].x * 2, tostring(b), c, d, "
+          "struct.pack('>I2i4s', 258, -2, 'ab'), struct.unpack('<h', '\\255\\255'), "
+          "struct.size('>I4d')}",
+          "0"},
+         sim::Reply::Array({bulk(std::string("\x93\x01\xa1"
+                                             "a\x81\xa1"
+                                             "x\xca\x40\x20\x00\x00\xc3\xff\xcf\x00\x00\x01"
+                                             "\x00\x00\x00\x00\x00",
+                                             23)),
+                            num(3), bulk("a"), num(5), bulk("true"), num(-1), num(1099511627776),
+                            bulk(std::string("\x01\x02\xff\xff\xff\xfe"
+                                             "ab\x00",
+                                             9)),
+                            num(-1), num(12)}));
   expect({"EVAL", "bit.band = nil", "0"},
          err("ERR user_script:1: Attempt to modify a readonly table" +
              ScriptSuffix("bit.band = nil", 1)));
