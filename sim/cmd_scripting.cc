@@ -41,6 +41,21 @@ Reply Commands::EvalSha(Emulator& em, const Argv& a) {
   return em.lua_->EvalSha(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
 }
 
+// EVAL_RO, EVALSHA_RO: the script runs as by EVAL, and a write command it calls is refused.
+Reply Commands::EvalRo(Emulator& em, const Argv& a) {
+  em.read_only_script_ = true;
+  Reply r = Eval(em, a);
+  em.read_only_script_ = false;
+  return r;
+}
+
+Reply Commands::EvalShaRo(Emulator& em, const Argv& a) {
+  em.read_only_script_ = true;
+  Reply r = EvalSha(em, a);
+  em.read_only_script_ = false;
+  return r;
+}
+
 Reply Commands::Script(Emulator& em, const Argv& a) {
   const std::string sub = ToUpper(a[1]);
   if (sub == "LOAD") {
@@ -53,6 +68,13 @@ Reply Commands::Script(Emulator& em, const Argv& a) {
     for (size_t i = 2; i < a.size(); ++i)
       out.push_back(Reply::Integer(em.lua_->Exists(a[i]) ? 1 : 0));
     return Reply::Array(std::move(out));
+  }
+  if (sub == "FLUSH") {  // every script is forgotten (SYNC and ASYNC alike: nothing is freed late)
+    if (a.size() > 3) return Reply::Error(WrongArity("script|flush"));
+    if (a.size() == 3 && ToUpper(a[2]) != "SYNC" && ToUpper(a[2]) != "ASYNC")
+      return Reply::Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    em.lua_->Flush();
+    return Reply::Ok();
   }
   return Unsupported("SCRIPT " + a[1]);
 }

@@ -15,6 +15,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include <absl/container/flat_hash_set.h>
+
 #include "sim/emulator_commands.h"
 #include "sim/lua_scripting.h"
 #include "sim/redis_text.h"
@@ -79,9 +81,26 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
       {"XRANGE", {-4, false, XRange}},
       {"EVAL", {-3, true, Eval}},
       {"EVALSHA", {-3, true, EvalSha}},
+      {"EVAL_RO", {-3, true, EvalRo}},
+      {"EVALSHA_RO", {-3, true, EvalShaRo}},
       {"SCRIPT", {-2, true, Script}},
   };
   return table;
+}
+
+// Redis 7.0's `write` commands of the table (the command table's flags, commands.def).
+bool Commands::Writes(const Spec* spec) {
+  static const absl::flat_hash_set<const Spec*> writes = [] {
+    absl::flat_hash_set<const Spec*> w;
+    for (const char* name : {"SET",     "DEL",    "PEXPIRE",          "INCR",     "DECR",
+                             "INCRBY",  "DECRBY", "APPEND",           "GETDEL",   "SETNX",
+                             "SETEX",   "PSETEX", "EXPIRE",           "EXPIREAT", "PEXPIREAT",
+                             "PERSIST", "HSET",   "HSETNX",           "HDEL",     "HINCRBY",
+                             "ZADD",    "ZREM",   "ZREMRANGEBYSCORE", "XADD",     "XDEL"})
+      w.insert(&Table().at(name));
+    return w;
+  }();
+  return writes.contains(spec);
 }
 
 const Commands::Spec* Commands::Find(std::string_view upper) {
@@ -166,6 +185,8 @@ Reply Emulator::dispatch(const Argv& argv, bool from_script, bool* known, bool* 
   *arity_ok = true;
   if (from_script && spec->noscript)
     return Reply::Error("ERR This Redis command is not allowed from script");
+  if (from_script && read_only_script_ && Commands::Writes(spec))
+    return Reply::Error("ERR Write commands are not allowed from read-only scripts.");
   return spec->handler(*this, argv);
 }
 

@@ -130,6 +130,7 @@ class Emulator : public RedisConnection {
   EmulatorOptions options_;
   int64_t now_ = 0;  // time of the command (or of the script) being executed
   bool in_script_ = false;
+  bool read_only_script_ = false;  // the running script came by EVAL_RO or EVALSHA_RO
   std::map<std::string, Entry> keys_;
   // lookup()'s last hit (keys_.end(): none). A script touches one key several times in a row
   // (the quota index: ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE), and one comparison of the whole

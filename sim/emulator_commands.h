@@ -146,6 +146,9 @@ struct Commands {
   static Reply Eval(Emulator& em, const Argv& a);
   static Reply EvalSha(Emulator& em, const Argv& a);
   static Reply Script(Emulator& em, const Argv& a);
+  static Reply EvalRo(Emulator& em, const Argv& a);
+  static Reply EvalShaRo(Emulator& em, const Argv& a);
+  static bool Writes(const Spec* spec);  // a write command (refused in a read-only script)
 };
 
 }  // namespace testbed::sim

@@ -452,6 +452,11 @@ Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
   return Reply::Ok();
 }
 
+void LuaScripting::Flush() {
+  loaded_.clear();
+  evaluated_.clear();
+}
+
 Reply LuaScripting::Load(const std::string& body) {
   std::string sha;
   if (Reply r = Compile(body, &sha); r.is_error()) return r;

@@ -42,6 +42,7 @@ class LuaScripting {
   Reply EvalSha(const std::string& sha, Args keys, Args args);
   Reply Load(const std::string& body);  // bulk sha or a compile error
   bool Exists(const std::string& sha) const;
+  void Flush();  // SCRIPT FLUSH: no script is loaded any more
 
   struct PooledState;
 

@@ -415,6 +415,36 @@ inline void Sandbox(const Expect& expect) {
   }
 }
 
+inline void ScriptCommands(const Expect& expect) {
+  // 9. EVAL_RO and EVALSHA_RO refuse a write command (after its name and arity); SCRIPT FLUSH
+  // forgets every script.
+  const std::string read = "return redis.call('GET', KEYS[1])";
+  const std::string write = "return redis.call('SET', KEYS[1], 'x')";
+  expect({"SET", "ro:k", "v"}, sim::Reply::Ok());
+  expect({"EVAL_RO", read, "1", "ro:k"}, bulk("v"));
+  expect(
+      {"EVAL_RO", write, "1", "ro:k"},
+      err("ERR Write commands are not allowed from read-only scripts." + ScriptSuffix(write, 1)));
+  expect({"EVAL_RO", "return redis.call('SET', KEYS[1])", "1", "ro:k"},
+         err("ERR Wrong number of args calling Redis command from script" +
+             ScriptSuffix("return redis.call('SET', KEYS[1])", 1)));
+  expect({"SCRIPT", "LOAD", write}, bulk(sim::Sha1Hex(write)));
+  expect(
+      {"EVALSHA_RO", sim::Sha1Hex(write), "1", "ro:k"},
+      err("ERR Write commands are not allowed from read-only scripts." + ScriptSuffix(write, 1)));
+  expect({"EVALSHA", sim::Sha1Hex(write), "1", "ro:k"}, sim::Reply::Ok());
+  expect({"GET", "ro:k"}, bulk("x"));
+  expect({"SCRIPT", "FLUSH", "LAZY"}, err("ERR SCRIPT FLUSH only support SYNC|ASYNC option"));
+  expect({"SCRIPT", "FLUSH"}, sim::Reply::Ok());
+  expect({"SCRIPT", "EXISTS", sim::Sha1Hex(write), sim::Sha1Hex(read)},
+         sim::Reply::Array({num(0), num(0)}));
+  expect({"EVALSHA", sim::Sha1Hex(write), "1", "ro:k"},
+         err("NOSCRIPT No matching script. Please use EVAL."));
+  expect({"EVAL", read, "1", "ro:k"}, bulk("x"));
+  expect({"SCRIPT", "FLUSH", "async"}, sim::Reply::Ok());
+  expect({"DEL", "ro:k"}, num(1));
+}
+
 // set_time moves the virtual clock of the world under test; t0 is its current time.
 inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
                    int64_t t0) {
@@ -429,6 +459,7 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   set_time(t0 + 100);
   Counters(expect, set_time, t0 + 100);
   Sandbox(expect);
+  ScriptCommands(expect);
 }
 
 }  // namespace testbed::expectations
