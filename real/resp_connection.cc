@@ -1,5 +1,7 @@
 #include "real/resp_connection.h"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -46,46 +48,70 @@ bool RespConnection::line(std::string* out) {
   return true;
 }
 
+// One reply. Arrays are read with a stack of their own, not by recursion: Redis nests a Lua
+// reply up to 7,995 arrays deep, and as many frames overflowed a sanitized build's stack.
 bool RespConnection::parse(sim::Reply* out) {
-  std::string l;
-  if (!line(&l) || l.empty()) return false;
-  const std::string rest = l.substr(1);
-  switch (l[0]) {
-    case '+':
-      *out = sim::Reply::Status(rest);
-      return true;
-    case '-':
-      *out = sim::Reply::Error(rest);
-      return true;
-    case ':':
-      *out = sim::Reply::Integer(std::stoll(rest));
-      return true;
-    case '$': {
-      const long long n = std::stoll(rest);
-      if (n < 0) {
-        *out = sim::Reply::Nil();
-        return true;
+  struct Open {  // an array being read: its elements so far and how many it has
+    std::vector<sim::Reply> elements;
+    size_t size = 0;
+  };
+  std::vector<Open> open;
+  for (;;) {
+    std::string l;
+    if (!line(&l) || l.empty()) return false;
+    const std::string rest = l.substr(1);
+    sim::Reply value;
+    switch (l[0]) {
+      case '+':
+        value = sim::Reply::Status(rest);
+        break;
+      case '-':
+        value = sim::Reply::Error(rest);
+        break;
+      case ':':
+        value = sim::Reply::Integer(std::stoll(rest));
+        break;
+      case '$': {
+        const long long n = std::stoll(rest);
+        if (n < 0) {
+          value = sim::Reply::Nil();
+          break;
+        }
+        while (buf_.size() < pos_ + static_cast<size_t>(n) + 2)
+          if (!fill()) return false;
+        value = sim::Reply::Bulk(buf_.substr(pos_, static_cast<size_t>(n)));
+        pos_ += static_cast<size_t>(n) + 2;
+        break;
       }
-      while (buf_.size() < pos_ + static_cast<size_t>(n) + 2)
-        if (!fill()) return false;
-      *out = sim::Reply::Bulk(buf_.substr(pos_, static_cast<size_t>(n)));
-      pos_ += static_cast<size_t>(n) + 2;
-      return true;
+      case '*': {
+        const long long n = std::stoll(rest);
+        if (n < 0) {
+          value = sim::Reply::NilArray();
+          break;
+        }
+        if (n > 0) {
+          open.push_back({{}, static_cast<size_t>(n)});
+          open.back().elements.reserve(std::min<size_t>(static_cast<size_t>(n), 1024));
+          continue;
+        }
+        value = sim::Reply::Array({});
+        break;
+      }
+      default:
+        return false;
     }
-    case '*': {
-      const long long n = std::stoll(rest);
-      if (n < 0) {
-        *out = sim::Reply::NilArray();
+    // The value completes the arrays it fills.
+    for (;;) {
+      if (open.empty()) {
+        *out = std::move(value);
         return true;
       }
-      std::vector<sim::Reply> e(static_cast<size_t>(n));
-      for (auto& r : e)
-        if (!parse(&r)) return false;
-      *out = sim::Reply::Array(std::move(e));
-      return true;
+      open.back().elements.push_back(std::move(value));
+      if (open.back().elements.size() < open.back().size) break;
+      value = sim::Reply::Array(std::move(open.back().elements));
+      open.pop_back();
     }
   }
-  return false;
 }
 
 sim::CallResult RespConnection::call(const sim::Argv& argv) {

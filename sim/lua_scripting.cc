@@ -5,6 +5,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -283,9 +284,48 @@ struct LuaGlue {
   struct ReplyNames {
     int err, ok;
   };
-  static Reply ToReply(lua_State* L, ReplyNames names, int depth = 0) {
-    // As luaReplyToRedisReply: the element that would take the stack past Lua's limit (8,000
-    // slots: a table nested about as deep, or one that holds itself) is this error, in place.
+  // The value on the top of the stack (left there). Arrays are walked with a stack of their
+  // own, not by recursion: a reply can be nested 7,995 deep (past that Lua's stack ends it), and
+  // as many C++ frames overflowed a sanitized build's stack.
+  static Reply ToReply(lua_State* L, ReplyNames names) {
+    struct Open {  // an array being read: its elements so far and the next index
+      std::vector<Reply> elements;
+      int next = 1;
+    };
+    std::vector<Open> open;
+    for (;;) {
+      // The value on the top: a leaf, or an array to open.
+      std::optional<Reply> leaf = Leaf(L, names);
+      if (!leaf) {
+        open.emplace_back();
+        // A hint only (the walk still stops at the first nil), and capped: a sparse table's
+        // border can be far beyond its first nil.
+        open.back().elements.reserve(std::min<size_t>(lua_objlen(L, -1), 1024));
+      } else if (open.empty()) {
+        return std::move(*leaf);
+      } else {
+        lua_pop(L, 1);
+        open.back().elements.push_back(std::move(*leaf));
+      }
+      // The next element of the innermost open array (lua_rawgeti: push j and rawget in one
+      // call), closing each array that has no more.
+      for (;;) {
+        lua_rawgeti(L, -1, open.back().next++);
+        if (!lua_isnil(L, -1)) break;
+        lua_pop(L, 1);
+        Reply array = Reply::Array(std::move(open.back().elements));
+        open.pop_back();
+        if (open.empty()) return array;
+        lua_pop(L, 1);
+        open.back().elements.push_back(std::move(array));
+      }
+    }
+  }
+
+  // Lua -> Reply for one value, as luaReplyToRedisReply: nullopt for a table that is an array.
+  // The value that would take the stack past Lua's limit (8,000 slots: a table nested about as
+  // deep, or one that holds itself) is the stack limit's error, in place.
+  static std::optional<Reply> Leaf(lua_State* L, ReplyNames names) {
     if (!lua_checkstack(L, 4)) return Reply::Error("ERR reached lua stack limit");
     switch (lua_type(L, -1)) {
       case LUA_TSTRING: {
@@ -314,20 +354,7 @@ struct LuaGlue {
           return Reply::Status(Sanitize(msg));
         }
         lua_pop(L, 1);
-        std::vector<Reply> elements;
-        // A hint only (the loop below still stops at the first nil), and capped: a sparse table's
-        // border can be far beyond its first nil.
-        elements.reserve(std::min<size_t>(lua_objlen(L, -1), 1024));
-        for (int j = 1;; ++j) {
-          lua_rawgeti(L, -1, j);  // lua_pushnumber(j) + lua_rawget, in one call
-          if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            break;
-          }
-          elements.push_back(ToReply(L, names, depth + 1));
-          lua_pop(L, 1);
-        }
-        return Reply::Array(std::move(elements));
+        return std::nullopt;
       }
       default:
         return Reply::Nil();

@@ -327,6 +327,8 @@ TEST_F(Import, ALongCaptureImportsInMemoryThatDoesNotGrowWithItsLength) {
 #ifndef __SANITIZE_ADDRESS__  // ASan's quarantine holds freed memory back: RSS says nothing there
     EXPECT_LT(large, small + 4096) << "KiB: " << small << " for 20,000 lines, " << large
                                    << " for 400,000 (a FLUSHALL every " << segment_every << ")";
+#else
+    EXPECT_GT(large, 0) << small;  // both imports ran and were measured
 #endif
   }
 }
