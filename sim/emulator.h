@@ -120,6 +120,7 @@ class Emulator : public RedisConnection {
 
  private:
   friend struct Commands;
+  friend class LuaScripting;  // a no-writes script runs read-only
   Reply dispatch(const Argv& argv, bool from_script, bool* known, bool* arity_ok);
   Entry* lookup(const std::string& key);  // nullptr if missing or expired (deletes expired)
   bool alive(const Entry& e) const;
@@ -130,7 +131,7 @@ class Emulator : public RedisConnection {
   EmulatorOptions options_;
   int64_t now_ = 0;  // time of the command (or of the script) being executed
   bool in_script_ = false;
-  bool read_only_script_ = false;  // the running script came by EVAL_RO or EVALSHA_RO
+  bool read_only_script_ = false;  // EVAL_RO, EVALSHA_RO, or a shebang's flags=no-writes
   std::map<std::string, Entry> keys_;
   // lookup()'s last hit (keys_.end(): none). A script touches one key several times in a row
   // (the quota index: ZREMRANGEBYSCORE, ZCARD, ZADD, PEXPIRE), and one comparison of the whole

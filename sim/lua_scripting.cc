@@ -1,6 +1,7 @@
 #include "sim/lua_scripting.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/strings/str_split.h>
 
 #include <openssl/sha.h>
 
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <set>
+#include <string_view>
 
 extern "C" {
 #include <lauxlib.h>
@@ -376,6 +379,7 @@ struct LuaGlue {
 struct LuaScripting::PooledState {
   lua_State* L = nullptr;
   std::map<std::string, int> compiled;  // sha -> registry reference of the function
+  std::set<std::string> no_writes;      // the scripts whose shebang says flags=no-writes
   int gc_count = 0;                     // scripts since the last GC step
   // Registry references to what every EVAL pushes: the error handler and the interned names
   // "KEYS", "ARGV", "err" and "ok" (pushing a C string interns it again each time).
@@ -441,6 +445,35 @@ bool LuaScripting::Exists(const std::string& sha) const {
   return loaded_.count(redis_text::ToLower(sha)) > 0;
 }
 
+// evalExtractShebangFlags: "#!lua [flags=f1,f2,...]" on the first line of an EVAL's body
+// (Redis 7.0's flags: no-writes, allow-oom, allow-stale, no-cluster, allow-cross-slot-keys; only
+// no-writes changes what a script on one server without memory limits can do). The words are
+// split at white space (sdssplitargs also reads quotes, which no flag needs).
+Reply LuaScripting::Shebang(const std::string& body, size_t* length, bool* no_writes) {
+  if (body.compare(0, 2, "#!") != 0) return Reply::Ok();
+  const size_t end = body.find('\n');
+  if (end == std::string::npos) return Reply::Error("ERR Invalid script shebang");
+  *length = end;
+  std::vector<std::string> words = absl::StrSplit(absl::string_view(body).substr(0, end),
+                                                  absl::ByAnyChar(" \t\r\v\f"), absl::SkipEmpty());
+  if (words.empty()) return Reply::Error("ERR Invalid engine in script shebang");
+  if (words[0] != "#!lua")
+    return Reply::Error("ERR Unexpected engine in script shebang: " + words[0]);
+  static const std::set<std::string> kFlags = {"no-writes", "allow-oom", "allow-stale",
+                                               "no-cluster", "allow-cross-slot-keys"};
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i].compare(0, 6, "flags=") != 0)
+      return Reply::Error("ERR Unknown lua shebang option: " + words[i]);
+    for (const absl::string_view part : absl::StrSplit(words[i].substr(6), ',')) {
+      const std::string flag(part);
+      if (!kFlags.count(flag))
+        return Reply::Error("ERR Unexpected flag in script shebang: " + flag);
+      *no_writes = *no_writes || flag == "no-writes";
+    }
+  }
+  return Reply::Ok();
+}
+
 Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
   *sha = CachedSha1(body);
   if (loaded_.count(*sha)) return Reply::Ok();
@@ -449,11 +482,15 @@ Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
     return Reply::Ok();
   }
   lua_State* L = L_;
+  bool no_writes = false;
+  size_t shebang = 0;  // the shebang line's length: skipped, its line feed kept (line numbers)
+  if (Reply r = Shebang(body, &shebang, &no_writes); r.is_error()) return r;
   // Redis's Lua parses every chunk as text (its f_parser has no undump): a precompiled chunk is
   // the syntax error its first byte makes, which parsing it after a space gives (same line).
   const bool bytecode = !body.empty() && body[0] == LUA_SIGNATURE[0];
   const std::string as_text = bytecode ? " " + body : std::string();
-  const std::string& source = bytecode ? as_text : body;
+  const std::string_view source =
+      bytecode ? std::string_view(as_text) : std::string_view(body).substr(shebang);
   if (luaL_loadbuffer(L, source.data(), source.size(), "@user_script") != 0) {
     std::string err = lua_tostring(L, -1);
     lua_pop(L, 1);
@@ -475,6 +512,7 @@ Reply LuaScripting::Compile(const std::string& body, std::string* sha) {
     lua_setfenv(L, -2);
   }
   state_->compiled[*sha] = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (no_writes) state_->no_writes.insert(*sha);
   loaded_.insert(*sha);
   return Reply::Ok();
 }
@@ -531,7 +569,10 @@ Reply LuaScripting::Run(const std::string& sha, Args keys, Args args) {
               kHookEvery);
   LuaScripting* const outer = running;
   running = this;
+  const bool was_read_only = emulator_.read_only_script_;
+  emulator_.read_only_script_ = was_read_only || state_->no_writes.count(sha) > 0;
   const int status = lua_pcall(L, 0, 1, handler);
+  emulator_.read_only_script_ = was_read_only;
   running = outer;
   lua_sethook(L, nullptr, 0, 0);
 

@@ -48,6 +48,7 @@ class LuaScripting {
 
  private:
   Reply Compile(const std::string& body, std::string* sha);
+  static Reply Shebang(const std::string& body, size_t* length, bool* no_writes);
   Reply Run(const std::string& sha, Args keys, Args args);
 
   Emulator& emulator_;

@@ -417,7 +417,7 @@ inline void Sandbox(const Expect& expect) {
 
 inline void ScriptCommands(const Expect& expect) {
   // 9. EVAL_RO and EVALSHA_RO refuse a write command (after its name and arity); SCRIPT FLUSH
-  // forgets every script.
+  // forgets every script; a shebang's flags=no-writes refuses writes too.
   const std::string read = "return redis.call('GET', KEYS[1])";
   const std::string write = "return redis.call('SET', KEYS[1], 'x')";
   expect({"SET", "ro:k", "v"}, sim::Reply::Ok());
@@ -442,6 +442,25 @@ inline void ScriptCommands(const Expect& expect) {
          err("NOSCRIPT No matching script. Please use EVAL."));
   expect({"EVAL", read, "1", "ro:k"}, bulk("x"));
   expect({"SCRIPT", "FLUSH", "async"}, sim::Reply::Ok());
+  // The shebang: "#!lua" and its flags on the first line, which is skipped but still counts
+  // (line numbers stay the body's); flags=no-writes makes the script read-only.
+  expect({"EVAL", "#!lua\nreturn redis.call('GET', KEYS[1])", "1", "ro:k"}, bulk("x"));
+  const std::string no_writes =
+      "#!lua flags=no-writes,allow-oom\nreturn redis.call('SET', KEYS[1], 'y')";
+  expect({"EVAL", no_writes, "1", "ro:k"},
+         err("ERR Write commands are not allowed from read-only scripts." +
+             ScriptSuffix(no_writes, 2)));
+  expect({"EVAL", "#!lua\nreturn x", "0"},
+         err("ERR user_script:2: Script attempted to access nonexistent global variable 'x'" +
+             ScriptSuffix("#!lua\nreturn x", 2)));
+  expect({"EVAL", "#!lua", "0"}, err("ERR Invalid script shebang"));
+  expect({"EVAL", "#!python\nreturn 1", "0"},
+         err("ERR Unexpected engine in script shebang: #!python"));
+  expect({"EVAL", "#!lua flags=no-writes,bogus\nreturn 1", "0"},
+         err("ERR Unexpected flag in script shebang: bogus"));
+  expect({"SCRIPT", "LOAD", "#!lua name=f\nreturn 1"},
+         err("ERR Unknown lua shebang option: name=f"));
+  expect({"GET", "ro:k"}, bulk("x"));
   expect({"DEL", "ro:k"}, num(1));
 }
 
