@@ -212,6 +212,7 @@ CheckRun::CheckRun(const CheckSpec& spec)
       spec.runs > 0 ? spec.runs : (spec.budget_seconds > 0 ? INT64_MAX : (dfs ? 1 : 100));
   std::vector<std::string> replaced;
   scripts = internal::CatalogWithOverrides(spec.scripts, system, spec.version, replaced);
+  scripts.set_client(spec.ClientCode());
   if (!spec.baseline.empty()) baseline = harness::LoadBaseline(spec.baseline);
   compiled_versions = {spec.version};
   if (!old_version.empty())
@@ -480,7 +481,8 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
         spec.jepsen, absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c), x.outcome);
   if (!spec.save_scenarios.empty())
     row.scenario =
-        harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts);
+        harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts,
+                                    spec.ClientCode());
   if (spec.shard_count > 0 && !fixed) {
     row.candidates = rows;
     row.candidates[picked].html = row.html;

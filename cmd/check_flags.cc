@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "cmd/cli_internal.h"
+#include "real/js_host.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
 #include "reports/check_report.h"
@@ -59,6 +60,14 @@ void Define(CLI::App& app, Raw& r) {
   app.add_option("--scripts", r.spec.scripts,
                  "changed scripts: DIR/NAME replaces NAME of --version only; "
                  "DIR/<system>/<version>/NAME replaces that version's NAME");
+  app.add_option("--client", r.spec.client,
+                 "port (default): the clients' C++ ports; js: the seeds' own JavaScript, run in "
+                 "Node inside the simulation (state beta24 and beta30; other versions keep their "
+                 "port)")
+      ->check(CLI::IsMember({"port", "js"}));
+  app.add_option("--client-dir", r.spec.client_dir,
+                 "with --client js: a build of the SDK laid out as the package (default: the "
+                 "seeds' own)");
   app.add_option("--baseline", r.spec.baseline,
                  "accepted anomaly classes (baselines/<system>/<version>.json): exit 1 only on a "
                  "new class");
@@ -283,6 +292,10 @@ CheckSpec Resolve(const Raw& r) {
         "none");
   if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
     throw UsageError("--scripts " + s.scripts + " is not a directory");
+  if (!s.client_dir.empty() && s.client != "js")
+    throw UsageError("--client-dir " + s.client_dir + " is a JavaScript build: give --client js");
+  if (const std::string why = real::js::Unavailable(s.ClientCode()); !why.empty())
+    throw UsageError("--client js: " + why);
   if (!s.baseline.empty()) {
     if (!std::filesystem::is_regular_file(s.baseline))
       throw UsageError("--baseline " + s.baseline + " is not a baseline file" +
@@ -346,6 +359,8 @@ std::string CheckSpec::Write() const {
   if (!rolling_from.empty()) AppendFlag(line, "rolling-from", rolling_from);
   if (!skip.empty()) AppendFlag(line, "skip", props::FormatSkip(skip));
   if (!scripts.empty()) AppendFlag(line, "scripts", scripts);
+  if (client != "port") AppendFlag(line, "client", client);
+  if (!client_dir.empty()) AppendFlag(line, "client-dir", client_dir);
   if (!baseline.empty()) AppendFlag(line, "baseline", baseline);
   if (!write_baseline.empty()) AppendFlag(line, "write-baseline", write_baseline);
   if (!junit.empty()) AppendFlag(line, "junit", junit);

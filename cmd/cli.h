@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/system.h"
+#include "real/client_code.h"
 #include "real/redis_server.h"
 #include "sim/faults.h"
 
@@ -43,6 +44,8 @@ struct CheckSpec {
   std::string rolling_from;    // "" unless given
   std::string trace;           // --trace FILE: a recorded trace's operations ("": the workload)
   std::string scripts;         // --scripts DIR ("": shipped)
+  std::string client = "port";  // --client port|js: the C++ ports or the seeds' JavaScript
+  std::string client_dir;       // --client-dir DIR: a build of the SDK for --client js
   std::string baseline;        // --baseline FILE ("": none; any violation fails)
   std::string write_baseline;  // --write-baseline FILE
   std::string junit;           // --junit FILE
@@ -77,6 +80,8 @@ struct CheckSpec {
   std::vector<size_t> choices;     // replay
   std::string Write() const;
   bool operator==(const CheckSpec&) const = default;
+  // --client and --client-dir as the runs' client code.
+  real::ClientCode ClientCode() const { return {client == "js", client_dir}; }
   // The old pods' version: --rolling-from, or the version's predecessor.
   std::string OldVersion() const;
 };

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <memory>
 
+#include "real/js_host.h"
 #include "cmd/cli_internal.h"
 #include "real/redis_server.h"
 #include "real/script_catalog.h"
@@ -243,8 +244,10 @@ int RunReplay(const ReplaySpec& spec) {
       } else {
         all.push_back(harness::Load(f));
         const harness::Scenario& sc = all.back();
+        if (const std::string why = real::js::Unavailable(sc.client); !why.empty())
+          throw UsageError(f + ": field \"client\": " + why);
         try {
-          catalogs.push_back(sc.scripts.empty()
+          catalogs.push_back(sc.scripts.empty() && !sc.client.js
                                  ? nullptr
                                  : std::make_unique<real::ScriptCatalog>(harness::ScriptsOf(sc)));
         } catch (const std::invalid_argument& e) {
@@ -282,6 +285,9 @@ int RunReplay(const ReplaySpec& spec) {
     if (!sc.why.empty()) std::printf("why: %s\n", sc.why.c_str());
     if (!sc.scripts.empty())
       std::printf("scripts: %s in place of the shipped ones\n", sc.scripts.c_str());
+    if (sc.client.js)
+      std::printf("client: the JavaScript of %s\n",
+                  sc.client.dir.empty() ? "the seeds" : sc.client.dir.c_str());
     const props::RunOutcome out =
         sc.system->Run(r, catalogs[k] ? *catalogs[k] : scripts, scenario_server);
     std::printf("world: %s\n", scenario_server ? "spawned redis-server" : "emulator");

@@ -101,9 +101,11 @@ Counterexample Shrink(
 
 std::string SaveCounterexample(const std::string& dir, const props::System& system,
                                const Counterexample& c, const std::string& cls,
-                               const std::string& sentence, const std::string& scripts) {
+                               const std::string& sentence, const std::string& scripts,
+                               const real::ClientCode& client) {
   Scenario sc;
   sc.scripts = scripts;
+  sc.client = client;
   sc.system = &system;
   sc.spec = c.spec;
   sc.name = system.name() + "-" + c.spec.version + "-" + c.spec.property + "-" + cls;

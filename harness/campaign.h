@@ -138,6 +138,7 @@ int64_t Operations(const props::RunSpec& spec);
 // directory the runs used ("": the shipped scripts); returns the path.
 std::string SaveCounterexample(const std::string& dir, const props::System& system,
                                const Counterexample& c, const std::string& cls,
-                               const std::string& sentence, const std::string& scripts);
+                               const std::string& sentence, const std::string& scripts,
+                               const real::ClientCode& client);
 
 }  // namespace testbed::harness

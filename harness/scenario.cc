@@ -114,6 +114,21 @@ Scenario Load(const std::string& path) {
                                     " is not a directory");
       s.scripts = dir.generic_string();
     }
+    const std::string client = Optional<std::string>(j, "client", "port", "\"port\" or \"js\"");
+    if (client != "port" && client != "js")
+      throw std::invalid_argument("field \"client\" must be \"port\" or \"js\", not \"" +
+                                  client + "\"");
+    s.client.js = client == "js";
+    if (j.contains("client_dir")) {
+      const std::string rel = Field<std::string>(j, "client_dir", "a directory");
+      const std::filesystem::path dir =
+          (std::filesystem::path(path).parent_path() / rel).lexically_normal();
+      if (!s.client.js || rel.empty() || !std::filesystem::is_directory(dir))
+        throw std::invalid_argument("field \"client_dir\": " + dir.generic_string() +
+                                    (s.client.js ? " is not a directory"
+                                                 : " needs \"client\": \"js\""));
+      s.client.dir = dir.generic_string();
+    }
     if (j.contains("trace")) {  // testbed explore: a recorded trace's operations
       const std::string rel = Field<std::string>(j, "trace", "a recorded trace file");
       const std::filesystem::path file =
@@ -165,7 +180,9 @@ real::ScriptCatalog CatalogWithOverrides(
 }
 
 real::ScriptCatalog ScriptsOf(const Scenario& s) {
-  return CatalogWithOverrides(s.scripts, *s.system, s.spec.version);
+  real::ScriptCatalog catalog = CatalogWithOverrides(s.scripts, *s.system, s.spec.version);
+  catalog.set_client(s.client);
+  return catalog;
 }
 
 std::string Save(const std::string& dir, const Scenario& s) {
@@ -187,6 +204,11 @@ std::string Save(const std::string& dir, const Scenario& s) {
     j["scripts"] = std::filesystem::relative(std::filesystem::absolute(s.scripts),
                                              std::filesystem::absolute(dir))
                        .generic_string();
+  if (s.client.js) j["client"] = "js";
+  if (!s.client.dir.empty())
+    j["client_dir"] = std::filesystem::relative(std::filesystem::absolute(s.client.dir),
+                                                std::filesystem::absolute(dir))
+                          .generic_string();
   if (!r.trace.empty())
     j["trace"] = std::filesystem::relative(std::filesystem::absolute(r.trace),
                                            std::filesystem::absolute(dir))

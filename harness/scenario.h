@@ -22,6 +22,9 @@ struct Scenario {
   // scripts. In the file, a path relative to the scenario file's directory; here, one that
   // opens from the current directory.
   std::string scripts;
+  // The client code the run drives ("client": "js", "client_dir": a directory relative to the
+  // scenario file, as `scripts`): the ports when absent.
+  real::ClientCode client;
 };
 
 // Throws std::invalid_argument naming the file and the bad field.
@@ -34,7 +37,8 @@ Scenario Load(const std::string& path);
 real::ScriptCatalog CatalogWithOverrides(
     const std::string& dir, const props::System& system, const std::string& version,
     std::vector<std::pair<std::string, std::string>>* replaced = nullptr);
-// The scripts a scenario runs: the shipped ones, or its own directory's in their place.
+// The scripts a scenario runs (the shipped ones, or its own directory's in their place), with
+// its client code.
 real::ScriptCatalog ScriptsOf(const Scenario& s);
 // Writes dir/<name>.json through a temporary file and a rename; returns the path.
 std::string Save(const std::string& dir, const Scenario& s);

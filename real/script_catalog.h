@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "real/client_code.h"
 #include "sim/trace.h"
 
 namespace testbed::real {
@@ -34,8 +35,12 @@ class ScriptCatalog {
   // Every body by the first 12 digits of its SHA1, named by its id (a body two files share:
   // the later file's).
   const sim::ScriptNames& names() const { return names_; }
+  // The client code that runs these scripts (--client, --client-dir): the ports by default.
+  const ClientCode& client() const { return client_; }
+  void set_client(ClientCode client) { client_ = std::move(client); }
 
  private:
+  ClientCode client_;
   std::vector<ScriptFile> scripts_;
   absl::flat_hash_map<std::string, size_t> by_id_;  // id() -> index in scripts_
   sim::ScriptNames names_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "real/state/js_namespace.h"
 #include "real/state/v1.h"
 #include "real/state/v2.h"
 
@@ -30,11 +31,13 @@ const std::string& VersionScripts::body(const std::string& version,
   return b;
 }
 
-std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,
-                                              const VersionScripts& scripts,
-                                              std::optional<std::string> provider_id,
-                                              std::string name, NamespaceOptions options,
-                                              std::optional<std::string> connection) {
+namespace {
+
+std::unique_ptr<StateNamespace> MakePort(const std::string& version, sim::Ctx& ctx,
+                                         const VersionScripts& scripts,
+                                         std::optional<std::string> provider_id, std::string name,
+                                         NamespaceOptions options,
+                                         std::optional<std::string> connection) {
   auto body = [&](const char* constant) -> std::string_view {
     return scripts.body(version, constant);
   };
@@ -58,6 +61,22 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
   }
   throw std::invalid_argument("state version '" + version +
                               "' has no client port (ported: beta3, beta23, beta24, beta30)");
+}
+
+}  // namespace
+
+std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,
+                                              const VersionScripts& scripts,
+                                              std::optional<std::string> provider_id,
+                                              std::string name, NamespaceOptions options,
+                                              std::optional<std::string> connection) {
+  if (!scripts.client().js || !HasJavaScript(version))
+    return MakePort(version, ctx, scripts, std::move(provider_id), std::move(name), options,
+                    std::move(connection));
+  auto port = MakePort(version, ctx, scripts, provider_id, name, options, connection);
+  return std::make_unique<JsNamespace>(ctx, js::Host::ForThisThread(scripts.client()), version,
+                                       std::move(provider_id), name, options, connection,
+                                       std::move(port));
 }
 
 }  // namespace testbed::real::state

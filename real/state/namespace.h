@@ -57,6 +57,7 @@ class VersionScripts {
   explicit VersionScripts(const real::ScriptCatalog& catalog) : catalog_(catalog) {}
   // The body of state/<version>/<constant>; throws std::runtime_error when missing.
   const std::string& body(const std::string& version, const std::string& constant) const;
+  const ClientCode& client() const { return catalog_.client(); }
 
  private:
   const real::ScriptCatalog& catalog_;
@@ -72,6 +73,8 @@ class VersionScripts {
 // RedisProviderRuntimeState(...).forConnection(connection).namespace(name, options) of the
 // given version. Versions before beta24 have no forConnection: `connection` is ignored there,
 // as the old SDK ignored the connection. Throws std::invalid_argument for an unported version.
+// With the JavaScript client (scripts.client()), the seeds' own JavaScript of the version where
+// the seeds show it (beta24, beta30; js_namespace.h), else the port.
 std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::Ctx& ctx,
                                               const VersionScripts& scripts,
                                               std::optional<std::string> provider_id,

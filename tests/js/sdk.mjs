@@ -19,7 +19,18 @@ import ts from 'typescript';
 const here = dirname(fileURLToPath(import.meta.url));
 
 export async function loadSdk(stateVersion) {
-  const out = mkdtempSync(join(tmpdir(), 'sdk-judge-'));
+  return importSdk(writeSdk(stateVersion, mkdtempSync(join(tmpdir(), 'sdk-judge-'))));
+}
+
+// The SDK's modules from a directory laid out as the package (writeSdk's, or a user's build).
+export async function importSdk(out) {
+  const load = (name) => import(pathToFileURL(join(out, `${name}.js`)));
+  return { state: await load('runtime/state'), handle: await load('runtime/handle'),
+           errors: await load('errors') };
+}
+
+// Writes the SDK of `stateVersion` into `out` as the package lays it out; returns `out`.
+export function writeSdk(stateVersion, out) {
   const files = {
     'runtime/state': join(here, 'state', stateVersion, 'state.ts'),
     'runtime/redis': join(here, 'state', 'redis.ts'),
@@ -39,9 +50,7 @@ export async function loadSdk(stateVersion) {
     writeFileSync(join(out, `${name}.js`), js);
   }
   writeFileSync(join(out, 'package.json'), '{"type":"module"}');
-  const load = (name) => import(pathToFileURL(join(out, `${name}.js`)));
-  return { state: await load('runtime/state'), handle: await load('runtime/handle'),
-           errors: await load('errors') };
+  return out;
 }
 
 // a2's store (seed 003's store-redis-core.ts verbatim, the stand-ins for the files it imports
@@ -81,6 +90,18 @@ class JudgeDate extends RealDate {
   static now() { return clock.now; }
 }
 globalThis.Date = JudgeDate;
+
+// node sdk.mjs write VERSION DIR: the seeds' SDK of VERSION (beta24, beta30) in DIR, laid out
+// as the package (a start for a changed build that --client-dir runs).
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'write') {
+  const [version, dir] = process.argv.slice(3);
+  if (!['beta24', 'beta30'].includes(version) || !dir) {
+    console.error('usage: node sdk.mjs write beta24|beta30 DIR');
+    process.exit(2);
+  }
+  mkdirSync(dir, { recursive: true });
+  writeSdk(version, dir);
+}
 
 // A StateValue as the ports' answers show it (model shapes: every field, dates as strings).
 export function stateValue(v) {
