@@ -7,6 +7,10 @@
 //      their range);
 //   2. client Redis calls per second on one core with checking on (target >= 200 000);
 //   3. the pair per property (BM_PropertyPairs), to show where the ratio is won and lost;
+//   4. client calls per second with the seeds' own JavaScript as the client (--client js)
+//      against the C++ ports, interleaved (BM_ClientPair; issue 62's target for the JavaScript:
+//      >= 20 000). The JavaScript runs in a Node process that the simulation drives over a
+//      pipe, strictly in turn, so the pair is one core's worth of work at any moment;
 // for the state system's default version, every property, seeds 99.., as `testbed check
 // --system state --version beta30 --seed 99 --runs N --jobs 1` runs them.
 #include <benchmark/benchmark.h>
@@ -157,9 +161,35 @@ void BM_PropertyPairs(benchmark::State& s) {
   }
 }
 
+const real::ScriptCatalog& JavaScript() {
+  static const real::ScriptCatalog c = [] {
+    real::ScriptCatalog js = Shipped();
+    js.set_client({true, ""});
+    return js;
+  }();
+  return c;
+}
+
+void BM_ClientPair(benchmark::State& s) {
+  int64_t calls = 0;
+  CheckRuns(JavaScript(), nullptr);  // warm-up: Node starts and loads the SDK
+  std::vector<double> port, js;
+  for (auto _ : s) {
+    absl::Time start = absl::Now();
+    calls = CheckRuns(Shipped(), nullptr);
+    port.push_back(static_cast<double>(calls) / absl::ToDoubleSeconds(absl::Now() - start));
+    start = absl::Now();
+    calls = CheckRuns(JavaScript(), nullptr);
+    js.push_back(static_cast<double>(calls) / absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  s.counters["port_calls_per_s"] = Median(port);
+  s.counters["js_calls_per_s"] = Median(js);
+}
+
 BENCHMARK(BM_CheckOnTheEmulator)->Unit(benchmark::kMillisecond)->MinTime(2)->UseRealTime();
 BENCHMARK(BM_CheckPair)->Unit(benchmark::kMillisecond)->Iterations(kPairs)->UseRealTime();
 BENCHMARK(BM_PropertyPairs)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_ClientPair)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 // Prints each benchmark as usual, then the ratios of the pairs measured in this run.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -176,6 +206,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
       for (const PropertyPair& p : PropertyPairs())
         std::printf("  %-32s %7.1f ms against %7.1f ms  %5.1fx\n", p.name.c_str(),
                     p.emulator_s * 1000, p.redis_s * 1000, p.redis_s / p.emulator_s);
+    }
+    if (counters_.count("BM_ClientPair")) {
+      auto& p = counters_["BM_ClientPair"];
+      std::printf(
+          "client calls per second, checking on, median of 3 interleaved passes: the seeds' "
+          "JavaScript %.0f (target >= 20000), the C++ ports %.0f (%.1fx)\n",
+          p["js_calls_per_s"], p["port_calls_per_s"], p["port_calls_per_s"] / p["js_calls_per_s"]);
     }
     if (counters_.count("BM_CheckPair")) {
       auto& p = counters_["BM_CheckPair"];

@@ -480,9 +480,8 @@ reports::ViolationRow CheckRun::Violation(const std::string& p, const std::strin
     internal::WriteJepsenHistories(
         spec.jepsen, absl::StrCat(system.name(), "-", spec.version, "-", p, "-", c), x.outcome);
   if (!spec.save_scenarios.empty())
-    row.scenario =
-        harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence, spec.scripts,
-                                    spec.ClientCode());
+    row.scenario = harness::SaveCounterexample(spec.save_scenarios, system, x, c, sentence,
+                                               spec.scripts, spec.ClientCode());
   if (spec.shard_count > 0 && !fixed) {
     row.candidates = rows;
     row.candidates[picked].html = row.html;

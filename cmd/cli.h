@@ -40,15 +40,15 @@ struct FidelitySpec {
 
 struct CheckSpec {
   std::string system;
-  std::string version;         // resolved: the system's default when not given
-  std::string rolling_from;    // "" unless given
-  std::string trace;           // --trace FILE: a recorded trace's operations ("": the workload)
-  std::string scripts;         // --scripts DIR ("": shipped)
+  std::string version;          // resolved: the system's default when not given
+  std::string rolling_from;     // "" unless given
+  std::string trace;            // --trace FILE: a recorded trace's operations ("": the workload)
+  std::string scripts;          // --scripts DIR ("": shipped)
   std::string client = "port";  // --client port|js: the C++ ports or the seeds' JavaScript
   std::string client_dir;       // --client-dir DIR: a build of the SDK for --client js
-  std::string baseline;        // --baseline FILE ("": none; any violation fails)
-  std::string write_baseline;  // --write-baseline FILE
-  std::string junit;           // --junit FILE
+  std::string baseline;         // --baseline FILE ("": none; any violation fails)
+  std::string write_baseline;   // --write-baseline FILE
+  std::string junit;            // --junit FILE
   uint64_t seed = 0;
   int64_t runs = 0;            // 0: not given (100, or as many as the budget allows)
   int64_t budget_seconds = 0;  // 0: not given

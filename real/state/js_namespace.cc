@@ -101,8 +101,7 @@ sim::Task<StateValue> JsNamespace::set(std::string key, WriteValue value,
 }
 
 sim::Task<CasResult> JsNamespace::compare_and_set(std::string key, int64_t expected_version,
-                                                  WriteValue value,
-                                                  std::optional<int64_t> ttl_ms) {
+                                                  WriteValue value, std::optional<int64_t> ttl_ms) {
   Json args = Json::array({key, expected_version, value.stringify(), Ttl(ttl_ms)});
   Json v = co_await Run("cas", std::move(args));
   CasResult r;
