@@ -91,7 +91,11 @@ struct DiffSpec {
   std::string system;
   std::string version;       // resolved: the system's default when not given
   std::string rolling_from;  // "" unless given
-  std::string candidate;     // the candidate scripts (the layout of --scripts)
+  std::string candidate;     // the candidate scripts (the layout of --scripts; "": the shipped)
+  // --candidate-client DIR: a changed JavaScript build the candidate runs (both sides then run
+  // the JavaScript, the shipped side the seeds' own); "": the candidate runs `client`'s code.
+  std::string candidate_client;
+  std::string client = "port";  // --client: what both sides run without --candidate-client
   uint64_t seed = 0;
   int64_t runs = 50;
   int64_t clients = 0;  // resolved: the system's default when not given
@@ -105,6 +109,12 @@ struct DiffSpec {
   int64_t jobs = 0;  // 0: the cores
   std::string Write() const;
   bool operator==(const DiffSpec&) const = default;
+  real::ClientCode ShippedClient() const {
+    return {client == "js" || !candidate_client.empty(), ""};
+  }
+  real::ClientCode CandidateClient() const {
+    return candidate_client.empty() ? ShippedClient() : real::ClientCode{true, candidate_client};
+  }
 };
 
 // testbed mutate: every one-line mutant of a system's scripts against its properties.

@@ -1,5 +1,6 @@
-// testbed diff: validates a script change before it ships. The same seeds and schedules run on
-// the shipped scripts and on a candidate (only --version's pods get it; old pods keep theirs),
+// testbed diff: validates a script or client change before it ships. The same seeds and
+// schedules run on the shipped code and on a candidate: changed scripts (only --version's pods
+// get them; old pods keep theirs), a changed JavaScript build (--candidate-client), or both,
 // and the report says which anomaly classes the change introduces or removes, which runs flip
 // between pass and fail, and where replies first differ on identical schedules. Exit 1 when
 // the change introduces a class or turns a passing run into a failing one. Without --faults it
@@ -17,6 +18,7 @@
 #include <set>
 
 #include "cmd/cli_internal.h"
+#include "real/js_host.h"
 #include "reports/trace_view.h"
 #include "harness/campaign.h"
 
@@ -28,7 +30,7 @@ using internal::AppendFlag;
 // The flags as given; Resolve checks the ones `check` shares through ParseCheck.
 struct Raw {
   std::vector<std::string> check_args;  // rebuilt for ParseCheck
-  std::string candidate;
+  std::string candidate, candidate_client;
   std::map<std::string, std::string> values;
 };
 
@@ -45,24 +47,41 @@ void Define(CLI::App& app, Raw& r) {
             "all, none, or a comma list (see testbed list); default: two passes, fault-free "
             "and under every fault kind"},
            {"properties", "a comma list (default: every property)"},
+           {"client",
+            "port (default) or js: the client code both sides run (with --candidate-client: "
+            "js)"},
            {"jobs", "threads (default: the cores)"}})
     app.add_option("--" + flag, r.values[flag], help);
   app.add_option("--candidate", r.candidate,
                  "the changed scripts: DIR/NAME replaces NAME of --version; "
-                 "DIR/<system>/<version>/NAME replaces that version's")
-      ->required();
+                 "DIR/<system>/<version>/NAME replaces that version's");
+  app.add_option("--candidate-client", r.candidate_client,
+                 "a changed build of the SDK's JavaScript, laid out as the package: the candidate "
+                 "runs it, the shipped side the seeds' own (both with --client js)");
   internal::AddSystemOptions(app, r.values);
 }
 
 DiffSpec Resolve(const Raw& r) {
-  if (!std::filesystem::is_directory(r.candidate))
+  if (r.candidate.empty() && r.candidate_client.empty())
+    throw UsageError(
+        "nothing to compare: give --candidate DIR (changed scripts), --candidate-client DIR (a "
+        "changed JavaScript build), or both");
+  if (!r.candidate.empty() && !std::filesystem::is_directory(r.candidate))
     throw UsageError("--candidate " + r.candidate + " is not a directory");
+  if (!r.candidate_client.empty()) {
+    if (!std::filesystem::is_directory(r.candidate_client))
+      throw UsageError("--candidate-client " + r.candidate_client + " is not a directory");
+    if (const std::string why = real::js::Unavailable({true, r.candidate_client}); !why.empty())
+      throw UsageError("--candidate-client: " + why);
+  }
   const CheckSpec c = internal::ParseAsCheck(r.values, "50", "diff");
   DiffSpec d;
   d.system = c.system;
   d.version = c.version;
   d.rolling_from = c.rolling_from;
   d.candidate = r.candidate;
+  d.candidate_client = r.candidate_client;
+  d.client = c.client;
   d.seed = c.seed;
   d.runs = c.runs;
   d.clients = c.clients;
@@ -199,7 +218,9 @@ std::string DiffSpec::Write() const {
   std::string line = "testbed diff";
   AppendFlag(line, "system", system);
   AppendFlag(line, "version", version);
-  AppendFlag(line, "candidate", candidate);
+  if (!candidate.empty()) AppendFlag(line, "candidate", candidate);
+  if (!candidate_client.empty()) AppendFlag(line, "candidate-client", candidate_client);
+  if (client != "port") AppendFlag(line, "client", client);
   if (!properties.empty()) AppendFlag(line, "properties", absl::StrJoin(properties, ","));
   AppendFlag(line, "seed", absl::StrCat(seed));
   AppendFlag(line, "runs", absl::StrCat(runs));
@@ -292,6 +313,9 @@ PassResult RunPass(const DiffSpec& pass, const DiffSetup& d) {
     c.version = pass.version;
     c.rolling_from = pass.rolling_from;
     c.scripts = pass.candidate;
+    const real::ClientCode client = pass.CandidateClient();
+    c.client = client.js ? "js" : "port";
+    c.client_dir = client.dir;
     c.properties = {p};
     c.seed = seed;
     c.runs = 1;
@@ -318,7 +342,7 @@ PassResult RunPass(const DiffSpec& pass, const DiffSetup& d) {
     out.removed_keys.insert(key);
     if (out.removed++ == 0) std::printf("\nclasses the change removes:\n");
     std::printf(
-        "  %s / %s: %s (%s on the shipped scripts, first seed %llu)\n", key.first.c_str(),
+        "  %s / %s: %s (%s on the shipped code, first seed %llu)\n", key.first.c_str(),
         key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
         reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed));
   }
@@ -337,16 +361,24 @@ int RunDiff(const DiffSpec& spec) {
   as_check.version = spec.version;
   as_check.rolling_from = spec.rolling_from;
   const std::string old_version = as_check.OldVersion();
-  const real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+  shipped.set_client(spec.ShippedClient());
   std::vector<std::string> replaced;
-  const real::ScriptCatalog candidate =
+  real::ScriptCatalog candidate =
       internal::CatalogWithOverrides(spec.candidate, system, spec.version, replaced, "candidate");
+  candidate.set_client(spec.CandidateClient());
   if (const std::string err = system.FirstCompileError(candidate, spec.version); !err.empty())
     throw real::SetupError("a candidate script does not compile: " + err);
   std::printf("seed: %llu\n", static_cast<unsigned long long>(spec.seed));
-  std::printf("diff: %s %s, shipped scripts against %s (old pods: %s)\n", spec.system.c_str(),
-              spec.version.c_str(), spec.candidate.c_str(),
-              old_version.empty() ? "none" : old_version.c_str());
+  // "shipped scripts against DIR", "the seeds' JavaScript against DIR", or both.
+  std::vector<std::string> against;
+  if (!spec.candidate.empty()) against.push_back("shipped scripts against " + spec.candidate);
+  if (!spec.candidate_client.empty())
+    against.push_back("the seeds' JavaScript against " + spec.candidate_client);
+  std::printf(
+      "diff: %s %s, %s (old pods: %s)%s\n", spec.system.c_str(), spec.version.c_str(),
+      absl::StrJoin(against, ", ").c_str(), old_version.empty() ? "none" : old_version.c_str(),
+      spec.candidate_client.empty() && spec.client == "js" ? "; clients: the JavaScript" : "");
   for (const std::string& line : replaced) std::printf("%s\n", line.c_str());
   std::fflush(stdout);  // the seed is seen at once, whatever the runs take
   DiffSetup setup{system,
@@ -404,7 +436,8 @@ namespace internal {
 Command DiffCommand() {
   return internal::MakeCommand<Raw, DiffSpec>(
       "diff",
-      "Runs the same seeds and schedules on the shipped scripts and on candidate scripts, "
+      "Runs the same seeds and schedules on the shipped code and on a candidate (changed "
+      "scripts, a changed JavaScript build, or both), "
       "fault-free and under every fault kind unless --faults names one pass; reports the anomaly "
       "classes the change introduces and removes, runs that flip, and the first reply that "
       "differs. Exit 1 when the change introduces a class or breaks a passing run.",

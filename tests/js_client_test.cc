@@ -156,6 +156,21 @@ TEST(JsClient, AChangedStateRuntimeInAUserDirectoryIsFoundReplayedAndSaved) {
   EXPECT_NE(port.trace.Hash(), js.trace.Hash());
   EXPECT_NE(FirstDifference(port, js).find("version\\\":2"), std::string::npos)
       << FirstDifference(port, js);
+  // diff compares the seeds' own build with the changed one on the same seeds and schedules,
+  // and finds nothing between two copies of the seeds' own.
+  const std::string diff =
+      "diff --system state --version beta30 --properties "
+      "model-matches-implementation --seed 1 --runs 4 --candidate-client ";
+  const testing_cli::Result differs = Cli(diff + (dir / "changed"));
+  EXPECT_EQ(differs.code, 1) << differs.out;
+  EXPECT_NE(differs.out.find("model-matches-implementation / disagrees-on-set"), std::string::npos)
+      << differs.out;
+  EXPECT_NE(differs.out.find("--client js --client-dir " + (dir / "changed")), std::string::npos)
+      << differs.out;
+  const testing_cli::Result same = Cli(diff + (dir / "shipped"));
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("result: no behavioural difference on 8 paired runs"), std::string::npos)
+      << same.out;
   const testing_cli::Result scenarios = Cli("replay " + (dir / "scenarios"));
   EXPECT_EQ(scenarios.code, 0) << scenarios.out;
   EXPECT_NE(scenarios.out.find("client: the JavaScript of "), std::string::npos) << scenarios.out;
