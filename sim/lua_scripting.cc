@@ -253,10 +253,6 @@ struct LuaGlue {
     return lua_tocfunction(L, lua_upvalueindex(1))(L);
   }
 
-  static int ReadOnlyNewIndex(lua_State* L) {
-    return luaL_error(L, "Attempt to modify a readonly table");
-  }
-
   static int GlobalIndex(lua_State* L) {
     lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
     lua_pushvalue(L, 2);
@@ -417,8 +413,7 @@ LuaScripting::LuaScripting(Emulator& emulator) : emulator_(emulator) {
                                         .to_number = LuaGlue::ToNumber,
                                         .pcall_guard = LuaGlue::PCallGuard,
                                         .xpcall_guard = LuaGlue::XPCallGuard,
-                                        .global_index = LuaGlue::GlobalIndex,
-                                        .read_only_new_index = LuaGlue::ReadOnlyNewIndex});
+                                        .global_index = LuaGlue::GlobalIndex});
     lua_State* L = state_->L;
     lua_getglobal(L, "__redis__err__handler");
     state_->handler = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -73,6 +73,7 @@ constexpr const char* kBehind = "testbed.readonly";
 constexpr const char* kProxyOf = "testbed.proxy_of";
 constexpr const char* kView = "testbed.protected_view";
 
+// A write to a readonly table (a library, the globals): Redis 7.0's error.
 int RefuseWrite(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
 
 // The table behind the proxy at `index` is pushed (true), or nothing (false: not a proxy).
@@ -342,7 +343,7 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
   lua_newtable(L);  // the real globals' metatable
   lua_pushcfunction(L, glue.global_index);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, glue.read_only_new_index);
+  lua_pushcfunction(L, RefuseWrite);
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, LUA_GLOBALSINDEX);
   // The proxy environment: reads go to the protected view (the libraries' proxies, _G), then to
@@ -359,7 +360,7 @@ lua_State* NewLuaState(bool cjson_fault, const LuaGlueFunctions& glue) {
   lua_newtable(L);  // the proxy's metatable
   lua_insert(L, -2);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, glue.read_only_new_index);
+  lua_pushcfunction(L, RefuseWrite);
   lua_setfield(L, -2, "__newindex");
   lua_setmetatable(L, -2);
   lua_pushvalue(L, LUA_GLOBALSINDEX);

@@ -18,7 +18,6 @@ struct LuaGlueFunctions {
   lua_CFunction to_number;                                             // tonumber's wrapper
   lua_CFunction pcall_guard, xpcall_guard;  // pcall, xpcall: no catching the budget's error
   lua_CFunction global_index;               // a read of a name missing from the globals
-  lua_CFunction read_only_new_index;        // a write of a global
 };
 
 // A Lua state with Redis 7.0's script environment; `cjson_fault`: the negative-test encoder
