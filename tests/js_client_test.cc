@@ -11,9 +11,11 @@
 
 #include "harness/system.h"
 #include "real/js_host.h"
+#include "real/redis_server.h"
 #include "real/state/js_namespace.h"
 #include "tests/cli_run.h"
 #include "tests/temp_dir.h"
+#include "sim/clock.h"
 #include "tests/test_catalogs.h"
 
 namespace testbed {
@@ -80,6 +82,24 @@ TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) {
     const Compared all = CompareEveryProperty("state", version, 2, "all");
     EXPECT_GE(none.runs, 20) << version;
     EXPECT_GT(none.calls + all.calls, 1000) << version;
+  }
+}
+
+// The same on a spawned redis-server (--redis spawn): the world, not the client, changes.
+TEST(JsClient, OnASpawnedRedisServerTheRunsAreThePorts) {
+  real::RedisServer server(sim::kDefaultEpochMs);
+  const props::System* state = props::FindSystem("state");
+  for (const std::string property : {"cas-versions-linearizable", "acknowledged-writes-visible"}) {
+    props::RunSpec spec;
+    spec.property = property;
+    spec.version = "beta30";
+    spec.seed = 1;
+    spec.clients = 3;
+    spec.ops = 12;
+    const props::RunOutcome port = state->Run(spec, testing_catalogs::Shipped(), &server);
+    const props::RunOutcome js = state->Run(spec, JsCatalog(), &server);
+    EXPECT_EQ(port.trace.Hash(), js.trace.Hash()) << property << "\n" << FirstDifference(port, js);
+    EXPECT_GT(js.trace.events.size(), 50u) << property;
   }
 }
 
