@@ -94,12 +94,12 @@ std::string Unavailable(const ClientCode& code) {
 
 namespace {
 
-// Hosts no thread holds, by SDK directory: a thread that ends (the campaign starts threads per
-// batch of runs) gives its hosts back, and the next thread takes one instead of starting Node
-// again (half a second each).
+// Hosts no thread holds: a thread that ends (the campaign starts threads per batch of runs)
+// gives its host back, and the next thread takes it instead of starting Node again (half a
+// second each).
 struct Idle {
   std::mutex mutex;
-  std::map<std::string, std::vector<std::unique_ptr<Host>>> hosts;
+  std::vector<std::unique_ptr<Host>> hosts;
 };
 Idle& IdleHosts() {
   static Idle* idle = new Idle;  // never destroyed: threads may give hosts back at exit
@@ -107,36 +107,35 @@ Idle& IdleHosts() {
 }
 
 struct Held {
-  std::map<std::string, std::unique_ptr<Host>> hosts;
+  std::unique_ptr<Host> host;
   ~Held() {
+    if (!host) return;
     Idle& idle = IdleHosts();
     std::lock_guard<std::mutex> lock(idle.mutex);
-    for (auto& [dir, host] : hosts) idle.hosts[dir].push_back(std::move(host));
+    idle.hosts.push_back(std::move(host));
   }
 };
 
 }  // namespace
 
-Host& Host::ForThisThread(const ClientCode& code) {
+Host& Host::ForThisThread() {
   thread_local Held held;
-  std::unique_ptr<Host>& h = held.hosts[code.dir];
-  if (h) return *h;
+  if (held.host) return *held.host;
   {
     Idle& idle = IdleHosts();
     std::lock_guard<std::mutex> lock(idle.mutex);
-    std::vector<std::unique_ptr<Host>>& free = idle.hosts[code.dir];
-    if (!free.empty()) {
-      h = std::move(free.back());
-      free.pop_back();
-      return *h;
+    if (!idle.hosts.empty()) {
+      held.host = std::move(idle.hosts.back());
+      idle.hosts.pop_back();
+      return *held.host;
     }
   }
-  h.reset(new Host(code));
-  return *h;
+  held.host.reset(new Host());
+  return *held.host;
 }
 
-Host::Host(const ClientCode& code) {
-  if (const std::string why = Unavailable(code); !why.empty()) throw std::runtime_error(why);
+Host::Host() {
+  if (const std::string why = Unavailable({true, ""}); !why.empty()) throw std::runtime_error(why);
   // A write to a driver that died answers EPIPE instead of killing the testbed.
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];
@@ -148,17 +147,9 @@ Host::Host(const ClientCode& code) {
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   const std::string node = NodePath(), driver = DriverPath();
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "TESTBED_SDK_DIR=", 16) != 0) env_strings.emplace_back(*e);
-  if (!code.dir.empty())
-    env_strings.push_back("TESTBED_SDK_DIR=" + std::filesystem::absolute(code.dir).string());
-  std::vector<char*> env;
-  for (std::string& s : env_strings) env.push_back(s.data());
-  env.push_back(nullptr);
   std::vector<char*> args{const_cast<char*>(node.c_str()), const_cast<char*>(driver.c_str()),
                           nullptr};
-  const int rc = posix_spawn(&pid_, node.c_str(), &actions, nullptr, args.data(), env.data());
+  const int rc = posix_spawn(&pid_, node.c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);

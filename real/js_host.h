@@ -2,7 +2,8 @@
 // thread, running real/js/driver.mjs, driven over a pipe by the simulation.
 //
 // Protocol (one JSON line each way; the driver answers every request with one line):
-//   open  {id, version, provider, name, options, connection}   a client object (a namespace)
+//   open  {id, dir, version, provider, name, options, connection}   a client object (a
+//         namespace) of the SDK build in dir (null: the seeds' own of the version)
 //   close {id}                                                 drops it and its pending calls
 //   op    {op, id, m, a, now}          starts method m of client id with arguments a
 //   reply {call, r | x, now}           the reply to a call (x: a transport failure's kind)
@@ -51,9 +52,10 @@ struct OpState {
 
 class Host {
  public:
-  // This thread's host for `code`, started on first use. Throws std::runtime_error naming why
-  // Node could not start.
-  static Host& ForThisThread(const ClientCode& code);
+  // This thread's host, started on first use (or taken over from a thread that ended): one
+  // Node process runs every SDK build the thread's runs name. Throws std::runtime_error naming
+  // why Node could not start.
+  static Host& ForThisThread();
   ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
@@ -72,7 +74,7 @@ class Host {
   void Close(int64_t id);
 
  private:
-  explicit Host(const ClientCode& code);
+  Host();
   pid_t pid_ = -1;
   int to_node_ = -1, from_node_ = -1;
   std::string buffer_;  // bytes read past the last line

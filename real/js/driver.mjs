@@ -5,7 +5,7 @@
 // clock of the actor whose code runs. Node holds no real socket and no real timer: after each
 // message it runs until every operation waits on a call (setImmediate comes after every
 // microtask), then reports what happened.
-//   node driver.mjs            (the SDK as tests/js/sdk.mjs lays it out, or $TESTBED_SDK_DIR's)
+//   node driver.mjs
 import { readSync, writeSync } from 'node:fs';
 import { clock, importSdk, loadSdk } from '../../tests/js/sdk.mjs';
 
@@ -13,7 +13,7 @@ import { clock, importSdk, loadSdk } from '../../tests/js/sdk.mjs';
 // message (the one started, or the one whose call was answered): every other one waits on a
 // call of its own.
 let current = null;
-const sdks = new Map();                // version -> the SDK's modules
+const sdks = new Map();                // `seeds:<version>` or a build's directory -> its modules
 const spaces = new Map();              // id -> { ns, version }
 const pending = new Map();             // call id -> { resolve, reject, op: {id, client} }
 let events = [];
@@ -70,11 +70,10 @@ function watchTiming(ns) {
   proto.writeTiming = watched;
 }
 
-// The seeds' SDK of `version`, or the user's build in $TESTBED_SDK_DIR (--client-dir), which
-// is of the version under test.
-async function sdkOf(version) {
-  const dir = process.env.TESTBED_SDK_DIR;
-  const key = dir ? '' : version;
+// The seeds' SDK of `version` (dir null), or the build in `dir` (--client-dir, a mutant of
+// testbed mutate), which is of the version under test.
+async function sdkOf(version, dir) {
+  const key = dir ?? `seeds:${version}`;
   if (!sdks.has(key)) sdks.set(key, await (dir ? importSdk(dir) : loadSdk(version)));
   return sdks.get(key);
 }
@@ -129,7 +128,7 @@ function startOp(m) {
 async function handle(m) {
   switch (m.k) {
     case 'open': {
-      const sdk = await sdkOf(m.version);
+      const sdk = await sdkOf(m.version, m.dir);
       const runtime = sdk.state.createRedisProviderRuntimeState({
         redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client });
       const o = m.options;

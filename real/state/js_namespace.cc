@@ -1,5 +1,7 @@
 #include "real/state/js_namespace.h"
 
+#include <filesystem>
+
 #include "model/json_text.h"
 
 namespace testbed::real::state {
@@ -38,9 +40,9 @@ bool HasJavaScript(const std::string& version) {
   return version == "beta24" || version == "beta30";
 }
 
-JsNamespace::JsNamespace(sim::Ctx& ctx, js::Host& host, const std::string& version,
-                         std::optional<std::string> provider_id, const std::string& name,
-                         const NamespaceOptions& options,
+JsNamespace::JsNamespace(sim::Ctx& ctx, js::Host& host, const ClientCode& code,
+                         const std::string& version, std::optional<std::string> provider_id,
+                         const std::string& name, const NamespaceOptions& options,
                          const std::optional<std::string>& connection,
                          std::unique_ptr<StateNamespace> port)
     : ctx_(&ctx), host_(host), id_(host.NewId()), port_(std::move(port)) {
@@ -49,13 +51,16 @@ JsNamespace::JsNamespace(sim::Ctx& ctx, js::Host& host, const std::string& versi
                {"maxTtl", options.max_ttl_ms},
                {"maxEntries", options.max_entries},
                {"maxValueBytes", options.max_value_bytes}};
-  host_.Exchange(Json{{"k", "open"},
-                      {"id", id_},
-                      {"version", version},
-                      {"provider", provider_id ? Json(*provider_id) : Json(nullptr)},
-                      {"name", name},
-                      {"options", o},
-                      {"connection", connection ? Json(*connection) : Json(nullptr)}});
+  host_.Exchange(
+      Json{{"k", "open"},
+           {"id", id_},
+           {"dir",
+            code.dir.empty() ? Json(nullptr) : Json(std::filesystem::absolute(code.dir).string())},
+           {"version", version},
+           {"provider", provider_id ? Json(*provider_id) : Json(nullptr)},
+           {"name", name},
+           {"options", o},
+           {"connection", connection ? Json(*connection) : Json(nullptr)}});
 }
 
 JsNamespace::~JsNamespace() {

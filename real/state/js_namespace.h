@@ -21,7 +21,7 @@ bool HasJavaScript(const std::string& version);
 class JsNamespace : public StateNamespace {
  public:
   // `port`: the same namespace's port, for its key layout only.
-  JsNamespace(sim::Ctx& ctx, js::Host& host, const std::string& version,
+  JsNamespace(sim::Ctx& ctx, js::Host& host, const ClientCode& code, const std::string& version,
               std::optional<std::string> provider_id, const std::string& name,
               const NamespaceOptions& options, const std::optional<std::string>& connection,
               std::unique_ptr<StateNamespace> port);

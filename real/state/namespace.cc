@@ -74,7 +74,7 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
     return MakePort(version, ctx, scripts, std::move(provider_id), std::move(name), options,
                     std::move(connection));
   auto port = MakePort(version, ctx, scripts, provider_id, name, options, connection);
-  return std::make_unique<JsNamespace>(ctx, js::Host::ForThisThread(scripts.client()), version,
+  return std::make_unique<JsNamespace>(ctx, js::Host::ForThisThread(), scripts.client(), version,
                                        std::move(provider_id), name, options, connection,
                                        std::move(port));
 }
