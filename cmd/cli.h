@@ -135,6 +135,9 @@ struct MutateSpec {
   std::string only;               // --only ID ("": every mutant)
   std::string write_mutants;      // --write-mutants DIR ("": none)
   bool trust_equivalent = false;  // --trust-equivalent: listed mutants are not run
+  // --client js: the mutants are of the seeds' JavaScript client code (SystemInfo's
+  // js_client_files), run with --client js; the scripts stay as shipped.
+  std::string client = "port";
   std::string Write() const;
   bool operator==(const MutateSpec&) const = default;
 };

@@ -11,17 +11,21 @@
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
+#include <absl/strings/str_split.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
 #include "cmd/cli_internal.h"
+#include "real/js_host.h"
 #include "real/lua_mutants.h"
 #include "reports/terminal.h"
 #include "harness/baseline.h"
@@ -51,6 +55,9 @@ void Define(CLI::App& app, Raw& r) {
            {"ops", "operations per client (default: the system's)"},
            {"faults", "all, none, or a comma list (see testbed list)"},
            {"properties", "a comma list (default: every property)"},
+           {"client",
+            "port (default): mutate the scripts; js: mutate the seeds' JavaScript client code "
+            "(runs with --client js)"},
            {"jobs", "threads (default: the cores)"}})
     app.add_option("--" + flag, r.values[flag], help);
   app.add_option("--equivalent", r.equivalent,
@@ -93,6 +100,7 @@ MutateSpec Resolve(const Raw& r) {
   m.equivalent = r.equivalent;
   m.baselines = r.baselines;
   m.write_mutants = r.write_mutants;
+  m.client = c.client;
   for (const std::string& item : r.runs_of) {
     const size_t eq = item.find('=');
     const std::string p = item.substr(0, eq);
@@ -111,7 +119,19 @@ MutateSpec Resolve(const Raw& r) {
   if (!m.write_mutants.empty()) internal::CheckWritable(m.write_mutants, "write-mutants");
   if (m.trust_equivalent && m.equivalent.empty())
     throw UsageError("--trust-equivalent needs --equivalent FILE: the mutants to trust");
-  if (!m.only.empty()) {  // it names a mutant of one of the versions' scripts
+  if (!m.only.empty() && (m.only.rfind("js/", 0) == 0) != (m.client == "js"))
+    throw UsageError("--only " + m.only + ": " +
+                     (m.client == "js"
+                          ? "with --client js, ids are js/<system>/<version>/FILE:LINE.K"
+                          : "a mutant of the JavaScript needs --client js"));
+  if (!m.only.empty() && m.client == "js") {  // js/<system>/<version>/FILE:ID
+    const std::vector<std::string> parts = absl::StrSplit(m.only, absl::MaxSplits('/', 3));
+    if (parts.size() < 4 || parts[1] != m.system ||
+        std::find(m.versions.begin(), m.versions.end(), parts[2]) == m.versions.end())
+      throw UsageError("--only " + m.only + " names no JavaScript of " + m.system +
+                       " (ids are js/<system>/<version>/FILE:LINE.K, as mutate prints them)");
+    m.versions = {parts[2]};
+  } else if (!m.only.empty()) {  // it names a mutant of one of the versions' scripts
     const real::ScriptCatalog shipped =
         real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
     std::vector<std::string> holding;  // the versions whose scripts hold it
@@ -182,7 +202,7 @@ RunSeen RunOne(const props::System& system, const props::RunSpec& r,
         h = absl::HashOf(h, sim::ShortArgv(o.trace.argv_of(e), &names), e.reply.debug());
     s.digest = h;
   } catch (const std::exception& e) {
-    s.failure = absl::StrCat("the client port throws: ", e.what()).substr(0, 240);
+    s.failure = absl::StrCat("the client throws: ", e.what()).substr(0, 240);
   }
   return s;
 }
@@ -242,8 +262,18 @@ class MutateRun {
   }
 
   void RunVersion(const std::string& version) {
-    const real::ScriptCatalog shipped =
-        real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    const props::SystemInfo::JsClientFile* js = nullptr;
+    if (spec_.client == "js") {
+      for (const auto& f : system_.info().js_client_files)
+        if (std::find(f.versions.begin(), f.versions.end(), version) != f.versions.end()) js = &f;
+      if (!js) {
+        std::printf("%s %s: no JavaScript client the seeds show (nothing to mutate)\n",
+                    spec_.system.c_str(), version.c_str());
+        return;
+      }
+    }
+    real::ScriptCatalog shipped = real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
+    if (js) shipped.set_client({true, ""});
     const harness::Plan plan = PlanFor(version);
     std::set<std::pair<std::string, std::string>> known;  // (property, class) not killing
     if (!spec_.baselines.empty()) {
@@ -266,6 +296,7 @@ class MutateRun {
                                                 " seed ", s.run.seed, "): ", s.failure));
         });
     if (internal::Interrupted()) return;  // no mutant is judged against part of the baseline
+    if (js) return RunJavaScriptMutants(version, *js, shipped, plan, known, digest);
     const std::string prefix = system_.scripts_dir(version) + "/";
     for (const real::ScriptFile& f : shipped.all()) {
       if (f.file.rfind(prefix, 0) != 0) continue;
@@ -280,20 +311,94 @@ class MutateRun {
         v.file = f.file;
         v.mutant = m;
         v.line_ran = row.hits.count(m.line) > 0;
-        const auto eq = equivalent_.find(FullId(f.file, m));
         if (!system_.FirstCompileError(mutated, version).empty()) {
           v.state = "stillborn";
-        } else if (spec_.trust_equivalent && eq != equivalent_.end() &&
-                   Trim(eq->second.after) == Trim(m.after)) {
-          v.state = "equivalent";
-          v.why = eq->second.why + " (not run: --trust-equivalent)";
-        } else {
+        } else if (!TrustedEquivalent(v)) {
           Judge(plan, mutated, known, digest, v);
           if (v.state.empty()) return;  // interrupted before a verdict: not counted
         }
         Print(v);
         verdicts_.push_back(std::move(v));
       }
+    }
+  }
+
+  // --trust-equivalent: a mutant the list argues equivalent, on its line as listed, is not run
+  // (true: v says so).
+  bool TrustedEquivalent(Verdict& v) const {
+    const auto eq = equivalent_.find(FullId(v.file, v.mutant));
+    if (!spec_.trust_equivalent || eq == equivalent_.end() ||
+        Trim(eq->second.after) != Trim(v.mutant.after))
+      return false;
+    v.state = "equivalent";
+    v.why = eq->second.why + " (not run: --trust-equivalent)";
+    return true;
+  }
+
+  // The mutants of the seeds' JavaScript file `js` of `version`: each is the seeds' SDK build
+  // with that one change, in a temporary directory of its own, run with --client js.
+  void RunJavaScriptMutants(const std::string& version, const props::SystemInfo::JsClientFile& js,
+                            const real::ScriptCatalog& shipped, const harness::Plan& plan,
+                            const std::set<std::pair<std::string, std::string>>& known,
+                            const std::map<std::pair<std::string, uint64_t>, size_t>& digest) {
+    namespace fs = std::filesystem;
+    std::string root_template = (fs::temp_directory_path() / "testbed-mutate-XXXXXX").string();
+    if (::mkdtemp(root_template.data()) == nullptr)
+      throw real::SetupError("cannot make a temporary directory for the JavaScript mutants");
+    const fs::path root = root_template;
+    struct Remove {
+      fs::path dir;
+      ~Remove() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+      }
+    } remove{root};
+    const fs::path seeds = root / "seeds";
+    std::string text;
+    std::vector<nlohmann::json> mutants;
+    try {
+      real::js::NodeOutput(
+          {real::js::SourcePath("tests/js/sdk.mjs"), "write", version, seeds.string()});
+      std::ifstream in(seeds / js.file, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+      const std::string out =
+          real::js::NodeOutput({real::js::SourcePath("real/js/mutants.mjs"),
+                                (seeds / js.file).string(), absl::StrJoin(js.skip, ",")});
+      for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty()))
+        mutants.push_back(nlohmann::json::parse(line));
+    } catch (const std::exception& e) {
+      throw real::SetupError(std::string("the JavaScript mutants: ") + e.what());
+    }
+    const std::string file = "js/" + spec_.system + "/" + version + "/" + js.file;
+    for (const nlohmann::json& j : mutants) {
+      if (internal::Interrupted()) return;
+      real::LuaMutant m;
+      m.id = j["id"].get<std::string>();
+      m.line = j["line"].get<int>();
+      m.op = j["op"].get<std::string>();
+      m.before = j["before"].get<std::string>();
+      m.after = j["after"].get<std::string>();
+      const size_t start = j["start"].get<size_t>(), end = j["end"].get<size_t>();
+      m.body = text.substr(0, start) + j["text"].get<std::string>() + text.substr(end);
+      if (!spec_.only.empty() && spec_.only != FullId(file, m)) continue;
+      Verdict v;
+      v.version = version;
+      v.file = file;
+      v.mutant = m;
+      if (j["stillborn"].get<bool>()) {
+        v.state = "stillborn";
+      } else if (!TrustedEquivalent(v)) {
+        const fs::path dir = root / "mutants" / m.id;
+        fs::create_directories(dir);
+        fs::copy(seeds, dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+        std::ofstream(dir / js.file, std::ios::binary | std::ios::trunc) << m.body;
+        real::ScriptCatalog mutated = shipped;
+        mutated.set_client({true, dir.string()});
+        Judge(plan, mutated, known, digest, v);
+        if (v.state.empty()) return;  // interrupted before a verdict: not counted
+      }
+      Print(v);
+      verdicts_.push_back(std::move(v));
     }
   }
 
@@ -335,6 +440,13 @@ class MutateRun {
     std::replace(dir_name.begin(), dir_name.end(), '/', '_');
     std::replace(dir_name.begin(), dir_name.end(), ':', '@');
     const std::filesystem::path dir = std::filesystem::path(spec_.write_mutants) / dir_name;
+    if (mutated.client().js) {  // the mutant's SDK build: a --client-dir for check
+      std::filesystem::create_directories(dir);
+      std::filesystem::copy(mutated.client().dir, dir,
+                            std::filesystem::copy_options::recursive |
+                                std::filesystem::copy_options::overwrite_existing);
+      return;
+    }
     const std::filesystem::path file = dir / v.file;
     std::filesystem::create_directories(file.parent_path());
     for (const real::ScriptFile& f : mutated.all())
@@ -389,7 +501,7 @@ class MutateRun {
                   live ? absl::StrCat(at("killed") * 100 / live, "%").c_str() : "-");
       survived += at("survived");
     }
-    std::printf("%s", reports::CoverageText(coverage_).c_str());
+    if (!coverage_.empty()) std::printf("%s", reports::CoverageText(coverage_).c_str());
     if (spec_.only.empty()) std::printf("\nreplay one: %s --only ID\n", spec_.Write().c_str());
     if (const int signal = internal::Interrupted(); signal != 0) {
       std::printf("incomplete: interrupted by %s after %s; the table covers the mutants judged\n",
@@ -428,6 +540,7 @@ std::string MutateSpec::Write() const {
   if (!baselines.empty()) AppendFlag(line, "baselines", baselines);
   if (!only.empty()) AppendFlag(line, "only", only);
   if (trust_equivalent) AppendFlag(line, "trust-equivalent", "");
+  if (client != "port") AppendFlag(line, "client", client);
   if (jobs > 0) AppendFlag(line, "jobs", absl::StrCat(jobs));
   return line;
 }

@@ -256,6 +256,15 @@ struct SystemInfo {
   // How `testbed fidelity` draws the arguments of one of its scripts (nullptr: it runs them with
   // no keys and no arguments).
   ScriptShapeFn script_shape = nullptr;
+  // The seeds' own JavaScript that --client js runs for these versions (testbed mutate
+  // --client js mutates `file` of the SDK build, leaving alone the classes and functions in
+  // `skip`: code no property reaches through the port interface).
+  struct JsClientFile {
+    std::vector<std::string> versions;
+    std::string file;  // in the SDK build, e.g. runtime/state.js
+    std::vector<std::string> skip;
+  };
+  std::vector<JsClientFile> js_client_files = {};
 };
 
 class System {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -117,6 +118,30 @@ struct Held {
 };
 
 }  // namespace
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(TESTBED_SOURCE_DIR) + "/" + relative;
+}
+
+std::string NodeOutput(const std::vector<std::string>& args) {
+  if (const std::string why = Unavailable({true, ""}); !why.empty()) throw std::runtime_error(why);
+  std::string command = "'" + NodePath() + "'";
+  for (const std::string& a : args) {
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " " + quoted + "'";
+  }
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("cannot run " + command);
+  std::string out;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, p)) > 0) out.append(chunk, n);
+  const int status = ::pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("node failed: " + command);
+  return out;
+}
 
 Host& Host::ForThisThread() {
   thread_local Held held;

@@ -40,6 +40,12 @@ using real::ClientCode;
 // Whether the JavaScript backend can run here: "" when it can, else why not (one line).
 std::string Unavailable(const ClientCode& code);
 
+// Runs Node with `args` (paths as given) and returns what it printed; throws std::runtime_error
+// when it fails. For the tools beside the driver: tests/js/sdk.mjs write, real/js/mutants.mjs.
+std::string NodeOutput(const std::vector<std::string>& args);
+// <source>/<relative>: where the JavaScript tools are.
+std::string SourcePath(const std::string& relative);
+
 // What an operation of the JavaScript has left for the simulation.
 struct OpState {
   std::deque<std::pair<int64_t, sim::Argv>> calls;  // (call id, argv), in the order made

@@ -211,6 +211,26 @@ TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
   EXPECT_EQ(WithoutSpeed(one.out), WithoutSpeed(two.out));
 }
 
+// testbed mutate --client js mutates the seeds' state runtime, as a slip in review would change
+// it: an increment that subtracts, a namespace that ignores its connection; the properties kill
+// both with the JavaScript backend. A mutant of the JavaScript needs --client js.
+TEST(JsClient, MutateKillsMutantsOfTheStateRuntime) {
+  for (const auto& [id, property] : std::vector<std::pair<std::string, std::string>>{
+           {"342.2", "model-matches-implementation"}, {"354.1", "connection-isolation"}}) {
+    const std::string only = "js/state/beta30/runtime/state.js:" + id;
+    const testing_cli::Result r =
+        Cli("mutate --system state --version beta30 --client js "
+            "--seed 1 --runs 3 --properties " +
+            property + " --only " + only);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("killed " + only), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    by " + property + " / "), std::string::npos) << r.out;
+  }
+  const testing_cli::Result wrong =
+      Cli("mutate --system state --version beta30 --only js/state/beta30/runtime/state.js:342.2");
+  EXPECT_EQ(wrong.code, 2) << wrong.out;
+}
+
 // Bad input is refused before any work, in one line.
 TEST(JsClient, BadClientFlagsAreRefusedInOneLine) {
   for (const std::string args : {"check --system state --client js --client-dir /nonexistent/sdk",

@@ -111,7 +111,17 @@ class StateSystem : public System {
               true}},
         .max_old_versions = 2,
         .horizon_ms = kHorizonMs,
-        .script_shape = &StateScriptShape};
+        .script_shape = &StateScriptShape,
+        // The Redis runtime; the memory backend runs its port (memory-matches-redis), the
+        // unsupported runtime and the environment's factory no workload makes, and patch is a
+        // reconstruction no caller uses.
+        .js_client_files = {
+            {{"beta24", "beta30"},
+             "runtime/state.js",
+             {"UnsupportedProviderStateNamespace", "UnsupportedProviderRuntimeState",
+              "MemoryProviderStateNamespace", "MemoryProviderRuntimeState",
+              "resolveMemoryStateExpiresAt", "createMemoryProviderRuntimeState",
+              "createProviderRuntimeStateFromEnv", "patch"}}}};
     return kInfo;
   }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }
