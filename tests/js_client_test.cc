@@ -233,8 +233,14 @@ TEST(JsClient, MutateKillsMutantsOfTheStateRuntime) {
 
 // Bad input is refused before any work, in one line.
 TEST(JsClient, BadClientFlagsAreRefusedInOneLine) {
-  for (const std::string args : {"check --system state --client js --client-dir /nonexistent/sdk",
-                                 "check --system state --client-dir " TESTBED_SOURCE_DIR}) {
+  for (const std::string args :
+       {"check --system state --client js --client-dir /nonexistent/sdk",
+        "check --system state --client-dir " TESTBED_SOURCE_DIR,
+        // The JavaScript sends the bodies it embeds: changed scripts would silently not run.
+        "check --system state --client js --scripts " TESTBED_SOURCE_DIR
+        "/tests/broken_scripts/quota-off-by-one",
+        "diff --system state --candidate " TESTBED_SOURCE_DIR
+        "/tests/broken_scripts/quota-off-by-one --candidate-client " TESTBED_SOURCE_DIR}) {
     const testing_cli::Result r = Cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
