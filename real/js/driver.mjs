@@ -136,7 +136,7 @@ async function handle(m) {
         scope: o.scope, defaultTtl: `${o.defaultTtl}ms`, maxTtl: `${o.maxTtl}ms`,
         maxEntries: o.maxEntries, maxValueBytes: o.maxValueBytes });
       watchTiming(ns);
-      spaces.set(m.id, { ns, version: m.version });
+      spaces.set(m.id, { ns });
       return {};
     }
     case 'close':
