@@ -14,7 +14,7 @@ import { clock, importSdk, loadSdk } from '../../tests/js/sdk.mjs';
 // call of its own.
 let current = null;
 const sdks = new Map();                // `seeds:<version>` or a build's directory -> its modules
-const spaces = new Map();              // id -> { ns, version }
+const spaces = new Map();              // id -> { ns }
 const pending = new Map();             // call id -> { resolve, reject, op: {id, client} }
 let events = [];
 let nextCall = 1;
