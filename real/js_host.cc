@@ -14,8 +14,10 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <vector>
 #include <stdexcept>
+#include <vector>
+
+#include "real/handles/wordlist.h"
 
 extern char** environ;
 
@@ -197,94 +199,312 @@ Host::~Host() {
   }
 }
 
-void Host::Exchange(const Json& request) {
-  // ASCII only (\u escapes; bytes that are not UTF-8 become U+FFFD, as ioredis decodes them), so
-  // that the driver may decode each chunk it reads on its own.
-  WriteAll(to_node_, request.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n");
+// An operation's waits, filed by strand (real/js_host.h).
+struct Item {
+  enum Kind { kCall, kTimer, kWork } kind;
+  int64_t id;
+  sim::Argv argv;  // a call's
+  int64_t ms = 0;  // a timer's delay
+  Json data;       // a work's data, as JSON text
+};
+
+struct Strand {
+  std::string name;
+  std::deque<Item> items;
+  sim::ThreadId thread = -1;
+  int64_t sleeping = -1;  // the timer its thread sleeps on
+  bool cleared = false;   // that timer was cleared: the thread is cancelled
+  bool spawn = false;     // it needs a thread
+  bool running = false;   // a thread of its own runs it (not strand 0)
+  bool busy = false;      // that thread waits on one of its items
+};
+
+struct Op {
+  Host* host;
+  int64_t id;
+  std::string method;
+  OpHooks hooks;
+  std::map<int, Strand> strands;  // 0: the caller's
+  std::vector<int> order;         // the other strands, in the order they started
+  bool settled = false;
+  OpResult result;
+  std::map<int64_t, std::exception_ptr> work_errors;
+  ~Op() { host->ended_.push_back(id); }
+
+  // Files one event of the driver's answer.
+  void File(Json& e) {
+    const std::string kind = e["k"].get<std::string>();
+    const int strand = e.value("strand", 0);
+    if (kind == "call") {
+      sim::Argv argv;
+      for (const Json& a : e["argv"]) argv.push_back(ArgIn(a));
+      if (!argv.empty()) argv[0] = absl::AsciiStrToUpper(argv[0]);
+      strands[strand].items.push_back({Item::kCall, e["call"].get<int64_t>(), std::move(argv)});
+    } else if (kind == "timer") {
+      strands[strand].items.push_back(
+          {Item::kTimer, e["t"].get<int64_t>(), {}, e["ms"].get<int64_t>()});
+    } else if (kind == "work") {
+      strands[strand].items.push_back({Item::kWork, e["w"].get<int64_t>(), {}, 0, e["data"]});
+    } else if (kind == "clear") {
+      const int64_t t = e["t"].get<int64_t>();
+      for (auto& [n, s] : strands) {
+        std::erase_if(s.items, [&](const Item& i) { return i.kind == Item::kTimer && i.id == t; });
+        if (s.sleeping == t && n != 0) s.cleared = true;
+      }
+    } else if (kind == "strand") {
+      Strand& s = strands[strand];
+      s.name = e["name"].get<std::string>();
+      if (s.name.empty()) s.name = "strand";
+      s.spawn = true;
+      order.push_back(strand);
+    } else if (kind == "done" || kind == "fail") {
+      settled = true;
+      if (e.contains("exp") && e["exp"].is_number())
+        result.last_expires_at_ms = e["exp"].get<int64_t>();
+      if (kind == "done") {
+        result.value = std::move(e["v"]);
+      } else {
+        result.failed = true;
+        if (e.contains("work")) {
+          auto it = work_errors.find(e["work"].get<int64_t>());
+          if (it != work_errors.end()) result.work_error = it->second;
+        }
+        result.error = std::move(e);
+      }
+    } else if (hooks.event) {
+      hooks.event(e);
+    }
+  }
+};
+
+namespace {
+
+sim::Task<void> StrandLoop(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand);
+
+// After an exchange on `ctx`'s thread: threads for the strands that started, and an end for
+// those whose sleeping timer was cleared (a new thread when they have more to do).
+void Settle(sim::Ctx& ctx, const std::shared_ptr<Op>& op) {
+  for (auto& [n, s] : op->strands) {
+    if (n == 0) continue;
+    if (s.cleared) {
+      ctx.cancel(s.thread);
+      s.cleared = false;
+      s.sleeping = -1;
+      s.running = false;
+      s.spawn = !s.items.empty();
+    }
+    if (!s.spawn) continue;
+    s.spawn = false;
+    s.running = true;
+    const int strand = n;
+    s.thread = ctx.spawn(
+        s.name, [op, strand](sim::Ctx& c) -> sim::Task<void> { return StrandLoop(c, op, strand); });
+  }
+}
+
+std::string What(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+// One wait of `strand`, on `ctx`'s thread: the call made, the timer slept, the work run, and
+// its end sent to the driver.
+sim::Task<void> RunItem(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand, Item item) {
+  Host& host = *op->host;
+  Json m;
+  switch (item.kind) {
+    case Item::kCall: {
+      sim::CallResult r = co_await ctx.call(std::move(item.argv));
+      m = Json{{"k", "reply"}, {"call", item.id}};
+      if (const auto* t = std::get_if<sim::TransportError>(&r))
+        m["x"] = t->what;
+      else
+        m["r"] = ReplyJson(std::get<sim::Reply>(r));
+      break;
+    }
+    case Item::kTimer:
+      op->strands[strand].sleeping = item.id;
+      co_await ctx.sleep(item.ms);
+      op->strands[strand].sleeping = -1;
+      m = Json{{"k", "fire"}, {"t", item.id}};
+      break;
+    case Item::kWork: {
+      if (!op->hooks.work)
+        throw std::runtime_error("the JavaScript client's " + op->method +
+                                 " calls a work nobody gave it");
+      Json result;
+      std::exception_ptr error;
+      try {
+        Json data = item.data.is_string() ? Json::parse(item.data.get<std::string>()) : Json();
+        result = co_await op->hooks.work(std::move(data));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      m = Json{{"k", "work"}, {"w", item.id}};
+      if (error) {
+        op->work_errors[item.id] = error;
+        m["x"] = What(error);
+      } else {
+        m["v"] = result.dump();
+      }
+      break;
+    }
+  }
+  m["now"] = ctx.now_ms();
+  host.Exchange(std::move(m));
+  Settle(ctx, op);
+}
+
+sim::Task<void> StrandLoop(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand) {
+  for (;;) {
+    Strand& s = op->strands[strand];
+    if (s.items.empty()) {
+      s.running = false;
+      co_return;
+    }
+    Item item = std::move(s.items.front());
+    s.items.pop_front();
+    s.busy = true;
+    co_await RunItem(ctx, op, strand, std::move(item));
+    op->strands[strand].busy = false;
+  }
+}
+
+}  // namespace
+
+std::string Host::ReadLine() {
   size_t end;
   while ((end = buffer_.find('\n')) == std::string::npos) {
     char chunk[65536];
     const ssize_t n = ::read(from_node_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw std::runtime_error("the JavaScript client (node) stopped before it answered " +
-                               request.value("k", std::string("?")));
+    if (n <= 0) throw std::runtime_error("the JavaScript client (node) stopped before it answered");
     buffer_.append(chunk, static_cast<size_t>(n));
   }
-  Json answer = Json::parse(buffer_.begin(), buffer_.begin() + static_cast<ptrdiff_t>(end));
+  std::string line = buffer_.substr(0, end);
   buffer_.erase(0, end + 1);
+  return line;
+}
+
+Json Host::Answer(const Json& q) {
+  const std::string kind = q.value("k", "");
+  if (kind == "words") return handles::IssuableHandleWords();
+  std::shared_ptr<Op> op;
+  if (q.contains("op") && q["op"].is_number()) {
+    auto it = ops_.find(q["op"].get<int64_t>());
+    if (it != ops_.end()) op = it->second.lock();
+  }
+  if (!op || !op->hooks.ask)
+    throw std::runtime_error("the testbed has no answer to " + kind + " here");
+  return op->hooks.ask(q);
+}
+
+void Host::Exchange(Json request) {
+  if (!ended_.empty()) {
+    for (int64_t id : ended_) ops_.erase(id);
+    request["ended"] = std::move(ended_);
+    ended_.clear();
+  }
+  // ASCII only (\u escapes; bytes that are not UTF-8 become U+FFFD, as ioredis decodes them), so
+  // that the driver may decode each chunk it reads on its own.
+  const auto dump = [](const Json& j) {
+    return j.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";
+  };
+  WriteAll(to_node_, dump(request));
+  Json answer;
+  for (;;) {
+    answer = Json::parse(ReadLine());
+    if (!answer.contains("q")) break;
+    Json reply;
+    try {
+      reply = Json{{"v", Answer(answer["q"])}};
+    } catch (const std::exception& e) {
+      reply = Json{{"error", e.what()}};
+    }
+    WriteAll(to_node_, dump(reply));
+  }
   if (answer.contains("error"))
     throw std::runtime_error("the JavaScript client failed: " + answer["error"].get<std::string>());
   if (!answer.contains("ev")) return;
   for (Json& e : answer["ev"]) {
-    const std::string kind = e["k"].get<std::string>();
+    if (!e.contains("op") || !e["op"].is_number()) continue;
     auto it = ops_.find(e["op"].get<int64_t>());
-    if (it == ops_.end()) continue;  // an operation the simulation abandoned
-    OpState& op = it->second;
-    if (kind == "call") {
-      sim::Argv argv;
-      for (const Json& a : e["argv"]) argv.push_back(ArgIn(a));
-      if (!argv.empty()) argv[0] = absl::AsciiStrToUpper(argv[0]);
-      op.calls.emplace_back(e["call"].get<int64_t>(), std::move(argv));
-      continue;
-    }
-    op.settled = true;
-    if (e.contains("exp") && e["exp"].is_number()) op.last_expires_at_ms = e["exp"].get<int64_t>();
-    if (kind == "done") {
-      op.value = std::move(e["v"]);
-    } else {
-      op.failed = true;
-      op.error_name = e["name"].get<std::string>();
-      op.error_message = e["message"].get<std::string>();
-    }
+    if (it == ops_.end()) continue;
+    if (std::shared_ptr<Op> op = it->second.lock()) op->File(e);  // else: one nobody runs
   }
-}
-
-int64_t Host::StartOp(int64_t client, const std::string& method, Json args, int64_t now_ms) {
-  const int64_t id = NewId();
-  ops_[id];
-  Exchange(Json{{"k", "op"},
-                {"op", id},
-                {"id", client},
-                {"m", method},
-                {"a", std::move(args)},
-                {"now", now_ms}});
-  return id;
-}
-
-void Host::Deliver(int64_t call, const sim::CallResult& result, int64_t now_ms) {
-  Json m{{"k", "reply"}, {"call", call}, {"now", now_ms}};
-  if (const auto* t = std::get_if<sim::TransportError>(&result))
-    m["x"] = t->what;
-  else
-    m["r"] = ReplyJson(std::get<sim::Reply>(result));
-  Exchange(m);
 }
 
 void Host::Close(int64_t id) { Exchange(Json{{"k", "close"}, {"id", id}}); }
 
-namespace {
-// Forgets an operation however its coroutine ends (settled, or destroyed with its run).
-struct EndOnExit {
-  Host* host;
-  int64_t id;
-  ~EndOnExit() { host->EndOp(id); }
-};
-}  // namespace
-
-sim::Task<OpState> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method, Json args) {
-  const int64_t id = host.StartOp(client, method, std::move(args), ctx.now_ms());
-  EndOnExit end{&host, id};
+sim::Task<OpResult> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method, Json args,
+                          OpHooks hooks) {
+  auto op = std::make_shared<Op>();
+  op->host = &host;
+  op->id = host.NewId();
+  op->method = method;
+  op->hooks = std::move(hooks);
+  op->strands[0];
+  host.ops_[op->id] = op;
+  host.Exchange(Json{{"k", "op"},
+                     {"op", op->id},
+                     {"id", client},
+                     {"m", std::move(method)},
+                     {"a", std::move(args)},
+                     {"now", ctx.now_ms()}});
+  Settle(ctx, op);
   for (;;) {
-    OpState& op = host.op(id);
-    if (op.settled) co_return std::move(op);
-    if (op.calls.empty())
-      throw std::runtime_error("the JavaScript client's " + method +
-                               " waits on something other than a Redis call");
-    auto [call, argv] = std::move(op.calls.front());
-    op.calls.pop_front();
-    sim::CallResult r = co_await ctx.call(std::move(argv));
-    host.Deliver(call, r, ctx.now_ms());
+    Strand& main = op->strands[0];
+    if (op->settled) {
+      // Waits of its own it did not await: a thread of their own finishes them.
+      if (!main.items.empty()) {
+        const int strand = static_cast<int>(op->strands.rbegin()->first) + 1;
+        Strand& rest = op->strands[strand];
+        rest.name = "detached";
+        rest.items = std::move(main.items);
+        main.items.clear();
+        rest.spawn = true;
+        op->order.push_back(strand);
+        Settle(ctx, op);
+      }
+      co_return op->result;
+    }
+    // A strand with nothing left to do ended before this one went on (the JavaScript awaited
+    // it: handle.js's `await renewal` after a cleared sleep): its thread ends first.
+    sim::ThreadId ended = -1;
+    for (int n : op->order) {
+      const Strand& s = op->strands[n];
+      if (s.running && !s.busy && s.items.empty() && s.sleeping < 0) {
+        ended = s.thread;
+        break;
+      }
+    }
+    if (ended >= 0) {
+      co_await ctx.join(ended);
+      continue;
+    }
+    if (!main.items.empty()) {
+      Item item = std::move(main.items.front());
+      main.items.pop_front();
+      co_await RunItem(ctx, op, 0, std::move(item));
+      continue;
+    }
+    // It awaits another strand (handle.js's `await renewal`): join them in the order started.
+    sim::ThreadId joined = -1;
+    for (int n : op->order) {
+      if (op->strands[n].running) {
+        joined = op->strands[n].thread;
+        break;
+      }
+    }
+    if (joined < 0)
+      throw std::runtime_error("the JavaScript client's " + op->method +
+                               " waits on something other than a Redis call, a timer or its work");
+    co_await ctx.join(joined);
   }
 }
 

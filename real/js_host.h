@@ -2,19 +2,39 @@
 // thread, running real/js/driver.mjs, driven over a pipe by the simulation.
 //
 // Protocol (one JSON line each way; the driver answers every request with one line):
-//   open  {id, dir, version, provider, name, options, connection}   a client object (a
-//         namespace) of the SDK build in dir (null: the seeds' own of the version)
-//   close {id}                                                 drops it and its pending calls
-//   op    {op, id, m, a, now}          starts method m of client id with arguments a
-//   reply {call, r | x, now}           the reply to a call (x: a transport failure's kind)
-// and after op and reply the driver runs until every operation waits on a call, then answers
-// {ev: [...]}: {k: call, op, call, argv}, {k: done, op, v, exp}, {k: fail, op, name, message,
-// exp}. `now` is the clock of the actor whose code then runs (Date.now(), new Date()).
+//   open    {id, dir, version, provider, name, options, connection}   a state namespace of the
+//           SDK build in dir (null: the seeds' own of the version)
+//   state   {id, dir, version, provider}     a provider runtime state (createRedisProviderRuntime
+//           State) that handle contexts share
+//   handles {id, dir, version, provider, state, connection, leaseMs}   createHandleContext
+//   close   {id}                             drops a client and what its operations wait on
+//   op      {op, id, m, a, now}              starts method m of client id with arguments a
+//   reply   {call, r | x, now}               the reply to a call (x: a transport failure's kind)
+//   fire    {t, now}                         a timer is due
+//   work    {w, v | x, now}                  a work (commit's callback) ended: its result as JSON
+//                                            text, or the text of what it threw
+// and any message may carry `ended: [op ids]`, operations the testbed no longer runs. After op,
+// reply, fire and work the driver runs until every operation waits on a call, a timer or its
+// work, then answers {ev: [...]}:
+//   {k: call, op, strand, call, argv}   {k: timer, op, strand, t, ms}   {k: clear, t}
+//   {k: work, op, strand, w, data}      {k: strand, op, strand, name}   {k: tel, op, t}
+//   {k: done, op, v, exp}   {k: fail, op, name, message, exp, [work], [code, details, cause]}
+// Before it answers, the driver may ask questions its synchronous code needs answered, one line
+// {q: {op, k, ...}} each (k: int {max}, uuid, words, updater {data}), each answered {v} or
+// {error}. `now` is the clock of the actor whose code then runs (Date.now(), new Date()).
 // Arguments that are not printable ASCII travel as {b: base64}; replies as ioredis gives them
 // (bulk and status as strings, UTF-8 decoded; integers as numbers; nil as null; an error as
-// {e: text}).
+// {e: text}). JSON values travel as text, a number JSON cannot hold as {"$nf": "NaN"}.
 //
-// Each Redis call the JavaScript makes is one ctx.call of the actor's thread: a scheduling
+// Strands: an operation's code waits on one thing at a time, except where it started an async
+// function and went on without awaiting it (handle.js's renewal loop): the driver files each
+// wait under the strand whose function is on the stack, and the testbed runs strand 0 on the
+// calling thread and every other strand as a thread of the same actor named after its function
+// (the port's "renew"). A strand whose sleeping timer is cleared, with nothing else to do, is
+// cancelled (as the port cancels its sleeping renewal); strand 0 with nothing to do joins the
+// others in the order they started (the port's `await renewal`).
+//
+// Each Redis call the JavaScript makes is one ctx.call of its strand's thread: a scheduling
 // point, with every fault applying as to a port's call. Command names go out upper-cased
 // (Redis reads them case-blind; ioredis sends `eval` as written) so that traces compare with
 // the ports'.
@@ -24,11 +44,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "real/client_code.h"
 #include "sim/runtime.h"
@@ -46,15 +69,26 @@ std::string NodeOutput(const std::vector<std::string>& args);
 // <source>/<relative>: where the JavaScript tools are.
 std::string SourcePath(const std::string& relative);
 
-// What an operation of the JavaScript has left for the simulation.
-struct OpState {
-  std::deque<std::pair<int64_t, sim::Argv>> calls;  // (call id, argv), in the order made
-  bool settled = false;
+// What an operation's caller gives it besides its arguments.
+struct OpHooks {
+  // A work the JavaScript calls (commit's): runs in the simulation, returns the result or throws.
+  std::function<sim::Task<nlohmann::json>(nlohmann::json data)> work;
+  // A question its synchronous code asks ({k, ...}; the op's: int, uuid, updater).
+  std::function<nlohmann::json(const nlohmann::json& q)> ask;
+  // Any other event it reports (tel).
+  std::function<void(const nlohmann::json& event)> event;
+};
+
+// How an operation of the JavaScript settled.
+struct OpResult {
   bool failed = false;
-  nlohmann::json value;  // done: the method's answer
-  std::string error_name, error_message;
+  nlohmann::json value;           // done: the method's answer
+  nlohmann::json error;           // fail: the event (name, message, and code, details, cause, work)
+  std::exception_ptr work_error;  // fail with the error of its own work: what the work threw
   std::optional<int64_t> last_expires_at_ms;  // the client's writeTiming seam, when it has one
 };
+
+struct Op;  // js_host.cc: an operation's strands and what each waits on
 
 class Host {
  public:
@@ -67,28 +101,30 @@ class Host {
   Host& operator=(const Host&) = delete;
 
   int64_t NewId() { return next_id_++; }
-  // Sends `request`, reads the answer and files its events. Throws std::runtime_error when the
-  // driver fails or stops.
-  void Exchange(const nlohmann::json& request);
-  int64_t StartOp(int64_t client, const std::string& method, nlohmann::json args, int64_t now_ms);
-  void Deliver(int64_t call, const sim::CallResult& result, int64_t now_ms);
-  OpState& op(int64_t id) { return ops_.at(id); }
-  void EndOp(int64_t id) { ops_.erase(id); }
-  // Drops client `id` and the calls of its operations still waiting in Node.
+  // Sends `request`, answers the driver's questions, reads the answer and files its events.
+  // Throws std::runtime_error when the driver fails or stops.
+  void Exchange(nlohmann::json request);
+  // Drops client `id` and what its operations still wait on in Node.
   void Close(int64_t id);
 
  private:
+  friend struct Op;
+  friend sim::Task<OpResult> RunOp(sim::Ctx&, Host&, int64_t, std::string, nlohmann::json, OpHooks);
   Host();
+  nlohmann::json Answer(const nlohmann::json& q);
+  std::string ReadLine();
   pid_t pid_ = -1;
   int to_node_ = -1, from_node_ = -1;
   std::string buffer_;  // bytes read past the last line
   int64_t next_id_ = 1;
-  std::map<int64_t, OpState> ops_;
+  std::map<int64_t, std::weak_ptr<Op>> ops_;  // the operations some thread still runs
+  std::vector<int64_t> ended_;                // operations ended since the last message
 };
 
-// Runs method `method` of client `client` as the JavaScript does: starts it, makes each Redis
-// call it asks for on `ctx`, in the order asked, and returns how it settled.
-sim::Task<OpState> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method,
-                         nlohmann::json args);
+// Runs method `method` of client `client` as the JavaScript does: starts it on `ctx`'s thread,
+// makes each Redis call, sleeps each timer and runs each work on its strand's thread (strand 0:
+// this one), and returns how it settled. Other strands may outlive it.
+sim::Task<OpResult> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string method,
+                          nlohmann::json args, OpHooks hooks = {});
 
 }  // namespace testbed::real::js

@@ -75,14 +75,24 @@ Compared CompareEveryProperty(const std::string& system_name, const std::string&
   return c;
 }
 
-TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) {
+// Every property of `system` on both versions the seeds show JavaScript for, seeds 1-2, without
+// faults and under all of them.
+void CompareBothVersions(const std::string& system) {
   ASSERT_EQ(real::js::Unavailable({true, ""}), "");
   for (const std::string version : {"beta30", "beta24"}) {
-    const Compared none = CompareEveryProperty("state", version, 2, "none");
-    const Compared all = CompareEveryProperty("state", version, 2, "all");
+    const Compared none = CompareEveryProperty(system, version, 2, "none");
+    const Compared all = CompareEveryProperty(system, version, 2, "all");
     EXPECT_GE(none.runs, 20) << version;
     EXPECT_GT(none.calls + all.calls, 1000) << version;
   }
+}
+
+TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) { CompareBothVersions("state"); }
+
+// handles on the seed's own handle.js (on the seeds' own state runtime): the same calls, on the
+// same threads (its renewal loop the port's "renew"), the same answers and verdicts.
+TEST(JsClient, HandlesRunsEveryPropertyWithThePortsCallsAndVerdicts) {
+  CompareBothVersions("handles");
 }
 
 // The same on a spawned redis-server (--redis spawn): the world, not the client, changes.

@@ -64,26 +64,6 @@ handles::HandleKind CursorKind() {
   return k;
 }
 
-// The kind as defineHandleKind gives it: a draft has idle, max and result lifetimes, a cursor
-// one ttl (the other fields absent, so undefined in the JavaScript).
-OJson KindJs(const handles::HandleKind& k) {
-  OJson o = {{"name", k.name},
-             {"type", k.type},
-             {"access", k.access},
-             {"fieldName", k.field_name},
-             {"maxEntries", k.max_entries},
-             {"maxValueBytes", k.max_value_bytes},
-             {"wordCount", k.word_count}};
-  if (k.type == "draft")
-    o.update({{"idleTtlMs", k.idle_ttl_ms},
-              {"maxTtlMs", k.max_ttl_ms},
-              {"resultTtlMs", k.result_ttl_ms}});
-  else
-    o["ttlMs"] = k.ttl_ms;
-  if (!k.issued_by.empty()) o["issuedBy"] = k.issued_by;
-  return o;
-}
-
 // Data and results as JSON text with their members in sorted order at every level: the port's
 // callers hand it an nlohmann::json, whose members are sorted, so the judge's caller writes its
 // literals that way too and both hold the same object.
@@ -361,14 +341,16 @@ PortRun RunPort(uint64_t seed, std::vector<Call> calls, const std::string& versi
   });
   const sim::RunResult r = world.run();
   EXPECT_EQ(r.error, "");
-  out.plans = {{"stateVersion", version},
-               {"provider", kProvider},
-               {"connection", kConnection},
-               {"commitLeaseMs", kLeaseMs},
-               {"prngSeed", prng_seed},
-               {"words", handles::IssuableHandleWords()},
-               {"kinds", {{"draft", KindJs(DraftKind())}, {"cursor", KindJs(CursorKind())}}},
-               {"calls", OJson::array()}};
+  out.plans = {
+      {"stateVersion", version},
+      {"provider", kProvider},
+      {"connection", kConnection},
+      {"commitLeaseMs", kLeaseMs},
+      {"prngSeed", prng_seed},
+      {"words", handles::IssuableHandleWords()},
+      {"kinds",
+       {{"draft", handles::KindJs(DraftKind())}, {"cursor", handles::KindJs(CursorKind())}}},
+      {"calls", OJson::array()}};
   for (const Call& c : calls) out.plans["calls"].push_back(c.js);
   return out;
 }

@@ -126,20 +126,6 @@ sim::Task<T> Instrumented(const HandleContext& h, HandleKind kind, std::string o
   co_return std::move(r->value);
 }
 
-// randomUUID: a version-4 UUID from the world's PRNG.
-std::string RandomUuid(sim::Prng& rng) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 32; ++i) {
-    uint64_t d = rng.below(16);
-    if (i == 12) d = 4;
-    if (i == 16) d = 8 + (d & 3);
-    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
-    out += hex[d];
-  }
-  return out;
-}
-
 // load (js 485)
 sim::Task<std::unique_ptr<HandleContext::Loaded>> Load(HandleContext& h, HandleKind kind,
                                                        std::string op, std::string raw,
@@ -485,6 +471,37 @@ sim::Task<Result<int>> DiscardBody(HandleContext& h, HandleKind kind, std::strin
 
 }  // namespace
 
+std::string RandomUuid(sim::Prng& rng) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) {
+    uint64_t d = rng.below(16);
+    if (i == 12) d = 4;
+    if (i == 16) d = 8 + (d & 3);
+    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
+    out += hex[d];
+  }
+  return out;
+}
+
+nlohmann::ordered_json KindJs(const HandleKind& k) {
+  nlohmann::ordered_json o = {{"name", k.name},
+                              {"type", k.type},
+                              {"access", k.access},
+                              {"fieldName", k.field_name},
+                              {"maxEntries", k.max_entries},
+                              {"maxValueBytes", k.max_value_bytes},
+                              {"wordCount", k.word_count}};
+  if (k.type == "draft")
+    o.update({{"idleTtlMs", k.idle_ttl_ms},
+              {"maxTtlMs", k.max_ttl_ms},
+              {"resultTtlMs", k.result_ttl_ms}});
+  else
+    o["ttlMs"] = k.ttl_ms;
+  if (!k.issued_by.empty()) o["issuedBy"] = k.issued_by;
+  return o;
+}
+
 HandleContext CreateTestHandleContext(sim::Ctx& ctx, sim::Prng& rng, MemoryState& state,
                                       std::string connection,
                                       std::function<void(const Telemetry&)> on_telemetry) {
@@ -499,11 +516,13 @@ HandleContext CreateTestHandleContext(sim::Ctx& ctx, sim::Prng& rng, MemoryState
 HandleContext::HandleContext(HandleOptions options, sim::Ctx& ctx, sim::Prng& rng)
     : options_(std::move(options)), ctx_(ctx), rng_(rng) {
   options_.commit_lease_ms = std::max<int64_t>(1, options_.commit_lease_ms);
+  if (options_.state != nullptr) runtime_ = options_.state->runtime(options_, ctx_, rng_);
 }
 
 int64_t HandleContext::now_ms() const { return ctx_.now_ms(); }
 
 sim::Task<std::string> HandleContext::create(const HandleKind& kind, Json data) {
+  if (runtime_) co_return co_await runtime_->create(kind, std::move(data));
   // Each body is a named local: g++ 12 destroys some temporaries of a co_await expression twice.
   Report report;
   sim::Task<Result<std::string>> body = CreateBody(*this, kind, std::move(data), &report);
@@ -511,6 +530,7 @@ sim::Task<std::string> HandleContext::create(const HandleKind& kind, Json data) 
 }
 
 sim::Task<HandleRecord> HandleContext::read(const HandleKind& kind, std::string handle) {
+  if (runtime_) co_return co_await runtime_->read(kind, std::move(handle));
   Report report;
   sim::Task<Result<HandleRecord>> body = ReadBody(*this, kind, std::move(handle), &report);
   co_return co_await Instrumented<HandleRecord>(*this, kind, "read", &report, std::move(body));
@@ -518,6 +538,7 @@ sim::Task<HandleRecord> HandleContext::read(const HandleKind& kind, std::string 
 
 sim::Task<HandleRecord> HandleContext::update(const HandleKind& kind, std::string handle,
                                               std::function<Json(Json)> updater) {
+  if (runtime_) co_return co_await runtime_->update(kind, std::move(handle), std::move(updater));
   Report report;
   sim::Task<Result<HandleRecord>> body =
       UpdateBody(*this, kind, std::move(handle), std::move(updater), &report);
@@ -526,6 +547,7 @@ sim::Task<HandleRecord> HandleContext::update(const HandleKind& kind, std::strin
 
 sim::Task<CommitOutcome> HandleContext::commit(const HandleKind& kind, std::string handle,
                                                Work work) {
+  if (runtime_) co_return co_await runtime_->commit(kind, std::move(handle), std::move(work));
   Report report;
   sim::Task<Result<CommitOutcome>> body =
       CommitBody(*this, kind, std::move(handle), std::move(work), &report);
@@ -533,6 +555,10 @@ sim::Task<CommitOutcome> HandleContext::commit(const HandleKind& kind, std::stri
 }
 
 sim::Task<void> HandleContext::discard(const HandleKind& kind, std::string handle) {
+  if (runtime_) {
+    co_await runtime_->discard(kind, std::move(handle));
+    co_return;
+  }
   Report report;
   sim::Task<Result<int>> body = DiscardBody(*this, kind, std::move(handle), &report);
   co_await Instrumented<int>(*this, kind, "discard", &report, std::move(body));

@@ -111,6 +111,25 @@ struct Telemetry {
   int words = 0;
 };
 
+// The work a commit runs upstream: gets the draft's data, returns the result or throws.
+using Work = std::function<sim::Task<Json>(Json data)>;
+
+// A handle runtime other than this port, behind the same calls: the seed's own handle.js
+// (real/handles/js_handles.h, --client js). HandleContext runs it in place of the port when the
+// state it is given makes one.
+class HandleRuntime {
+ public:
+  virtual ~HandleRuntime() = default;
+  virtual sim::Task<std::string> create(const HandleKind& kind, Json data) = 0;
+  virtual sim::Task<HandleRecord> read(const HandleKind& kind, std::string handle) = 0;
+  virtual sim::Task<HandleRecord> update(const HandleKind& kind, std::string handle,
+                                         std::function<Json(Json)> updater) = 0;
+  virtual sim::Task<CommitOutcome> commit(const HandleKind& kind, std::string handle,
+                                          Work work) = 0;
+  virtual sim::Task<void> discard(const HandleKind& kind, std::string handle) = 0;
+};
+struct HandleOptions;
+
 // The provider runtime state as the handle runtime uses it: namespace(name, options) of the
 // provider scope, or of forConnection(connection).
 class HandleStorage {
@@ -130,8 +149,14 @@ class HandleState {
   virtual std::unique_ptr<HandleStorage> ns(std::optional<std::string> connection,
                                             const std::string& name,
                                             state::NamespaceOptions options) = 0;
+  // The runtime a context on this state runs (nullptr: the port).
+  virtual std::unique_ptr<HandleRuntime> runtime(const HandleOptions&, sim::Ctx&, sim::Prng&) {
+    return nullptr;
+  }
 };
-// RedisProviderRuntimeState of a ported state version, for one actor.
+// RedisProviderRuntimeState of a ported state version, for one actor. With the JavaScript client
+// (scripts.client()) and a version whose JavaScript the seeds show, the seeds' own state runtime
+// with the seed's own handle.js on it (real/handles/js_handles.h).
 std::unique_ptr<HandleState> RedisState(const std::string& version, sim::Ctx& ctx,
                                         const state::VersionScripts& scripts,
                                         std::string provider_id);
@@ -147,9 +172,6 @@ class MemoryState : public HandleState {
   const sim::Clock& clock_;
   std::map<std::string, std::unique_ptr<state::memory_beta30::Namespace>> spaces_;
 };
-
-// The work a commit runs upstream: gets the draft's data, returns the result or throws.
-using Work = std::function<sim::Task<Json>(Json data)>;
 
 struct HandleOptions {
   std::string provider_id = "provider-under-test";
@@ -182,7 +204,14 @@ class HandleContext {
   HandleOptions options_;
   sim::Ctx& ctx_;
   sim::Prng& rng_;
+  std::unique_ptr<HandleRuntime> runtime_;  // not the port's (the state's runtime())
 };
+
+// A kind as the SDK's defineHandleKind gives it: a draft has idle, max and result lifetimes, a
+// cursor one ttl (the other fields absent, so undefined in the JavaScript).
+nlohmann::ordered_json KindJs(const HandleKind& kind);
+// randomUUID: a version-4 UUID from the PRNG, as the port draws it.
+std::string RandomUuid(sim::Prng& rng);
 
 // createTestHandleContext (js 886): the memory state (share one `state` between two contexts
 // with different connections to exercise bound isolation), the connection "test-connection"

@@ -3,6 +3,8 @@
 // uses them is handle.cc.
 #include "real/handles/handle.h"
 #include "real/handles/handle_internal.h"
+#include "real/handles/js_handles.h"
+#include "real/state/js_namespace.h"
 
 #include "model/json_text.h"
 
@@ -475,7 +477,9 @@ std::string FormatNormalizationClasses(const std::vector<std::string>& classes) 
 std::unique_ptr<HandleState> RedisState(const std::string& version, sim::Ctx& ctx,
                                         const state::VersionScripts& scripts,
                                         std::string provider_id) {
-  return std::make_unique<RedisHandleState>(version, ctx, scripts, std::move(provider_id));
+  auto port = std::make_unique<RedisHandleState>(version, ctx, scripts, provider_id);
+  if (!scripts.client().js || !state::HasJavaScript(version)) return port;
+  return JsRedisState(version, scripts.client(), std::move(provider_id), std::move(port));
 }
 
 std::unique_ptr<HandleStorage> MemoryState::ns(std::optional<std::string> connection,

@@ -1,24 +1,148 @@
 // The seeds' own JavaScript as a client under test inside the simulation (testbed --client js).
 // The testbed starts one of these per job and drives it over stdin/stdout, one JSON line in, one
 // JSON line out (real/js_host.h says the protocol). Every Redis call the SDK makes goes out as a
-// "call" event and waits for the world's reply; Date.now() and `new Date()` read the virtual
-// clock of the actor whose code runs. Node holds no real socket and no real timer: after each
-// message it runs until every operation waits on a call (setImmediate comes after every
-// microtask), then reports what happened.
+// "call" event and waits for the world's reply; every timer it sets goes out as a "timer" event
+// and fires when the simulation says; Date.now() and `new Date()` read the virtual clock of the
+// actor whose code runs; randomInt and randomUUID ask the testbed (its PRNG, as the port draws).
+// Node holds no real socket and no real timer: after each message it runs until every
+// operation waits on a call, a timer or its work (setImmediate comes after every microtask),
+// then reports what happened.
 //   node driver.mjs
 import { readSync, writeSync } from 'node:fs';
-import { clock, importSdk, loadSdk } from '../../tests/js/sdk.mjs';
+import { register } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-// The operation whose code runs: its Redis calls are its. Only one operation's code runs per
-// message (the one started, or the one whose call was answered): every other one waits on a
-// call of its own.
+// node:crypto of the seed's handle.js is tests/js/handles/crypto.mjs, which asks
+// globalThis.__testbedRandom when it is set (below).
+register('../../tests/js/handles/hooks.mjs', import.meta.url);
+const { clock, importSdk, loadSdk } = await import('../../tests/js/sdk.mjs');
+
+// --- The pipe. -------------------------------------------------------------------------------
+const buffer = Buffer.alloc(1 << 16);
+let input = '';
+function readLine() {
+  let end;
+  while ((end = input.indexOf('\n')) < 0) {
+    const n = readSync(0, buffer, 0, buffer.length, null);
+    if (n === 0) process.exit(0);
+    input += buffer.toString('utf8', 0, n);
+  }
+  const line = input.slice(0, end);
+  input = input.slice(end + 1);
+  return line;
+}
+const writeLine = (o) => writeSync(1, `${JSON.stringify(o)}\n`);
+
+// A question the SDK's synchronous code needs answered now (a random draw, an updater's
+// value): asked and answered before the message that ran the code is answered.
+function ask(q) {
+  writeLine({ q: { op: current?.op ?? null, ...q } });
+  const a = JSON.parse(readLine());
+  if (a.error !== undefined) throw new Error(a.error);
+  return a.v;
+}
+
+// --- Operations and their strands. ------------------------------------------------------------
+// The operation whose code runs, and its strand: each message resumes one operation's code
+// (the one started, or the one whose call, timer or work was answered); every other one waits.
+// A strand is a line of the operation's code that waits on one thing at a time: the operation
+// itself (strand 0), or an async function it started and went on without awaiting (handle.js's
+// renewal loop), which the testbed runs as a thread of the actor named after the function.
 let current = null;
-const sdks = new Map();                // `seeds:<version>` or a build's directory -> its modules
-const spaces = new Map();              // id -> { ns }
-const pending = new Map();             // call id -> { resolve, reject, op: {id, client} }
+const ops = new Map();          // op id -> { roots: Map(function key -> strand), strands }
+const spaces = new Map();       // client id -> { ns } | { handles }
+const states = new Map();       // state runtime id -> the SDK's RedisProviderRuntimeState
+const sdks = new Map();         // `seeds:<version>` or a build's directory -> its modules
+const pending = new Map();      // call id -> { resolve, reject, ev }
+const timers = new Map();       // timer id -> { fn, args, repeat, ev }
+const works = new Map();        // work id -> { resolve, reject, ev }
+const workErrors = new WeakMap();  // the Error a failed work rejected with -> its work id
 let events = [];
 let nextCall = 1;
+let nextTimer = 1;
+let nextWork = 1;
 
+const self = fileURLToPath(import.meta.url);
+// The frames of the SDK's code on the stack (async frames included), innermost first, each as
+// { key: the function's definition (file, line, column), name }.
+function sdkFrames() {
+  const prepare = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
+  Error.prepareStackTrace = (_e, sites) => sites;
+  Error.stackTraceLimit = Infinity;
+  const holder = {};
+  Error.captureStackTrace(holder, sdkFrames);
+  const sites = holder.stack;
+  Error.prepareStackTrace = prepare;
+  Error.stackTraceLimit = limit;
+  const frames = [];
+  for (const s of sites) {
+    const file = s.getFileName();
+    if (!file || !file.startsWith('file:') || file.endsWith('/sdk.mjs')) continue;
+    if (fileURLToPath(file) === self) continue;
+    frames.push({ key: `${file}:${s.getEnclosingLineNumber()}:${s.getEnclosingColumnNumber()}`,
+                  name: s.getFunctionName() ?? '' });
+  }
+  return frames;
+}
+
+// A wait of the running code (a call, a timer or a work): the event, filed under its strand:
+// the innermost function on the stack that roots a strand of the operation, else strand 0.
+function wait(e) {
+  const op = ops.get(current?.op);
+  e.op = current?.op ?? null;
+  e.strand = 0;
+  if (op) {
+    e.frames = sdkFrames();
+    for (const f of e.frames) {
+      if (op.roots.has(f.key)) { e.strand = op.roots.get(f.key); break; }
+    }
+  }
+  events.push(e);
+  return e;
+}
+
+// After a message: a strand that waits on more than one new thing went on without awaiting
+// some of them. Each wait made inside a function the others are not in (the first frame past
+// their common callers) belongs to a new strand rooted at that function; the others stay.
+function splitStrands() {
+  const byStrand = new Map();
+  for (const e of events) {
+    if (!e.frames || (e.k === 'timer' && !timers.has(e.t))) continue;
+    const key = `${e.op}/${e.strand}`;
+    if (!byStrand.has(key)) byStrand.set(key, []);
+    byStrand.get(key).push(e);
+  }
+  const added = [];
+  for (const waits of byStrand.values()) {
+    if (waits.length < 2) continue;
+    const chains = waits.map((e) => e.frames.map((f) => f.key).reverse());
+    let common = 0;
+    while (chains.every((c) => common < c.length && c[common] === chains[0][common])) common += 1;
+    const op = ops.get(waits[0].op);
+    waits.forEach((e, i) => {
+      if (chains[i].length === common) return;
+      const root = e.frames[e.frames.length - 1 - common];
+      if (!op.roots.has(root.key)) {
+        const strand = op.strands += 1;
+        op.roots.set(root.key, strand);
+        added.push({ before: e, ev: { k: 'strand', op: e.op, strand, name: root.name } });
+      }
+      e.strand = op.roots.get(root.key);
+    });
+  }
+  for (const { before, ev } of added) events.splice(events.indexOf(before), 0, ev);
+  for (const e of events) delete e.frames;
+}
+
+// Runs `fn` as the code of the waits' op and strand, with that actor's clock.
+function resume(ev, now, fn) {
+  clock.now = now;
+  current = { op: ev.op, strand: ev.strand };
+  fn();
+}
+
+// --- The Redis client. ------------------------------------------------------------------------
 // An argument as ioredis writes it (flattened, numbers as String(n)); text that is not printable
 // ASCII goes as base64 of its UTF-8 bytes (as ioredis encodes a string), so that no byte is lost
 // to JSON.
@@ -47,13 +171,79 @@ const client = new Proxy({}, {
     const command = name === 'call' ? null : name;
     return (...args) => {
       const argv = (command === null ? args : [command, ...args]).flat(Infinity).map(argOut);
-      const op = current;
-      const call = nextCall++;
-      events.push({ k: 'call', op: op.id, call, argv });
-      return new Promise((resolve, reject) => pending.set(call, { resolve, reject, op }));
+      const ev = wait({ k: 'call', call: nextCall++, argv });
+      return new Promise((resolve, reject) => pending.set(ev.call, { resolve, reject, ev }));
     };
   },
 });
+
+// --- Timers. ----------------------------------------------------------------------------------
+// setTimeout and setInterval as Node's (the delay clamped to 1..2^31-1 ms), fired by the
+// testbed on the virtual clock of the strand that set them.
+class Timeout {
+  constructor(id) { this.id = id; }
+  ref() { return this; }
+  unref() { return this; }
+  hasRef() { return true; }
+  refresh() { return this; }
+  [Symbol.toPrimitive]() { return this.id; }
+}
+function arm(fn, ms, args, repeat) {
+  let delay = Number(ms);
+  if (!(delay >= 1 && delay <= 2147483647)) delay = 1;
+  const ev = wait({ k: 'timer', t: nextTimer++, ms: Math.trunc(delay) });
+  timers.set(ev.t, { fn, args, repeat, ev });
+  return new Timeout(ev.t);
+}
+function disarm(timer) {
+  const t = timer instanceof Timeout ? timer.id : Number(timer);
+  const armed = timers.get(t);
+  if (!armed) return;
+  timers.delete(t);
+  events.push({ k: 'clear', op: armed.ev.op, t });
+}
+globalThis.setTimeout = (fn, ms, ...args) => arm(fn, ms, args, false);
+globalThis.setInterval = (fn, ms, ...args) => arm(fn, ms, args, true);
+globalThis.clearTimeout = disarm;
+globalThis.clearInterval = disarm;
+
+function fire(t, now) {
+  const timer = timers.get(t);
+  if (!timer) return;  // cleared while the message was on its way
+  resume(timer.ev, now, () => {
+    if (timer.repeat) {
+      const ev = wait({ k: 'timer', t, ms: timer.ev.ms });
+      timer.ev = ev;
+    } else {
+      timers.delete(t);
+    }
+    timer.fn(...timer.args);
+  });
+}
+
+// --- Randomness: the testbed's PRNG, drawn as the port draws (tests/js/handles/crypto.mjs). ---
+globalThis.__testbedRandom = {
+  int: (max) => ask({ k: 'int', max }),
+  uuid: () => ask({ k: 'uuid' }),
+};
+// The handle word list (real/handles/wordlist.h), which handle-wordlist.js reads when loaded.
+Object.defineProperty(globalThis, '__handleWords', {
+  get() {
+    const words = ask({ k: 'words' });
+    Object.defineProperty(globalThis, '__handleWords', { value: words });
+    return words;
+  },
+  configurable: true,
+});
+
+// --- The SDK. ---------------------------------------------------------------------------------
+// The seeds' SDK of `version` (dir null), or the build in `dir` (--client-dir, a mutant of
+// testbed mutate), which is of the version under test.
+async function sdkOf(version, dir) {
+  const key = dir ?? `seeds:${version}`;
+  if (!sdks.has(key)) sdks.set(key, await (dir ? importSdk(dir) : loadSdk(version)));
+  return sdks.get(key);
+}
 
 // The namespace's last prepared expiry (the port's last_expires_at_ms seam): writeTiming's
 // answer, kept on the namespace by a wrapper that changes nothing else.
@@ -70,62 +260,115 @@ function watchTiming(ns) {
   proto.writeTiming = watched;
 }
 
-// The seeds' SDK of `version` (dir null), or the build in `dir` (--client-dir, a mutant of
-// testbed mutate), which is of the version under test.
-async function sdkOf(version, dir) {
-  const key = dir ?? `seeds:${version}`;
-  if (!sdks.has(key)) sdks.set(key, await (dir ? importSdk(dir) : loadSdk(version)));
-  return sdks.get(key);
-}
-
 const ttlOption = (ms) => (ms === null || ms === undefined ? undefined : { ttl: `${ms}ms` });
-const methods = {
-  get: (ns, [key]) => ns.get(key),
-  set: (ns, [key, json, ttl]) => ns.set(key, JSON.parse(json), ttlOption(ttl)),
-  cas: (ns, [key, expected, json, ttl]) =>
-    ns.compareAndSet(key, expected, JSON.parse(json), ttlOption(ttl)),
-  delete: (ns, [key]) => ns.delete(key),
-  list: (ns, [limit, prefix]) => {
-    const options = {};
-    if (limit !== null) options.limit = limit;
-    if (prefix !== null) options.prefix = prefix;
-    return ns.list(options);
-  },
-  increment: (ns, [key, field, delta, ttl]) => ns.increment(key, field, delta, ttlOption(ttl)),
-};
+
+// A value through JSON with the numbers JSON cannot hold: {"$nf": "NaN" | "Infinity" |
+// "-Infinity"} stands for one (the testbed writes a Json's non-finite number so).
+const revive = (text) => JSON.parse(text, (_k, v) =>
+  (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 &&
+   typeof v.$nf === 'string') ? Number(v.$nf) : v);
+const jsonOut = (v) => (v === undefined ? null : JSON.stringify(v, (_k, x) =>
+  (typeof x === 'number' && !Number.isFinite(x)) ? { $nf: String(x) } : x));
 
 // A StateValue with its value as JSON text (members in their order).
 const valueOut = (v) => (v === null || v === undefined ? null : {
   key: v.key, value: JSON.stringify(v.value), version: v.version, expiresAt: v.expiresAt,
   createdAt: v.createdAt, updatedAt: v.updatedAt,
 });
-function resultOut(method, r) {
-  switch (method) {
-    case 'list': return r.map(valueOut);
-    case 'cas': return { ok: r.ok, value: valueOut(r.value), current: valueOut(r.current) };
-    case 'delete': return null;
-    default: return valueOut(r);
+
+// A handle kind as defineHandleKind gives it (the testbed sends its fields); its schema accepts
+// every value (the port's choice, real/handles/handle.h).
+const kinds = new Map();
+function kindOf(text) {
+  if (!kinds.has(text)) {
+    kinds.set(text, { ...JSON.parse(text), schema: { safeParse: (data) => ({ success: true, data }) } });
   }
+  return kinds.get(text);
 }
+const recordOut = (r) => ({
+  handle: r.handle, kind: r.kind, status: r.status, data: jsonOut(r.data),
+  result: 'result' in r ? (jsonOut(r.result) ?? 'null') : null, createdAt: r.createdAt, expiresAt: r.expiresAt,
+});
+
+// Each method: its arguments -> [promise, answer of its value].
+const methods = {
+  // A state namespace.
+  get: (s, [key]) => [s.ns.get(key), valueOut],
+  set: (s, [key, json, ttl]) => [s.ns.set(key, JSON.parse(json), ttlOption(ttl)), valueOut],
+  cas: (s, [key, expected, json, ttl]) => [
+    s.ns.compareAndSet(key, expected, JSON.parse(json), ttlOption(ttl)),
+    (r) => ({ ok: r.ok, value: valueOut(r.value), current: valueOut(r.current) })],
+  delete: (s, [key]) => [s.ns.delete(key), () => null],
+  list: (s, [limit, prefix]) => {
+    const options = {};
+    if (limit !== null) options.limit = limit;
+    if (prefix !== null) options.prefix = prefix;
+    return [s.ns.list(options), (r) => r.map(valueOut)];
+  },
+  increment: (s, [key, field, delta, ttl]) =>
+    [s.ns.increment(key, field, delta, ttlOption(ttl)), valueOut],
+  // A handle context (createHandleContext).
+  create: (s, [kind, data]) => [s.handles.create(kindOf(kind), revive(data)), (h) => h],
+  read: (s, [kind, handle]) => [s.handles.read(kindOf(kind), handle), recordOut],
+  // The updater is the testbed's: asked with the data it is given.
+  update: (s, [kind, handle]) => {
+    const op = current.op;
+    const updater = (data) => revive(ask({ k: 'updater', op, data: jsonOut(data) }));
+    return [s.handles.update(kindOf(kind), handle, updater), recordOut];
+  },
+  // The work is the testbed's: it runs in the simulation, on the strand that called it.
+  commit: (s, [kind, handle]) => {
+    const work = (data) => {
+      const ev = wait({ k: 'work', w: nextWork++, data: jsonOut(data) });
+      return new Promise((resolve, reject) => works.set(ev.w, { resolve, reject, ev }));
+    };
+    return [s.handles.commit(kindOf(kind), handle, work),
+      (r) => ({ status: r.status, handle: r.handle, result: jsonOut(r.result) })];
+  },
+  discard: (s, [kind, handle]) => [s.handles.discard(kindOf(kind), handle), () => null],
+};
 
 function startOp(m) {
   const space = spaces.get(m.id);
-  clock.now = m.now;
-  current = { id: m.op, client: m.id };
+  ops.set(m.op, { client: m.id, roots: new Map(), strands: 0 });
+  const ev = { op: m.op, strand: 0 };
   let promise;
-  try {
-    promise = Promise.resolve(methods[m.m](space.ns, m.a));
-  } catch (e) {
-    promise = Promise.reject(e);
-  }
+  let answer = (v) => v;
+  resume(ev, m.now, () => {
+    try {
+      const [p, out] = methods[m.m](space, m.a);
+      promise = Promise.resolve(p);
+      answer = out;
+    } catch (e) {
+      promise = Promise.reject(e);
+    }
+  });
+  const exp = () => space.ns?.lastExpiresAtMs ?? null;
   promise.then(
-    (r) => events.push({ k: 'done', op: m.op, v: resultOut(m.m, r),
-                         exp: space.ns.lastExpiresAtMs ?? null }),
-    (e) => events.push({ k: 'fail', op: m.op, name: String(e?.name), message: String(e?.message),
-                         exp: space.ns.lastExpiresAtMs ?? null }));
+    (r) => events.push({ k: 'done', op: m.op, v: answer(r), exp: exp() }),
+    (e) => {
+      const fail = { k: 'fail', op: m.op, name: String(e?.name), message: String(e?.message),
+                     exp: exp() };
+      if (workErrors.has(e)) fail.work = workErrors.get(e);
+      if (e?.name === 'HandleError') {
+        fail.code = e.code;
+        fail.details = jsonOut(e.details ?? {});
+        if (e.cause !== undefined) fail.cause = String(e.cause?.message ?? e.cause);
+      }
+      events.push(fail);
+    });
+}
+
+// An operation the testbed no longer runs (it ended, or its actor crashed): what it waits on.
+function forget(op) {
+  ops.delete(op);
+  for (const [id, p] of pending) if (p.ev.op === op) pending.delete(id);
+  for (const [id, t] of timers) if (t.ev.op === op) timers.delete(id);
+  for (const [id, w] of works) if (w.ev.op === op) works.delete(id);
 }
 
 async function handle(m) {
+  for (const op of m.ended ?? []) forget(op);
   switch (m.k) {
     case 'open': {
       const sdk = await sdkOf(m.version, m.dir);
@@ -139,9 +382,31 @@ async function handle(m) {
       spaces.set(m.id, { ns });
       return {};
     }
+    case 'state': {  // a provider runtime state the handle contexts of one client share
+      const sdk = await sdkOf(m.version, m.dir);
+      states.set(m.id, sdk.state.createRedisProviderRuntimeState({
+        redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client }));
+      return {};
+    }
+    case 'handles': {  // createHandleContext on a state opened before
+      const sdk = await sdkOf(m.version, m.dir);
+      const handles = sdk.handle.createHandleContext({
+        providerId: m.provider,
+        state: states.get(m.state),
+        request: m.connection === null ? {} : { connectionId: m.connection },
+        commitLeaseMs: m.leaseMs,
+        onTelemetry: (t) => events.push({
+          k: 'tel', op: current?.op ?? null,
+          t: { kind: t.kind, type: t.type, operation: t.operation, outcome: t.outcome,
+               normalization: t.normalization, words: t.words, providerId: t.providerId } }),
+      });
+      spaces.set(m.id, { handles });
+      return {};
+    }
     case 'close':
       spaces.delete(m.id);
-      for (const [c, p] of pending) if (p.op.client === m.id) pending.delete(c);
+      states.delete(m.id);
+      for (const [op, o] of ops) if (o.client === m.id) forget(op);
       return {};
     case 'op':
       startOp(m);
@@ -149,23 +414,42 @@ async function handle(m) {
     case 'reply': {
       const p = pending.get(m.call);
       pending.delete(m.call);
-      clock.now = m.now;
-      current = p.op;
-      if (m.x !== undefined) {
-        // A transport failure: ioredis's texts for a command that timed out (commandTimeout)
-        // and for a connection that broke.
-        p.reject(new Error(m.x === 'timeout' ? 'Command timed out' : 'Connection is closed.'));
-      } else {
-        const r = replyIn(m.r);
-        if (r instanceof ReplyError) p.reject(r);
-        else p.resolve(r);
-      }
+      resume(p.ev, m.now, () => {
+        if (m.x !== undefined) {
+          // A transport failure: ioredis's texts for a command that timed out (commandTimeout)
+          // and for a connection that broke.
+          p.reject(new Error(m.x === 'timeout' ? 'Command timed out' : 'Connection is closed.'));
+        } else {
+          const r = replyIn(m.r);
+          if (r instanceof ReplyError) p.reject(r);
+          else p.resolve(r);
+        }
+      });
+      break;
+    }
+    case 'fire':
+      fire(m.t, m.now);
+      break;
+    case 'work': {  // a work's end: its result, or the text of what it threw
+      const w = works.get(m.w);
+      works.delete(m.w);
+      resume(w.ev, m.now, () => {
+        if (m.x !== undefined) {
+          const error = new Error(m.x);
+          workErrors.set(error, m.w);
+          w.reject(error);
+        } else {
+          w.resolve(revive(m.v));
+        }
+      });
       break;
     }
     default:
       throw new Error(`unknown message ${m.k}`);
   }
   await new Promise((resolve) => setImmediate(resolve));
+  current = null;
+  splitStrands();
   const out = { ev: events };
   events = [];
   return out;
@@ -174,22 +458,13 @@ async function handle(m) {
 // The messages, one line each, answered in order: the testbed sends the next one only after
 // the answer to the last, so a blocking read waits for it (a pipe's round trip is most of a
 // call's cost, and this one skips the event loop's poll).
-const buffer = Buffer.alloc(1 << 16);
-let input = '';
 for (;;) {
-  let end;
-  while ((end = input.indexOf('\n')) < 0) {
-    const n = readSync(0, buffer, 0, buffer.length, null);
-    if (n === 0) process.exit(0);
-    input += buffer.toString('utf8', 0, n);
-  }
-  const line = input.slice(0, end);
-  input = input.slice(end + 1);
+  const line = readLine();
   let out;
   try {
     out = await handle(JSON.parse(line));
   } catch (e) {
     out = { error: String(e?.stack ?? e) };
   }
-  writeSync(1, `${JSON.stringify(out)}\n`);
+  writeLine(out);
 }

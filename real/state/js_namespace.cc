@@ -72,13 +72,12 @@ JsNamespace::~JsNamespace() {
 }
 
 sim::Task<Json> JsNamespace::Run(std::string method, Json args) {
-  js::OpState op = co_await js::RunOp(*ctx_, host_, id_, std::move(method), std::move(args));
+  js::OpResult op = co_await js::RunOp(*ctx_, host_, id_, std::move(method), std::move(args));
   if (op.last_expires_at_ms) last_expires_at_ms_ = *op.last_expires_at_ms;
   if (!op.failed) co_return std::move(op.value);
-  if (op.error_name == "UnsupportedProviderStateError")
-    co_return sim::Fail(StateError(op.error_message));
-  throw std::runtime_error("the JavaScript client threw " + op.error_name + ": " +
-                           op.error_message);
+  const std::string name = op.error.value("name", ""), message = op.error.value("message", "");
+  if (name == "UnsupportedProviderStateError") co_return sim::Fail(StateError(message));
+  throw std::runtime_error("the JavaScript client threw " + name + ": " + message);
 }
 
 sim::Task<std::vector<StateValue>> JsNamespace::list(std::optional<int64_t> limit,

@@ -41,12 +41,16 @@ function below(bound) {
   return x % b;
 }
 
+// The testbed's own draws when it runs the seed inside the simulation (real/js/driver.mjs sets
+// globalThis.__testbedRandom): the world's PRNG, drawn by the port's code.
 export function randomInt(max) {
+  if (globalThis.__testbedRandom) return globalThis.__testbedRandom.int(max);
   return Number(below(max));
 }
 
 // real/handles/handle.cc's RandomUuid: 32 hex digits drawn one at a time, version 4, variant 8-b.
 export function randomUUID() {
+  if (globalThis.__testbedRandom) return globalThis.__testbedRandom.uuid();
   const hex = '0123456789abcdef';
   let out = '';
   for (let i = 0; i < 32; i += 1) {
