@@ -146,6 +146,9 @@ std::string NodeOutput(const std::vector<std::string>& args) {
 
 Host& Host::ForThisThread() {
   thread_local Held held;
+  // A host whose driver stopped stays (the objects of the run it failed may still name it).
+  thread_local std::vector<std::unique_ptr<Host>> stopped;
+  if (held.host && held.host->stopped_) stopped.push_back(std::move(held.host));
   if (held.host) return *held.host;
   {
     Idle& idle = IdleHosts();
@@ -383,12 +386,24 @@ std::string Host::ReadLine() {
     char chunk[65536];
     const ssize_t n = ::read(from_node_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error("the JavaScript client (node) stopped before it answered");
+    if (n <= 0) {
+      stopped_ = true;
+      throw std::runtime_error("the JavaScript client (node) stopped before it answered");
+    }
     buffer_.append(chunk, static_cast<size_t>(n));
   }
   std::string line = buffer_.substr(0, end);
   buffer_.erase(0, end + 1);
   return line;
+}
+
+void Host::WriteLine(const std::string& line) {
+  try {
+    WriteAll(to_node_, line);
+  } catch (const std::runtime_error&) {
+    stopped_ = true;
+    throw;
+  }
 }
 
 Json Host::Answer(const Json& q) {
@@ -415,7 +430,7 @@ void Host::Exchange(Json request) {
   const auto dump = [](const Json& j) {
     return j.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";
   };
-  WriteAll(to_node_, dump(request));
+  WriteLine(dump(request));
   Json answer;
   for (;;) {
     answer = Json::parse(ReadLine());
@@ -426,7 +441,7 @@ void Host::Exchange(Json request) {
     } catch (const std::exception& e) {
       reply = Json{{"error", e.what()}};
     }
-    WriteAll(to_node_, dump(reply));
+    WriteLine(dump(reply));
   }
   if (answer.contains("error"))
     throw std::runtime_error("the JavaScript client failed: " + answer["error"].get<std::string>());
@@ -502,8 +517,10 @@ sim::Task<OpResult> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string
       }
     }
     if (joined < 0)
-      throw std::runtime_error("the JavaScript client's " + op->method +
-                               " waits on something other than a Redis call, a timer or its work");
+      throw std::runtime_error(
+          "the JavaScript client's " + op->method +
+          " never settles: it waits on a promise that no Redis call, timer or work of the "
+          "simulation can settle");
     co_await ctx.join(joined);
   }
 }

@@ -93,8 +93,8 @@ struct Op;  // js_host.cc: an operation's strands and what each waits on
 class Host {
  public:
   // This thread's host, started on first use (or taken over from a thread that ended): one
-  // Node process runs every SDK build the thread's runs name. Throws std::runtime_error naming
-  // why Node could not start.
+  // Node process runs every SDK build the thread's runs name; a new one when it stopped. Throws
+  // std::runtime_error naming why Node could not start.
   static Host& ForThisThread();
   ~Host();
   Host(const Host&) = delete;
@@ -113,7 +113,9 @@ class Host {
   Host();
   nlohmann::json Answer(const nlohmann::json& q);
   std::string ReadLine();
+  void WriteLine(const std::string& line);
   pid_t pid_ = -1;
+  bool stopped_ = false;  // the driver stopped: a new host serves the thread's next runs
   int to_node_ = -1, from_node_ = -1;
   std::string buffer_;  // bytes read past the last line
   int64_t next_id_ = 1;

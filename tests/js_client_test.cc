@@ -211,34 +211,53 @@ TEST(JsClient, AChangedStateRuntimeInAUserDirectoryIsFoundReplayedAndSaved) {
 // The same seed gives the same runs with one job or two (each job has a Node process of its
 // own, and runs meet them in another order).
 TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
-  const std::string check =
-      "check --system state --version beta24 --properties "
-      "cas-versions-linearizable,acknowledged-writes-visible --seed 3 "
-      "--runs 4 --faults all --client js --quiet --verbose --jobs ";
-  const testing_cli::Result one = Cli(check + "1"), two = Cli(check + "2");
-  EXPECT_EQ(one.code, 1) << one.out;  // beta24 shows known classes under faults
-  EXPECT_NE(one.out.find("violation of "), std::string::npos);
-  EXPECT_EQ(WithoutSpeed(one.out), WithoutSpeed(two.out));
+  for (const std::string system :
+       {"state --version beta24 --properties cas-versions-linearizable,acknowledged-writes-visible",
+        "handles --version beta30 --properties "
+        "result-replayed,work-at-most-once,calls-linearizable"}) {
+    const std::string check =
+        "check --system " + system +
+        " --seed 3 --runs 4 --faults all --client js --quiet --verbose --jobs ";
+    const testing_cli::Result one = Cli(check + "1"), two = Cli(check + "2");
+    EXPECT_EQ(one.code, 1) << one.out;  // both show known classes under faults
+    EXPECT_NE(one.out.find("violation of "), std::string::npos) << one.out;
+    EXPECT_EQ(WithoutSpeed(one.out), WithoutSpeed(two.out)) << system;
+  }
+}
+
+// `mutate --only` kills each mutant of the seeds' JavaScript `file` of `system` (beta30) by the
+// property named with it.
+void ExpectKilled(const std::string& system, const std::string& file, const std::string& faults,
+                  const std::vector<std::pair<std::string, std::string>>& mutants) {
+  for (const auto& [id, property] : mutants) {
+    const std::string only = "js/" + system + "/beta30/" + file + ":" + id;
+    const testing_cli::Result r = Cli("mutate --system " + system +
+                                      " --version beta30 --client js --seed 1 --runs 3 "
+                                      "--faults " +
+                                      faults + " --properties " + property + " --only " + only);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("killed " + only), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    by " + property + " / "), std::string::npos) << r.out;
+  }
 }
 
 // testbed mutate --client js mutates the seeds' state runtime, as a slip in review would change
 // it: an increment that subtracts, a namespace that ignores its connection; the properties kill
 // both with the JavaScript backend. A mutant of the JavaScript needs --client js.
 TEST(JsClient, MutateKillsMutantsOfTheStateRuntime) {
-  for (const auto& [id, property] : std::vector<std::pair<std::string, std::string>>{
-           {"342.2", "model-matches-implementation"}, {"354.1", "connection-isolation"}}) {
-    const std::string only = "js/state/beta30/runtime/state.js:" + id;
-    const testing_cli::Result r =
-        Cli("mutate --system state --version beta30 --client js "
-            "--seed 1 --runs 3 --properties " +
-            property + " --only " + only);
-    EXPECT_EQ(r.code, 0) << r.out;
-    EXPECT_NE(r.out.find("killed " + only), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("    by " + property + " / "), std::string::npos) << r.out;
-  }
+  ExpectKilled("state", "runtime/state.js", "none",
+               {{"342.2", "model-matches-implementation"}, {"354.1", "connection-isolation"}});
   const testing_cli::Result wrong =
       Cli("mutate --system state --version beta30 --only js/state/beta30/runtime/state.js:342.2");
   EXPECT_EQ(wrong.code, 2) << wrong.out;
+}
+
+// handle.js: a commit that claims a draft another caller is committing (625.1: `=== "committing"`
+// -> `!==`), and a stopRenewal that no longer wakes the sleeping loop, so the commit's finalize
+// waits out the loop's interval (685.1: `wakeRenewal?.()` dropped).
+TEST(JsClient, MutateKillsMutantsOfTheHandleRuntime) {
+  ExpectKilled("handles", "runtime/handle.js", "all",
+               {{"625.1", "busy-means-committing"}, {"685.1", "memory-matches-redis"}});
 }
 
 // Bad input is refused before any work, in one line.

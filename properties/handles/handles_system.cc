@@ -64,7 +64,11 @@ class HandlesSystem : public System {
                      "N), to see a property fail where the shipped port keeps it"}},
         .default_ops = 8,
         .horizon_ms = kHorizonMs,
-        .scripts_of = "state"};
+        .scripts_of = "state",
+        // The seed's handle runtime; createTestHandleContext is the memory backend's, whose
+        // contexts keep the port (memory-matches-redis).
+        .js_client_files = {
+            {{"beta24", "beta30"}, "runtime/handle.js", {"createTestHandleContext"}}}};
     return kInfo;
   }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }

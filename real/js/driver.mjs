@@ -17,6 +17,17 @@ import { fileURLToPath } from 'node:url';
 register('../../tests/js/handles/hooks.mjs', import.meta.url);
 const { clock, importSdk, loadSdk } = await import('../../tests/js/sdk.mjs');
 
+// A promise rejected with nobody to handle it, or an exception no code catches, ends a Node
+// process (Node 15 and later): the message that ran the code fails with it, and the testbed
+// reports it as the client's failure. The driver itself goes on serving.
+let uncaught = null;
+process.on('unhandledRejection', (reason) => {
+  uncaught ??= `an unhandled rejection ends the process: ${reason?.stack ?? reason}`;
+});
+process.on('uncaughtException', (error) => {
+  uncaught ??= `an uncaught exception ends the process: ${error?.stack ?? error}`;
+});
+
 // --- The pipe. -------------------------------------------------------------------------------
 const buffer = Buffer.alloc(1 << 16);
 let input = '';
@@ -49,7 +60,7 @@ function ask(q) {
 // itself (strand 0), or an async function it started and went on without awaiting (handle.js's
 // renewal loop), which the testbed runs as a thread of the actor named after the function.
 let current = null;
-const ops = new Map();          // op id -> { roots: Map(function key -> strand), strands }
+const ops = new Map();          // op id -> { client, roots: function key -> strand, anchors, strands }
 const spaces = new Map();       // client id -> { ns } | { handles }
 const states = new Map();       // state runtime id -> the SDK's RedisProviderRuntimeState
 const sdks = new Map();         // `seeds:<version>` or a build's directory -> its modules
@@ -97,14 +108,20 @@ function wait(e) {
     for (const f of e.frames) {
       if (op.roots.has(f.key)) { e.strand = op.roots.get(f.key); break; }
     }
+    if (e.strand === 0 && !op.anchors.has(0) && e.frames.length > 0)
+      op.anchors.set(0, e.frames[e.frames.length - 1].key);
   }
   events.push(e);
   return e;
 }
 
 // After a message: a strand that waits on more than one new thing went on without awaiting
-// some of them. Each wait made inside a function the others are not in (the first frame past
-// their common callers) belongs to a new strand rooted at that function; the others stay.
+// some of them. A strand's waits come from code under its anchor (strand 0: the operation's
+// method, the outermost function of its first wait; another strand: its function). A wait whose
+// stack does not reach the anchor was made in a function nobody awaits (an async frame chain
+// ends where nobody awaits): a new strand rooted at its outermost function. Of the waits that
+// reach it, those made inside a function the others are not in (the first frame past their
+// common callers) belong to a new strand rooted at that function; the others stay.
 function splitStrands() {
   const byStrand = new Map();
   for (const e of events) {
@@ -116,19 +133,33 @@ function splitStrands() {
   const added = [];
   for (const waits of byStrand.values()) {
     if (waits.length < 2) continue;
-    const chains = waits.map((e) => e.frames.map((f) => f.key).reverse());
-    let common = 0;
-    while (chains.every((c) => common < c.length && c[common] === chains[0][common])) common += 1;
     const op = ops.get(waits[0].op);
+    const anchor = op.anchors.get(waits[0].strand);
+    // Each wait's functions, outermost first, from the anchor on (null: it does not reach it).
+    const chains = waits.map((e) => {
+      const keys = e.frames.map((f) => f.key).reverse();
+      const at = anchor === undefined ? 0 : keys.indexOf(anchor);
+      return at < 0 ? null : keys.slice(at);
+    });
+    const reaching = chains.filter((c) => c !== null);
+    let common = 0;
+    while (reaching.length > 0 &&
+           reaching.every((c) => common < c.length && c[common] === reaching[0][common])) {
+      common += 1;
+    }
     waits.forEach((e, i) => {
-      if (chains[i].length === common) return;
-      const root = e.frames[e.frames.length - 1 - common];
-      if (!op.roots.has(root.key)) {
+      const chain = chains[i];
+      if (chain !== null && chain.length === common) return;
+      if (chain === null && e.frames.length === 0) return;
+      const key = chain === null ? e.frames[e.frames.length - 1].key : chain[common];
+      if (!op.roots.has(key)) {
         const strand = op.strands += 1;
-        op.roots.set(root.key, strand);
-        added.push({ before: e, ev: { k: 'strand', op: e.op, strand, name: root.name } });
+        op.roots.set(key, strand);
+        op.anchors.set(strand, key);
+        const name = e.frames.find((f) => f.key === key).name;
+        added.push({ before: e, ev: { k: 'strand', op: e.op, strand, name } });
       }
-      e.strand = op.roots.get(root.key);
+      e.strand = op.roots.get(key);
     });
   }
   for (const { before, ev } of added) events.splice(events.indexOf(before), 0, ev);
@@ -330,7 +361,7 @@ const methods = {
 
 function startOp(m) {
   const space = spaces.get(m.id);
-  ops.set(m.op, { client: m.id, roots: new Map(), strands: 0 });
+  ops.set(m.op, { client: m.id, roots: new Map(), anchors: new Map(), strands: 0 });
   const ev = { op: m.op, strand: 0 };
   let promise;
   let answer = (v) => v;
@@ -413,6 +444,7 @@ async function handle(m) {
       break;
     case 'reply': {
       const p = pending.get(m.call);
+      if (!p) break;  // the call of an operation forgotten (its client closed): nobody listens
       pending.delete(m.call);
       resume(p.ev, m.now, () => {
         if (m.x !== undefined) {
@@ -432,6 +464,7 @@ async function handle(m) {
       break;
     case 'work': {  // a work's end: its result, or the text of what it threw
       const w = works.get(m.w);
+      if (!w) break;
       works.delete(m.w);
       resume(w.ev, m.now, () => {
         if (m.x !== undefined) {
@@ -449,6 +482,12 @@ async function handle(m) {
   }
   await new Promise((resolve) => setImmediate(resolve));
   current = null;
+  if (uncaught !== null) {
+    const why = uncaught;
+    uncaught = null;
+    events = [];
+    throw { uncaught: why };
+  }
   splitStrands();
   const out = { ev: events };
   events = [];
@@ -464,7 +503,7 @@ for (;;) {
   try {
     out = await handle(JSON.parse(line));
   } catch (e) {
-    out = { error: String(e?.stack ?? e) };
+    out = { error: e?.uncaught ?? String(e?.stack ?? e) };
   }
   writeLine(out);
 }

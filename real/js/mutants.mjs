@@ -2,7 +2,7 @@
 // usual operators at the level of the language, found by TypeScript's own parser (no regular
 // expressions over the text). Prints one JSON line per mutant:
 //   {id, line, op, before, after, start, end, text, stillborn}
-// where [start, end) of the file's text is replaced by `text`, `before` is the mutated line as
+// where [start, end) of the file's UTF-8 bytes is replaced by `text`, `before` is the mutated line as
 // written and `after` as mutated ("" where the change drops the line's statement whole).
 //   node mutants.mjs FILE [SKIP,...]
 // SKIP names classes, functions and methods whose bodies are left alone (code no property
@@ -83,5 +83,8 @@ for (const m of mutants) {
   const mutated = text.slice(0, m.start) + m.text + text.slice(m.end);
   const parsed = ts.createSourceFile(file, mutated, ts.ScriptTarget.ES2022, false, ts.ScriptKind.JS);
   m.stillborn = parsed.parseDiagnostics.length > 0;
-  process.stdout.write(`${JSON.stringify(m)}\n`);
+  // [start, end) in bytes of the file's UTF-8, as the testbed splices it (the parser counts
+  // UTF-16 code units, and handle.js has arrows and section signs in its comments).
+  const bytes = (at) => Buffer.byteLength(text.slice(0, at), 'utf8');
+  process.stdout.write(`${JSON.stringify({ ...m, start: bytes(m.start), end: bytes(m.end) })}\n`);
 }
