@@ -3,6 +3,7 @@
 #include <absl/strings/ascii.h>
 #include <absl/strings/escaping.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -28,6 +29,9 @@ std::string SourcePath(const std::string& relative) {
 }
 
 namespace {
+
+// How long Node may take to answer one message.
+constexpr int kAnswerWithinMs = 30'000;
 
 using Json = nlohmann::json;
 
@@ -218,8 +222,7 @@ struct Strand {
   int64_t sleeping = -1;  // the timer its thread sleeps on
   bool cleared = false;   // that timer was cleared: the thread is cancelled
   bool spawn = false;     // it needs a thread
-  bool running = false;   // a thread of its own runs it (not strand 0)
-  bool busy = false;      // that thread waits on one of its items
+  bool busy = false;      // its thread waits on one of its items
 };
 
 struct Op {
@@ -293,12 +296,10 @@ void Settle(sim::Ctx& ctx, const std::shared_ptr<Op>& op) {
       ctx.cancel(s.thread);
       s.cleared = false;
       s.sleeping = -1;
-      s.running = false;
       s.spawn = !s.items.empty();
     }
     if (!s.spawn) continue;
     s.spawn = false;
-    s.running = true;
     const int strand = n;
     s.thread = ctx.spawn(
         s.name, [op, strand](sim::Ctx& c) -> sim::Task<void> { return StrandLoop(c, op, strand); });
@@ -366,10 +367,7 @@ sim::Task<void> RunItem(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand, Item 
 sim::Task<void> StrandLoop(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand) {
   for (;;) {
     Strand& s = op->strands[strand];
-    if (s.items.empty()) {
-      s.running = false;
-      co_return;
-    }
+    if (s.items.empty()) co_return;
     Item item = std::move(s.items.front());
     s.items.pop_front();
     s.busy = true;
@@ -383,6 +381,18 @@ sim::Task<void> StrandLoop(sim::Ctx& ctx, std::shared_ptr<Op> op, int strand) {
 std::string Host::ReadLine() {
   size_t end;
   while ((end = buffer_.find('\n')) == std::string::npos) {
+    // Node answers each message at once (it holds no real timer or socket): one that runs
+    // for long runs code that never waits, as a loop that never awaits would in production.
+    pollfd p{from_node_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, kAnswerWithinMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      stopped_ = true;
+      ::kill(pid_, SIGKILL);
+      throw std::runtime_error("the JavaScript client did not answer within " +
+                               std::to_string(kAnswerWithinMs / 1000) +
+                               " s: its code runs without end (a loop that never awaits)");
+    }
     char chunk[65536];
     const ssize_t n = ::read(from_node_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
@@ -493,7 +503,8 @@ sim::Task<OpResult> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string
     sim::ThreadId ended = -1;
     for (int n : op->order) {
       const Strand& s = op->strands[n];
-      if (s.running && !s.busy && s.items.empty() && s.sleeping < 0) {
+      if (s.thread >= 0 && !ctx.finished(s.thread) && !s.busy && s.items.empty() &&
+          s.sleeping < 0) {
         ended = s.thread;
         break;
       }
@@ -511,8 +522,9 @@ sim::Task<OpResult> RunOp(sim::Ctx& ctx, Host& host, int64_t client, std::string
     // It awaits another strand (handle.js's `await renewal`): join them in the order started.
     sim::ThreadId joined = -1;
     for (int n : op->order) {
-      if (op->strands[n].running) {
-        joined = op->strands[n].thread;
+      const sim::ThreadId t = op->strands[n].thread;
+      if (t >= 0 && !ctx.finished(t)) {
+        joined = t;
         break;
       }
     }

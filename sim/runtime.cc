@@ -107,6 +107,8 @@ void Ctx::cancel(ThreadId t) {
   w.finish_thread(th);
 }
 
+bool Ctx::finished(ThreadId t) const { return world_.threads_.at(t)->finished; }
+
 int64_t Ctx::now_ms() const { return world_.actor_time(actor_); }
 int64_t Ctx::resent_calls() const { return world_.threads_[thread_]->resent; }
 void Ctx::set_reply_latency(int64_t ms) { world_.threads_[thread_]->reply_latency = ms; }

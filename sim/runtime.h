@@ -180,7 +180,8 @@ class Ctx {
   JoinAwaiter join(ThreadId t) { return JoinAwaiter{this, t}; }
   ThreadId spawn(std::string name, std::function<Task<void>(Ctx&)> body);
   void cancel(ThreadId t);
-  int64_t now_ms() const;  // this actor's clock: virtual time + skew + jumps
+  bool finished(ThreadId t) const;  // it returned, threw, was cancelled or its actor crashed
+  int64_t now_ms() const;           // this actor's clock: virtual time + skew + jumps
   // How many of this thread's calls so far were applied and then re-sent after a reconnect (the
   // resend fault): a call made between two readings may have taken effect twice.
   int64_t resent_calls() const;
