@@ -10,7 +10,6 @@
 //   node driver.mjs
 import { readSync, writeSync } from 'node:fs';
 import { register } from 'node:module';
-import { fileURLToPath } from 'node:url';
 
 // node:crypto of the seed's handle.js is tests/js/handles/crypto.mjs, which asks
 // globalThis.__testbedRandom when it is set (below).
@@ -73,28 +72,34 @@ let nextCall = 1;
 let nextTimer = 1;
 let nextWork = 1;
 
-const self = fileURLToPath(import.meta.url);
-// The frames of the SDK's code on the stack (async frames included), innermost first, each as
-// { key: the function's definition (file, line, column), name }.
-function sdkFrames() {
+// The stack of the running code (async frames included), as V8's call sites: taken at each
+// wait, read only where a strand is to be found (most operations never need it).
+function callSites() {
   const prepare = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   Error.prepareStackTrace = (_e, sites) => sites;
-  Error.stackTraceLimit = Infinity;
+  Error.stackTraceLimit = 64;
   const holder = {};
-  Error.captureStackTrace(holder, sdkFrames);
+  Error.captureStackTrace(holder, callSites);
   const sites = holder.stack;
   Error.prepareStackTrace = prepare;
   Error.stackTraceLimit = limit;
-  const frames = [];
-  for (const s of sites) {
-    const file = s.getFileName();
-    if (!file || !file.startsWith('file:') || file.endsWith('/sdk.mjs')) continue;
-    if (fileURLToPath(file) === self) continue;
-    frames.push({ key: `${file}:${s.getEnclosingLineNumber()}:${s.getEnclosingColumnNumber()}`,
-                  name: s.getFunctionName() ?? '' });
+  return sites;
+}
+// The frames of a wait's stack in the SDK's code, innermost first, each as { key: the
+// function's definition (file, line, column), name }.
+function framesOf(e) {
+  if (e.frames === undefined) {
+    e.frames = [];
+    for (const s of e.sites) {
+      const file = s.getFileName();
+      if (!file || !file.startsWith('file:') || file === import.meta.url ||
+          file.endsWith('/sdk.mjs')) continue;
+      e.frames.push({ key: `${file}:${s.getEnclosingLineNumber()}:${s.getEnclosingColumnNumber()}`,
+                      name: s.getFunctionName() ?? '' });
+    }
   }
-  return frames;
+  return e.frames;
 }
 
 // A wait of the running code (a call, a timer or a work): the event, filed under its strand:
@@ -104,12 +109,13 @@ function wait(e) {
   e.op = current?.op ?? null;
   e.strand = 0;
   if (op) {
-    e.frames = sdkFrames();
-    for (const f of e.frames) {
-      if (op.roots.has(f.key)) { e.strand = op.roots.get(f.key); break; }
+    e.sites = callSites();
+    if (op.roots.size > 0) {
+      for (const f of framesOf(e)) {
+        if (op.roots.has(f.key)) { e.strand = op.roots.get(f.key); break; }
+      }
     }
-    if (e.strand === 0 && !op.anchors.has(0) && e.frames.length > 0)
-      op.anchors.set(0, e.frames[e.frames.length - 1].key);
+    if (e.strand === 0 && !op.anchors.has(0) && op.first === undefined) op.first = e;
   }
   events.push(e);
   return e;
@@ -123,9 +129,17 @@ function wait(e) {
 // reach it, those made inside a function the others are not in (the first frame past their
 // common callers) belong to a new strand rooted at that function; the others stay.
 function splitStrands() {
+  // Strand 0's anchor: the outermost function of the operation's first wait.
+  for (const e of events) {
+    const op = e.sites ? ops.get(e.op) : undefined;
+    if (op === undefined || op.first !== e) continue;
+    const frames = framesOf(e);
+    if (frames.length > 0) op.anchors.set(0, frames[frames.length - 1].key);
+    op.first = null;
+  }
   const byStrand = new Map();
   for (const e of events) {
-    if (!e.frames || (e.k === 'timer' && !timers.has(e.t))) continue;
+    if (!e.sites || (e.k === 'timer' && !timers.has(e.t))) continue;
     const key = `${e.op}/${e.strand}`;
     if (!byStrand.has(key)) byStrand.set(key, []);
     byStrand.get(key).push(e);
@@ -137,7 +151,7 @@ function splitStrands() {
     const anchor = op.anchors.get(waits[0].strand);
     // Each wait's functions, outermost first, from the anchor on (null: it does not reach it).
     const chains = waits.map((e) => {
-      const keys = e.frames.map((f) => f.key).reverse();
+      const keys = framesOf(e).map((f) => f.key).reverse();
       const at = anchor === undefined ? 0 : keys.indexOf(anchor);
       return at < 0 ? null : keys.slice(at);
     });
@@ -163,7 +177,10 @@ function splitStrands() {
     });
   }
   for (const { before, ev } of added) events.splice(events.indexOf(before), 0, ev);
-  for (const e of events) delete e.frames;
+  for (const e of events) {
+    delete e.frames;
+    delete e.sites;
+  }
 }
 
 // Runs `fn` as the code of the waits' op and strand, with that actor's clock.
