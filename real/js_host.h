@@ -2,10 +2,11 @@
 // thread, running real/js/driver.mjs, driven over a pipe by the simulation.
 //
 // Protocol (one JSON line each way; the driver answers every request with one line):
-//   open    {id, dir, version, provider, name, options, connection}   a state namespace of the
-//           SDK build in dir (null: the seeds' own of the version)
-//   state   {id, dir, version, provider}     a provider runtime state (createRedisProviderRuntime
-//           State) that handle contexts share
+//   open    {id, dir, version, provider, name, options, memory, connection}   a state namespace
+//           of the SDK build in dir (null: the seeds' own of the version); memory: of
+//           createMemoryProviderRuntimeState, else of the Redis runtime
+//   state   {id, dir, version, provider, memory}   a provider runtime state that handle
+//           contexts share (memory: createMemoryProviderRuntimeState, else the Redis runtime)
 //   handles {id, dir, version, provider, state, connection, leaseMs}   createHandleContext
 //   close   {id}                             drops a client and what its operations wait on
 //   op      {op, id, m, a, now}              starts method m of client id with arguments a

@@ -284,22 +284,25 @@ void ExpectKilled(const std::string& system, const std::string& file, const std:
 }
 
 // testbed mutate --client js mutates the seeds' state runtime, as a slip in review would change
-// it: an increment that subtracts, a namespace that ignores its connection; the properties kill
-// both with the JavaScript backend. A mutant of the JavaScript needs --client js.
+// it: an increment that subtracts, a namespace that ignores its connection, a memory backend
+// whose set() counts versions down; the properties kill each with the JavaScript backend. A mutant
+// of the JavaScript needs --client js.
 TEST(JsClient, MutateKillsMutantsOfTheStateRuntime) {
   ExpectKilled("state", "runtime/state.js", "none",
-               {{"342.2", "model-matches-implementation"}, {"354.1", "connection-isolation"}});
+               {{"342.2", "model-matches-implementation"},
+                {"354.1", "connection-isolation"},
+                {"448.1", "memory-matches-redis"}});
   const testing_cli::Result wrong =
       Cli("mutate --system state --version beta30 --only js/state/beta30/runtime/state.js:342.2");
   EXPECT_EQ(wrong.code, 2) << wrong.out;
 }
 
 // handle.js: a commit that claims a draft another caller is committing (625.1: `=== "committing"`
-// -> `!==`), and a stopRenewal that no longer wakes the sleeping loop, so the commit's finalize
-// waits out the loop's interval (685.1: `wakeRenewal?.()` dropped).
+// -> `!==`), and a commit that never runs its work and answers with no result (740.1: `result =
+// await work(...)` dropped).
 TEST(JsClient, MutateKillsMutantsOfTheHandleRuntime) {
   ExpectKilled("handles", "runtime/handle.js", "all",
-               {{"625.1", "busy-means-committing"}, {"685.1", "memory-matches-redis"}});
+               {{"625.1", "busy-means-committing"}, {"740.1", "model-matches-implementation"}});
 }
 
 // Bad input is refused before any work, in one line.

@@ -183,7 +183,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
   auto scope = [&](size_t k) { return kinds[k].access == "public" ? "provider" : "session-1"; };
   sim::Prng rng(a.seed * 1000003 + 17), memory_rng(a.seed * 1000003 + 17);  // the same words
   auto state = a.make_state(a.version, ctx, *a.scripts, "provider-under-test");
-  real::handles::MemoryState memory(ctx.clock());
+  auto memory = real::handles::MemoryStateFor(a.version, ctx, *a.scripts);
   real::handles::HandleOptions options;
   options.state = state.get();
   options.connection_id = "session-1";
@@ -193,7 +193,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
   other_options.connection_id = "session-2";
   real::handles::HandleContext other(other_options, ctx, rng);
   real::handles::HandleOptions memory_options = options;
-  memory_options.state = &memory;
+  memory_options.state = memory.get();
   real::handles::HandleContext hm(memory_options, ctx, memory_rng);
   real::handles::HandleOptions memory_other_options = memory_options;
   memory_other_options.connection_id = "session-2";

@@ -75,9 +75,11 @@ struct LockstepCall {
   std::string text;                   // the call as printed
 };
 
+// A compareAndSet's expected version is the memory backend's current one (or one past it, when
+// stale): the caller reads it and writes the call's text (value_text) after this.
 LockstepCall DrawLockstepCall(sim::Prng& rng, int i, const std::vector<std::string>& keys,
                               const real::state::NamespaceOptions& o, int64_t ttl_max,
-                              real::state::memory_beta30::Namespace& memory) {
+                              std::string* value_text_out) {
   LockstepCall c;
   const uint64_t roll = rng.below(100);
   c.key = keys[rng.below(keys.size())];
@@ -107,12 +109,8 @@ LockstepCall DrawLockstepCall(sim::Prng& rng, int i, const std::vector<std::stri
     c.text = "set(" + quoted + ", " + value_text + ", ttl " + ttl_text + ")";
   } else if (roll < 70) {
     c.op = LockstepCall::Op::kCas;
-    const std::optional<real::state::StateValue> seen = memory.get(c.key);
-    const int64_t current = seen ? seen->version : 0;
     c.stale = rng.chance({1, 3});
-    c.expected = c.stale ? current + 1 : current;
-    c.text = "compareAndSet(" + quoted + ", " + std::to_string(c.expected) + ", " + value_text +
-             ", ttl " + ttl_text + ")";
+    *value_text_out = value_text + ", ttl " + ttl_text;
   } else if (roll < 82) {
     c.op = LockstepCall::Op::kDelete;
     c.text = "delete(" + quoted + ")";
@@ -165,13 +163,21 @@ std::string LockstepClass(const LockstepCall& c, const Answer& redis, const Answ
 // One call on both backends at the same instant; the first disagreement is recorded. A call
 // either backend refuses with an error is compared by its message.
 sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis,
-                               real::state::memory_beta30::Namespace& memory,
+                               real::state::StateNamespace& memory,
                                const std::vector<std::string>& keys,
                                const real::state::NamespaceOptions& o, sim::Prng& rng, int i,
                                int64_t ttl_max, const std::string& space,
                                std::set<std::string>* desynced, Recorder* rec) {
   if (desynced->count(space)) co_return;
-  const LockstepCall c = DrawLockstepCall(rng, i, keys, o, ttl_max, memory);
+  std::string cas_tail;
+  LockstepCall c = DrawLockstepCall(rng, i, keys, o, ttl_max, &cas_tail);
+  if (c.op == LockstepCall::Op::kCas) {
+    const std::optional<real::state::StateValue> seen = co_await memory.get(c.key);
+    const int64_t current = seen ? seen->version : 0;
+    c.expected = c.stale ? current + 1 : current;
+    c.text =
+        "compareAndSet(\"" + c.key + "\", " + std::to_string(c.expected) + ", " + cas_tail + ")";
+  }
   const int64_t t = rec->world->now_ms() - sim::kDefaultEpochMs;
   Answer from_redis, from_memory;
   std::vector<real::state::StateValue> redis_rows, memory_rows, memory_all;
@@ -211,23 +217,24 @@ sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis
   try {
     switch (c.op) {
       case LockstepCall::Op::kGet:
-        from_memory.row("", memory.get(c.key));
+        from_memory.row("", co_await memory.get(c.key));
         break;
       case LockstepCall::Op::kSet:
-        from_memory.row("", memory.set(c.key, c.value, c.ttl));
+        from_memory.row("", co_await memory.set(c.key, c.value, c.ttl));
         break;
       case LockstepCall::Op::kCas: {
-        real::state::CasResult m = memory.compare_and_set(c.key, c.expected, c.value, c.ttl);
+        real::state::CasResult m =
+            co_await memory.compare_and_set(c.key, c.expected, c.value, c.ttl);
         from_memory.row(m.ok ? "ok " : "fail ", m.ok ? m.value : m.current);
         break;
       }
       case LockstepCall::Op::kDelete:
-        memory.del(c.key);
+        co_await memory.del(c.key);
         from_memory.text("done");
         break;
       case LockstepCall::Op::kList:
-        memory_rows = memory.list(c.limit, c.prefix);
-        memory_all = memory.list(std::nullopt, c.prefix);
+        memory_rows = co_await memory.list(c.limit, c.prefix);
+        memory_all = co_await memory.list(std::nullopt, c.prefix);
         from_memory.rows(memory_rows);
         break;
     }
@@ -273,12 +280,12 @@ class Runner : public StateRun {
     const std::vector<std::string> keys = {"k0" + odd, "k1" + odd, "k2" + odd};
     auto redis = real::state::MakeNamespace(
         w.version, ctx, scripts, std::string("provider-under-test"), space, options, "conn");
-    real::state::memory_beta30::Namespace memory(ctx.clock(), options);
+    auto memory = real::state::MakeMemoryNamespace(ctx, scripts, space, options, "conn");
     for (int i = 0; i < w.ops; ++i) {
       if (w.skip.count({id, i})) continue;  // shrunk away
       sim::Prng rng(sim::OpSeed(w.seed, id, i));
-      co_await MemoryLockstep(ctx, *redis, memory, keys, options, rng, i, w.probe_ttl_max_ms, space,
-                              &desynced_, &rec);
+      co_await MemoryLockstep(ctx, *redis, *memory, keys, options, rng, i, w.probe_ttl_max_ms,
+                              space, &desynced_, &rec);
       co_await ctx.sleep(rng.range(0, 10));
     }
   }

@@ -112,15 +112,13 @@ class StateSystem : public System {
         .max_old_versions = 2,
         .horizon_ms = kHorizonMs,
         .script_shape = &StateScriptShape,
-        // The Redis runtime; the memory backend runs its port (memory-matches-redis), the
+        // The Redis runtime and the memory backend (memory-matches-redis, beta.30); the
         // unsupported runtime and the environment's factory no workload makes, and patch is a
         // reconstruction no caller uses.
         .js_client_files = {
             {{"beta24", "beta30"},
              "runtime/state.js",
              {"UnsupportedProviderStateNamespace", "UnsupportedProviderRuntimeState",
-              "MemoryProviderStateNamespace", "MemoryProviderRuntimeState",
-              "resolveMemoryStateExpiresAt", "createMemoryProviderRuntimeState",
               "createProviderRuntimeStateFromEnv", "patch"}}}};
     return kInfo;
   }

@@ -213,6 +213,11 @@ nlohmann::ordered_json KindJs(const HandleKind& kind);
 // randomUUID: a version-4 UUID from the PRNG, as the port draws it.
 std::string RandomUuid(sim::Prng& rng);
 
+// createMemoryProviderRuntimeState for the handle runtime of `version`: the port's MemoryState,
+// or with the JavaScript client the SDK's own memory backend under the seed's own handle.js.
+std::unique_ptr<HandleState> MemoryStateFor(const std::string& version, sim::Ctx& ctx,
+                                            const state::VersionScripts& scripts);
+
 // createTestHandleContext (js 886): the memory state (share one `state` between two contexts
 // with different connections to exercise bound isolation), the connection "test-connection"
 // unless given, the provider "test-provider"; the clock is the actor's.

@@ -482,6 +482,13 @@ std::unique_ptr<HandleState> RedisState(const std::string& version, sim::Ctx& ct
   return JsRedisState(version, scripts.client(), std::move(provider_id), std::move(port));
 }
 
+std::unique_ptr<HandleState> MemoryStateFor(const std::string& version, sim::Ctx& ctx,
+                                            const state::VersionScripts& scripts) {
+  auto port = std::make_unique<MemoryState>(ctx.clock());
+  if (!scripts.client().js || !state::HasJavaScript(version)) return port;
+  return JsMemoryState(version, scripts.client(), std::move(port));
+}
+
 std::unique_ptr<HandleStorage> MemoryState::ns(std::optional<std::string> connection,
                                                const std::string& name,
                                                state::NamespaceOptions options) {

@@ -169,8 +169,8 @@ class JsHandles : public HandleRuntime {
 
 class JsState : public HandleState {
  public:
-  JsState(const std::string& version, const ClientCode& code, std::string provider_id,
-          std::unique_ptr<HandleState> port)
+  JsState(const std::string& version, const ClientCode& code,
+          std::optional<std::string> provider_id, std::unique_ptr<HandleState> port)
       : host_(js::Host::ForThisThread()),
         id_(host_.NewId()),
         version_(version),
@@ -180,7 +180,8 @@ class JsState : public HandleState {
                         {"id", id_},
                         {"dir", DirJson(code)},
                         {"version", version},
-                        {"provider", std::move(provider_id)}});
+                        {"memory", !provider_id},
+                        {"provider", provider_id ? Json(*provider_id) : Json(nullptr)}});
   }
   ~JsState() override {
     try {
@@ -212,6 +213,11 @@ std::unique_ptr<HandleState> JsRedisState(const std::string& version, const Clie
                                           std::string provider_id,
                                           std::unique_ptr<HandleState> port) {
   return std::make_unique<JsState>(version, code, std::move(provider_id), std::move(port));
+}
+
+std::unique_ptr<HandleState> JsMemoryState(const std::string& version, const ClientCode& code,
+                                           std::unique_ptr<HandleState> port) {
+  return std::make_unique<JsState>(version, code, std::nullopt, std::move(port));
 }
 
 }  // namespace testbed::real::handles

@@ -6,9 +6,8 @@
 // simulation, the updater is asked, and randomInt and randomUUID draw from the context's PRNG
 // by the port's code, so both draw the same words and claim ids.
 //
-// What is not the JavaScript's: a context on the memory state keeps the port (the JavaScript's
-// memory backend is not run yet), and HandleState::ns() of this state is the port's storage
-// (no caller of the runtime uses it; the broken ports of properties/handles wrap it).
+// What is not the JavaScript's: HandleState::ns() of these states is the port's storage (no
+// caller of the runtime uses it; the broken ports of properties/handles wrap it).
 #pragma once
 
 #include <memory>
@@ -24,5 +23,8 @@ namespace testbed::real::handles {
 std::unique_ptr<HandleState> JsRedisState(const std::string& version, const ClientCode& code,
                                           std::string provider_id,
                                           std::unique_ptr<HandleState> port);
+// createMemoryProviderRuntimeState of the same SDK; `port`: its MemoryState, for ns().
+std::unique_ptr<HandleState> JsMemoryState(const std::string& version, const ClientCode& code,
+                                           std::unique_ptr<HandleState> port);
 
 }  // namespace testbed::real::handles

@@ -420,8 +420,9 @@ async function handle(m) {
   switch (m.k) {
     case 'open': {
       const sdk = await sdkOf(m.version, m.dir);
-      const runtime = sdk.state.createRedisProviderRuntimeState({
-        redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client });
+      const runtime = m.memory ? sdk.state.createMemoryProviderRuntimeState()
+        : sdk.state.createRedisProviderRuntimeState({
+          redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client });
       const o = m.options;
       const ns = runtime.forConnection(m.connection ?? undefined).namespace(m.name, {
         scope: o.scope, defaultTtl: `${o.defaultTtl}ms`, maxTtl: `${o.maxTtl}ms`,
@@ -432,8 +433,9 @@ async function handle(m) {
     }
     case 'state': {  // a provider runtime state the handle contexts of one client share
       const sdk = await sdkOf(m.version, m.dir);
-      states.set(m.id, sdk.state.createRedisProviderRuntimeState({
-        redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client }));
+      states.set(m.id, m.memory ? sdk.state.createMemoryProviderRuntimeState()
+        : sdk.state.createRedisProviderRuntimeState({
+          redisUrl: 'redis://testbed', providerId: m.provider ?? undefined, __redisClient: client }));
       return {};
     }
     case 'handles': {  // createHandleContext on a state opened before

@@ -60,6 +60,7 @@ JsNamespace::JsNamespace(sim::Ctx& ctx, js::Host& host, const ClientCode& code,
            {"provider", provider_id ? Json(*provider_id) : Json(nullptr)},
            {"name", name},
            {"options", o},
+           {"memory", port_ == nullptr},
            {"connection", connection ? Json(*connection) : Json(nullptr)}});
 }
 

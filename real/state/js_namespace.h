@@ -20,7 +20,8 @@ bool HasJavaScript(const std::string& version);
 
 class JsNamespace : public StateNamespace {
  public:
-  // `port`: the same namespace's port, for its key layout only.
+  // `port`: the same namespace's port, for its key layout only; nullptr: the memory backend
+  // (createMemoryProviderRuntimeState), which has no Redis key.
   JsNamespace(sim::Ctx& ctx, js::Host& host, const ClientCode& code, const std::string& version,
               std::optional<std::string> provider_id, const std::string& name,
               const NamespaceOptions& options, const std::optional<std::string>& connection,
@@ -37,7 +38,9 @@ class JsNamespace : public StateNamespace {
   sim::Task<void> del(std::string key) override;
   sim::Task<StateValue> increment(std::string key, std::string field, double delta,
                                   std::optional<int64_t> ttl_ms) override;
-  std::string redis_key(const std::string& key) const override { return port_->redis_key(key); }
+  std::string redis_key(const std::string& key) const override {
+    return port_ ? port_->redis_key(key) : "";
+  }
   int64_t last_expires_at_ms() const override { return last_expires_at_ms_; }
   void rebind(sim::Ctx& ctx) override { ctx_ = &ctx; }
 

@@ -1,5 +1,7 @@
 #include "real/state/namespace.h"
 
+#include "real/state/memory_beta30.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -77,6 +79,51 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
   return std::make_unique<JsNamespace>(ctx, js::Host::ForThisThread(), scripts.client(), version,
                                        std::move(provider_id), name, options, connection,
                                        std::move(port));
+}
+
+namespace {
+
+// The memory port behind the namespace interface: its synchronous calls, answered at once.
+class MemoryPort : public StateNamespace {
+ public:
+  MemoryPort(sim::Ctx& ctx, NamespaceOptions options) : ns_(ctx.clock(), options) {}
+  sim::Task<std::vector<StateValue>> list(std::optional<int64_t> limit,
+                                          std::optional<std::string> prefix) override {
+    co_return ns_.list(limit, std::move(prefix));
+  }
+  sim::Task<std::optional<StateValue>> get(std::string key) override { co_return ns_.get(key); }
+  sim::Task<StateValue> set(std::string key, WriteValue value,
+                            std::optional<int64_t> ttl_ms) override {
+    co_return ns_.set(key, value.json, ttl_ms);
+  }
+  sim::Task<CasResult> compare_and_set(std::string key, int64_t expected, WriteValue value,
+                                       std::optional<int64_t> ttl_ms) override {
+    co_return ns_.compare_and_set(key, expected, value.json, ttl_ms);
+  }
+  sim::Task<void> del(std::string key) override {
+    ns_.del(key);
+    co_return;
+  }
+  sim::Task<StateValue> increment(std::string, std::string, double,
+                                  std::optional<int64_t>) override {
+    throw std::logic_error("the memory backend's port has no increment");
+  }
+  std::string redis_key(const std::string&) const override { return ""; }
+  int64_t last_expires_at_ms() const override { return 0; }
+  void rebind(sim::Ctx&) override {}
+
+ private:
+  memory_beta30::Namespace ns_;
+};
+
+}  // namespace
+
+std::unique_ptr<StateNamespace> MakeMemoryNamespace(sim::Ctx& ctx, const VersionScripts& scripts,
+                                                    std::string name, NamespaceOptions options,
+                                                    std::optional<std::string> connection) {
+  if (!scripts.client().js) return std::make_unique<MemoryPort>(ctx, options);
+  return std::make_unique<JsNamespace>(ctx, js::Host::ForThisThread(), scripts.client(), "beta30",
+                                       std::nullopt, name, options, connection, nullptr);
 }
 
 }  // namespace testbed::real::state

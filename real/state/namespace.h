@@ -81,4 +81,12 @@ std::unique_ptr<StateNamespace> MakeNamespace(const std::string& version, sim::C
                                               std::string name, NamespaceOptions options,
                                               std::optional<std::string> connection);
 
+// createMemoryProviderRuntimeState().forConnection(connection).namespace(name, options) of
+// beta.30, the memory backend (no Redis; time from the actor's clock): its port
+// (memory_beta30.h), or with the JavaScript client the seeds' own (js_namespace.h). It has no
+// increment and no Redis key (redis_key() is ""; increment() throws std::logic_error).
+std::unique_ptr<StateNamespace> MakeMemoryNamespace(sim::Ctx& ctx, const VersionScripts& scripts,
+                                                    std::string name, NamespaceOptions options,
+                                                    std::optional<std::string> connection);
+
 }  // namespace testbed::real::state
