@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/json_text.h"
 #include "real/handles/wordlist.h"
 
 extern char** environ;
@@ -486,16 +487,17 @@ void Host::Exchange(Json request) {
     request["ended"] = std::move(ended_);
     ended_.clear();
   }
-  // ASCII only (\u escapes; bytes that are not UTF-8 become U+FFFD, as ioredis decodes them), so
-  // that the driver may decode each chunk it reads on its own.
-  const auto dump = [](const Json& j) {
-    return j.dump(-1, ' ', true, Json::error_handler_t::replace) + "\n";
-  };
+  // As JSON.stringify writes it (model::JsonStringify): UTF-8, and a lone surrogate (WTF-8
+  // here, as the ports hold one) as its \u escape, which JSON.parse reads back into the same
+  // JavaScript string.
+  const auto dump = [](const Json& j) { return model::JsonStringify(j) + "\n"; };
   if (NodeMaySpin()) request["s"] = 1;
   WriteLine(dump(request));
   Json answer;
   for (;;) {
-    answer = Json::parse(ReadLine());
+    answer = model::JsonParse(ReadLine());
+    if (answer.is_discarded())
+      throw std::runtime_error("the JavaScript client answered a line that is not JSON");
     if (!answer.contains("q")) break;
     Json reply;
     try {

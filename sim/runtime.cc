@@ -131,6 +131,15 @@ void Ctx::JoinAwaiter::await_suspend(std::coroutine_handle<> h) {
   ctx->world_.threads_.at(target)->joiners.push_back({ctx->thread_, h});
 }
 
+bool Ctx::JoinAnyAwaiter::await_ready() const {
+  for (ThreadId t : targets)
+    if (ctx->world_.threads_.at(t)->finished) return true;
+  return targets.empty();
+}
+void Ctx::JoinAnyAwaiter::await_suspend(std::coroutine_handle<> h) {
+  for (ThreadId t : targets) ctx->world_.threads_.at(t)->joiners.push_back({ctx->thread_, h});
+}
+
 int64_t World::actor_time(ActorId a) const {
   const Actor& actor = *actors_[a];
   return now_ + actor.skew + actor.jumped;
@@ -248,8 +257,15 @@ void World::finish_thread(Thread& th) {
     wakeups_.erase(gone, wakeups_.end());
     std::make_heap(wakeups_.begin(), wakeups_.end());
   }
-  for (auto& [joiner, h] : th.joiners) add_wakeup(joiner, now_, h);
+  // A joiner waits on this thread alone, or on the first of several (join_any): it is woken
+  // once, and no longer waits on the others.
+  std::vector<std::pair<ThreadId, std::coroutine_handle<>>> joiners = std::move(th.joiners);
   th.joiners.clear();
+  for (auto& [joiner, h] : joiners) {
+    add_wakeup(joiner, now_, h);
+    for (auto& other : threads_)
+      std::erase_if(other->joiners, [&](const auto& j) { return j.second == h; });
+  }
 }
 
 std::vector<LoggedCommand> World::LoggedPrefix() const {

@@ -165,6 +165,13 @@ class Ctx {
     void await_suspend(std::coroutine_handle<> h);
     void await_resume() const noexcept {}
   };
+  struct JoinAnyAwaiter {
+    Ctx* ctx;
+    std::vector<ThreadId> targets;
+    bool await_ready() const;
+    void await_suspend(std::coroutine_handle<> h);
+    void await_resume() const noexcept {}
+  };
 
   CallAwaiter call(Argv argv) { return CallAwaiter{this, std::move(argv), Reply::Nil()}; }
   // co_await ctx.cmd("SET", key, value): the same, for a literal command. (g++ 12 miscompiles
@@ -178,6 +185,10 @@ class Ctx {
   }
   SleepAwaiter sleep(int64_t ms) { return SleepAwaiter{this, ms}; }
   JoinAwaiter join(ThreadId t) { return JoinAwaiter{this, t}; }
+  // Resumes when the first of `targets` ends (Promise.all's rejection: the first failure).
+  JoinAnyAwaiter join_any(std::vector<ThreadId> targets) {
+    return JoinAnyAwaiter{this, std::move(targets)};
+  }
   ThreadId spawn(std::string name, std::function<Task<void>(Ctx&)> body);
   void cancel(ThreadId t);
   bool finished(ThreadId t) const;  // it returned, threw, was cancelled or its actor crashed

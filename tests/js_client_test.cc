@@ -75,11 +75,11 @@ Compared CompareEveryProperty(const std::string& system_name, const std::string&
   return c;
 }
 
-// Every property of `system` on both versions the seeds show JavaScript for, seeds 1-2, without
+// Every property of `system` on the versions the seeds show JavaScript for, seeds 1-2, without
 // faults and under all of them.
-void CompareBothVersions(const std::string& system) {
+void CompareVersions(const std::string& system, const std::vector<std::string>& versions) {
   ASSERT_EQ(real::js::Unavailable({true, ""}), "");
-  for (const std::string version : {"beta30", "beta24"}) {
+  for (const std::string& version : versions) {
     const Compared none = CompareEveryProperty(system, version, 2, "none");
     const Compared all = CompareEveryProperty(system, version, 2, "all");
     EXPECT_GE(none.runs, 20) << version;
@@ -87,12 +87,19 @@ void CompareBothVersions(const std::string& system) {
   }
 }
 
-TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) { CompareBothVersions("state"); }
+TEST(JsClient, StateRunsEveryPropertyWithThePortsCallsAndVerdicts) {
+  CompareVersions("state", {"beta30", "beta24"});
+}
 
 // handles on the seed's own handle.js (on the seeds' own state runtime): the same calls, on the
 // same threads (its renewal loop the port's "renew"), the same answers and verdicts.
 TEST(JsClient, HandlesRunsEveryPropertyWithThePortsCallsAndVerdicts) {
-  CompareBothVersions("handles");
+  CompareVersions("handles", {"beta30", "beta24"});
+}
+
+// a2 on the seed's own store core: its Promise.all branches are the port's "all#k" threads.
+TEST(JsClient, A2RunsEveryPropertyWithThePortsCallsAndVerdicts) {
+  CompareVersions("a2", {"0.5.0"});
 }
 
 // The same on a spawned redis-server (--redis spawn): the world, not the client, changes.

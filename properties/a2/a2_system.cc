@@ -68,7 +68,9 @@ class A2System : public System {
         .default_version = "0.5.0",
         .default_ops = 16,
         .horizon_ms = kHorizonMs,
-        .script_shape = &A2ScriptShape};
+        .script_shape = &A2ScriptShape,
+        // The seed's store core (its stand-ins, beside it in the build, are not the seed's).
+        .js_client_files = {{{"0.5.0"}, "store-redis-core.js", {}}}};
     return kInfo;
   }
   const std::vector<PropertyInfo>& properties() const override { return Table().infos(); }

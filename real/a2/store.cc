@@ -3,6 +3,8 @@
 // decoding of replies store_decode.cc.
 #include "real/a2/store.h"
 
+#include "real/a2/js_store.h"
+
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -25,7 +27,12 @@ Store::Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSo
       ids_(std::move(ids)),
       notify_(std::move(notify)),
       ids_key_(prefix_ + ":ids"),
-      sessions_key_(prefix_ + ":sessions") {}
+      sessions_key_(prefix_ + ":sessions") {
+  if (scripts.client().js)
+    js_ = std::make_shared<JsStore>(ctx, scripts.client(), prefix_, ids_, notify_);
+}
+
+Store::~Store() = default;
 
 // The RedisCall seam inside wrap() (ts 675-684): ioredis rejects on an error reply, and a
 // transport failure rejects too; both become STORE_UNAVAILABLE.
@@ -59,6 +66,7 @@ std::vector<std::string> Store::write_keys(const std::string& s) const {
 
 // append (ts 889-1005).
 sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> events) {
+  if (js_) co_return co_await js_->append(std::move(session_id), std::move(events));
   std::set<std::string> supplied;
   size_t supplied_count = 0;
   for (const NewEvent& e : events)
@@ -147,6 +155,7 @@ sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEve
 
 // claimAvailable (ts 1018-1042).
 sim::Task<ClaimResult> Store::claim_available(ClaimOptions o) {
+  if (js_) co_return co_await js_->claim_available(std::move(o));
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = o.expires_at_ms.value_or(now + o.ttl_ms);
   std::vector<std::string> args = V(o.holder, std::to_string(now), std::to_string(expires_at),
@@ -164,6 +173,9 @@ sim::Task<ClaimResult> Store::claim_available(ClaimOptions o) {
 sim::Task<RenewResult> Store::renew_claims(std::string session_id, std::string holder,
                                            std::vector<ClaimRef> claims, int64_t ttl_ms,
                                            std::optional<int64_t> expires_at_ms) {
+  if (js_)
+    co_return co_await js_->renew_claims(std::move(session_id), std::move(holder),
+                                         std::move(claims), ttl_ms, expires_at_ms);
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = expires_at_ms.value_or(now + ttl_ms);
   std::vector<std::string> args =
@@ -187,6 +199,9 @@ sim::Task<RenewResult> Store::renew_claims(std::string session_id, std::string h
 // completeAttempt (ts 1068-1170).
 sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t index,
                                                   int64_t attempt, std::vector<ChildEvent> events) {
+  if (js_)
+    co_return co_await js_->complete_attempt(std::move(session_id), index, attempt,
+                                             std::move(events));
   std::set<std::string> ids;
   for (const ChildEvent& e : events) ids.insert(e.id);
   if (ids.size() != events.size())
@@ -247,6 +262,9 @@ sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_
 // failAttempt (ts 1172-1195).
 sim::Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index, int64_t attempt,
                                           std::string error, int64_t max_failures) {
+  if (js_)
+    co_return co_await js_->fail_attempt(std::move(session_id), index, attempt, std::move(error),
+                                         max_failures);
   const sim::Reply reply =
       co_await eval("FAIL_ATTEMPT_LUA",
                     V(count_key(session_id), meta_key(session_id), pending_key(session_id),
@@ -263,6 +281,11 @@ sim::Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index,
 // putSnapshot (ts 1235-1243).
 sim::Task<void> Store::put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
                                     Json state) {
+  if (js_) {
+    co_await js_->put_snapshot(std::move(session_id), std::move(reducer_name), index,
+                               std::move(state));
+    co_return;
+  }
   Json j = Json::object();
   j["index"] = index;
   j["state"] = std::move(state);
@@ -275,6 +298,9 @@ sim::Task<void> Store::put_snapshot(std::string session_id, std::string reducer_
 sim::Task<std::optional<PresencePatch>> Store::presence_set(
     std::string ns, std::string participant, std::vector<std::pair<std::string, Json>> values,
     PresenceMeta meta) {
+  if (js_)
+    co_return co_await js_->presence_set(std::move(ns), std::move(participant), std::move(values),
+                                         meta);
   if (values.empty()) co_return std::nullopt;
   const int64_t at_ms = meta.at;
   // Expiry anchors on the injected storage clock (ts 1252-1255).
@@ -308,6 +334,10 @@ sim::Task<std::optional<PresencePatch>> Store::presence_set(
 
 // markWatched (ts 1490-1492).
 sim::Task<void> Store::mark_watched(std::string session_id, int64_t ttl_ms) {
+  if (js_) {
+    co_await js_->mark_watched(std::move(session_id), ttl_ms);
+    co_return;
+  }
   co_await call(V("SET", watched_key(session_id), "1", "PX", std::to_string(ttl_ms)));
 }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -181,19 +182,24 @@ class Scripts {
   const std::string& body(const std::string& constant) const {
     return catalog_.get(dir_ + constant).body;
   }
+  const ClientCode& client() const { return catalog_.client(); }
 
  private:
   const real::ScriptCatalog& catalog_;
   std::string dir_;
 };
 
-// createRedisStoreCore (ts 682).
+class JsStore;
+
+// createRedisStoreCore (ts 682). With the JavaScript client (the scripts' catalog says so),
+// every call runs the seed's own store core instead (real/a2/js_store.h).
 class Store {
  public:
   using IdSource = std::function<std::string()>;
   using Notify = std::function<void(const std::string& session_id, int64_t count)>;
   Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSource ids,
         Notify notify = nullptr);
+  ~Store();
 
   sim::Task<AppendResult> append(std::string session_id, std::vector<NewEvent> events);
   sim::Task<std::vector<StoredEvent>> read(std::string session_id, int64_t after_index = 0,
@@ -244,11 +250,9 @@ class Store {
                                                  int64_t through_index);
   sim::Task<std::vector<StoredEvent>> read_range(const std::string& session_id, int64_t after_index,
                                                  std::optional<int64_t> through_index);
-  // Promise.all over n branches (store.cc).
+  // Promise.all over n branches (store_reads.cc): each a thread; it rejects at the first
+  // failure, and the other branches go on. A branch holds what it reads and writes (shared).
   sim::Task<void> all(size_t n, std::function<sim::Task<void>(Store&, size_t)> branch);
-  sim::Task<void> run_branch(sim::Ctx& ctx,
-                             const std::function<sim::Task<void>(Store&, size_t)>& branch, size_t i,
-                             std::exception_ptr* error, int64_t* failed_at, int64_t* failures);
   sim::Task<void> read_session(std::string session_id, std::vector<StoredEvent>* rows);
   sim::Task<void> read_snapshot(std::string key, std::string start,
                                 std::optional<SnapshotInfo>* out);
@@ -259,6 +263,7 @@ class Store {
   IdSource ids_;
   Notify notify_;
   std::string ids_key_, sessions_key_;
+  std::shared_ptr<JsStore> js_;  // the JavaScript client's store core (nullptr: the port)
 };
 
 }  // namespace testbed::real::a2

@@ -1,6 +1,8 @@
 // The a2 store core of seed 003, its reads: ranges of a session's events, the state of a reducer,
 // presence, and the listings of sessions and snapshots (the writes are store.cc).
 #include "real/a2/store.h"
+
+#include "real/a2/js_store.h"
 #include "real/a2/store_internal.h"
 
 #include <absl/strings/str_cat.h>
@@ -155,11 +157,13 @@ sim::Task<std::vector<StoredEvent>> Store::read_range(const std::string& session
 // read (ts 1007-1016).
 sim::Task<std::vector<StoredEvent>> Store::read(std::string session_id, int64_t after_index,
                                                 std::optional<int64_t> through_index) {
+  if (js_) co_return co_await js_->read(std::move(session_id), after_index, through_index);
   co_return co_await read_range(session_id, after_index, through_index);
 }
 
 // readState (ts 1197-1233).
 sim::Task<StateRead> Store::read_state(std::string session_id, std::string reducer_name) {
+  if (js_) co_return co_await js_->read_state(std::move(session_id), std::move(reducer_name));
   const sim::Reply reply =
       co_await eval("READ_STATE_LUA", V(snap_key(session_id, reducer_name), count_key(session_id)),
                     std::vector<std::string>());
@@ -187,6 +191,7 @@ sim::Task<StateRead> Store::read_state(std::string session_id, std::string reduc
 
 // presence.read (ts 1295-1327).
 sim::Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
+  if (js_) co_return co_await js_->presence_read(std::move(ns));
   const sim::Reply reply =
       co_await eval("PRESENCE_READ_LUA", V(presence_key(ns)), V(std::to_string(ctx_.now_ms())));
   std::vector<PresenceRow> rows;
@@ -222,33 +227,45 @@ sim::Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
 // that thread, so the scheduler interleaves the branches' calls as Node's event loop can (all
 // the GETs, then the XRANGEs, ..., where the branches are alike: one connection, in the order
 // sent). The call fails with the first branch to fail in time, as Promise.all rejects.
+namespace {
+
+// A Promise.all's branches, shared with their threads (which may outlive its caller).
+struct AllState {
+  std::function<sim::Task<void>(Store&, size_t)> branch;
+  std::exception_ptr first_error;  // the first branch to fail, in time
+};
+
+// One branch on its own thread, with a store of its own (ts: the same store object).
+sim::Task<void> RunBranch(sim::Ctx& ctx, const Scripts* scripts, std::string prefix,
+                          Store::IdSource ids, Store::Notify notify,
+                          std::shared_ptr<AllState> state, size_t i) {
+  Store store(ctx, *scripts, std::move(prefix), std::move(ids), std::move(notify));
+  try {
+    co_await state->branch(store, i);
+  } catch (...) {
+    if (!state->first_error) state->first_error = std::current_exception();
+  }
+}
+
+}  // namespace
+
 sim::Task<void> Store::all(size_t n, std::function<sim::Task<void>(Store&, size_t)> branch) {
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<int64_t> failed_at(n, 0);
-  int64_t failures = 0;
+  auto state = std::make_shared<AllState>();
+  state->branch = std::move(branch);
   std::vector<sim::ThreadId> threads;
   for (size_t i = 0; i < n; ++i)
     threads.push_back(ctx_.spawn(
-        absl::StrCat("all#", i), [this, &branch, &errors, &failed_at, &failures, i](sim::Ctx& c) {
-          return run_branch(c, branch, i, &errors[i], &failed_at[i], &failures);
-        }));
-  for (const sim::ThreadId t : threads) co_await ctx_.join(t);
-  std::optional<size_t> first;
-  for (size_t i = 0; i < n; ++i)
-    if (errors[i] && (!first || failed_at[i] < failed_at[*first])) first = i;
-  if (first) std::rethrow_exception(errors[*first]);
-}
-
-sim::Task<void> Store::run_branch(sim::Ctx& ctx,
-                                  const std::function<sim::Task<void>(Store&, size_t)>& branch,
-                                  size_t i, std::exception_ptr* error, int64_t* failed_at,
-                                  int64_t* failures) {
-  Store store(ctx, scripts_, prefix_, ids_, notify_);
-  try {
-    co_await branch(store, i);
-  } catch (...) {
-    *error = std::current_exception();
-    *failed_at = (*failures)++;
+        absl::StrCat("all#", i),
+        [scripts = &scripts_, prefix = prefix_, ids = ids_, notify = notify_, state,
+         i](sim::Ctx& c) { return RunBranch(c, scripts, prefix, ids, notify, state, i); }));
+  // It settles when every branch has, or rejects at the first failure while the others go on.
+  for (;;) {
+    if (state->first_error) std::rethrow_exception(state->first_error);
+    std::vector<sim::ThreadId> running;
+    for (const sim::ThreadId t : threads)
+      if (t >= 0 && !ctx_.finished(t)) running.push_back(t);
+    if (running.empty()) co_return;
+    co_await ctx_.join_any(std::move(running));
   }
 }
 
@@ -279,6 +296,7 @@ sim::Task<void> Store::read_snapshot(std::string key, std::string start,
 
 sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
                                             std::optional<std::string> cursor) {
+  if (js_) co_return co_await js_->list_sessions(std::move(prefix), limit, std::move(cursor));
   const std::string minimum = cursor ? "(" + *cursor : "[" + prefix;
   const sim::Reply candidates = co_await call(
       V("ZRANGEBYLEX", sessions_key_, minimum, "+", "LIMIT", "0", std::to_string(limit + 1)));
@@ -288,10 +306,13 @@ sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
     if (id.rfind(prefix, 0) == 0 && static_cast<int64_t>(session_ids.size()) < limit)
       session_ids.push_back(id);
   }
-  std::vector<std::vector<StoredEvent>> branches(session_ids.size());
-  co_await all(session_ids.size(), [&session_ids, &branches](Store& store, size_t i) {
-    return store.read_session(session_ids[i], &branches[i]);
-  });
+  auto ids = std::make_shared<const std::vector<std::string>>(session_ids);
+  auto read = std::make_shared<std::vector<std::vector<StoredEvent>>>(session_ids.size());
+  std::function<sim::Task<void>(Store&, size_t)> branch = [ids, read](Store& store, size_t i) {
+    return store.read_session((*ids)[i], &(*read)[i]);
+  };
+  co_await all(session_ids.size(), std::move(branch));
+  const std::vector<std::vector<StoredEvent>>& branches = *read;
   SessionPage page;
   for (size_t i = 0; i < session_ids.size(); ++i) {
     const std::vector<StoredEvent>& rows = branches[i];
@@ -326,6 +347,7 @@ sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
 
 // inspect.listSnapshots (ts 1434-1472).
 sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
+  if (js_) co_return co_await js_->list_snapshots(std::move(session_id));
   const std::string start = prefix_ + ":" + session_id + ":snap:";
   std::string cursor = "0";
   std::vector<std::string> keys;
@@ -338,12 +360,16 @@ sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_i
       if (key.rfind(start, 0) == 0) keys.push_back(key);
     }
   } while (cursor != "0");
-  std::vector<std::optional<SnapshotInfo>> found(keys.size());
-  co_await all(keys.size(), [&keys, &start, &found](Store& store, size_t i) {
-    return store.read_snapshot(keys[i], start, &found[i]);
-  });
+  auto shared_keys = std::make_shared<const std::vector<std::string>>(keys);
+  auto found = std::make_shared<std::vector<std::optional<SnapshotInfo>>>(keys.size());
+  // (A named local: g++ 12 destroys a capturing lambda inside a co_await expression twice.)
+  std::function<sim::Task<void>(Store&, size_t)> branch = [shared_keys, start, found](Store& store,
+                                                                                      size_t i) {
+    return store.read_snapshot((*shared_keys)[i], start, &(*found)[i]);
+  };
+  co_await all(keys.size(), std::move(branch));
   std::vector<SnapshotInfo> snapshots;
-  for (std::optional<SnapshotInfo>& s : found)
+  for (std::optional<SnapshotInfo>& s : *found)
     if (s) snapshots.push_back(std::move(*s));
   std::sort(snapshots.begin(), snapshots.end(), [](const SnapshotInfo& a, const SnapshotInfo& b) {
     return a.reducer_name < b.reducer_name;
@@ -353,6 +379,7 @@ sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_i
 
 // readEvents (ts 1478-1488).
 sim::Task<std::vector<Event>> Store::read_events(std::string session_id, int64_t after_index) {
+  if (js_) co_return co_await js_->read_events(std::move(session_id), after_index);
   const sim::Reply entries =
       co_await call(V("XRANGE", store_key(session_id), absl::StrCat(after_index + 1, "-0"), "+"));
   std::vector<Event> events;

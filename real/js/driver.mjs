@@ -14,7 +14,7 @@ import { register } from 'node:module';
 // node:crypto of the seed's handle.js is tests/js/handles/crypto.mjs, which asks
 // globalThis.__testbedRandom when it is set (below).
 register('../../tests/js/handles/hooks.mjs', import.meta.url);
-const { clock, importSdk, loadSdk } = await import('../../tests/js/sdk.mjs');
+const { clock, importA2, importSdk, loadA2, loadSdk } = await import('../../tests/js/sdk.mjs');
 
 // A promise rejected with nobody to handle it, or an exception no code catches, ends a Node
 // process (Node 15 and later): the message that ran the code fails with it, and the testbed
@@ -29,7 +29,7 @@ process.on('uncaughtException', (error) => {
 
 // --- The pipe. -------------------------------------------------------------------------------
 const buffer = Buffer.alloc(1 << 16);
-let input = '';
+let input = Buffer.alloc(0);  // bytes read past the last line (a line is decoded whole: UTF-8)
 // The testbed gives stdin without blocking: the next message usually comes within tens of
 // microseconds, and looking again costs less than sleeping and being woken, when a core is free
 // for it (the testbed says so in each message: `s`). Otherwise, and past that, a blocking
@@ -51,13 +51,13 @@ function readSome() {
 }
 function readLine() {
   let end;
-  while ((end = input.indexOf('\n')) < 0) {
+  while ((end = input.indexOf(10)) < 0) {
     const n = readSome();
     if (n === 0) process.exit(0);
-    input += buffer.toString('utf8', 0, n);
+    input = Buffer.concat([input, buffer.subarray(0, n)]);
   }
-  const line = input.slice(0, end);
-  input = input.slice(end + 1);
+  const line = input.toString('utf8', 0, end);
+  input = input.subarray(end + 1);
   return line;
 }
 const writeLine = (o) => writeSync(1, `${JSON.stringify(o)}\n`);
@@ -111,6 +111,10 @@ function framesOf(e) {
   if (e.frames === undefined) {
     e.frames = [];
     for (const s of e.sites) {
+      if (s.isPromiseAll()) {
+        e.frames.push({ key: 'Promise.all', name: 'Promise.all', index: s.getPromiseIndex() });
+        continue;
+      }
       const file = s.getFileName();
       if (!file || !file.startsWith('file:') || file === import.meta.url ||
           file.endsWith('/sdk.mjs')) continue;
@@ -129,9 +133,13 @@ function wait(e) {
   e.strand = 0;
   if (op) {
     e.sites = callSites();
-    if (op.roots.size > 0) {
+    if (op.roots.size > 0 || op.branches.length > 0) {
       for (const f of framesOf(e)) {
         if (op.roots.has(f.key)) { e.strand = op.roots.get(f.key); break; }
+        if (f.key === 'Promise.all' && op.branches.length > 0) {
+          const branch = op.branches[op.branches.length - 1][f.index];
+          if (branch !== undefined) { e.strand = branch; break; }
+        }
       }
     }
     if (e.strand === 0 && !op.anchors.has(0) && op.first === undefined) op.first = e;
@@ -147,6 +155,18 @@ function wait(e) {
 // ends where nobody awaits): a new strand rooted at its outermost function. Of the waits that
 // reach it, those made inside a function the others are not in (the first frame past their
 // common callers) belong to a new strand rooted at that function; the others stay.
+// Promise.all over n promises, called by the running code: its branches' first waits are the
+// n waits of one strand with the same stack (each made by one call of the mapped function),
+// and each branch is a strand of its own, "all#k" (the port's threads), found again by the
+// "Promise.all (index k)" frame of the async stacks of its later waits.
+let alls = [];
+const builtinAll = Promise.all;
+Promise.all = function all(iterable) {
+  const list = Array.from(iterable);
+  if (current !== null) alls.push({ op: current.op, n: list.length });
+  return builtinAll.call(this, list);
+};
+
 function splitStrands() {
   // Strand 0's anchor: the outermost function of the operation's first wait.
   for (const e of events) {
@@ -165,8 +185,24 @@ function splitStrands() {
   }
   const added = [];
   for (const waits of byStrand.values()) {
-    if (waits.length < 2) continue;
     const op = ops.get(waits[0].op);
+    const all = alls.find((a) => a.op === waits[0].op && a.n === waits.length);
+    if (all !== undefined && op !== undefined) {
+      const chains = waits.map((e) => framesOf(e).map((f) => f.key).join(' '));
+      if (chains.every((c) => c === chains[0])) {
+        alls.splice(alls.indexOf(all), 1);
+        const group = [];
+        waits.forEach((e, k) => {
+          const strand = op.strands += 1;
+          group.push(strand);
+          added.push({ before: e, ev: { k: 'strand', op: e.op, strand, name: `all#${k}` } });
+          e.strand = strand;
+        });
+        op.branches.push(group);
+        continue;
+      }
+    }
+    if (waits.length < 2) continue;
     const anchor = op.anchors.get(waits[0].strand);
     // Each wait's functions, outermost first, from the anchor on (null: it does not reach it).
     const chains = waits.map((e) => {
@@ -195,6 +231,7 @@ function splitStrands() {
       e.strand = op.roots.get(key);
     });
   }
+  alls = [];
   for (const { before, ev } of added) events.splice(events.indexOf(before), 0, ev);
   for (const e of events) {
     delete e.frames;
@@ -312,6 +349,16 @@ async function sdkOf(version, dir) {
   return sdks.get(key);
 }
 
+// a2's store core: the seeds' own (dir null) or the build in dir (store-redis-core.js).
+const a2s = new Map();
+async function a2Of(dir) {
+  const key = dir ?? 'seeds';
+  if (!a2s.has(key)) {
+    a2s.set(key, await (dir ? importA2(dir) : loadA2()));
+  }
+  return a2s.get(key);
+}
+
 // The namespace's last prepared expiry (the port's last_expires_at_ms seam): writeTiming's
 // answer, kept on the namespace by a wrapper that changes nothing else.
 function watchTiming(ns) {
@@ -395,9 +442,83 @@ const methods = {
   discard: (s, [kind, handle]) => [s.handles.discard(kindOf(kind), handle), () => null],
 };
 
+// a2's store core (createRedisStoreCore): answers in model/a2.h's shapes, as
+// tests/js/a2/judge.mjs prints them (dates as epoch ms, undefined fields left out).
+const plain = (value) => JSON.parse(JSON.stringify(value, function replacer(key, v) {
+  return this[key] instanceof Date ? this[key].getTime() : v;
+}));
+const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
+const EVENT = ['id', 'type', 'payload', 'index', 'sessionId', 'createdAt'];
+const STORED = [...EVENT, 'cause', 'lane', 'processedAt', 'processedByAttempt',
+  'returnedEventIds', 'firstClaimedAt', 'lastClaimedAt', 'attemptCount', 'claimHolder',
+  'claimExpiresAt', 'failureCount', 'lastFailedAt', 'lastFailedAttempt', 'lastError', 'failedAt'];
+const rows = (list) => list.map((e) => pick(plain(e), STORED));
+const eventRows = (list) => list.map((e) => pick(plain(e), EVENT));
+const undef = (v) => (v === null ? undefined : v);
+// An event to append as a JavaScript caller's literal has it (the testbed's JSON sorts keys): the
+// cause as {index, attempt, batchSize}.
+const eventIn = (e) => {
+  const x = {};
+  if (e.id !== undefined) x.id = e.id;
+  x.type = e.type;
+  x.payload = e.payload;
+  if (e.cause !== undefined) {
+    x.cause = { index: e.cause.index, attempt: e.cause.attempt };
+    if (e.cause.batchSize !== undefined) x.cause.batchSize = e.cause.batchSize;
+  }
+  if (e.lane !== undefined) x.lane = e.lane;
+  x.settled = e.settled;
+  return x;
+};
+Object.assign(methods, {
+  append: (s, [session, events]) => [s.core.append(session, events.map(eventIn)),
+    (r) => ({ events: rows(r.events), hasPending: r.hasPending })],
+  readRows: (s, [session, after, through]) => {
+    const opts = { afterIndex: after };
+    if (through !== null) opts.throughIndex = through;
+    return [s.core.read(session, opts), rows];
+  },
+  claim: (s, [o]) => [s.core.claimAvailable({ sessionId: o.sessionId, holder: o.holder,
+    ttlMs: o.ttlMs, expiresAtMs: undef(o.expiresAtMs), excludeIndexes: o.excludeIndexes }),
+  (r) => ({ outcome: r.outcome, events: r.outcome === 'claimed' ? rows(r.events) : [],
+            retryAt: r.outcome === 'busy' ? plain(r).retryAt : 0 })],
+  renew: (s, [session, holder, claims, ttl, expiresAt]) => [s.core.renewClaims({
+    sessionId: session, holder, claims, ttlMs: ttl, expiresAtMs: undef(expiresAt) }),
+  (r) => ({ renewed: r.renewed, superseded: r.superseded })],
+  complete: (s, [session, index, attempt, events]) => [s.core.completeAttempt({
+    sessionId: session, index, attempt, events: events.map(eventIn) }),
+  (r) => ({ outcome: r.outcome, events: r.outcome === 'completed' ? rows(r.events) : [] })],
+  fail: (s, [session, index, attempt, error, maxFailures]) => [s.core.failAttempt({
+    sessionId: session, index, attempt, error, maxFailures }),
+  (r) => ({ outcome: r.outcome, failureCount: r.failureCount })],
+  readState: (s, [session, reducer]) => [s.core.readState(session, reducer),
+    (r) => ({ snapshot: r.snapshot ? { index: r.snapshot.index, state: r.snapshot.state } : null,
+              events: eventRows(r.events) })],
+  putSnapshot: (s, [session, reducer, index, state]) =>
+    [s.core.putSnapshot(session, reducer, index, state), () => null],
+  presenceSet: (s, [ns, participant, values, meta]) => [
+    s.core.presence.set(ns, participant, Object.fromEntries(values),
+                        { seen: meta.seen, at: new Date(meta.at), ttlMs: meta.ttlMs }),
+    (r) => (r === null ? null : plain(pick(r, ['participant', 'values', 'seen', 'at'])))],
+  presenceRead: (s, [ns]) => [s.core.presence.read(ns), (list) => list.map((row) =>
+    plain(pick(row, ['participant', 'field', 'value', 'seen', 'at', 'expiresAt'])))],
+  listSessions: (s, [prefix, limit, cursor]) => {
+    const options = { prefix, limit };
+    if (cursor !== null) options.cursor = cursor;
+    return [s.core.inspect.listSessions(options), (page) => ({
+      sessions: page.sessions.map((x) => plain(pick(x, ['sessionId', 'eventCount',
+        'pendingCount', 'failedCount', 'attemptCount', 'failureCount', 'firstEventAt',
+        'updatedAt']))), cursor: page.cursor ?? null })];
+  },
+  listSnapshots: (s, [session]) => [s.core.inspect.listSnapshots(session), (list) =>
+    list.map((x) => plain(pick(x, ['reducerName', 'index', 'updatedAt'])))],
+  readEvents: (s, [session, after]) => [s.core.readEvents(session, after), eventRows],
+  markWatched: (s, [session, ttl]) => [s.core.markWatched(session, ttl), () => null],
+});
+
 function startOp(m) {
   const space = spaces.get(m.id);
-  ops.set(m.op, { client: m.id, roots: new Map(), anchors: new Map(), strands: 0 });
+  ops.set(m.op, { client: m.id, roots: new Map(), anchors: new Map(), branches: [], strands: 0 });
   const ev = { op: m.op, strand: 0 };
   let promise;
   let answer = (v) => v;
@@ -417,11 +538,15 @@ function startOp(m) {
       const fail = { k: 'fail', op: m.op, name: String(e?.name), message: String(e?.message),
                      exp: exp() };
       if (workErrors.has(e)) fail.work = workErrors.get(e);
-      if (e?.name === 'HandleError') {
+      if (e?.name === 'HandleError' || e?.name === 'A2Error') {
         fail.code = e.code;
         fail.details = jsonOut(e.details ?? {});
-        if (e.cause !== undefined) fail.cause = String(e.cause?.message ?? e.cause);
+        if (e.cause !== undefined) {
+          fail.cause = String(e.cause?.message ?? e.cause);
+          fail.causeName = String(e.cause?.name);
+        }
       }
+      if (e instanceof TypeError) fail.name = 'TypeError';
       events.push(fail);
     });
 }
@@ -471,6 +596,20 @@ async function handle(m) {
                normalization: t.normalization, words: t.words, providerId: t.providerId } }),
       });
       spaces.set(m.id, { handles });
+      return {};
+    }
+    case 'a2': {  // createRedisStoreCore of the seeds' a2 (or the build in dir)
+      const a2 = await a2Of(m.dir);
+      const id = m.id;
+      const core = a2.createRedisStoreCore({
+        notify: (sessionId, count) => events.push({ k: 'notify', op: current?.op ?? null,
+                                                    s: sessionId, n: count }),
+        call: (command, ...args) => client.call(command, ...args),
+        clock: { now: () => new Date() },
+        ids: () => ask({ k: 'id', client: id }),
+        keyPrefix: m.prefix,
+      });
+      spaces.set(m.id, { core });
       return {};
     }
     case 'close':

@@ -57,7 +57,16 @@ export function writeSdk(stateVersion, out) {
 // but does not show beside tests/js/a2/judge.mjs), types stripped: the module, whose
 // createRedisStoreCore the judge and the captures call.
 export async function loadA2() {
-  const out = mkdtempSync(join(tmpdir(), 'a2-'));
+  return importA2(writeA2(mkdtempSync(join(tmpdir(), 'a2-'))));
+}
+
+// a2's store core from a directory laid out as writeA2 lays it out (or a user's build).
+export async function importA2(out) {
+  return import(pathToFileURL(join(out, 'store-redis-core.js')));
+}
+
+// Writes a2's store core and its stand-ins into `out`, one .js file each; returns `out`.
+export function writeA2(out) {
   const sources = {
     'store-redis-core': join(here, 'seeds', 'a2-0.5.0', 'store-redis-core.ts'),
   };
@@ -76,7 +85,7 @@ export async function loadA2() {
     writeFileSync(join(out, `${name}.js`), outputText);
   }
   writeFileSync(join(out, 'package.json'), '{"type":"module"}');
-  return import(pathToFileURL(join(out, 'store-redis-core.js')));
+  return out;
 }
 
 // Date.now() and new Date() read `clock.now` (ms); Date(x) and Date.parse are JavaScript's.
@@ -91,16 +100,18 @@ class JudgeDate extends RealDate {
 }
 globalThis.Date = JudgeDate;
 
-// node sdk.mjs write VERSION DIR: the seeds' SDK of VERSION (beta24, beta30) in DIR, laid out
-// as the package (a start for a changed build that --client-dir runs).
+// node sdk.mjs write VERSION DIR: the seeds' SDK of VERSION (beta24, beta30: the state runtime
+// and handle.js) or a2's store core (0.5.0) in DIR, laid out as the package (a start for a
+// changed build that --client-dir runs).
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'write') {
   const [version, dir] = process.argv.slice(3);
-  if (!['beta24', 'beta30'].includes(version) || !dir) {
-    console.error('usage: node sdk.mjs write beta24|beta30 DIR');
+  if (!['beta24', 'beta30', '0.5.0'].includes(version) || !dir) {
+    console.error('usage: node sdk.mjs write beta24|beta30|0.5.0 DIR');
     process.exit(2);
   }
   mkdirSync(dir, { recursive: true });
-  writeSdk(version, dir);
+  if (version === '0.5.0') writeA2(dir);
+  else writeSdk(version, dir);
 }
 
 // A StateValue as the ports' answers show it (model shapes: every field, dates as strings).
