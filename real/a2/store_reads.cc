@@ -157,13 +157,16 @@ sim::Task<std::vector<StoredEvent>> Store::read_range(const std::string& session
 // read (ts 1007-1016).
 sim::Task<std::vector<StoredEvent>> Store::read(std::string session_id, int64_t after_index,
                                                 std::optional<int64_t> through_index) {
-  if (js_) co_return co_await js_->read(std::move(session_id), after_index, through_index);
+  if (js_)
+    co_return FromJs<std::vector<StoredEvent>>(
+        co_await js_->Run("readRows", JsArgs(session_id, after_index, through_index)));
   co_return co_await read_range(session_id, after_index, through_index);
 }
 
 // readState (ts 1197-1233).
 sim::Task<StateRead> Store::read_state(std::string session_id, std::string reducer_name) {
-  if (js_) co_return co_await js_->read_state(std::move(session_id), std::move(reducer_name));
+  if (js_)
+    co_return FromJs<StateRead>(co_await js_->Run("readState", JsArgs(session_id, reducer_name)));
   const sim::Reply reply =
       co_await eval("READ_STATE_LUA", V(snap_key(session_id, reducer_name), count_key(session_id)),
                     std::vector<std::string>());
@@ -191,7 +194,8 @@ sim::Task<StateRead> Store::read_state(std::string session_id, std::string reduc
 
 // presence.read (ts 1295-1327).
 sim::Task<std::vector<PresenceRow>> Store::presence_read(std::string ns) {
-  if (js_) co_return co_await js_->presence_read(std::move(ns));
+  if (js_)
+    co_return FromJs<std::vector<PresenceRow>>(co_await js_->Run("presenceRead", JsArgs(ns)));
   const sim::Reply reply =
       co_await eval("PRESENCE_READ_LUA", V(presence_key(ns)), V(std::to_string(ctx_.now_ms())));
   std::vector<PresenceRow> rows;
@@ -296,7 +300,8 @@ sim::Task<void> Store::read_snapshot(std::string key, std::string start,
 
 sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
                                             std::optional<std::string> cursor) {
-  if (js_) co_return co_await js_->list_sessions(std::move(prefix), limit, std::move(cursor));
+  if (js_)
+    co_return FromJs<SessionPage>(co_await js_->Run("listSessions", JsArgs(prefix, limit, cursor)));
   const std::string minimum = cursor ? "(" + *cursor : "[" + prefix;
   const sim::Reply candidates = co_await call(
       V("ZRANGEBYLEX", sessions_key_, minimum, "+", "LIMIT", "0", std::to_string(limit + 1)));
@@ -347,7 +352,9 @@ sim::Task<SessionPage> Store::list_sessions(std::string prefix, int64_t limit,
 
 // inspect.listSnapshots (ts 1434-1472).
 sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_id) {
-  if (js_) co_return co_await js_->list_snapshots(std::move(session_id));
+  if (js_)
+    co_return FromJs<std::vector<SnapshotInfo>>(
+        co_await js_->Run("listSnapshots", JsArgs(session_id)));
   const std::string start = prefix_ + ":" + session_id + ":snap:";
   std::string cursor = "0";
   std::vector<std::string> keys;
@@ -379,7 +386,9 @@ sim::Task<std::vector<SnapshotInfo>> Store::list_snapshots(std::string session_i
 
 // readEvents (ts 1478-1488).
 sim::Task<std::vector<Event>> Store::read_events(std::string session_id, int64_t after_index) {
-  if (js_) co_return co_await js_->read_events(std::move(session_id), after_index);
+  if (js_)
+    co_return FromJs<std::vector<Event>>(
+        co_await js_->Run("readEvents", JsArgs(session_id, after_index)));
   const sim::Reply entries =
       co_await call(V("XRANGE", store_key(session_id), absl::StrCat(after_index + 1, "-0"), "+"));
   std::vector<Event> events;

@@ -15,6 +15,8 @@ import { register } from 'node:module';
 // globalThis.__testbedRandom when it is set (below).
 register('../../tests/js/handles/hooks.mjs', import.meta.url);
 const { clock, importA2, importSdk, loadA2, loadSdk } = await import('../../tests/js/sdk.mjs');
+const a2Shapes = await import('../../tests/js/a2/shapes.mjs');
+const { pick, plain, rows } = a2Shapes;
 
 // A promise rejected with nobody to handle it, or an exception no code catches, ends a Node
 // process (Node 15 and later): the message that ran the code fails with it, and the testbed
@@ -444,16 +446,6 @@ const methods = {
 
 // a2's store core (createRedisStoreCore): answers in model/a2.h's shapes, as
 // tests/js/a2/judge.mjs prints them (dates as epoch ms, undefined fields left out).
-const plain = (value) => JSON.parse(JSON.stringify(value, function replacer(key, v) {
-  return this[key] instanceof Date ? this[key].getTime() : v;
-}));
-const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
-const EVENT = ['id', 'type', 'payload', 'index', 'sessionId', 'createdAt'];
-const STORED = [...EVENT, 'cause', 'lane', 'processedAt', 'processedByAttempt',
-  'returnedEventIds', 'firstClaimedAt', 'lastClaimedAt', 'attemptCount', 'claimHolder',
-  'claimExpiresAt', 'failureCount', 'lastFailedAt', 'lastFailedAttempt', 'lastError', 'failedAt'];
-const rows = (list) => list.map((e) => pick(plain(e), STORED));
-const eventRows = (list) => list.map((e) => pick(plain(e), EVENT));
 const undef = (v) => (v === null ? undefined : v);
 // An event to append as a JavaScript caller's literal has it (the testbed's JSON sorts keys): the
 // cause as {index, attempt, batchSize}.
@@ -493,7 +485,7 @@ Object.assign(methods, {
   (r) => ({ outcome: r.outcome, failureCount: r.failureCount })],
   readState: (s, [session, reducer]) => [s.core.readState(session, reducer),
     (r) => ({ snapshot: r.snapshot ? { index: r.snapshot.index, state: r.snapshot.state } : null,
-              events: eventRows(r.events) })],
+              events: a2Shapes.events(r.events) })],
   putSnapshot: (s, [session, reducer, index, state]) =>
     [s.core.putSnapshot(session, reducer, index, state), () => null],
   presenceSet: (s, [ns, participant, values, meta]) => [
@@ -512,7 +504,7 @@ Object.assign(methods, {
   },
   listSnapshots: (s, [session]) => [s.core.inspect.listSnapshots(session), (list) =>
     list.map((x) => plain(pick(x, ['reducerName', 'index', 'updatedAt'])))],
-  readEvents: (s, [session, after]) => [s.core.readEvents(session, after), eventRows],
+  readEvents: (s, [session, after]) => [s.core.readEvents(session, after), a2Shapes.events],
   markWatched: (s, [session, ttl]) => [s.core.markWatched(session, ttl), () => null],
 });
 

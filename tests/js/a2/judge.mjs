@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import Redis from 'ioredis';
 import { loadA2 } from '../sdk.mjs';
+import { events, pick, plain, rows } from './shapes.mjs';
 
 const { createRedisStoreCore } = await loadA2();
 const [plansFile, port] = process.argv.slice(2);
@@ -29,19 +30,6 @@ const core = createRedisStoreCore({
   ids: () => (ids.length > 0 ? ids.shift() : 'judge-ran-out-of-ids'),
   keyPrefix: plans.prefix,
 });
-
-// Dates as epoch ms, undefined fields left out: what JSON.stringify of the answer gives, with
-// the port's epoch-ms dates.
-const plain = (value) => JSON.parse(JSON.stringify(value, function replacer(key, v) {
-  return this[key] instanceof Date ? this[key].getTime() : v;
-}));
-const pick = (o, keys) => Object.fromEntries(keys.map((k) => [k, o[k]]));
-const EVENT = ['id', 'type', 'payload', 'index', 'sessionId', 'createdAt'];
-const STORED = [...EVENT, 'cause', 'lane', 'processedAt', 'processedByAttempt',
-  'returnedEventIds', 'firstClaimedAt', 'lastClaimedAt', 'attemptCount', 'claimHolder',
-  'claimExpiresAt', 'failureCount', 'lastFailedAt', 'lastFailedAttempt', 'lastError', 'failedAt'];
-const rows = (list) => list.map((e) => pick(plain(e), STORED));
-const events = (list) => list.map((e) => pick(plain(e), EVENT));
 
 // Perform (properties/a2/a2_sequential.cc), call for call.
 async function perform(p) {
