@@ -62,12 +62,12 @@ void Define(CLI::App& app, Raw& r) {
                  "DIR/<system>/<version>/NAME replaces that version's NAME");
   app.add_option("--client", r.spec.client,
                  "port (default): the clients' C++ ports; js: the seeds' own JavaScript, run in "
-                 "Node inside the simulation (state beta24 and beta30; other versions keep their "
-                 "port)")
+                 "Node inside the simulation (state and handles beta24 and beta30, a2 0.5.0; other "
+                 "versions keep their port)")
       ->check(CLI::IsMember({"port", "js"}));
   app.add_option("--client-dir", r.spec.client_dir,
-                 "with --client js: a build of the SDK laid out as the package (default: the "
-                 "seeds' own)");
+                 "with --client js: a build of the SDK laid out as the package, or of a2's store "
+                 "core (node tests/js/sdk.mjs write VERSION DIR writes the seeds' own)");
   app.add_option("--baseline", r.spec.baseline,
                  "accepted anomaly classes (baselines/<system>/<version>.json): exit 1 only on a "
                  "new class");
