@@ -36,6 +36,7 @@ Event EventOf(const J& o) {
 
 StoredEvent StoredOf(const J& o) {
   StoredEvent e;
+  if (!o.is_object()) return e;  // a row the JavaScript left undefined: the port's empty row
   static_cast<Event&>(e) = EventOf(o);
   if (o.contains("cause") && o["cause"].is_object()) {
     const J& c = o["cause"];

@@ -9,5 +9,8 @@ export const EVENT = ['id', 'type', 'payload', 'index', 'sessionId', 'createdAt'
 export const STORED = [...EVENT, 'cause', 'lane', 'processedAt', 'processedByAttempt',
   'returnedEventIds', 'firstClaimedAt', 'lastClaimedAt', 'attemptCount', 'claimHolder',
   'claimExpiresAt', 'failureCount', 'lastFailedAt', 'lastFailedAttempt', 'lastError', 'failedAt'];
-export const rows = (list) => list.map((e) => pick(plain(e), STORED));
+// A row the store core left undefined (completeAttempt's replay of an index it could not read
+// back, ts 1159: `byIndex.get(...)!`) is null here; the port holds an empty row there.
+export const rows = (list) => list.map((e) => (e === undefined || e === null ? null
+  : pick(plain(e), STORED)));
 export const events = (list) => list.map((e) => pick(plain(e), EVENT));
