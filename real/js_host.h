@@ -44,7 +44,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
