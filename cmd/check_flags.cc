@@ -292,10 +292,6 @@ CheckSpec Resolve(const Raw& r) {
         "none");
   if (!s.scripts.empty() && !std::filesystem::is_directory(s.scripts))
     throw UsageError("--scripts " + s.scripts + " is not a directory");
-  if (!s.scripts.empty() && s.client == "js")
-    throw UsageError(
-        "--scripts with --client js: the JavaScript sends the script bodies it "
-        "embeds, so changed scripts would not run (not supported yet)");
   if (!s.client_dir.empty() && s.client != "js")
     throw UsageError("--client-dir " + s.client_dir + " is a JavaScript build: give --client js");
   if (const std::string why = real::js::Unavailable(s.ClientCode()); !why.empty())

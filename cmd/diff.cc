@@ -74,10 +74,6 @@ DiffSpec Resolve(const Raw& r) {
     if (const std::string why = real::js::Unavailable({true, r.candidate_client}); !why.empty())
       throw UsageError("--candidate-client: " + why);
   }
-  if (!r.candidate.empty() && (!r.candidate_client.empty() || r.values.at("client") == "js"))
-    throw UsageError(
-        "--candidate with the JavaScript client: the JavaScript sends the script "
-        "bodies it embeds, so changed scripts would not run (not supported yet)");
   const CheckSpec c = internal::ParseAsCheck(r.values, "50", "diff");
   DiffSpec d;
   d.system = c.system;

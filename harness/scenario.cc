@@ -129,10 +129,6 @@ Scenario Load(const std::string& path) {
             (s.client.js ? " is not a directory" : " needs \"client\": \"js\""));
       s.client.dir = dir.generic_string();
     }
-    if (s.client.js && !s.scripts.empty())
-      throw std::invalid_argument(
-          "fields \"scripts\" and \"client\": \"js\": the JavaScript sends the script bodies "
-          "it embeds, so changed scripts would not run (not supported yet)");
     if (j.contains("trace")) {  // testbed explore: a recorded trace's operations
       const std::string rel = Field<std::string>(j, "trace", "a recorded trace file");
       const std::filesystem::path file =

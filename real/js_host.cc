@@ -26,6 +26,7 @@
 
 #include "model/json_text.h"
 #include "real/handles/wordlist.h"
+#include "sim/lua_scripting.h"
 
 extern char** environ;
 
@@ -96,6 +97,21 @@ void WriteAll(int fd, const std::string& s) {
       throw std::runtime_error("the JavaScript client (node) stopped: " +
                                std::string(std::strerror(errno)));
     done += static_cast<size_t>(n);
+  }
+}
+
+// A changed script in place of the shipped body a call names (OpHooks::scripts).
+void Swap(sim::Argv& argv, const ScriptSwap& swap) {
+  if (argv.size() < 2) return;
+  const std::string& cmd = argv[0];
+  const bool script_load =
+      cmd == "SCRIPT" && argv.size() >= 3 && absl::AsciiStrToUpper(argv[1]) == "LOAD";
+  if (cmd == "EVAL" || cmd == "EVAL_RO" || script_load) {
+    std::string& body = argv[script_load ? 2 : 1];
+    if (const auto it = swap.find(sim::CachedSha1(body)); it != swap.end()) body = it->second;
+  } else if (cmd == "EVALSHA" || cmd == "EVALSHA_RO") {
+    if (const auto it = swap.find(absl::AsciiStrToLower(argv[1])); it != swap.end())
+      argv[1] = sim::CachedSha1(it->second);
   }
 }
 
@@ -279,6 +295,7 @@ struct Op {
       sim::Argv argv;
       for (const Json& a : e["argv"]) argv.push_back(ArgIn(a));
       if (!argv.empty()) argv[0] = absl::AsciiStrToUpper(argv[0]);
+      if (hooks.scripts) Swap(argv, *hooks.scripts);
       strands[strand].items.push_back({Item::kCall, e["call"].get<int64_t>(), std::move(argv)});
     } else if (kind == "timer") {
       strands[strand].items.push_back(

@@ -59,6 +59,7 @@
 namespace testbed::real::js {
 
 using real::ClientCode;
+using real::ScriptSwap;
 
 // Whether the JavaScript backend can run here: "" when it can, else why not (one line).
 std::string Unavailable(const ClientCode& code);
@@ -77,6 +78,9 @@ struct OpHooks {
   std::function<nlohmann::json(const nlohmann::json& q)> ask;
   // Any other event it reports (tel).
   std::function<void(const nlohmann::json& event)> event;
+  // Changed scripts (check --scripts) that run in place of the bodies it embeds: EVAL, EVAL_RO
+  // and SCRIPT LOAD of a shipped body send the changed one, EVALSHA and EVALSHA_RO its SHA1.
+  std::shared_ptr<const ScriptSwap> scripts;
 };
 
 // How an operation of the JavaScript settled.

@@ -61,9 +61,22 @@ void ScriptCatalog::replace(const std::string& file, std::string body) {
   throw std::runtime_error("no shipped script " + file);
 }
 
+void ScriptCatalog::set_client(ClientCode client) {
+  client_ = std::move(client);
+  Name();
+}
+
 void ScriptCatalog::Name() {
   names_.clear();
-  for (const auto& f : scripts_) names_[sim::CachedSha1(f.body).substr(0, 12)] = f.id();
+  auto swaps = std::make_shared<std::map<std::string, ScriptSwap>>();
+  for (const auto& f : scripts_) {
+    const std::string& sha = sim::CachedSha1(f.body);
+    names_[sha.substr(0, 12)] = f.id();
+    if (sha == f.sha1) continue;
+    const std::string dir = f.file.substr(0, f.file.rfind('/'));
+    (*swaps)[dir.substr(dir.rfind('/') + 1)][f.sha1] = f.body;
+  }
+  client_.scripts = swaps->empty() ? nullptr : std::move(swaps);
 }
 
 const ScriptFile& ScriptCatalog::get(const std::string& id) const {

@@ -36,15 +36,16 @@ class ScriptCatalog {
   // the later file's).
   const sim::ScriptNames& names() const { return names_; }
   // The client code that runs these scripts (--client, --client-dir): the ports by default.
+  // Its changed scripts go with it (ClientCode::scripts).
   const ClientCode& client() const { return client_; }
-  void set_client(ClientCode client) { client_ = std::move(client); }
+  void set_client(ClientCode client);
 
  private:
   ClientCode client_;
   std::vector<ScriptFile> scripts_;
   absl::flat_hash_map<std::string, size_t> by_id_;  // id() -> index in scripts_
   sim::ScriptNames names_;
-  void Name();  // fills names_
+  void Name();  // fills names_, and client_.scripts from the bodies that differ from the manifest
 };
 
 }  // namespace testbed::real

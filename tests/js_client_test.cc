@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "harness/scenario.h"
 #include "harness/system.h"
 #include "real/js_host.h"
 #include "real/redis_server.h"
@@ -230,6 +231,58 @@ TEST(JsClient, AChangedStateRuntimeInAUserDirectoryIsFoundReplayedAndSaved) {
       << scenarios.out;
 }
 
+// Changed scripts (check --scripts, diff --candidate) run in place of the bodies the JavaScript
+// embeds, for the version given only: a broken script of each system, on seeds where it shows
+// its class, gives the JavaScript the port's calls, replies and verdicts.
+TEST(JsClient, ChangedScriptsRunInPlaceOfTheBodiesItEmbeds) {
+  struct Case {
+    std::string system, version, dir, property, cls;
+  };
+  for (const Case& k : std::vector<Case>{
+           {"state", "beta30", "quota-off-by-one", "quota-safety", "overfill"},
+           {"handles", "beta30", "cas-quota-off-by-one", "quota-limits-live-handles", "overfill"},
+           {"a2", "0.5.0", "a2-claim-ignores-lease", "single-holder", "two-live-holders"}}) {
+    const props::System* system = props::FindSystem(k.system);
+    real::ScriptCatalog port = harness::CatalogWithOverrides(
+        std::string(TESTBED_SOURCE_DIR) + "/tests/broken_scripts/" + k.dir, *system, k.version);
+    real::ScriptCatalog js = port;
+    js.set_client({true, ""});
+    ASSERT_NE(js.client().SwapFor(k.version), nullptr) << k.dir;
+    EXPECT_EQ(js.client().SwapFor(k.version == "beta30" ? "beta24" : "beta30"), nullptr);
+    int shown = 0, changed = 0;
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      props::RunSpec spec;
+      spec.property = k.property;
+      spec.version = k.version;
+      spec.seed = seed;
+      spec.clients = system->default_clients();
+      spec.ops = system->default_ops();
+      const props::RunOutcome a = system->Run(spec, port, nullptr);
+      const props::RunOutcome b = system->Run(spec, js, nullptr);
+      const props::RunOutcome shipped = system->Run(spec, JsCatalog(), nullptr);
+      const std::string where = k.dir + " seed " + std::to_string(seed);
+      EXPECT_EQ(a.trace.Hash(), b.trace.Hash()) << where << "\n" << FirstDifference(a, b);
+      EXPECT_EQ(a.classes, b.classes) << where;
+      shown += std::find(b.classes.begin(), b.classes.end(), k.cls) != b.classes.end();
+      changed += b.trace.Hash() != shipped.trace.Hash();
+    }
+    EXPECT_GT(shown, 0) << k.dir << " shows " << k.cls << " with the JavaScript";
+    EXPECT_GT(changed, 0) << k.dir;
+  }
+  // The same from the command line, and its replay line (which names both) reproduces it.
+  const testing_cli::Result r =
+      Cli("check --system state --version beta30 --properties quota-safety --seed 1 --runs 3 "
+          "--client js --scripts " TESTBED_SOURCE_DIR "/tests/broken_scripts/quota-off-by-one");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string replay = LineStarting(r.out, "replay: testbed ");
+  EXPECT_NE(replay.find("--scripts "), std::string::npos) << r.out;
+  EXPECT_NE(replay.find("--client js"), std::string::npos) << r.out;
+  const testing_cli::Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find("violation of quota-safety, class overfill"), std::string::npos)
+      << again.out;
+}
+
 // The same seed gives the same runs with one job or two (each job has a Node process of its
 // own, and runs meet them in another order).
 TEST(JsClient, RunsAreTheSameWithOneJobOrTwo) {
@@ -321,11 +374,9 @@ TEST(JsClient, BadClientFlagsAreRefusedInOneLine) {
   for (const std::string args :
        {"check --system state --client js --client-dir /nonexistent/sdk",
         "check --system state --client-dir " TESTBED_SOURCE_DIR,
-        // The JavaScript sends the bodies it embeds: changed scripts would silently not run.
-        "check --system state --client js --scripts " TESTBED_SOURCE_DIR
-        "/tests/broken_scripts/quota-off-by-one",
+        "check --system state --client js --scripts /nonexistent/scripts",
         "diff --system state --candidate " TESTBED_SOURCE_DIR
-        "/tests/broken_scripts/quota-off-by-one --candidate-client " TESTBED_SOURCE_DIR}) {
+        "/tests/broken_scripts/quota-off-by-one --candidate-client /nonexistent/sdk"}) {
     const testing_cli::Result r = Cli(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;

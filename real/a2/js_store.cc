@@ -85,11 +85,12 @@ J Opt(const std::optional<int64_t>& v) { return v ? J(*v) : J(nullptr); }
 
 }  // namespace
 
-JsStore::JsStore(sim::Ctx& ctx, const ClientCode& code, const std::string& prefix,
-                 Store::IdSource ids, Store::Notify notify)
+JsStore::JsStore(sim::Ctx& ctx, const ClientCode& code, const std::string& version,
+                 const std::string& prefix, Store::IdSource ids, Store::Notify notify)
     : ctx_(ctx),
       host_(js::Host::ForThisThread()),
       id_(host_.NewId()),
+      scripts_(code.SwapFor(version)),
       ids_(std::move(ids)),
       notify_(std::move(notify)) {
   host_.Exchange(
@@ -109,6 +110,7 @@ JsStore::~JsStore() {
 
 sim::Task<J> JsStore::Run(std::string method, J args) {
   js::OpHooks hooks;
+  hooks.scripts = scripts_;
   hooks.ask = [this](const J& q) -> J {
     if (q.value("k", "") != "id" || !ids_)
       throw std::runtime_error("the a2 store asked " + q.value("k", "") + ", unanswered here");

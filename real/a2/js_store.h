@@ -19,8 +19,9 @@ namespace testbed::real::a2 {
 
 class JsStore {
  public:
-  JsStore(sim::Ctx& ctx, const ClientCode& code, const std::string& prefix, Store::IdSource ids,
-          Store::Notify notify);
+  // version: whose changed scripts run (ClientCode::scripts).
+  JsStore(sim::Ctx& ctx, const ClientCode& code, const std::string& version,
+          const std::string& prefix, Store::IdSource ids, Store::Notify notify);
   ~JsStore();
   JsStore(const JsStore&) = delete;
   JsStore& operator=(const JsStore&) = delete;
@@ -33,6 +34,7 @@ class JsStore {
   sim::Ctx& ctx_;
   js::Host& host_;
   int64_t id_;
+  std::shared_ptr<const ScriptSwap> scripts_;  // the catalog's changed scripts
   Store::IdSource ids_;
   Store::Notify notify_;
 };

@@ -29,7 +29,8 @@ Store::Store(sim::Ctx& ctx, const Scripts& scripts, std::string key_prefix, IdSo
       ids_key_(prefix_ + ":ids"),
       sessions_key_(prefix_ + ":sessions") {
   if (scripts.client().js)
-    js_ = std::make_shared<JsStore>(ctx, scripts.client(), prefix_, ids_, notify_);
+    js_ =
+        std::make_shared<JsStore>(ctx, scripts.client(), scripts.version(), prefix_, ids_, notify_);
 }
 
 Store::~Store() = default;

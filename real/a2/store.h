@@ -178,14 +178,16 @@ struct SnapshotInfo {
 class Scripts {
  public:
   Scripts(const real::ScriptCatalog& catalog, std::string version)
-      : catalog_(catalog), dir_("a2/" + std::move(version) + "/") {}
+      : catalog_(catalog), version_(std::move(version)), dir_("a2/" + version_ + "/") {}
   const std::string& body(const std::string& constant) const {
     return catalog_.get(dir_ + constant).body;
   }
   const ClientCode& client() const { return catalog_.client(); }
+  const std::string& version() const { return version_; }
 
  private:
   const real::ScriptCatalog& catalog_;
+  std::string version_;
   std::string dir_;
 };
 

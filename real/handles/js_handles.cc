@@ -79,7 +79,12 @@ class JsHandles : public HandleRuntime {
  public:
   JsHandles(js::Host& host, int64_t state, const std::string& version, const ClientCode& code,
             const HandleOptions& options, sim::Ctx& ctx, sim::Prng& rng)
-      : host_(host), id_(host.NewId()), ctx_(ctx), rng_(rng), options_(options) {
+      : host_(host),
+        id_(host.NewId()),
+        scripts_(code.SwapFor(version)),
+        ctx_(ctx),
+        rng_(rng),
+        options_(options) {
     host_.Exchange(
         Json{{"k", "handles"},
              {"id", id_},
@@ -126,6 +131,7 @@ class JsHandles : public HandleRuntime {
   sim::Task<Json> Run(std::string method, Json args, Work work = {},
                       std::function<Json(Json)> updater = {}) {
     js::OpHooks hooks;
+    hooks.scripts = scripts_;
     if (work) hooks.work = work;
     hooks.ask = [this, updater](const Json& q) -> Json {
       const std::string k = q.value("k", "");
@@ -162,6 +168,7 @@ class JsHandles : public HandleRuntime {
 
   js::Host& host_;
   int64_t id_;
+  std::shared_ptr<const ScriptSwap> scripts_;  // the catalog's changed scripts of the version
   sim::Ctx& ctx_;
   sim::Prng& rng_;
   HandleOptions options_;

@@ -45,7 +45,11 @@ JsNamespace::JsNamespace(sim::Ctx& ctx, js::Host& host, const ClientCode& code,
                          const std::string& name, const NamespaceOptions& options,
                          const std::optional<std::string>& connection,
                          std::unique_ptr<StateNamespace> port)
-    : ctx_(&ctx), host_(host), id_(host.NewId()), port_(std::move(port)) {
+    : ctx_(&ctx),
+      host_(host),
+      id_(host.NewId()),
+      scripts_(code.SwapFor(version)),
+      port_(std::move(port)) {
   const Json o{{"scope", options.provider_scope ? "provider" : "connection"},
                {"defaultTtl", options.default_ttl_ms},
                {"maxTtl", options.max_ttl_ms},
@@ -73,7 +77,10 @@ JsNamespace::~JsNamespace() {
 }
 
 sim::Task<Json> JsNamespace::Run(std::string method, Json args) {
-  js::OpResult op = co_await js::RunOp(*ctx_, host_, id_, std::move(method), std::move(args));
+  js::OpHooks hooks;
+  hooks.scripts = scripts_;
+  js::OpResult op =
+      co_await js::RunOp(*ctx_, host_, id_, std::move(method), std::move(args), std::move(hooks));
   if (op.last_expires_at_ms) last_expires_at_ms_ = *op.last_expires_at_ms;
   if (!op.failed) co_return std::move(op.value);
   const std::string name = op.error.value("name", ""), message = op.error.value("message", "");

@@ -51,6 +51,7 @@ class JsNamespace : public StateNamespace {
   sim::Ctx* ctx_;
   js::Host& host_;
   int64_t id_;
+  std::shared_ptr<const ScriptSwap> scripts_;  // the catalog's changed scripts of the version
   std::unique_ptr<StateNamespace> port_;
   int64_t last_expires_at_ms_ = 0;
 };
