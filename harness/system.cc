@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -42,6 +43,10 @@ std::string SentenceOf(const PropertyInfo& p, const std::string& cls) {
   if (cls == "script-error")
     return "a call failed with a script error: the script failed at run time (the SDK reports "
            "that as Redis being unavailable, an unknown outcome)";
+  // The class it adds to any property whose run stopped at its limit of calls.
+  if (cls == "calls-without-end")
+    return "a client kept calling Redis without end: the run stopped at its limit of calls with "
+           "an operation that never settled";
   return "";
 }
 
@@ -53,6 +58,7 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
   p->sets_aside.DisableIn(faults);
   std::unique_ptr<PropertyRun> run;
   int64_t horizon = info().horizon_ms;
+  int64_t operations = int64_t{spec.clients} * spec.ops;
   if (spec.trace.empty()) {
     run = Prepare(spec, faults, scripts);
   } else {
@@ -66,19 +72,22 @@ RunOutcome System::Run(const RunSpec& spec, const real::ScriptCatalog& scripts,
     // first call's instant on, and the horizon runs that far past its last call's.
     const int64_t span = calls->empty() ? 0 : calls->back().at_ms - calls->front().at_ms;
     if (span >= horizon) horizon += span;
+    operations = static_cast<int64_t>(calls->size());
   }
-  return RunProperty(*run, spec.seed, horizon, faults, scripts, server, strategy);
+  return RunProperty(*run, spec.seed, horizon, faults, scripts, server, strategy,
+                     std::max(kMinCallLimit, kCallsPerOperation * operations));
 }
 
 RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
                        const sim::FaultOptions& faults, const real::ScriptCatalog& scripts,
-                       real::RedisServer* server, sim::Strategy* strategy) {
+                       real::RedisServer* server, sim::Strategy* strategy, int64_t max_calls) {
   std::unique_ptr<sim::Backend> backend = real::MakeBackend(server);
   sim::RandomWalk walk;
   sim::WorldOptions o;
   o.hash_trace = false;  // RunOutcome::trace_hash() hashes on demand
   o.seed = seed;
   o.horizon_ms = horizon_ms;
+  o.max_steps = max_calls;
   o.faults = faults;
   o.script_names = &scripts.names();
   sim::World world(o, *backend, strategy ? *strategy : walk);
@@ -108,6 +117,32 @@ RunOutcome RunProperty(PropertyRun& run, uint64_t seed, int64_t horizon_ms,
                                          " at +", from, "ms failed: ", e.reply.str),
                             {},
                             {{out.trace.actor_of(e), from, e.at_ms}}});
+  }
+  // A run that stopped at its step limit: a client kept calling without end. No property's own
+  // check sees it (the operation it would judge never settles, an unknown outcome), and no
+  // workload needs that many: the shipped clients' runs stay far below it, faults or not.
+  if (out.run.stop_reason == "max steps") {
+    std::map<std::string, int64_t> calls;
+    const sim::TraceEvent* last = nullptr;
+    for (const sim::TraceEvent& e : out.trace.events) {
+      if (e.kind == sim::EventKind::kReply) ++calls[std::string(out.trace.actor_of(e))];
+      if (e.kind == sim::EventKind::kCall) last = &e;
+    }
+    const auto most =
+        std::max_element(calls.begin(), calls.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most != calls.end() && last) {
+      const std::string& actor = most->first;
+      out.findings.push_back(
+          {"calls-without-end",
+           absl::StrCat(
+               "the run stopped at its limit of ", out.run.steps, " calls at +", out.run.elapsed_ms,
+               "ms, ", most->second, " of them answered to ", actor,
+               ", which was still calling (the run's last call: ", out.trace.actor_of(*last), "'s ",
+               sim::ShortArgv(out.trace.argv_of(*last), &scripts.names()), ")"),
+           {},
+           {{actor, 0, out.run.elapsed_ms}}});
+    }
   }
   Conclude(out);
   return out;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -228,6 +229,11 @@ Host::Host() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  // Node's stderr is a file of its own: Node makes its stdio pipes non-blocking, and a pipe it
+  // shared with the testbed's output (`testbed ... 2>&1 | ...`) would then drop the testbed's
+  // writes when the reader is slow. What Node says there is quoted when it stops.
+  stderr_ = ::memfd_create("testbed-node-stderr", MFD_CLOEXEC);
+  if (stderr_ >= 0) posix_spawn_file_actions_adddup2(&actions, stderr_, 2);
   const std::string node = NodePath(), driver = SourcePath("real/js/driver.mjs");
   std::vector<char*> args{const_cast<char*>(node.c_str()), const_cast<char*>(driver.c_str()),
                           nullptr};
@@ -247,6 +253,7 @@ Host::Host() {
 }
 
 Host::~Host() {
+  if (stderr_ >= 0) ::close(stderr_);
   if (to_node_ >= 0) ::close(to_node_);  // the driver ends at the end of its input
   if (from_node_ >= 0) ::close(from_node_);
   if (pid_ > 0) {
@@ -445,7 +452,8 @@ std::string Host::ReadLine() {
       }
       if (n == 0) {
         stopped_ = true;
-        throw std::runtime_error("the JavaScript client (node) stopped before it answered");
+        throw std::runtime_error("the JavaScript client (node) stopped before it answered" +
+                                 NodeSaid());
       }
       if (errno == EAGAIN || errno == EINTR) {
         ::sched_yield();
@@ -468,13 +476,28 @@ std::string Host::ReadLine() {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {
       stopped_ = true;
-      throw std::runtime_error("the JavaScript client (node) stopped before it answered");
+      throw std::runtime_error("the JavaScript client (node) stopped before it answered" +
+                               NodeSaid());
     }
     buffer_.append(chunk, static_cast<size_t>(n));
   }
   std::string line = buffer_.substr(0, end);
   buffer_.erase(0, end + 1);
   return line;
+}
+
+std::string Host::NodeSaid() const {
+  if (stderr_ < 0) return "";
+  char tail[600];
+  const off_t size = ::lseek(stderr_, 0, SEEK_END);
+  const off_t from =
+      size > static_cast<off_t>(sizeof tail) ? size - static_cast<off_t>(sizeof tail) : 0;
+  const ssize_t n = ::pread(stderr_, tail, sizeof tail, from);
+  if (n <= 0) return "";
+  std::string said(tail, static_cast<size_t>(n));
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (const size_t nl = said.rfind('\n'); nl != std::string::npos) said.erase(0, nl + 1);
+  return said.empty() ? "" : " (node: " + said + ")";
 }
 
 void Host::WriteLine(const std::string& line) {

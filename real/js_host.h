@@ -117,10 +117,13 @@ class Host {
   Host();
   nlohmann::json Answer(const nlohmann::json& q);
   std::string ReadLine();
+  // The last line Node wrote to its stderr, as " (node: ...)", or "".
+  std::string NodeSaid() const;
   void WriteLine(const std::string& line);
   pid_t pid_ = -1;
   bool stopped_ = false;  // the driver stopped: a new host serves the thread's next runs
   int to_node_ = -1, from_node_ = -1;
+  int stderr_ = -1;     // Node's stderr (an anonymous file)
   std::string buffer_;  // bytes read past the last line
   int64_t next_id_ = 1;
   std::map<int64_t, std::weak_ptr<Op>> ops_;  // the operations some thread still runs

@@ -79,6 +79,24 @@ std::string CoverageText(const std::vector<CoverageRow>& scripts) {
   return out;
 }
 
+namespace {
+// A counterexample's calls, `indent`ed, one per line: past kListed, the first and the last ones
+// and how many are left out (a client calling without end makes thousands; --json and the
+// timeline have them all).
+constexpr size_t kListed = 400, kListedTail = 100;
+void AppendCalls(std::string& out, const std::vector<std::string>& calls,
+                 const std::string& indent) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls.size() > kListed && i == kListed - kListedTail) {
+      absl::StrAppend(&out, indent, "... ", calls.size() - kListed,
+                      " more calls (the report's JSON and the timeline have them all) ...\n");
+      i = calls.size() - kListedTail;
+    }
+    absl::StrAppend(&out, indent, Shorten(calls[i]), "\n");
+  }
+}
+}  // namespace
+
 std::string ViolationText(const ViolationRow& v) {
   std::string out = absl::StrCat("\nviolation of ", v.property, ", class ", v.cls,
                                  v.status.empty() ? "" : " (" + v.status + ")", ": ", v.sentence,
@@ -87,11 +105,11 @@ std::string ViolationText(const ViolationRow& v) {
   if (!v.shape.empty()) absl::StrAppend(&out, "  shape: ", v.shape, "\n");
   absl::StrAppend(&out, v.counterexample,
                   "redis calls (and faults), in the order Redis ran them:\n");
-  for (const std::string& line : v.redis_calls) absl::StrAppend(&out, "  ", Shorten(line), "\n");
+  AppendCalls(out, v.redis_calls, "  ");
   absl::StrAppend(&out, "the same calls per actor, with virtual times:\n");
   for (const auto& [actor, calls] : v.calls_per_actor) {
     absl::StrAppend(&out, "  ", actor, ":\n");
-    for (const std::string& call : calls) absl::StrAppend(&out, "    ", Shorten(call), "\n");
+    AppendCalls(out, calls, "    ");
   }
   absl::StrAppend(&out, "replay: ", v.replay, "\n");
   if (!v.html.empty()) absl::StrAppend(&out, "timeline: ", v.html, "\n");

