@@ -310,8 +310,8 @@ void Decide(const M& model, const CallHistory<M>& h, const std::string& counts,
   }
   v.linearizable = false;
   v.decided_by = "search";
-  const CallHistory<M> core = Shrink(model, h, options.max_states / 10);
-  NearestOrder<M> nearest(model, core, options.max_states / 10);
+  const CallHistory<M> core = Shrink(model, h, std::max<int64_t>(1, options.max_states / 10));
+  NearestOrder<M> nearest(model, core, std::max<int64_t>(1, options.max_states / 10));
   nearest.Run();
   const Stuck<M>& s = nearest.stuck();
   v.text = absl::StrCat("not linearizable: ", counts, ". No order of these ", core.size(),

@@ -522,7 +522,7 @@ int CheckRun::Finish(int code, const harness::Baseline& written) {
         "no verdict for %s: the check is not a pass (fewer --clients or --ops keep the "
         "histories checkable)\n",
         reports::Count(no_verdict, "run").c_str());
-    code = 1;
+    code = 3;
   }
   std::printf("%s\n", reports::VerdictLine(report, spec.out).c_str());
   if (signal != 0) {

@@ -70,7 +70,7 @@ void Define(CLI::App& app, Raw& r) {
                  "core (node tests/js/sdk.mjs write VERSION DIR writes the seeds' own)");
   app.add_option("--baseline", r.spec.baseline,
                  "accepted anomaly classes (baselines/<system>/<version>.json): exit 1 only on a "
-                 "new class");
+                 "new class (3 when nothing is new but some runs have no verdict)");
   app.add_option("--junit", r.spec.junit,
                  "write JUnit XML here: a case per property and anomaly class, failing for new "
                  "ones");
@@ -431,7 +431,9 @@ Command CheckCommand() {
       "check",
       "Runs generated multi-client workloads of a system's ported client against its scripts and "
       "checks every property; prints a per-property table, and for each violated property a "
-      "minimized counterexample and a replay line.",
+      "minimized counterexample and a replay line. Exit 0 a pass, 1 a violation (a new class "
+      "with --baseline), 3 no violation but runs the checker could not decide (no verdict, "
+      "not a pass).",
       Define, Resolve, RunCheck);
 }
 }  // namespace internal

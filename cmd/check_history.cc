@@ -1,8 +1,9 @@
 // testbed check-history FILE [--model cas-register|mutex]: a history in Jepsen's JSON form (what
 // elle-cli reads; checker/jepsen_history.h), checked for linearizability with the testbed's own
 // checker. Exit 0 when it is linearizable, 1 when it is not (with the operations that cannot be
-// ordered) or when the search ran out of its budget (no verdict, never a pass), 2 for a file
-// that cannot be read or is not such a history (one line naming the entry and what is wrong).
+// ordered), 3 when the search ran out of its budget (--max-states: no verdict, never a pass), 2
+// for a file that cannot be read or is not such a history (one line naming the entry and what
+// is wrong).
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
@@ -27,6 +28,9 @@ void Define(CLI::App& app, CheckHistorySpec& s) {
   for (const checker::HistoryModel& m : checker::HistoryModels())
     absl::StrAppend(&models, models.empty() ? "" : "; ", m.name, ": ", m.what);
   app.add_option("--model", s.model, "the model (default cas-register): " + models);
+  app.add_option("--max-states", s.max_states,
+                 "the search's budget: states it may visit before it ends without a verdict "
+                 "(exit 3; default 10000000)");
 }
 
 CheckHistorySpec Resolve(const CheckHistorySpec& s) {
@@ -35,6 +39,8 @@ CheckHistorySpec Resolve(const CheckHistorySpec& s) {
     for (const checker::HistoryModel& m : checker::HistoryModels()) names.push_back(m.name);
     throw UsageError("--model " + s.model + ": the models are: " + absl::StrJoin(names, ", "));
   }
+  if (s.max_states < 1)
+    throw UsageError("--max-states must be at least 1, not " + std::to_string(s.max_states));
   if (!std::filesystem::is_regular_file(s.history))
     throw UsageError("cannot read history " + s.history);
   return s;
@@ -51,12 +57,14 @@ int Run(const CheckHistorySpec& spec) {
   if (history.is_discarded()) throw UsageError(spec.history + ": not JSON");
   checker::HistoryVerdict v;
   try {
-    v = checker::FindHistoryModel(spec.model)->check(history, {});
+    checker::HistoryCheckOptions options;
+    options.max_states = spec.max_states;
+    v = checker::FindHistoryModel(spec.model)->check(history, options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(spec.history + ": " + e.what());
   }
   std::printf("%s", v.text.c_str());
-  return v.decided && v.linearizable ? 0 : 1;
+  return !v.decided ? 3 : v.linearizable ? 0 : 1;
 }
 
 }  // namespace
@@ -66,6 +74,8 @@ std::string CheckHistorySpec::Write() const {
   AppendFlag(line, "", history);
   line.erase(line.rfind(" --"), 3);  // a positional argument, not a flag
   if (model != "cas-register") AppendFlag(line, "model", model);
+  if (max_states != CheckHistorySpec().max_states)
+    AppendFlag(line, "max-states", std::to_string(max_states));
   return line;
 }
 
@@ -82,8 +92,7 @@ Command CheckHistoryCommand() {
       "check-history",
       "Checks a history in Jepsen's JSON form (as elle-cli reads it: process, type, f, value) "
       "for linearizability against a model (cas-register, mutex): exit 0 linearizable, 1 not (with "
-      "the "
-      "operations that cannot be ordered) or no verdict.",
+      "the operations that cannot be ordered), 3 no verdict (the search's budget ran out).",
       Define, Resolve, RunCheckHistory);
 }
 }  // namespace internal

@@ -153,8 +153,9 @@ struct MergeSpec {
 
 // testbed check-history: a history in Jepsen's JSON form, checked against a model.
 struct CheckHistorySpec {
-  std::string history;                 // the file
-  std::string model = "cas-register";  // the only model so far
+  std::string history;  // the file
+  std::string model = "cas-register";
+  int64_t max_states = 10'000'000;  // the search's budget (checker::HistoryCheckOptions)
   std::string Write() const;
   bool operator==(const CheckHistorySpec&) const = default;
 };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "checker/jepsen_history.h"
+#include "cmd/cli.h"
 #include "harness/prng_draws.h"
 #include "checker/register_history.h"
 #include "sim/prng.h"
@@ -92,6 +93,40 @@ TEST_F(CheckHistory, ALinearizableHistoryPassesAndAStaleReadIsNamed) {
                        "(nobody wrote it at all):\n  process 1 read -> 7 (entries 2..3)\n"),
             std::string::npos)
       << r.out;
+}
+
+// Three verdicts, three exit codes a script can read (issue 64): a history only the search can
+// decide (three writes whose outcome is unknown, reads that need them in two orders) is no
+// verdict, exit 3, within a budget too small for it, and not linearizable, exit 1, within one
+// that fits; --max-states is written back into the command line as given.
+TEST_F(CheckHistory, NoVerdictExits3WithinABudgetTooSmallAndTheVerdictWithinOneThatFits) {
+  const std::string history = R"([
+    {"process":0,"type":"invoke","f":"write","value":1},
+    {"process":1,"type":"invoke","f":"write","value":2},
+    {"process":2,"type":"invoke","f":"write","value":3},
+    {"process":3,"type":"invoke","f":"read","value":null},
+    {"process":4,"type":"invoke","f":"read","value":null},
+    {"process":0,"type":"info","f":"write","value":1},
+    {"process":1,"type":"info","f":"write","value":2},
+    {"process":2,"type":"info","f":"write","value":3},
+    {"process":3,"type":"ok","f":"read","value":2},
+    {"process":4,"type":"ok","f":"read","value":1},
+    {"process":5,"type":"invoke","f":"read","value":null},
+    {"process":5,"type":"ok","f":"read","value":3},
+    {"process":6,"type":"invoke","f":"read","value":null},
+    {"process":6,"type":"ok","f":"read","value":2}])";
+  testing_cli::Result r = Check(history, " --max-states 10");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_EQ(r.out.rfind("no verdict: the search ran out of its budget (10 states)", 0), 0u)
+      << r.out;
+  r = Check(history, " --max-states 1000");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("not linearizable: 7 operations", 0), 0u) << r.out;
+  EXPECT_EQ(Check(history, " --max-states 0").code, 2);
+  cli::CheckHistorySpec spec;
+  spec.history = "h.json";
+  spec.max_states = 10;
+  EXPECT_EQ(spec.Write(), "testbed check-history h.json --max-states 10");
 }
 
 TEST_F(CheckHistory, BadInputIsOneLineAndExit2) {

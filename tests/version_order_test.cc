@@ -187,6 +187,18 @@ TEST(VersionOrder, ARunWithoutAVerdictNamesItsKeyConcurrencyAndAmbiguousCalls) {
                        "up to 16 pending at once, 12 ambiguous)"),
             std::string::npos)
       << r.out;
+  // Against the baseline, which knows the races: nothing new, and no verdict is exit 3 (not a
+  // pass, and not a violation either: a script reads which from the code, issue 64).
+  const testing_cli::Result gated = testing_cli::Run(
+      TESTBED_CLI_PATH,
+      "check --system state --version beta23 --seed 8675309 --runs 30 --faults all --jobs 1 "
+      "--properties hot-key-linearizable --quiet --baseline " TESTBED_SOURCE_DIR
+      "/baselines/state/beta23.json");
+  EXPECT_EQ(gated.code, 3) << gated.out;
+  EXPECT_NE(gated.out.find("\nno verdict for 2 runs: the check is not a pass"), std::string::npos)
+      << gated.out;
+  EXPECT_NE(gated.out.find("\nresult: nothing new against the baseline\n"), std::string::npos)
+      << gated.out;
 }
 
 }  // namespace
