@@ -518,10 +518,7 @@ int CheckRun::Finish(int code, const harness::Baseline& written) {
   }
   const int64_t no_verdict = reports::NoVerdict(report);
   if (no_verdict > 0 && code == 0) {
-    std::printf(
-        "no verdict for %s: the check is not a pass (fewer --clients or --ops keep the "
-        "histories checkable)\n",
-        reports::Count(no_verdict, "run").c_str());
+    std::printf("%s", reports::NoVerdictLine(no_verdict).c_str());
     code = 3;
   }
   std::printf("%s\n", reports::VerdictLine(report, spec.out).c_str());

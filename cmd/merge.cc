@@ -56,6 +56,11 @@ int Run(const MergeSpec& spec) {
   for (const auto& p : merged.properties)
     for (const auto& c : p.classes) code |= c.status != "known";
   internal::WriteReportFiles(merged, spec.out, spec.junit, seconds);
+  // As check's: runs without a verdict are not a pass, exit 3 when nothing else failed.
+  if (const int64_t no_verdict = reports::NoVerdict(merged); no_verdict > 0 && code == 0) {
+    std::printf("%s", reports::NoVerdictLine(no_verdict).c_str());
+    code = 3;
+  }
   std::printf("%s\n", reports::VerdictLine(merged, spec.out).c_str());
   if (!merged.incomplete.empty())
     std::printf("incomplete: %s; the report covers the runs made\n", merged.incomplete.c_str());

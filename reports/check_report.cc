@@ -51,6 +51,11 @@ int64_t NoVerdict(const CheckReport& r) {
   return n;
 }
 
+std::string NoVerdictLine(int64_t runs) {
+  return "no verdict for " + Count(runs, "run") +
+         ": the check is not a pass (fewer --clients or --ops keep the histories checkable)\n";
+}
+
 std::string VerdictLine(const CheckReport& r, const std::string& out) {
   int64_t runs = 0, classes = 0, properties = 0, violated = 0;
   for (const auto& p : r.properties) {

@@ -121,6 +121,8 @@ struct CheckReport {
 // Classes with the status "new" (with a baseline), and runs without a verdict.
 int64_t NewClasses(const CheckReport& r);
 int64_t NoVerdict(const CheckReport& r);
+// The line check and merge print when runs have no verdict and nothing else failed (exit 3).
+std::string NoVerdictLine(int64_t runs);
 // The last line of check and merge: what was found, how many classes, where the report is
 // (`out`: the report directory, "" for none) and what to run next; without a baseline it says
 // once how to gate on one. With a baseline that knows every class it is exactly

@@ -1,7 +1,10 @@
 // The shards of one check joined into the report the check would have written in one process
 // (Merge), and the pick of a class's counterexample among the first runs that showed it, which
 // the check and the merge share (PickCounterexample). reports/check_report.h.
+#include <absl/strings/numbers.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,6 +47,16 @@ ViolationRow MergedCounterexample(const std::vector<CheckReport>& shards,
   picked.operations = 0;
   return picked;
 }
+
+namespace {
+// The seed a row's no_verdict_why names ("seed N: ..."; none: the largest).
+uint64_t WhySeed(const std::string& why) {
+  uint64_t seed = UINT64_MAX;
+  if (why.rfind("seed ", 0) == 0 && !absl::SimpleAtoi(why.substr(5, why.find(':') - 5), &seed))
+    seed = UINT64_MAX;
+  return seed;
+}
+}  // namespace
 
 CheckReport Merge(const std::vector<CheckReport>& shards) {
   if (shards.empty()) throw std::invalid_argument("no report to merge");
@@ -94,7 +107,10 @@ CheckReport Merge(const std::vector<CheckReport>& shards) {
       row.passed += p.passed;
       row.violated += p.violated;
       row.no_verdict += p.no_verdict;
-      if (row.no_verdict_why.empty()) row.no_verdict_why = p.no_verdict_why;
+      // The first run's, whichever shard ran it ("seed N: ...": the lowest seed).
+      if (!p.no_verdict_why.empty() &&
+          (row.no_verdict_why.empty() || WhySeed(p.no_verdict_why) < WhySeed(row.no_verdict_why)))
+        row.no_verdict_why = p.no_verdict_why;
       row.dfs_exhausted = std::min(row.dfs_exhausted, p.dfs_exhausted);
       for (size_t ci = 0; ci < p.classes.size(); ++ci) {
         const ClassRow& c = p.classes[ci];

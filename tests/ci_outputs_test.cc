@@ -83,6 +83,12 @@ TEST(CiOutputs, ShardsMergeIntoTheSingleProcessReportByteForByte) {
       3);
   ExpectShardsMergeToTheSingleReport("check --system handles --seed 3 --runs 6 --jobs 2 --quiet",
                                      2);
+  // Runs without a verdict, nothing new: check exits 3, and so does the merge of its shards.
+  ExpectShardsMergeToTheSingleReport(
+      "check --system state --version beta23 --seed 8675309 --runs 30 --faults all --jobs 2 "
+      "--properties hot-key-linearizable --quiet --baseline " TESTBED_SOURCE_DIR
+      "/baselines/state/beta23.json",
+      2);
   // A counterexample shrunk from a later run than the class's first (reports::
   // PickCounterexample), the two runs in different shards: merge picks it from the shards'
   // candidates as the single process did.
