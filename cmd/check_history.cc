@@ -1,19 +1,22 @@
 // testbed check-history FILE [--model cas-register|mutex]: a history in Jepsen's JSON form (what
-// elle-cli reads; checker/jepsen_history.h), checked for linearizability with the testbed's own
-// checker. Exit 0 when it is linearizable, 1 when it is not (with the operations that cannot be
-// ordered), 3 when the search ran out of its budget (--max-states: no verdict, never a pass), 2
-// for a file that cannot be read or is not such a history (one line naming the entry and what
-// is wrong).
+// elle-cli reads; checker/jepsen_history.h) or EDN (checker/edn_read.h), checked for
+// linearizability with the testbed's own checker. Exit 0 when it is linearizable, 1 when it is not
+// (with the operations that cannot be ordered), 3 when the search ran out of its budget
+// (--max-states: no verdict, never a pass), 2 for a file that cannot be read or is not such a
+// history (one line naming the entry and what is wrong).
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "cmd/cli_internal.h"
+#include "checker/edn_read.h"
 #include "checker/jepsen_history.h"
 #include "model/json_file.h"
 
@@ -23,7 +26,10 @@ namespace {
 using internal::AppendFlag;
 
 void Define(CLI::App& app, CheckHistorySpec& s) {
-  app.add_option("history", s.history, "the history: a JSON array of operation maps")->required();
+  app.add_option("history", s.history,
+                 "the history: a JSON array of operation maps, or EDN (one map per line, or one "
+                 "vector or list of them)")
+      ->required();
   std::string models;
   for (const checker::HistoryModel& m : checker::HistoryModels())
     absl::StrAppend(&models, models.empty() ? "" : "; ", m.name, ": ", m.what);
@@ -47,14 +53,21 @@ CheckHistorySpec Resolve(const CheckHistorySpec& s) {
 }
 
 int Run(const CheckHistorySpec& spec) {
-  std::ifstream in(spec.history, std::ios::binary);
+  std::ifstream file(spec.history, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(file), {}};
   nlohmann::json history;
   try {
+    std::istringstream in(text);
     history = model::ReadJson(in, spec.history);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (history.is_discarded()) throw UsageError(spec.history + ": not JSON");
+  // Not JSON: EDN, as Jepsen's history.edn and Knossos's test data are written.
+  if (history.is_discarded()) try {
+      history = checker::ReadEdnHistory(text);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(spec.history + ": not JSON, nor " + e.what());
+    }
   checker::HistoryVerdict v;
   try {
     checker::HistoryCheckOptions options;
@@ -90,8 +103,9 @@ namespace internal {
 Command CheckHistoryCommand() {
   return MakeCommand<CheckHistorySpec, CheckHistorySpec>(
       "check-history",
-      "Checks a history in Jepsen's JSON form (as elle-cli reads it: process, type, f, value) "
-      "for linearizability against a model (cas-register, mutex): exit 0 linearizable, 1 not (with "
+      "Checks a history in Jepsen's JSON form (as elle-cli reads it: process, type, f, value) or "
+      "in EDN (Jepsen's history.edn, Knossos's test data) for linearizability against a model "
+      "(cas-register, mutex): exit 0 linearizable, 1 not (with "
       "the operations that cannot be ordered), 3 no verdict (the search's budget ran out).",
       Define, Resolve, RunCheckHistory);
 }

@@ -129,6 +129,49 @@ TEST_F(CheckHistory, NoVerdictExits3WithinABudgetTooSmallAndTheVerdictWithinOneT
   EXPECT_EQ(spec.Write(), "testbed check-history h.json --max-states 10");
 }
 
+// EDN as Knossos's test data and Jepsen write it (tests/jepsen/knossos/README.md: copied from
+// Knossos): each file read with its verdict, good/ linearizable and bad/ not.
+TEST_F(CheckHistory, KnossosOwnEdnHistoriesGetKnossossVerdicts) {
+  int files = 0;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(TESTBED_SOURCE_DIR "/tests/jepsen/knossos")) {
+    if (e.path().extension() != ".edn") continue;
+    ++files;
+    const std::string model = e.path().parent_path().parent_path().filename().string();
+    const bool good = e.path().parent_path().filename() == "good";
+    const testing_cli::Result r = testing_cli::Run(
+        TESTBED_CLI_PATH, "check-history " + e.path().string() + " --model " + model);
+    EXPECT_EQ(r.code, good ? 0 : 1) << e.path() << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(good ? "linearizable: " : "not linearizable: ", 0), 0u) << r.out;
+  }
+  EXPECT_EQ(files, 8);
+  // The forms Jepsen's and Clojure's printers use beyond those files: one map per line at the top
+  // level (history.edn), tagged records, sets, keywords as values, characters, discards, big
+  // integers and nested maps.
+  testing_cli::Result r = Check(
+      R"(#jepsen.history.Op{:index 0, :time 5, :type :invoke, :process 0, :f :write, :value 1N}
+{:index 1, :time 9, :type :ok, :process 0, :f :write, :value 1, :extra #{:a :b}, :error {:why "x\"y"}}
+#_{:type :invoke, :process 9, :f :read}
+{:type :invoke, :f :read, :value nil, :process 1, :c \a} ; a comment
+{:type :ok, :f :read, :value 1, :process 1})");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "linearizable: 2 operations (0 info, 0 failed and left out) on one cas-register\n");
+  // Bad EDN: one line naming where.
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"[{:type :invoke", "EDN, line 1: a collection opened at line 1 is not closed"},
+           {"[{:type :invoke}\n)", "EDN, line 2: ')' closes a collection opened at line 1"},
+           {"{:type}", "EDN, line 1: the map opened at line 1 has a key without a value"},
+           {"", "EDN, line 1: no form in it: an empty history file"},
+           {"[\"abc", "EDN, line 1: a string that is not closed"},
+           {std::string(20000, '('), "collections nested more than 10000 deep"}}) {
+    r = Check(text);
+    EXPECT_EQ(r.code, 2) << text.substr(0, 40) << "\n" << r.out;
+    EXPECT_NE(r.out.find(why), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  }
+}
+
 TEST_F(CheckHistory, BadInputIsOneLineAndExit2) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"{", "not JSON"},
@@ -383,6 +426,12 @@ TEST_F(CheckHistory, CounterexampleHistoriesLeaveInJepsensFormsAndReadBackWithTh
         ++lines;
       }
       EXPECT_EQ(lines, ops.size());
+      // check-history reads the EDN as the same history: the same verdict and text.
+      const std::string edn_path = (d.path() / h["edn"].get<std::string>()).string();
+      const testing_cli::Result from_edn =
+          testing_cli::Run(TESTBED_CLI_PATH, "check-history " + edn_path + " --model cas-register");
+      EXPECT_EQ(from_edn.code, back.code) << edn_path << "\n" << from_edn.out;
+      EXPECT_EQ(from_edn.out, back.out) << edn_path;
     }
   }
   EXPECT_GT(written, 0);
