@@ -358,6 +358,40 @@ HistoryVerdict CheckMutexHistory(const Json& history, const HistoryCheckOptions&
   return v;
 }
 
+std::vector<std::pair<Json, Json>> SplitIndependentKeys(const Json& history) {
+  if (!history.is_array()) throw std::invalid_argument("the history is not a JSON array");
+  std::map<std::string, Json> keys;  // key's JSON -> the key
+  for (size_t at = 0; at < history.size(); ++at) {
+    const Json& e = history[at];
+    if (!e.is_object()) throw std::invalid_argument(absl::StrCat("entry ", at, ": not a map"));
+    const Json who = e.value("process", Json());
+    if (who.is_string() && (who == "nemesis" || who == ":nemesis")) continue;
+    const Json value = e.value("value", Json());
+    if (!value.is_array() || value.size() != 2)
+      throw std::invalid_argument(absl::StrCat(
+          "entry ", at, ": the value is not an independent [key value] tuple: ", value.dump()));
+    keys.emplace(value[0].dump(), value[0]);
+  }
+  std::vector<std::pair<Json, Json>> out;
+  for (const auto& [text, key] : keys) {
+    Json h = Json::array();
+    for (const Json& e : history) {
+      const Json who = e.value("process", Json());
+      if (who.is_string() && (who == "nemesis" || who == ":nemesis")) {
+        h.push_back(e);
+      } else if (e["value"][0] == key) {
+        Json mine = e;
+        mine["value"] = e["value"][1];
+        h.push_back(std::move(mine));
+      } else {
+        h.push_back({{"process", "nemesis"}, {"type", "info"}, {"f", "another-key"}});
+      }
+    }
+    out.emplace_back(key, std::move(h));
+  }
+  return out;
+}
+
 const std::vector<HistoryModel>& HistoryModels() {
   static const std::vector<HistoryModel> kModels = {
       {"cas-register", "Knossos's cas-register: read, write, cas [old, new]; starts as null",

@@ -57,6 +57,13 @@ HistoryVerdict CheckCasRegisterHistory(const nlohmann::json& history,
 HistoryVerdict CheckMutexHistory(const nlohmann::json& history,
                                  const HistoryCheckOptions& options = {});
 
+// jepsen.independent's histories: each operation's value is a [key, value] tuple. One history per
+// key, in the keys' JSON order, each the whole history with that key's values unwrapped and every
+// other key's entries made nemesis entries (skipped, so an entry keeps its position in the
+// file). Throws std::invalid_argument naming the first entry whose value is not such a tuple.
+std::vector<std::pair<nlohmann::json, nlohmann::json>> SplitIndependentKeys(
+    const nlohmann::json& history);
+
 // The models testbed check-history knows, one entry each (a new model is a row here).
 struct HistoryModel {
   std::string name;  // as elle-cli names it

@@ -156,6 +156,7 @@ struct CheckHistorySpec {
   std::string history;  // the file
   std::string model = "cas-register";
   int64_t max_states = 10'000'000;  // the search's budget (checker::HistoryCheckOptions)
+  bool independent = false;         // values are jepsen.independent [key value] tuples
   std::string Write() const;
   bool operator==(const CheckHistorySpec&) const = default;
 };
