@@ -39,6 +39,10 @@ void Define(CLI::App& app, CheckHistorySpec& s) {
   app.add_flag("--independent", s.independent,
                "each value is a jepsen.independent [key value] tuple: every key is checked on its "
                "own (exit 1 when any key is not linearizable, else 3 when any has no verdict)");
+  app.add_flag("--json", s.json,
+               "print the verdict as one JSON object, as elle-cli does: valid? (true, false or "
+               "\"unknown\"), the anomaly, the operations it names, the counts; with "
+               "--independent, results by key and the keys that failed");
   app.add_option("--max-states", s.max_states,
                  "the search's budget: states it may visit before it ends without a verdict "
                  "(exit 3; default 10000000)");
@@ -55,6 +59,29 @@ CheckHistorySpec Resolve(const CheckHistorySpec& s) {
   if (!std::filesystem::is_regular_file(s.history))
     throw UsageError("cannot read history " + s.history);
   return s;
+}
+
+using Json = nlohmann::json;
+
+// One verdict as elle-cli's JSON result: valid? true, false or "unknown", the anomaly (the
+// verdict's sentence) and the operations it names, one line each, and the counts.
+nlohmann::ordered_json VerdictJson(const checker::HistoryVerdict& v, const std::string& model) {
+  nlohmann::ordered_json j;
+  j["valid?"] = !v.decided ? Json("unknown") : Json(v.linearizable);
+  j["model"] = model;
+  const size_t nl = v.text.find('\n');
+  j["anomaly"] = v.decided && v.linearizable ? Json(nullptr) : Json(v.text.substr(0, nl));
+  j["operations"] = Json::array();
+  for (size_t at = nl; at != std::string::npos && at + 1 < v.text.size();) {
+    const size_t next = v.text.find('\n', at + 1);
+    std::string line = v.text.substr(at + 1, next - at - 1);
+    if (line.rfind("  ", 0) == 0) line.erase(0, 2);
+    if (!line.empty()) j["operations"].push_back(line);
+    at = next;
+  }
+  j["counts"] = {{"operations", v.operations}, {"info", v.ambiguous}, {"failed", v.failed}};
+  j["decided-by"] = v.decided_by.empty() ? Json(nullptr) : Json(v.decided_by);
+  return j;
 }
 
 int Run(const CheckHistorySpec& spec) {
@@ -93,13 +120,36 @@ int Run(const CheckHistorySpec& spec) {
     rejected += v.decided && !v.linearizable;
     undecided += !v.decided;
   }
+  const int code = rejected > 0 ? 1 : undecided > 0 ? 3 : 0;
+  if (spec.json) {
+    const auto valid = [](int c) {
+      return c == 0 ? Json(true) : c == 1 ? Json(false) : Json("unknown");
+    };
+    nlohmann::ordered_json out;
+    if (!spec.independent) {
+      out = VerdictJson(verdicts[0].second, spec.model);
+    } else {
+      out["valid?"] = valid(code);
+      out["model"] = spec.model;
+      out["results"] = nlohmann::ordered_json::object();
+      out["failures"] = nlohmann::ordered_json::array();
+      for (const auto& [key, v] : verdicts) {
+        out["results"][key.is_string() ? key.get<std::string>() : key.dump()] =
+            VerdictJson(v, spec.model);
+        if (v.decided && !v.linearizable)
+          out["failures"].push_back(nlohmann::ordered_json::parse(key.dump()));
+      }
+    }
+    std::printf("%s\n", out.dump().c_str());
+    return code;
+  }
   if (spec.independent)
     std::printf("%zu independent keys: %zu linearizable, %d not, %d without a verdict\n",
                 verdicts.size(), verdicts.size() - rejected - undecided, rejected, undecided);
   for (const auto& [key, v] : verdicts)
     std::printf("%s%s", spec.independent ? ("key " + key.dump() + ": ").c_str() : "",
                 v.text.c_str());
-  return rejected > 0 ? 1 : undecided > 0 ? 3 : 0;
+  return code;
 }
 
 }  // namespace
@@ -110,6 +160,7 @@ std::string CheckHistorySpec::Write() const {
   line.erase(line.rfind(" --"), 3);  // a positional argument, not a flag
   if (model != "cas-register") AppendFlag(line, "model", model);
   if (independent) line += " --independent";
+  if (json) line += " --json";
   if (max_states != CheckHistorySpec().max_states)
     AppendFlag(line, "max-states", std::to_string(max_states));
   return line;

@@ -157,6 +157,7 @@ struct CheckHistorySpec {
   std::string model = "cas-register";
   int64_t max_states = 10'000'000;  // the search's budget (checker::HistoryCheckOptions)
   bool independent = false;         // values are jepsen.independent [key value] tuples
+  bool json = false;                // the verdict as JSON, elle-cli's valid? and the rest
   std::string Write() const;
   bool operator==(const CheckHistorySpec&) const = default;
 };

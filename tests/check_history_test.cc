@@ -124,6 +124,19 @@ TEST_F(CheckHistory, NoVerdictExits3WithinABudgetTooSmallAndTheVerdictWithinOneT
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("not linearizable: 7 operations", 0), 0u) << r.out;
   EXPECT_EQ(Check(history, " --max-states 0").code, 2);
+  // The same verdicts as elle-cli's JSON result: valid? "unknown", then false with the anomaly
+  // and the operations it names.
+  r = Check(history, " --max-states 10 --json");
+  EXPECT_EQ(r.code, 3) << r.out;
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["valid?"], "unknown") << r.out;
+  r = Check(history, " --max-states 1000 --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  j = Json::parse(r.out);
+  EXPECT_EQ(j["valid?"], false) << r.out;
+  EXPECT_EQ(j["anomaly"].get<std::string>().rfind("not linearizable: 7 operations", 0), 0u);
+  EXPECT_EQ(j["operations"].size(), 6u) << r.out;
+  EXPECT_EQ(j["counts"]["info"], 3) << r.out;
   cli::CheckHistorySpec spec;
   spec.history = "h.json";
   spec.max_states = 10;
@@ -204,6 +217,14 @@ TEST_F(CheckHistory, IndependentKeysAreCheckedEachOnItsOwn) {
   EXPECT_EQ(r.out.rfind("2 independent keys: 2 linearizable, 0 not, 0 without a verdict\n", 0), 0u)
       << r.out;
   EXPECT_EQ(Check(with("6")).code, 1);  // as one register, key 1's write hides key 0's value
+  // As Jepsen's independent checker reports: results by key, and the keys that failed.
+  r = Check(with("5"), " --independent --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["valid?"], false) << r.out;
+  EXPECT_EQ(j["failures"], Json::parse("[1]")) << r.out;
+  EXPECT_EQ(j["results"]["0"]["valid?"], true) << r.out;
+  EXPECT_EQ(j["results"]["1"]["operations"][1], "process 2 read -> 5 (entries 9..10)") << r.out;
   r = Check(R"([{"process":0,"type":"invoke","f":"write","value":3}])", " --independent");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("entry 0: the value is not an independent [key value] tuple: 3"),
