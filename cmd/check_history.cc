@@ -63,11 +63,16 @@ CheckHistorySpec Resolve(const CheckHistorySpec& s) {
 
 using Json = nlohmann::json;
 
+// A verdict's exit code: 0 linearizable, 1 not, 3 no verdict.
+int Code(const checker::HistoryVerdict& v) { return !v.decided ? 3 : v.linearizable ? 0 : 1; }
+// elle-cli's valid? for an exit code.
+Json Valid(int code) { return code == 0 ? Json(true) : code == 1 ? Json(false) : Json("unknown"); }
+
 // One verdict as elle-cli's JSON result: valid? true, false or "unknown", the anomaly (the
 // verdict's sentence) and the operations it names, one line each, and the counts.
 nlohmann::ordered_json VerdictJson(const checker::HistoryVerdict& v, const std::string& model) {
   nlohmann::ordered_json j;
-  j["valid?"] = !v.decided ? Json("unknown") : Json(v.linearizable);
+  j["valid?"] = Valid(Code(v));
   j["model"] = model;
   const size_t nl = v.text.find('\n');
   j["anomaly"] = v.decided && v.linearizable ? Json(nullptr) : Json(v.text.substr(0, nl));
@@ -117,27 +122,23 @@ int Run(const CheckHistorySpec& spec) {
   }
   int rejected = 0, undecided = 0;
   for (const auto& [key, v] : verdicts) {
-    rejected += v.decided && !v.linearizable;
-    undecided += !v.decided;
+    rejected += Code(v) == 1;
+    undecided += Code(v) == 3;
   }
   const int code = rejected > 0 ? 1 : undecided > 0 ? 3 : 0;
   if (spec.json) {
-    const auto valid = [](int c) {
-      return c == 0 ? Json(true) : c == 1 ? Json(false) : Json("unknown");
-    };
     nlohmann::ordered_json out;
     if (!spec.independent) {
       out = VerdictJson(verdicts[0].second, spec.model);
     } else {
-      out["valid?"] = valid(code);
+      out["valid?"] = Valid(code);
       out["model"] = spec.model;
       out["results"] = nlohmann::ordered_json::object();
       out["failures"] = nlohmann::ordered_json::array();
       for (const auto& [key, v] : verdicts) {
         out["results"][key.is_string() ? key.get<std::string>() : key.dump()] =
             VerdictJson(v, spec.model);
-        if (v.decided && !v.linearizable)
-          out["failures"].push_back(nlohmann::ordered_json::parse(key.dump()));
+        if (Code(v) == 1) out["failures"].push_back(nlohmann::ordered_json::parse(key.dump()));
       }
     }
     std::printf("%s\n", out.dump().c_str());
