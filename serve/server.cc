@@ -77,13 +77,18 @@ struct Service::State {
   sim::Emulator emulator;
   int64_t next_client_id = 1;
   std::ostream* record = nullptr;
-  std::vector<sim::Argv> script_ran;  // the recorded command's script's commands
+  struct Ran {
+    sim::Argv argv;
+    bool from_script;
+    int db;
+  };
+  std::vector<Ran> ran;  // what the recorded command ran: itself, its script's, EXEC's
 };
 
 void Service::Record(std::ostream* out) {
   state_->record = out;
   state_->emulator.observer = [this](const sim::Argv& argv, bool from_script) {
-    if (from_script) state_->script_ran.push_back(argv);
+    state_->ran.push_back({argv, from_script, state_->emulator.db()});
   };
 }
 
@@ -102,66 +107,12 @@ using sim::Reply;
 
 std::string Upper(const std::string& s) { return absl::AsciiStrToUpper(s); }
 
-Reply WrongArity(const std::string& name) {
-  return Reply::Error("ERR wrong number of arguments for '" + absl::AsciiStrToLower(name) +
-                      "' command");
-}
-
-Reply NotAnInteger() { return Reply::Error("ERR value is not an integer or out of range"); }
-
-Reply BadClientName() {
-  return Reply::Error("ERR Client names cannot contain spaces, newlines or special characters.");
-}
-
 Reply AdminUsage() {
   return Reply::Error(
       "ERR TESTBED subcommands: TIME [SET ms | ADVANCE ms | FREEZE | FOLLOW], FAULTS [ON | OFF]");
 }
 
-Reply Unsupported(const std::string& what) {
-  return Reply::Error("ERR unsupported by the emulator: " + what);
-}
-
-// HELLO's reply in RESP2: the map as a flat array (Redis 7.0.15's fields and values).
-Reply HelloReply(int64_t id) {
-  std::vector<Reply> e;
-  for (const auto& [k, v] :
-       std::vector<std::pair<std::string, std::string>>{{"server", "redis"}, {"version", "7.0.15"}})
-    e.insert(e.end(), {Reply::Bulk(k), Reply::Bulk(v)});
-  e.insert(e.end(), {Reply::Bulk("proto"), Reply::Integer(2), Reply::Bulk("id"), Reply::Integer(id),
-                     Reply::Bulk("mode"), Reply::Bulk("standalone"), Reply::Bulk("role"),
-                     Reply::Bulk("master"), Reply::Bulk("modules"), Reply::Array({})});
-  return Reply::Array(std::move(e));
-}
-
-bool ValidClientName(const std::string& name) {
-  for (const char c : name)
-    if (c < '!' || c > '~') return false;
-  return true;
-}
-
 }  // namespace
-
-Reply Service::ClientCommand(Client& client, const sim::Argv& argv) {
-  if (argv.size() < 2) return WrongArity(argv[0]);
-  const std::string sub = Upper(argv[1]);
-  if (sub == "ID") return argv.size() == 2 ? Reply::Integer(client.id) : WrongArity("client|id");
-  if (sub == "GETNAME") {
-    if (argv.size() != 2) return WrongArity("client|getname");
-    return client.name.empty() ? Reply::Nil() : Reply::Bulk(client.name);
-  }
-  if (sub == "SETNAME") {
-    if (argv.size() != 3) return WrongArity("client|setname");
-    if (!ValidClientName(argv[2])) return BadClientName();
-    client.name = argv[2];
-    return Reply::Ok();
-  }
-  // CLIENT SETINFO came with Redis 7.2; 7.0.15 answers it as any subcommand it lacks (clients
-  // such as node-redis send it and ignore the error).
-  if (sub == "SETINFO" || sub == "NO-TOUCH")
-    return Reply::Error("ERR unknown subcommand '" + argv[1] + "'. Try CLIENT HELP.");
-  return Unsupported("CLIENT subcommand '" + argv[1] + "'");
-}
 
 Reply Service::Admin(const sim::Argv& argv) {
   if (argv.size() >= 2 && Upper(argv[1]) == "FAULTS") {
@@ -198,16 +149,33 @@ Reply Service::Admin(const sim::Argv& argv) {
 
 bool Service::IsAdmin(const sim::Argv& argv) { return Upper(argv[0]) == "TESTBED"; }
 
+// Recorded as MONITOR shows it: a command after the commands it ran, but for a script, which
+// comes first (eval.c feeds MONITOR before it runs); EXEC after the commands it ran; a command
+// queued or refused inside MULTI not at all (it never runs); each with its database.
 Reply Service::Execute(Client& client, const sim::Argv& argv) {
   if (client.id == 0) client.id = state_->next_client_id++;
   if (!state_->record || IsAdmin(argv)) return Run(client, argv);
+  sim::Emulator& em = state_->emulator;
+  em.use_client(static_cast<uint64_t>(client.id));
   const int64_t micros = clock_->now_ms() * 1000;
-  state_->script_ran.clear();
+  const int db = em.db();
+  const std::string name = Upper(argv[0]);
+  const bool queued = em.in_multi() && name != "EXEC" && name != "DISCARD" && name != "MULTI" &&
+                      name != "WATCH" && name != "QUIT";
+  state_->ran.clear();
   Reply reply = Run(client, argv);
+  if (queued) return reply;
+  std::vector<State::Ran> ran = std::move(state_->ran);
+  if (!ran.empty() && !ran.front().from_script) ran.erase(ran.begin());  // the command itself
   std::ostream& out = *state_->record;
-  out << sim::monitor::Format({micros, 0, client.address, argv}) << "\n";
-  for (const sim::Argv& ran : state_->script_ran)
-    out << sim::monitor::Format({micros, 0, "lua", ran}) << "\n";
+  auto line = [&](const State::Ran& r) {
+    out << sim::monitor::Format({micros, r.db, r.from_script ? "lua" : client.address, r.argv})
+        << "\n";
+  };
+  const bool exec = name == "EXEC";
+  if (!exec) line({argv, false, db});
+  for (const State::Ran& r : ran) line(r);
+  if (exec) line({argv, false, em.db()});
   out << sim::monitor::FormatReply(reply.resp2()) << "\n";
   out.flush();
   return reply;
@@ -216,63 +184,16 @@ Reply Service::Execute(Client& client, const sim::Argv& argv) {
 Reply Service::Run(Client& client, const sim::Argv& argv) {
   const std::string name = Upper(argv[0]);
   if (name == "TESTBED") return Admin(argv);
-  if (name == "CLIENT") return ClientCommand(client, argv);
   if (name == "QUIT") {
     client.close_after_reply = true;
     return Reply::Ok();
   }
-  if (name == "HELLO") {
-    size_t next = 1;
-    if (argv.size() >= 2) {
-      long long version = 0;
-      if (!StrictInt64(argv[1], &version))
-        return Reply::Error("ERR Protocol version is not an integer or out of range");
-      // RESP3 is not spoken here (a deviation: Redis 7.0 would switch to it).
-      if (version != 2) return Reply::Error("NOPROTO unsupported protocol version");
-      next = 2;
-    }
-    std::string setname;
-    bool named = false;
-    for (; next < argv.size(); ++next) {
-      const std::string opt = Upper(argv[next]);
-      if (opt == "AUTH" && next + 2 < argv.size()) {
-        next += 2;  // no password is set: any credentials pass, as AUTH's default user
-      } else if (opt == "SETNAME" && next + 1 < argv.size()) {
-        setname = argv[++next];
-        named = true;
-        if (!ValidClientName(setname)) return BadClientName();
-      } else {
-        return Reply::Error("ERR Syntax error in HELLO option '" + argv[next] + "'");
-      }
-    }
-    if (named) client.name = setname;
-    return HelloReply(client.id);
-  }
-  if (name == "SELECT") {
-    if (argv.size() != 2) return WrongArity(argv[0]);
-    long long db = 0;
-    if (!StrictInt64(argv[1], &db)) return NotAnInteger();
-    if (db < 0 || db >= 16) return Reply::Error("ERR DB index is out of range");
-    return db == 0 ? Reply::Ok() : Unsupported("databases other than 0");
-  }
-  if (name == "ECHO") return argv.size() == 2 ? Reply::Bulk(argv[1]) : WrongArity(argv[0]);
-  if (name == "FLUSHALL" || name == "FLUSHDB") {
-    if (argv.size() > 2 ||
-        (argv.size() == 2 && Upper(argv[1]) != "ASYNC" && Upper(argv[1]) != "SYNC"))
-      return Reply::Error("ERR syntax error");
-    state_->emulator.restore({});  // the keys; loaded scripts stay, as on redis-server
-    return Reply::Ok();
-  }
-  if (name == "INFO")
-    return Reply::Bulk(
-        "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\narch_bits:64\r\n"
-        "executable:testbed serve\r\n\r\n# Replication\r\nrole:master\r\nconnected_slaves:0\r\n");
-  if (name == "COMMAND") {
-    // redis-cli asks for COMMAND DOCS to show hints; the emulator has none to give.
-    if (argv.size() >= 2 && Upper(argv[1]) == "DOCS") return Reply::Array({});
-    return Unsupported("COMMAND" + (argv.size() >= 2 ? " " + argv[1] : std::string()));
-  }
+  state_->emulator.use_client(static_cast<uint64_t>(client.id));
   return state_->emulator.execute(argv);
+}
+
+void Service::Disconnected(const Client& client) {
+  if (client.id != 0) state_->emulator.drop_client(static_cast<uint64_t>(client.id));
 }
 
 namespace {
@@ -412,6 +333,7 @@ void Serve(int port, std::ostream* record, FaultInjector* faults,
       }
       if (drop || (c.closing && c.out.empty() && c.held.empty())) {
         close(fd);
+        service.Disconnected(c.client);
         connections.erase(fd);
       }
     }

@@ -70,20 +70,23 @@ class FaultInjector {
   bool on_ = true;
 };
 
-// What one connection's commands reach: the emulator, the connection-level commands a client
-// library sends on connecting (HELLO, CLIENT, SELECT, INFO, COMMAND DOCS, QUIT, ...), and the
-// TESTBED admin commands. Socket-free, so tests drive it directly.
+// What one connection's commands reach: the emulator (whose command table holds the
+// connection-level commands a client library sends on connecting: HELLO, CLIENT, SELECT, INFO,
+// COMMAND DOCS, ..., and MULTI/EXEC), QUIT, and the TESTBED admin commands. Each connection is
+// one of the emulator's clients (its database, its MULTI queue, its watched keys). Socket-free,
+// so tests drive it directly.
 class Service {
  public:
   explicit Service(std::function<int64_t()> wall);
   ~Service();
   struct Client {
     int64_t id = 0;
-    std::string name;
     std::string address = "127.0.0.1:0";  // as MONITOR names it
     bool close_after_reply = false;
   };
   sim::Reply Execute(Client& client, const sim::Argv& argv);
+  // The client's connection has closed: its watches and MULTI queue are forgotten.
+  void Disconnected(const Client& client);
   // TESTBED's own commands: not Redis's, never recorded nor faulted.
   static bool IsAdmin(const sim::Argv& argv);
   ServedClock& clock() { return *clock_; }
@@ -97,7 +100,6 @@ class Service {
  private:
   sim::Reply Run(Client& client, const sim::Argv& argv);  // Execute, unrecorded
   sim::Reply Admin(const sim::Argv& argv);
-  sim::Reply ClientCommand(Client& client, const sim::Argv& argv);
   std::unique_ptr<ServedClock> clock_;
   FaultInjector* faults_ = nullptr;
   struct State;

@@ -33,6 +33,7 @@ Reply Commands::IncrDecr(Emulator& em, const std::string& key, int64_t incr) {
     e->value = std::to_string(value);
   else
     em.keys_[key] = Entry{std::to_string(value), -1};
+  em.touch(key);
   return Reply::Integer(value);
 }
 
@@ -52,10 +53,12 @@ Reply Commands::ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool se
   *when += base;
   Entry* e = em.lookup(a[1]);
   if (!e) return Reply::Integer(0);
-  if (*when <= em.now_)
+  if (*when <= em.now_) {
     em.erase_key(a[1]);
-  else
+  } else {
     e->expire_at = *when;
+    em.touch(a[1]);
+  }
   return Reply::Integer(1);
 }
 
@@ -67,6 +70,7 @@ Reply Commands::SetWithExpire(Emulator& em, const Argv& a, bool seconds, const c
   if (seconds) *ms *= 1000;
   if (*ms > LLONG_MAX - em.now_) return Reply::Error(InvalidExpire(name));
   em.keys_[a[1]] = Entry{a[3], *ms + em.now_};
+  em.touch(a[1]);
   return Reply::Ok();
 }
 
@@ -90,6 +94,7 @@ Reply Commands::Append(Emulator& em, const Argv& a) {
   Entry* e = em.lookup(a[1]);
   if (!e) {
     em.keys_[a[1]] = Entry{a[2], -1};
+    em.touch(a[1]);
     return Reply::Integer(static_cast<int64_t>(a[2].size()));
   }
   auto* s = As<std::string>(e);
@@ -97,6 +102,7 @@ Reply Commands::Append(Emulator& em, const Argv& a) {
   if (s->size() + a[2].size() > 512ull * 1024 * 1024)
     return Reply::Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
   s->append(a[2]);
+  em.touch(a[1]);
   return Reply::Integer(static_cast<int64_t>(s->size()));
 }
 
@@ -120,6 +126,7 @@ Reply Commands::GetDel(Emulator& em, const Argv& a) {
 Reply Commands::SetNx(Emulator& em, const Argv& a) {
   if (em.lookup(a[1])) return Reply::Integer(0);
   em.keys_[a[1]] = Entry{a[2], -1};
+  em.touch(a[1]);
   return Reply::Integer(1);
 }
 
@@ -153,6 +160,7 @@ Reply Commands::Persist(Emulator& em, const Argv& a) {
   Entry* e = em.lookup(a[1]);
   if (!e || e->expire_at == -1) return Reply::Integer(0);
   e->expire_at = -1;
+  em.touch(a[1]);
   return Reply::Integer(1);
 }
 

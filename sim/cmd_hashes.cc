@@ -63,6 +63,7 @@ Reply Commands::HSet(Emulator& em, const Argv& a) {
     created += h->fields.count(a[i]) ? 0 : 1;
     HashSet(*h, a[i], a[i + 1]);
   }
+  em.touch(a[1]);
   return Reply::Integer(created);
 }
 
@@ -71,6 +72,7 @@ Reply Commands::HSetNx(Emulator& em, const Argv& a) {
   if (!HashOf(em, a[1], &h, true)) return WrongType();
   if (h->fields.count(a[2])) return Reply::Integer(0);
   HashSet(*h, a[2], a[3]);
+  em.touch(a[1]);
   return Reply::Integer(1);
 }
 
@@ -80,6 +82,7 @@ Reply Commands::HDel(Emulator& em, const Argv& a) {
   if (!h) return Reply::Integer(0);
   int64_t n = 0;
   for (size_t i = 2; i < a.size(); ++i) n += static_cast<int64_t>(h->fields.erase(a[i]));
+  if (n > 0) em.touch(a[1]);
   DropIfEmpty(em, a[1], h->fields.size());
   return Reply::Integer(n);
 }
@@ -105,6 +108,7 @@ Reply Commands::HIncrBy(Emulator& em, const Argv& a) {
       (*incr > 0 && old > 0 && *incr > LLONG_MAX - old))
     return Reply::Error(kOverflow);
   HashSet(*h, a[2], std::to_string(old + *incr));
+  em.touch(a[1]);
   return Reply::Integer(old + *incr);
 }
 

@@ -27,18 +27,31 @@ Reply Commands::ParseNumKeys(const Argv& a, int64_t* numkeys) {
   return Reply::Ok();
 }
 
+// A script runs in its caller's database; a SELECT it makes lasts until it ends.
+Reply Commands::InScript(Emulator& em, absl::FunctionRef<Reply()> run) {
+  const int db = em.db_;
+  em.in_script_ = true;
+  Reply r = run();
+  em.in_script_ = false;
+  em.select(db);
+  return r;
+}
+
 Reply Commands::Eval(Emulator& em, const Argv& a) {
   int64_t numkeys = 0;
   if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
   const auto args = absl::MakeConstSpan(a);
-  return em.lua_->Eval(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
+  return InScript(
+      em, [&] { return em.lua_->Eval(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys)); });
 }
 
 Reply Commands::EvalSha(Emulator& em, const Argv& a) {
   int64_t numkeys = 0;
   if (Reply r = ParseNumKeys(a, &numkeys); r.is_error()) return r;
   const auto args = absl::MakeConstSpan(a);
-  return em.lua_->EvalSha(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
+  return InScript(em, [&] {
+    return em.lua_->EvalSha(a[1], args.subspan(3, numkeys), args.subspan(3 + numkeys));
+  });
 }
 
 // EVAL_RO, EVALSHA_RO: the script runs as by EVAL, and a write command it calls is refused.

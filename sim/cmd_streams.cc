@@ -93,6 +93,7 @@ Reply Commands::XAdd(Emulator& em, const Argv& a) {
   if (id <= s.last_id) return Reply::Error(kXaddSmaller);
   s.entries[id] = std::vector<std::string>(a.begin() + field_pos, a.end());
   s.last_id = id;
+  em.touch(a[1]);
   return Reply::Bulk(id.str());
 }
 
@@ -109,6 +110,7 @@ Reply Commands::XDel(Emulator& em, const Argv& a) {
   if (!s) return WrongType();
   int64_t n = 0;
   for (const StreamId& id : ids) n += static_cast<int64_t>(s->entries.erase(id));
+  if (n > 0) em.touch(a[1]);
   return Reply::Integer(n);
 }
 

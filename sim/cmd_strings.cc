@@ -62,6 +62,17 @@ Reply Commands::Set(Emulator& em, const Argv& a) {
   else
     e.value = a[2];
   e.expire_at = when;
+  em.touch(a[1]);
+  return Reply::Ok();
+}
+
+// msetGenericCommand: pairs only; each key set (its expiry dropped) and touched.
+Reply Commands::MSet(Emulator& em, const Argv& a) {
+  if (a.size() % 2 == 0) return Reply::Error(WrongArity("mset"));
+  for (size_t j = 1; j + 1 < a.size(); j += 2) {
+    em.keys_[a[j]] = Entry{a[j + 1], -1};
+    em.touch(a[j]);
+  }
   return Reply::Ok();
 }
 
@@ -97,6 +108,8 @@ Reply Commands::TypeOf(Emulator& em, const Argv& a) {
   if (As<HashValue>(e)) return Reply::Status("hash");
   if (As<ZSetValue>(e)) return Reply::Status("zset");
   if (As<StreamValue>(e)) return Reply::Status("stream");
+  if (As<ListValue>(e)) return Reply::Status("list");
+  if (As<SetValue>(e)) return Reply::Status("set");
   return Reply::Status("string");
 }
 

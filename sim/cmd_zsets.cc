@@ -83,10 +83,14 @@ Reply Commands::ZAdd(Emulator& em, const Argv& a) {
   ZSetValue* z;
   if (!ZSetOf(em, a[1], &z, true)) return WrongType();
   int64_t added = 0;
+  bool updated = false;
   for (size_t i = idx, k = 0; i < a.size(); i += 2, ++k) {
-    if (nx && z->scores.count(a[i + 1])) continue;
+    const auto it = z->scores.find(a[i + 1]);
+    if (nx && it != z->scores.end()) continue;
+    updated = updated || (it != z->scores.end() && it->second != scores[k]);
     added += ZInsert(*z, a[i + 1], scores[k]) ? 1 : 0;
   }
+  if (added > 0 || updated) em.touch(a[1]);
   return Reply::Integer(added);
 }
 
@@ -99,6 +103,7 @@ Reply Commands::ZRem(Emulator& em, const Argv& a) {
     n += z->scores.count(a[i]) ? 1 : 0;
     ZErase(*z, a[i]);
   }
+  if (n > 0) em.touch(a[1]);
   DropIfEmpty(em, a[1], z->scores.size());
   return Reply::Integer(n);
 }
@@ -264,6 +269,7 @@ Reply Commands::ZRemRangeByScore(Emulator& em, const Argv& a) {
     if (ge) doomed.push_back(m);
   }
   for (const auto& m : doomed) ZErase(*z, m);
+  if (!doomed.empty()) em.touch(a[1]);
   DropIfEmpty(em, a[1], z->scores.size());
   return Reply::Integer(static_cast<int64_t>(doomed.size()));
 }

@@ -19,7 +19,9 @@
 //     order). The differential checks compare those replies as sets.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +32,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/prng.h"
 #include "sim/reply.h"
 
 namespace testbed::sim {
@@ -79,7 +82,15 @@ struct StreamValue {
   StreamId last_id;
 };
 
-using Value = std::variant<std::string, HashValue, ZSetValue, StreamValue>;
+struct ListValue {
+  std::deque<std::string> items;
+};
+
+struct SetValue {
+  std::set<std::string> members;
+};
+
+using Value = std::variant<std::string, HashValue, ZSetValue, StreamValue, ListValue, SetValue>;
 
 struct Entry {
   Value value;
@@ -110,7 +121,8 @@ class Emulator : public RedisConnection {
   // Used by the scripting layer: run one command from inside a script at frozen time.
   Reply execute_from_script(const Argv& argv, bool* known_command, bool* arity_ok);
 
-  // Whole-state copy and restore (snapshots for restarts and replicas in the runtime).
+  // Whole-state copy and restore of the selected database (snapshots for restarts and replicas
+  // in the runtime, which uses database 0 only).
   std::map<std::string, Entry> snapshot() const { return keys_; }
   void restore(std::map<std::string, Entry> keys) {
     last_ = keys_.end();
@@ -118,13 +130,59 @@ class Emulator : public RedisConnection {
     last_ = keys_.end();
   }
 
+  // Connections (serve's clients, a capture's addresses): each has its own selected database,
+  // MULTI queue and WATCHed keys, as a redis-server client does. Commands run as the client
+  // last named here (0 until then: the simulation's one connection). drop_client forgets one
+  // that has gone (its watches, its queue).
+  static constexpr int kDatabases = 16;
+  void use_client(uint64_t id);
+  void drop_client(uint64_t id);
+  uint64_t client() const { return client_; }
+  int db() const { return db_; }
+  bool in_multi() const;  // the client's commands are being queued
+  // A number below n from the emulator's own PRNG (SPOP, SRANDMEMBER): the same every run.
+  uint64_t random_below(uint64_t n) { return prng_.below(n); }
+
  private:
   friend struct Commands;
   friend class LuaScripting;  // a no-writes script runs read-only
+  // A connection's state (multi.c's client flags and mstate, the client's db and name).
+  struct WatchedKey {
+    int db;
+    std::string key;
+    bool expired;  // the key had expired when it was watched (multi.c watchedKey.expired)
+  };
+  struct Session {
+    int db = 0;
+    std::string name;
+    bool multi = false;
+    bool dirty_exec = false;  // an error while queueing: EXEC answers EXECABORT
+    bool dirty_cas = false;   // a watched key was touched: EXEC answers a nil array
+    std::vector<Argv> queued;
+    std::vector<WatchedKey> watched;
+  };
+  Session& session() { return *session_; }
+  void select(int db);  // the selected database becomes keys_
+  std::map<std::string, Entry>& db_map(int db) { return db == db_ ? keys_ : parked_[db]; }
+  bool expired_in(int db, const std::string& key);  // present and past its expiry (keyIsExpired)
+  // multi.c's WATCH machinery: touch is signalModifiedKey, called wherever Redis calls it;
+  // touch_all is touchAllWatchedKeysInDb (FLUSHDB, FLUSHALL, SWAPDB).
+  void touch(const std::string& key) {
+    if (!watchers_.empty()) touch_watched(db_, key);
+  }
+  void touch_watched(int db, const std::string& key);
+  void touch_all(int emptied, int replaced_with);
+  void watch(const std::string& key);
+  WatchedKey* watched_by(uint64_t client, int db, const std::string& key);
+  void unwatch_all(uint64_t client);
+  bool watched_key_expired(uint64_t client);
+  void discard(Session& s);  // discardTransaction: queue, flags and watches gone
+  Reply exec();
   Reply dispatch(const Argv& argv, bool from_script, bool* known, bool* arity_ok);
   Entry* lookup(const std::string& key);  // nullptr if missing or expired (deletes expired)
   bool alive(const Entry& e) const;
-  // Every erase goes through here: it forgets lookup()'s last hit when that is the key.
+  // Every erase goes through here: it forgets lookup()'s last hit when that is the key, and
+  // touches the key for WATCH.
   void erase_key(const std::string& key);
 
   const Clock& clock_;
@@ -141,6 +199,31 @@ class Emulator : public RedisConnection {
   std::map<uint64_t, std::string> scan_cursors_;  // cursor -> last key returned
   uint64_t next_cursor_ = 1;
   std::unique_ptr<LuaScripting> lua_;
+  Prng prng_{0};
+  std::map<std::string, std::string> config_;  // CONFIG SET's values by parameter name
+  int db_ = 0;                                 // keys_ is this database; parked_[db_] is empty
+  std::array<std::map<std::string, Entry>, kDatabases> parked_;
+  uint64_t client_ = 0;
+  std::map<uint64_t, Session> sessions_;  // a map: session_ stays valid as clients come
+  Session* session_;
+  // (db, key) -> the clients watching it, in the order they began to (multi.c's
+  // db->watched_keys lists).
+  std::map<std::pair<int, std::string>, std::vector<uint64_t>> watchers_;
+};
+
+// One client connection of an emulator: its calls run as that client (its database, its MULTI
+// queue, its watched keys), as a second connection to one redis-server would.
+class EmulatorClient : public RedisConnection {
+ public:
+  EmulatorClient(Emulator& em, uint64_t id) : em_(em), id_(id) {}
+  CallResult call(const Argv& argv) override {
+    em_.use_client(id_);
+    return em_.execute(argv);
+  }
+
+ private:
+  Emulator& em_;
+  uint64_t id_;
 };
 
 }  // namespace testbed::sim

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/functional/function_ref.h>
 #include <absl/strings/match.h>
 
 #include <cstdint>
@@ -41,6 +42,19 @@ inline T* As(Entry* e) {
 
 inline Reply WrongType() { return Reply::Error(redis_text::kWrongType); }
 
+// getPositiveLongFromObjectOrReply: a non-negative integer, or `msg` as the error (for what is
+// not an integer too).
+inline std::optional<int64_t> PositiveLong(
+    const std::string& arg, Reply* error,
+    const char* msg = "ERR value is out of range, must be positive") {
+  const auto n = redis_text::String2ll(arg);
+  if (!n || *n < 0) {
+    *error = Reply::Error(msg);
+    return std::nullopt;
+  }
+  return n;
+}
+
 struct Commands {
   using Handler = Reply (*)(Emulator&, const Argv&);
   struct Spec {
@@ -57,6 +71,7 @@ struct Commands {
   static Reply Get(Emulator& em, const Argv& a);
   static Reply Set(Emulator& em, const Argv& a);
   static Reply MGet(Emulator& em, const Argv& a);
+  static Reply MSet(Emulator& em, const Argv& a);
   static Reply Del(Emulator& em, const Argv& a);
   static Reply Exists(Emulator& em, const Argv& a);
   // db.c typeCommand.
@@ -141,8 +156,79 @@ struct Commands {
   static Reply XDel(Emulator& em, const Argv& a);
   static Reply XRange(Emulator& em, const Argv& a);
 
+  // ---- lists (cmd_lists.cc) ----
+  // The ListValue at `key` in *out (nullptr when there is none and !create); false when the key
+  // holds another type.
+  static bool ListOf(Emulator& em, const std::string& key, ListValue** out, bool create);
+  static void DropIfEmptyList(Emulator& em, const std::string& key, const ListValue& l);
+  static Reply Push(Emulator& em, const Argv& a, bool head, bool xx);
+  static Reply Pop(Emulator& em, const Argv& a, bool head);
+  static Reply MoveElement(Emulator& em, const Argv& a, bool from_head, bool to_head);
+  static Reply LPush(Emulator& em, const Argv& a);
+  static Reply RPush(Emulator& em, const Argv& a);
+  static Reply LPushX(Emulator& em, const Argv& a);
+  static Reply RPushX(Emulator& em, const Argv& a);
+  static Reply LPop(Emulator& em, const Argv& a);
+  static Reply RPop(Emulator& em, const Argv& a);
+  static Reply LLen(Emulator& em, const Argv& a);
+  static Reply LIndex(Emulator& em, const Argv& a);
+  static Reply LSet(Emulator& em, const Argv& a);
+  static Reply LRange(Emulator& em, const Argv& a);
+  static Reply LTrim(Emulator& em, const Argv& a);
+  static Reply LRem(Emulator& em, const Argv& a);
+  static Reply LInsert(Emulator& em, const Argv& a);
+  static Reply LPos(Emulator& em, const Argv& a);
+  static Reply RPopLPush(Emulator& em, const Argv& a);
+  static Reply LMove(Emulator& em, const Argv& a);
+
+  // ---- sets (cmd_sets.cc) ----
+  static bool SetOf(Emulator& em, const std::string& key, SetValue** out, bool create);
+  static std::vector<std::string> Members(const SetValue& s);
+  enum class SetOp { kInter, kUnion, kDiff };
+  // limit: -1 for a set reply or a store; else SINTERCARD's (0: none), and the count is the reply.
+  static Reply SetAlgebra(Emulator& em, const Argv& a, size_t first, size_t last, SetOp op,
+                          bool store, int64_t limit = -1);
+  static Reply SAdd(Emulator& em, const Argv& a);
+  static Reply SRem(Emulator& em, const Argv& a);
+  static Reply SCard(Emulator& em, const Argv& a);
+  static Reply SIsMember(Emulator& em, const Argv& a);
+  static Reply SMIsMember(Emulator& em, const Argv& a);
+  static Reply SMove(Emulator& em, const Argv& a);
+  static Reply SMembers(Emulator& em, const Argv& a);
+  static Reply SInter(Emulator& em, const Argv& a);
+  static Reply SUnion(Emulator& em, const Argv& a);
+  static Reply SDiff(Emulator& em, const Argv& a);
+  static Reply SInterStore(Emulator& em, const Argv& a);
+  static Reply SUnionStore(Emulator& em, const Argv& a);
+  static Reply SDiffStore(Emulator& em, const Argv& a);
+  static Reply SInterCard(Emulator& em, const Argv& a);
+  static Reply SPop(Emulator& em, const Argv& a);
+  static Reply SRandMember(Emulator& em, const Argv& a);
+
+  // ---- connection, server, databases, transactions (cmd_server.cc) ----
+  static Reply Hello(Emulator& em, const Argv& a);
+  static Reply Client(Emulator& em, const Argv& a);
+  static Reply Echo(Emulator& em, const Argv& a);
+  static Reply Info(Emulator& em, const Argv& a);
+  static Reply Command(Emulator& em, const Argv& a);
+  static Reply Function(Emulator& em, const Argv& a);
+  static Reply Config(Emulator& em, const Argv& a);
+  static Reply Debug(Emulator& em, const Argv& a);
+  static Reply Select(Emulator& em, const Argv& a);
+  static Reply DbSize(Emulator& em, const Argv& a);
+  static Reply FlushDb(Emulator& em, const Argv& a);
+  static Reply FlushAll(Emulator& em, const Argv& a);
+  static Reply SwapDb(Emulator& em, const Argv& a);
+  static Reply Move(Emulator& em, const Argv& a);
+  static Reply Multi(Emulator& em, const Argv& a);
+  static Reply Exec(Emulator& em, const Argv& a);
+  static Reply Discard(Emulator& em, const Argv& a);
+  static Reply Watch(Emulator& em, const Argv& a);
+  static Reply Unwatch(Emulator& em, const Argv& a);
+
   // ---- scripting (cmd_scripting.cc) ----
   static Reply ParseNumKeys(const Argv& a, int64_t* numkeys);
+  static Reply InScript(Emulator& em, absl::FunctionRef<Reply()> run);
   static Reply Eval(Emulator& em, const Argv& a);
   static Reply EvalSha(Emulator& em, const Argv& a);
   static Reply Script(Emulator& em, const Argv& a);

@@ -13,9 +13,9 @@ namespace {
 
 TEST(RealRedis, SharedExpectationsHoldOnASpawnedServerWithVirtualTime) {
   real::RedisServer server(sim::kDefaultEpochMs);
-  auto conn = server.connect_raw();
+  auto conn = server.connect_raw(), other = server.connect_raw();
   expectations::RunAll(
-      *conn, [&](int64_t ms) { server.set_time_ms(ms); }, sim::kDefaultEpochMs);
+      *conn, *other, [&](int64_t ms) { server.set_time_ms(ms); }, sim::kDefaultEpochMs);
 }
 
 TEST(RealRedis, TheServerClockFollowsTheVirtualClockToTheMillisecond) {

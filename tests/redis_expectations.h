@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/lua_scripting.h"
+#include "sim/redis_text.h"
 #include "sim/reply.h"
 
 namespace testbed {
@@ -464,9 +465,242 @@ inline void ScriptCommands(const Expect& expect) {
   expect({"DEL", "ro:k"}, num(1));
 }
 
-// set_time moves the virtual clock of the world under test; t0 is its current time.
-inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& set_time,
-                   int64_t t0) {
+inline void Transactions(const Expect& a, const Expect& b,
+                         const std::function<void(int64_t)>& set_time, int64_t t0) {
+  // 10. MULTI/EXEC/DISCARD/WATCH (multi.c) and numbered databases, with two clients: `a` and
+  // `b` are two connections to one server.
+  const sim::Reply ok = sim::Reply::Ok(), queued = sim::Reply::Status("QUEUED");
+  auto array = [](std::vector<sim::Reply> e) { return sim::Reply::Array(std::move(e)); };
+  a({"MULTI"}, ok);
+  a({"SET", "tx:k", "1"}, queued);
+  a({"INCR", "tx:k"}, queued);
+  a({"MULTI"}, err("ERR MULTI calls can not be nested"));
+  a({"WATCH", "tx:k"}, err("ERR WATCH inside MULTI is not allowed"));
+  b({"GET", "tx:k"}, sim::Reply::Nil());  // nothing ran yet
+  a({"EXEC"}, array({ok, num(2)}));
+  a({"EXEC"}, err("ERR EXEC without MULTI"));
+  a({"DISCARD"}, err("ERR DISCARD without MULTI"));
+  // An error while running is that command's reply; the others run.
+  a({"MULTI"}, ok);
+  a({"HSET", "tx:k", "f", "v"}, queued);
+  a({"INCR", "tx:k"}, queued);
+  a({"EXEC"}, array({err(sim::redis_text::kWrongType), num(3)}));
+  // An error while queueing (arity; neither MULTI nor WATCH inside count) fails the EXEC.
+  a({"MULTI"}, ok);
+  a({"SET", "tx:k"}, err("ERR wrong number of arguments for 'set' command"));
+  a({"INCR", "tx:k"}, queued);
+  a({"EXEC"}, err("EXECABORT Transaction discarded because of previous errors."));
+  a({"GET", "tx:k"}, bulk("3"));
+  a({"MULTI"}, ok);
+  a({"INCR", "tx:k"}, queued);
+  a({"DISCARD"}, ok);
+  a({"GET", "tx:k"}, bulk("3"));
+  // A script inside a transaction; a transaction's SELECT stays the client's.
+  a({"MULTI"}, ok);
+  a({"EVAL", "return redis.call('INCR', KEYS[1])", "1", "tx:k"}, queued);
+  a({"SELECT", "1"}, queued);
+  a({"EXISTS", "tx:k"}, queued);
+  a({"EXEC"}, array({num(4), ok, num(0)}));
+  a({"SELECT", "0"}, ok);
+  // WATCH: another client's write, even of the same value, fails the EXEC with a nil array;
+  // after an EXEC, failed or not, nothing is watched.
+  a({"WATCH", "tx:k"}, ok);
+  b({"SET", "tx:k", "4"}, ok);
+  a({"MULTI"}, ok);
+  a({"INCR", "tx:k"}, queued);
+  a({"EXEC"}, sim::Reply::NilArray());
+  a({"MULTI"}, ok);
+  a({"INCR", "tx:k"}, queued);
+  a({"EXEC"}, array({num(5)}));
+  a({"WATCH", "tx:k", "tx:k", "tx:other"}, ok);
+  a({"MULTI"}, ok);
+  a({"INCR", "tx:k"}, queued);
+  a({"EXEC"}, array({num(6)}));
+  b({"SET", "tx:k", "1"}, ok);  // watched no more
+  a({"WATCH", "tx:k"}, ok);
+  a({"SET", "tx:k", "2"}, ok);  // the watcher's own write touches too
+  a({"MULTI"}, ok);
+  a({"EXEC"}, sim::Reply::NilArray());
+  a({"WATCH", "tx:k"}, ok);
+  b({"SET", "tx:k", "3"}, ok);
+  a({"UNWATCH"}, ok);
+  a({"MULTI"}, ok);
+  a({"GET", "tx:k"}, queued);
+  a({"EXEC"}, array({bulk("3")}));
+  // What changes nothing touches nothing: a DEL of a missing key, a ZADD of the same score, an
+  // HDEL of a missing field, a PERSIST of a key without expiry.
+  a({"ZADD", "tx:z", "1", "m"}, num(1));
+  a({"HSET", "tx:h", "f", "v"}, num(1));
+  a({"WATCH", "tx:none", "tx:z", "tx:h", "tx:k"}, ok);
+  b({"DEL", "tx:none"}, num(0));
+  b({"ZADD", "tx:z", "1", "m"}, num(0));
+  b({"HDEL", "tx:h", "g"}, num(0));
+  b({"PERSIST", "tx:k"}, num(0));
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, array({sim::Reply::Status("PONG")}));
+  // ... and a script's write touches; so does the same key name in another database not.
+  a({"WATCH", "tx:k"}, ok);
+  b({"SELECT", "1"}, ok);
+  b({"SET", "tx:k", "db1"}, ok);
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, array({sim::Reply::Status("PONG")}));
+  a({"WATCH", "tx:k"}, ok);
+  b({"SELECT", "0"}, ok);
+  b({"EVAL", "return redis.call('SET', KEYS[1], 'lua')", "1", "tx:k"}, ok);
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, sim::Reply::NilArray());
+  // A watched key that expires before the EXEC fails it; one that had already expired when
+  // watched does not (multi.c's watchedKey.expired), nor its deletion.
+  a({"SET", "tx:e", "v", "PX", "10"}, ok);
+  a({"WATCH", "tx:e"}, ok);
+  set_time(t0 + 11);
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, sim::Reply::NilArray());
+  a({"WATCH", "tx:e"}, ok);
+  b({"DEL", "tx:e"}, num(0));
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, array({sim::Reply::Status("PONG")}));
+  // FLUSHDB touches the watched keys that held a value, in its database only.
+  a({"SELECT", "2"}, ok);
+  a({"SET", "tx:f", "v"}, ok);
+  a({"WATCH", "tx:f", "tx:none"}, ok);
+  b({"SELECT", "3"}, ok);
+  b({"FLUSHDB"}, ok);
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, array({sim::Reply::Status("PONG")}));
+  a({"WATCH", "tx:f"}, ok);
+  b({"SELECT", "2"}, ok);
+  b({"FLUSHDB"}, ok);
+  a({"MULTI"}, ok);
+  a({"PING"}, queued);
+  a({"EXEC"}, sim::Reply::NilArray());
+  a({"DBSIZE"}, num(0));
+  // Databases: a client's SELECT is its own; MOVE, SWAPDB, DBSIZE; a script's SELECT lasts
+  // until the script ends.
+  a({"SELECT", "1"}, ok);
+  a({"GET", "tx:k"}, bulk("db1"));
+  b({"SELECT", "0"}, ok);
+  b({"GET", "tx:k"}, bulk("lua"));
+  a({"DBSIZE"}, num(1));
+  a({"MOVE", "tx:k", "0"}, num(0));
+  a({"MOVE", "tx:k", "1"}, err("ERR source and destination objects are the same"));
+  a({"MOVE", "tx:k", "16"}, err("ERR DB index is out of range"));
+  a({"MOVE", "tx:k", "x"}, err("ERR value is not an integer or out of range"));
+  a({"MOVE", "tx:k", "2"}, num(1));
+  a({"DBSIZE"}, num(0));
+  a({"SWAPDB", "0", "2"}, ok);
+  b({"GET", "tx:k"}, bulk("db1"));  // b still has database 0 selected, which now holds db 2's
+  a({"SELECT", "2"}, ok);
+  a({"GET", "tx:k"}, bulk("lua"));
+  a({"SWAPDB", "0", "2"}, ok);
+  a({"SWAPDB", "x", "2"}, err("ERR invalid first DB index"));
+  a({"SWAPDB", "99", "y"}, err("ERR invalid second DB index"));
+  a({"SWAPDB", "0", "99"}, err("ERR DB index is out of range"));
+  a({"EVAL", "redis.call('SELECT', 3) redis.call('SET', 'tx:s', 'x') return redis.call('DBSIZE')",
+     "0"},
+    num(1));
+  a({"EXISTS", "tx:s"}, num(0));
+  a({"SELECT", "3"}, ok);
+  a({"GET", "tx:s"}, bulk("x"));
+  a({"FLUSHDB"}, ok);
+  a({"SELECT", "2"}, ok);
+  a({"FLUSHDB"}, ok);
+  a({"SELECT", "0"}, ok);
+  b({"DEL", "tx:k", "tx:z", "tx:h"}, num(3));
+}
+
+inline void ListsAndSets(const Expect& expect) {
+  // 11. Lists and sets (t_list.c, t_set.c): the replies, the errors, an emptied key deleted.
+  const sim::Reply nil = sim::Reply::Nil();
+  auto array = [](std::vector<sim::Reply> e) { return sim::Reply::Array(std::move(e)); };
+  expect({"RPUSH", "ls:l", "a", "b", "c"}, num(3));
+  expect({"LPUSH", "ls:l", "z"}, num(4));
+  expect({"LRANGE", "ls:l", "0", "-1"}, array({bulk("z"), bulk("a"), bulk("b"), bulk("c")}));
+  expect({"LRANGE", "ls:l", "-2", "100"}, array({bulk("b"), bulk("c")}));
+  expect({"LRANGE", "ls:l", "5", "1"}, array({}));
+  expect({"LRANGE", "ls:l", "x", "1"}, err("ERR value is not an integer or out of range"));
+  expect({"LLEN", "ls:l"}, num(4));
+  expect({"LINDEX", "ls:l", "-1"}, bulk("c"));
+  expect({"LINDEX", "ls:l", "9"}, nil);
+  expect({"LSET", "ls:l", "1", "A"}, sim::Reply::Ok());
+  expect({"LSET", "ls:l", "9", "A"}, err("ERR index out of range"));
+  expect({"LSET", "ls:nolist", "0", "A"}, err("ERR no such key"));
+  expect({"LINSERT", "ls:l", "BEFORE", "b", "y"}, num(5));
+  expect({"LINSERT", "ls:l", "after", "nope", "y"}, num(-1));
+  expect({"LINSERT", "ls:l", "middle", "b", "y"}, err("ERR syntax error"));
+  expect({"RPUSH", "ls:l", "b", "b"}, num(7));
+  expect({"LPOS", "ls:l", "b"}, num(3));
+  expect({"LPOS", "ls:l", "b", "RANK", "-1"}, num(6));
+  expect({"LPOS", "ls:l", "b", "COUNT", "0"}, array({num(3), num(5), num(6)}));
+  expect({"LPOS", "ls:l", "b", "RANK", "2", "COUNT", "1"}, array({num(5)}));
+  expect({"LPOS", "ls:l", "b", "MAXLEN", "3"}, nil);
+  expect({"LPOS", "ls:l", "b", "RANK", "0"},
+         err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
+             "or use negative to start from the end of the list"));
+  expect({"LPOS", "ls:l", "b", "COUNT", "-1"}, err("ERR COUNT can't be negative"));
+  expect({"LREM", "ls:l", "-1", "b"}, num(1));
+  expect({"LREM", "ls:l", "0", "b"}, num(2));
+  expect({"LRANGE", "ls:l", "0", "-1"}, array({bulk("z"), bulk("A"), bulk("y"), bulk("c")}));
+  expect({"LTRIM", "ls:l", "1", "-2"}, sim::Reply::Ok());
+  expect({"RPOPLPUSH", "ls:l", "ls:l2"}, bulk("y"));
+  expect({"LMOVE", "ls:l", "ls:l2", "LEFT", "RIGHT"}, bulk("A"));
+  expect({"LMOVE", "ls:l2", "ls:l2", "left", "up"}, err("ERR syntax error"));
+  expect({"EXISTS", "ls:l"}, num(0));  // emptied: deleted
+  expect({"LPOP", "ls:l2", "5"}, array({bulk("y"), bulk("A")}));
+  expect({"LPOP", "ls:l2"}, nil);
+  expect({"LPOP", "ls:l2", "1"}, sim::Reply::NilArray());
+  expect({"LPOP", "ls:l2", "-1"}, err("ERR value is out of range, must be positive"));
+  expect({"LPUSHX", "ls:l2", "a"}, num(0));
+  expect({"RPUSH", "ls:l2", "1", "2"}, num(2));
+  expect({"RPOP", "ls:l2", "0"}, array({}));
+  expect({"RPOP", "ls:l2"}, bulk("2"));
+  expect({"TYPE", "ls:l2"}, sim::Reply::Status("list"));
+  expect({"SADD", "ls:l2", "x"}, err(sim::redis_text::kWrongType));
+  expect({"DEL", "ls:l2"}, num(1));
+  expect({"SADD", "ls:s", "3", "1", "2", "1"}, num(3));
+  expect({"SMEMBERS", "ls:s"}, array({bulk("1"), bulk("2"), bulk("3")}));  // an intset: in order
+  expect({"SADD", "ls:t", "2", "3", "4"}, num(3));
+  expect({"SINTER", "ls:s", "ls:t"}, array({bulk("2"), bulk("3")}));
+  expect({"SINTER", "ls:s", "ls:missing", "ls:l"}, array({}));
+  expect({"SUNION", "ls:s", "ls:missing", "ls:t"},
+         array({bulk("1"), bulk("2"), bulk("3"), bulk("4")}));
+  expect({"SDIFF", "ls:s", "ls:t"}, array({bulk("1")}));
+  expect({"SINTERSTORE", "ls:u", "ls:s", "ls:t"}, num(2));
+  expect({"SDIFFSTORE", "ls:u", "ls:s", "ls:s"}, num(0));
+  expect({"EXISTS", "ls:u"}, num(0));
+  expect({"SINTERCARD", "2", "ls:s", "ls:t"}, num(2));
+  expect({"SINTERCARD", "2", "ls:s", "ls:t", "LIMIT", "1"}, num(1));
+  expect({"SINTERCARD", "0", "ls:s"}, err("ERR numkeys should be greater than 0"));
+  expect({"SINTERCARD", "3", "ls:s"},
+         err("ERR Number of keys can't be greater than number of args"));
+  expect({"SINTERCARD", "1", "ls:s", "LIMIT", "-1"}, err("ERR LIMIT can't be negative"));
+  expect({"SISMEMBER", "ls:s", "1"}, num(1));
+  expect({"SMISMEMBER", "ls:s", "1", "9"}, array({num(1), num(0)}));
+  expect({"SMOVE", "ls:s", "ls:t", "1"}, num(1));
+  expect({"SMOVE", "ls:s", "ls:t", "1"}, num(0));
+  expect({"SREM", "ls:s", "2", "3", "9"}, num(2));
+  expect({"EXISTS", "ls:s"}, num(0));
+  expect({"SCARD", "ls:t"}, num(4));
+  expect({"SPOP", "ls:t", "-1"}, err("ERR value is out of range, must be positive"));
+  expect({"SPOP", "ls:t", "0"}, array({}));
+  expect({"SRANDMEMBER", "ls:t", "0"}, array({}));
+  expect({"SRANDMEMBER", "ls:missing", "3"}, array({}));
+  expect({"SPOP", "ls:missing"}, nil);
+  expect({"TYPE", "ls:t"}, sim::Reply::Status("set"));
+  expect({"LPUSH", "ls:t", "x"}, err(sim::redis_text::kWrongType));
+  expect({"DEL", "ls:t"}, num(1));
+}
+
+// set_time moves the virtual clock of the world under test; t0 is its current time. `c` and
+// `other` are two connections to it.
+inline void RunAll(sim::RedisConnection& c, sim::RedisConnection& other,
+                   const std::function<void(int64_t)>& set_time, int64_t t0) {
   const Expect expect{c};
   set_time(t0);
   Expiry(expect, set_time, t0);
@@ -479,6 +713,9 @@ inline void RunAll(sim::RedisConnection& c, const std::function<void(int64_t)>& 
   Counters(expect, set_time, t0 + 100);
   Sandbox(expect);
   ScriptCommands(expect);
+  ListsAndSets(expect);
+  set_time(t0 + 200);
+  Transactions(expect, Expect{other}, set_time, t0 + 200);
 }
 
 }  // namespace testbed::expectations

@@ -65,7 +65,7 @@ if (mode === 'plain') {
         replies.length === 101 && replies.every(([e]) => e === null) && replies[100][1] === '99',
         JSON.stringify(replies.slice(-2)));
 
-  const unsupported = await rejection(redis.call('LPUSH', 'x', 'v'));
+  const unsupported = await rejection(redis.call('SORT', 'x'));
   check('a command the emulator lacks is a reply error naming it',
         unsupported && unsupported.name === 'ReplyError' &&
         unsupported.message.startsWith('ERR unsupported by the emulator'),
