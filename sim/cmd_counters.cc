@@ -2,6 +2,12 @@
 // its kinds, APPEND, STRLEN, GETDEL, SETNX, SETEX, PSETEX, EXPIRE and its kinds, TTL, PERSIST.
 // Each follows its Redis 7.0 counterpart in t_string.c or expire.c, in the same order of checks.
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -38,10 +44,26 @@ Reply Commands::IncrDecr(Emulator& em, const std::string& key, int64_t incr) {
 }
 
 // expireGenericCommand: `when` in seconds or milliseconds from `base` (now, or 0 for the AT
-// kinds); a time already past deletes the key.
+// kinds), the NX / XX / GT / LT conditions (no expiry counts as an infinite one), and a time
+// already past deletes the key.
 Reply Commands::ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool seconds,
                               const char* name) {
-  if (a.size() > 3) return Unsupported(std::string(name) + " options");
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t j = 3; j < a.size(); ++j) {
+    if (Is(a[j], "NX"))
+      nx = true;
+    else if (Is(a[j], "XX"))
+      xx = true;
+    else if (Is(a[j], "GT"))
+      gt = true;
+    else if (Is(a[j], "LT"))
+      lt = true;
+    else
+      return Reply::Error("ERR Unsupported option " + a[j]);
+  }
+  if (nx && (xx || gt || lt))
+    return Reply::Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+  if (gt && lt) return Reply::Error("ERR GT and LT options at the same time are not compatible");
   auto when = String2ll(a[2]);
   if (!when) return Reply::Error(kNotInteger);
   if (seconds) {
@@ -53,6 +75,10 @@ Reply Commands::ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool se
   *when += base;
   Entry* e = em.lookup(a[1]);
   if (!e) return Reply::Integer(0);
+  const int64_t current = e->expire_at;
+  if ((nx && current != -1) || (xx && current == -1) ||
+      (gt && (*when <= current || current == -1)) || (lt && current != -1 && *when >= current))
+    return Reply::Integer(0);
   if (*when <= em.now_) {
     em.erase_key(a[1]);
   } else {
@@ -60,6 +86,62 @@ Reply Commands::ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool se
     em.touch(a[1]);
   }
   return Reply::Integer(1);
+}
+
+// ttlGenericCommand with output_abs: the expiry as a time (seconds rounded, or ms).
+Reply Commands::ExpireTime(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(-2);
+  if (e->expire_at == -1) return Reply::Integer(-1);
+  return Reply::Integer((std::max<int64_t>(0, e->expire_at) + 500) / 1000);
+}
+
+Reply Commands::PExpireTime(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(-2);
+  return Reply::Integer(e->expire_at == -1 ? -1 : std::max<int64_t>(0, e->expire_at));
+}
+
+// incrbyfloatCommand: long doubles as Redis reads them (string2ld) and writes them (ld2string,
+// human form: %.17Lf without trailing zeros); the key keeps its time to live.
+Reply Commands::IncrByFloat(Emulator& em, const Argv& a) {
+  auto read = [](const std::string& s, long double* out) {
+    if (s.empty() || s.size() >= 5 * 1024 || std::isspace(static_cast<unsigned char>(s[0])))
+      return false;
+    char* end = nullptr;
+    errno = 0;
+    const long double v = std::strtold(s.c_str(), &end);
+    if (*end != '\0' || std::isnan(v) || errno == EINVAL ||
+        (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
+      return false;
+    *out = v;
+    return true;
+  };
+  Entry* e = em.lookup(a[1]);
+  auto* s = As<std::string>(e);
+  if (e && !s) return WrongType();
+  long double value = 0, incr = 0;
+  if ((s && !read(*s, &value)) || !read(a[2], &incr))
+    return Reply::Error("ERR value is not a valid float");
+  value += incr;
+  if (std::isnan(value) || std::isinf(value))
+    return Reply::Error("ERR increment would produce NaN or Infinity");
+  char buf[5 * 1024];
+  int n = std::snprintf(buf, sizeof buf, "%.17Lf", value);
+  if (n < 0 || n >= static_cast<int>(sizeof buf))
+    return Reply::Error("ERR value is not a valid float");
+  if (std::strchr(buf, '.')) {
+    while (buf[n - 1] == '0') --n;
+    if (buf[n - 1] == '.') --n;
+  }
+  std::string out(buf, static_cast<size_t>(n));
+  if (out == "-0") out = "0";
+  if (e)
+    *s = out;
+  else
+    em.keys_[a[1]] = Entry{out, -1};
+  em.touch(a[1]);
+  return Reply::Bulk(out);
 }
 
 // setexCommand and psetexCommand (getExpireMillisecondsOrReply, then the write).

@@ -25,34 +25,85 @@ Reply Commands::Get(Emulator& em, const Argv& a) {
   return s ? Reply::Bulk(*s) : WrongType();
 }
 
-Reply Commands::Set(Emulator& em, const Argv& a) {
-  bool have_expire = false;
-  bool absolute = false;
-  std::string expire_arg;
-  for (size_t j = 3; j < a.size(); ++j) {
+// parseExtendedStringArgumentsOrReply: SET's options (`set`) or GETEX's, each refused where
+// Redis refuses it (NX with XX, KEEPTTL or PERSIST with an expiry, two kinds of expiry); an
+// expiry given twice in one kind counts the last.
+Reply Commands::ParseStringOptions(const Argv& a, bool set, StringOptions* o) {
+  constexpr int kNx = 1, kXx = 2, kGet = 4, kKeepTtl = 8, kEx = 16, kPx = 32, kExAt = 64;
+  constexpr int kPxAt = 128, kPersist = 256;
+  int f = 0;
+  for (size_t j = set ? 3 : 2; j < a.size(); ++j) {
     const std::string& opt = a[j];
     const bool next = j + 1 < a.size();
-    if ((Is(opt, "PX") || Is(opt, "PXAT")) && next && !have_expire) {
-      have_expire = true;
-      absolute = Is(opt, "PXAT");
-      expire_arg = a[++j];
-    } else if (Is(opt, "NX") || Is(opt, "XX") || Is(opt, "GET") || Is(opt, "KEEPTTL") ||
-               ((Is(opt, "EX") || Is(opt, "EXAT")) && next)) {
-      return Unsupported("SET option '" + a[j] + "'");
+    if (set && Is(opt, "NX") && !(f & kXx)) {
+      f |= kNx;
+    } else if (set && Is(opt, "XX") && !(f & kNx)) {
+      f |= kXx;
+    } else if (set && Is(opt, "GET")) {
+      f |= kGet;
+    } else if (set && Is(opt, "KEEPTTL") && !(f & (kPersist | kEx | kExAt | kPx | kPxAt))) {
+      f |= kKeepTtl;
+    } else if (!set && Is(opt, "PERSIST") && !(f & (kEx | kExAt | kPx | kPxAt | kKeepTtl))) {
+      f |= kPersist;
+    } else if (Is(opt, "EX") && !(f & (kKeepTtl | kPersist | kExAt | kPx | kPxAt)) && next) {
+      f |= kEx;
+      o->expire = &a[++j];
+    } else if (Is(opt, "PX") && !(f & (kKeepTtl | kPersist | kEx | kExAt | kPxAt)) && next) {
+      f |= kPx;
+      o->expire = &a[++j];
+    } else if (Is(opt, "EXAT") && !(f & (kKeepTtl | kPersist | kEx | kPx | kPxAt)) && next) {
+      f |= kExAt;
+      o->expire = &a[++j];
+    } else if (Is(opt, "PXAT") && !(f & (kKeepTtl | kPersist | kEx | kExAt | kPx)) && next) {
+      f |= kPxAt;
+      o->expire = &a[++j];
     } else {
       return Reply::Error(kSyntax);
     }
   }
+  o->nx = f & kNx;
+  o->xx = f & kXx;
+  o->get = f & kGet;
+  o->keep_ttl = f & kKeepTtl;
+  o->persist = f & kPersist;
+  o->seconds = f & (kEx | kExAt);
+  o->relative = f & (kEx | kPx);
+  return Reply::Ok();
+}
+
+// getExpireMillisecondsOrReply: the option's time as an absolute ms, or the error.
+Reply Commands::ExpireMs(Emulator& em, const StringOptions& o, const char* name, int64_t* when) {
+  auto ms = String2ll(*o.expire);
+  if (!ms) return Reply::Error(kNotInteger);
+  if (*ms <= 0 || (o.seconds && *ms > LLONG_MAX / 1000)) return Reply::Error(InvalidExpire(name));
+  if (o.seconds) *ms *= 1000;
+  if (o.relative) {
+    if (*ms > LLONG_MAX - em.now_) return Reply::Error(InvalidExpire(name));
+    *ms += em.now_;
+  }
+  *when = *ms;
+  return Reply::Ok();
+}
+
+// setCommand / setGenericCommand: the expiry checked first, then GET's read (a value of another
+// type is WRONGTYPE and nothing is set), then NX / XX.
+Reply Commands::Set(Emulator& em, const Argv& a) {
+  StringOptions o;
+  if (a.size() > 3)
+    if (Reply r = ParseStringOptions(a, true, &o); r.is_error()) return r;
   int64_t when = -1;
-  if (have_expire) {
-    auto ms = String2ll(expire_arg);
-    if (!ms) return Reply::Error(kNotInteger);
-    if (*ms <= 0) return Reply::Error(InvalidExpire("set"));
-    if (!absolute) {
-      if (*ms > LLONG_MAX - em.now_) return Reply::Error(InvalidExpire("set"));
-      *ms += em.now_;
+  if (o.expire)
+    if (Reply r = ExpireMs(em, o, "set", &when); r.is_error()) return r;
+  Reply got = Reply::Ok();
+  if (o.get || o.nx || o.xx || o.keep_ttl) {
+    Entry* e = em.lookup(a[1]);
+    if (o.get) {
+      auto* s = As<std::string>(e);
+      if (e && !s) return WrongType();
+      got = s ? Reply::Bulk(*s) : Reply::Nil();
     }
-    when = *ms;
+    if ((o.nx && e) || (o.xx && !e)) return o.get ? got : Reply::Nil();
+    if (o.keep_ttl && e && !o.expire) when = e->expire_at;
   }
   // Overwrites in place: a string value that is there keeps its buffer (no Entry built,
   // moved in and the old one freed), whatever it held before (type, expiry) is replaced.
@@ -63,7 +114,32 @@ Reply Commands::Set(Emulator& em, const Argv& a) {
     e.value = a[2];
   e.expire_at = when;
   em.touch(a[1]);
-  return Reply::Ok();
+  return got;
+}
+
+// getexCommand: the value, then its expiry changed (a time already past deletes the key) or
+// removed (PERSIST).
+Reply Commands::GetEx(Emulator& em, const Argv& a) {
+  StringOptions o;
+  if (Reply r = ParseStringOptions(a, false, &o); r.is_error()) return r;
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Nil();
+  auto* s = As<std::string>(e);
+  if (!s) return WrongType();
+  int64_t when = -1;
+  if (o.expire)
+    if (Reply r = ExpireMs(em, o, "getex", &when); r.is_error()) return r;
+  Reply out = Reply::Bulk(*s);
+  if (o.expire && !o.relative && when <= em.now_) {
+    em.erase_key(a[1]);
+  } else if (o.expire) {
+    e->expire_at = when;
+    em.touch(a[1]);
+  } else if (o.persist && e->expire_at != -1) {
+    e->expire_at = -1;
+    em.touch(a[1]);
+  }
+  return out;
 }
 
 // msetGenericCommand: pairs only; each key set (its expiry dropped) and touched.

@@ -68,6 +68,15 @@ struct Commands {
   static const Spec* Find(std::string_view upper);
 
   // ---- generic / strings (cmd_strings.cc) ----
+  struct StringOptions {
+    bool nx = false, xx = false, get = false, keep_ttl = false, persist = false;
+    const std::string* expire = nullptr;  // the expiry's argument, if one was given
+    bool seconds = false;                 // EX, EXAT
+    bool relative = false;                // EX, PX
+  };
+  static Reply ParseStringOptions(const Argv& a, bool set, StringOptions* o);
+  static Reply ExpireMs(Emulator& em, const StringOptions& o, const char* name, int64_t* when);
+  static Reply GetEx(Emulator& em, const Argv& a);
   static Reply Get(Emulator& em, const Argv& a);
   static Reply Set(Emulator& em, const Argv& a);
   static Reply MGet(Emulator& em, const Argv& a);
@@ -96,6 +105,9 @@ struct Commands {
   static Reply ExpireAt(Emulator& em, const Argv& a);
   static Reply PExpireAt(Emulator& em, const Argv& a);
   static Reply Ttl(Emulator& em, const Argv& a);
+  static Reply ExpireTime(Emulator& em, const Argv& a);
+  static Reply PExpireTime(Emulator& em, const Argv& a);
+  static Reply IncrByFloat(Emulator& em, const Argv& a);
   static Reply Persist(Emulator& em, const Argv& a);
   static Reply IncrDecr(Emulator& em, const std::string& key, int64_t incr);
   static Reply ExpireGeneric(Emulator& em, const Argv& a, int64_t base, bool seconds,

@@ -171,8 +171,8 @@ TEST_F(EmulatorTest, ALongScriptStopsAtTheInstructionBudgetAndTheEmulatorGoesOn)
 TEST_F(EmulatorTest, CommandsOutsideTheSubsetAreRefusedClearly) {
   EXPECT_EQ(run({"SORT", "k"}),
             sim::Reply::Error("ERR unsupported by the emulator: command 'SORT'"));
-  EXPECT_EQ(run({"SET", "k", "v", "NX"}),
-            sim::Reply::Error("ERR unsupported by the emulator: SET option 'NX'"));
+  EXPECT_EQ(run({"XADD", "s", "MAXLEN", "1", "*", "f", "v"}),
+            sim::Reply::Error("ERR unsupported by the emulator: XADD option 'MAXLEN'"));
   EXPECT_EQ(run({"ZADD", "z", "XX", "1", "m"}),
             sim::Reply::Error("ERR unsupported by the emulator: ZADD option 'XX'"));
 }
