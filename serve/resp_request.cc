@@ -1,6 +1,9 @@
 #include "serve/resp_request.h"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 
@@ -8,7 +11,7 @@ namespace testbed::serve {
 namespace {
 constexpr size_t kInlineMax = 64 * 1024;             // PROTO_INLINE_MAX_SIZE
 constexpr long long kMaxBulk = 512LL * 1024 * 1024;  // proto-max-bulk-len's default
-constexpr long long kMaxMultibulk = 1024LL * 1024;   // Redis 7.0's multibulk limit
+constexpr long long kMaxMultibulk = INT_MAX;         // Redis 7.0's multibulk limit
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -124,9 +127,17 @@ void RequestParser::compact() {
   }
 }
 
+size_t RequestParser::find_stop(size_t from, char c) const {
+  const size_t at = buf_.find(c, from);
+  const size_t end = at == std::string::npos ? buf_.size() : at;
+  if (std::memchr(buf_.data() + from, '\0', end - from) != nullptr) return std::string::npos;
+  return at;
+}
+
 RequestParser::Status RequestParser::next(sim::Argv* argv, std::string* error) {
-  while (pos_ < buf_.size()) {
-    const Status s = buf_[pos_] == '*' ? multibulk(argv, error) : inline_command(argv, error);
+  while (multibulk_left_ > 0 || pos_ < buf_.size()) {
+    const Status s = multibulk_left_ > 0 || buf_[pos_] == '*' ? multibulk(argv, error)
+                                                              : inline_command(argv, error);
     if (s == Status::kCommand && argv->empty()) continue;  // an empty request: skipped
     compact();
     return s;
@@ -136,7 +147,7 @@ RequestParser::Status RequestParser::next(sim::Argv* argv, std::string* error) {
 }
 
 RequestParser::Status RequestParser::inline_command(sim::Argv* argv, std::string* error) {
-  const size_t newline = buf_.find('\n', pos_);
+  const size_t newline = find_stop(pos_, '\n');
   if (newline == std::string::npos) {
     if (buf_.size() - pos_ > kInlineMax) {
       *error = "ERR Protocol error: too big inline request";
@@ -156,56 +167,61 @@ RequestParser::Status RequestParser::inline_command(sim::Argv* argv, std::string
 }
 
 RequestParser::Status RequestParser::multibulk(sim::Argv* argv, std::string* error) {
-  // Nothing is consumed until the whole request is here: a partial one is read again.
-  size_t at = pos_;
-  const auto count_line = [&](std::string_view too_big, long long* n, char kind,
-                              std::string_view invalid) -> Status {
-    const size_t cr = buf_.find('\r', at);
+  // A count line ("*N" or "$N"): consumed once the whole line with its '\n' is here (kNeedMore
+  // before); *valid says whether N is an integer, *n is its value.
+  const auto count_line = [&](std::string_view too_big, long long* n, bool* valid) -> Status {
+    const size_t cr = find_stop(pos_, '\r');
     if (cr == std::string::npos) {
-      if (buf_.size() - at > kInlineMax) {
+      if (buf_.size() - pos_ > kInlineMax) {
         *error = std::string(too_big);
         return Status::kError;
       }
       return Status::kNeedMore;
     }
     if (cr + 1 >= buf_.size()) return Status::kNeedMore;  // the '\n' after it
-    if (buf_[at] != kind) {
-      *error = std::string("ERR Protocol error: expected '$', got '") + buf_[at] + "'";
+    if (multibulk_left_ > 0 && buf_[pos_] != '$') {
+      *error = std::string("ERR Protocol error: expected '$', got '") + buf_[pos_] + "'";
       return Status::kError;
     }
-    if (!StrictInt64(std::string_view(buf_.data() + at + 1, cr - at - 1), n)) *n = -2;
-    at = cr + 2;
-    if (*n == -2) {
-      *error = std::string(invalid);
-      return Status::kError;
-    }
+    *valid = StrictInt64(std::string_view(buf_.data() + pos_ + 1, cr - pos_ - 1), n);
+    pos_ = cr + 2;
     return Status::kCommand;
   };
-  long long count = 0;
-  Status s = count_line("ERR Protocol error: too big mbulk count string", &count, '*',
-                        "ERR Protocol error: invalid multibulk length");
-  if (s != Status::kCommand) return s;
-  if (count > kMaxMultibulk) {
-    *error = "ERR Protocol error: invalid multibulk length";
-    return Status::kError;
-  }
-  sim::Argv out;
-  for (long long i = 0; i < count; ++i) {
-    long long len = 0;
-    if (at >= buf_.size()) return Status::kNeedMore;
-    s = count_line("ERR Protocol error: too big bulk count string", &len, '$',
-                   "ERR Protocol error: invalid bulk length");
+  if (multibulk_left_ == 0) {
+    long long count = 0;
+    bool valid = false;
+    const Status s = count_line("ERR Protocol error: too big mbulk count string", &count, &valid);
     if (s != Status::kCommand) return s;
-    if (len < 0 || len > kMaxBulk) {
-      *error = "ERR Protocol error: invalid bulk length";
+    if (!valid || count > kMaxMultibulk) {
+      *error = "ERR Protocol error: invalid multibulk length";
       return Status::kError;
     }
-    if (buf_.size() - at < static_cast<size_t>(len) + 2) return Status::kNeedMore;
-    out.emplace_back(buf_.data() + at, static_cast<size_t>(len));
-    at += static_cast<size_t>(len) + 2;
+    argv->clear();
+    if (count <= 0) return Status::kCommand;  // empty: skipped
+    multibulk_left_ = count;
+    args_.clear();
+    args_.reserve(static_cast<size_t>(std::min<long long>(count, 1024)));
   }
-  pos_ = at;
-  *argv = std::move(out);
+  while (multibulk_left_ > 0) {
+    if (bulk_len_ < 0) {
+      long long len = 0;
+      bool valid = false;
+      const Status s = count_line("ERR Protocol error: too big bulk count string", &len, &valid);
+      if (s != Status::kCommand) return s;
+      if (!valid || len < 0 || len > kMaxBulk) {
+        *error = "ERR Protocol error: invalid bulk length";
+        return Status::kError;
+      }
+      bulk_len_ = len;
+    }
+    if (buf_.size() - pos_ < static_cast<size_t>(bulk_len_) + 2) return Status::kNeedMore;
+    args_.emplace_back(buf_.data() + pos_, static_cast<size_t>(bulk_len_));
+    pos_ += static_cast<size_t>(bulk_len_) + 2;
+    bulk_len_ = -1;
+    --multibulk_left_;
+  }
+  *argv = std::move(args_);
+  args_.clear();
   return Status::kCommand;
 }
 

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,7 +16,8 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <map>
+#include <set>
+#include <unordered_map>
 #include <stdexcept>
 #include <vector>
 
@@ -205,6 +206,7 @@ struct Connection {
   std::deque<std::pair<int64_t, std::string>> held;  // (due at, reply) delayed by latency
   bool closing = false;                              // reply with what is queued, then close
   bool drop = false;                                 // a fault: closed now, whatever is queued
+  uint32_t watched = 0;                              // the epoll events asked for
   // Replies that are due move to `out`, in order; the time the next one is due, or -1.
   int64_t Release(int64_t now) {
     while (!held.empty() && held.front().first <= now) {
@@ -252,93 +254,146 @@ void Serve(int port, std::ostream* record, FaultInjector* faults,
   Service service(WallMs);
   if (record) service.Record(record);
   service.Faults(faults);
-  std::map<int, Connection> connections;
+  // One epoll set, level-triggered: a wake-up costs what is ready, not what is connected (the
+  // poll loop this replaces rebuilt and walked every connection each time round). A
+  // connection asks for EPOLLOUT only while it has replies the socket has not taken.
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    close(listener);
+    throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
+  }
+  const auto watch = [&](int op, int fd, uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(ep, op, fd, &ev);
+  };
+  watch(EPOLL_CTL_ADD, listener, EPOLLIN);
+  std::unordered_map<int, Connection> connections;
+  // Replies held back by latency: (due at, fd), the earliest first; an entry whose
+  // connection has gone, or whose reply has already left, is passed over.
+  std::set<std::pair<int64_t, int>> timers;
+  // What the connection waits for: input unless it is closing, output while some is queued.
+  const auto interest = [](const Connection& c) -> uint32_t {
+    return (c.closing ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+           (c.out.empty() ? 0u : static_cast<uint32_t>(EPOLLOUT));
+  };
+  const auto close_connection = [&](int fd) {
+    epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+    service.Disconnected(connections.at(fd).client);
+    connections.erase(fd);
+  };
+  // Releases what is due, writes what the socket takes, then closes or re-arms the connection.
+  const auto flush = [&](int fd, bool drop) {
+    Connection& c = connections.at(fd);
+    drop = drop || c.drop;
+    if (!drop) {
+      const int64_t next_due = c.Release(WallMs());
+      if (next_due >= 0) timers.emplace(next_due, fd);
+    }
+    if (!drop && !c.out.empty()) {
+      const ssize_t n = send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n > 0)
+        c.out.erase(0, static_cast<size_t>(n));
+      else if (n < 0 && errno != EAGAIN && errno != EINTR)
+        drop = true;
+    }
+    if (drop || (c.closing && c.out.empty() && c.held.empty())) {
+      close_connection(fd);
+      return;
+    }
+    const uint32_t want = interest(c);
+    if (want != c.watched) {
+      watch(EPOLL_CTL_MOD, fd, want);
+      c.watched = want;
+    }
+  };
+  const auto serve_input = [&](int fd, Connection& c) -> bool {  // false: the client is gone
+    char buf[65536];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+      return false;  // a client gone, maybe in the middle of a command: forgotten
+    if (n < 0) return true;
+    c.parser.feed(std::string_view(buf, static_cast<size_t>(n)));
+    sim::Argv argv;
+    std::string error;
+    while (!c.closing) {
+      const RequestParser::Status s = c.parser.next(&argv, &error);
+      if (s == RequestParser::Status::kNeedMore) break;
+      if (s == RequestParser::Status::kError) {
+        c.out += "-" + error + "\r\n";
+        c.closing = true;
+        break;
+      }
+      const FaultInjector::Fate fate =
+          faults && !Service::IsAdmin(argv) ? faults->Next() : FaultInjector::Fate{};
+      if (fate.drop_before) {
+        c.drop = true;
+        break;
+      }
+      std::string reply = service.Execute(c.client, argv).resp2();
+      if (fate.drop_after) {
+        c.drop = true;
+        break;
+      }
+      // FIFO: a reply never leaves before one queued ahead of it.
+      const int64_t due =
+          std::max(WallMs() + fate.delay_ms, c.held.empty() ? int64_t{0} : c.held.back().first);
+      if (fate.delay_ms > 0 || !c.held.empty())
+        c.held.emplace_back(due, std::move(reply));
+      else
+        c.out += reply;
+      c.closing = c.client.close_after_reply;
+    }
+    return true;
+  };
   ready(ntohs(addr.sin_port));
-  std::vector<pollfd> fds;
+  std::vector<epoll_event> events(256);
   while (!stop()) {
-    fds.clear();
-    fds.push_back({listener, POLLIN, 0});
-    int timeout = 100;
-    const int64_t now = WallMs();
-    for (auto& [fd, c] : connections) {
-      const int64_t next_due = c.Release(now);
-      if (next_due >= 0) timeout = std::min<int64_t>(timeout, std::max<int64_t>(next_due - now, 0));
-      fds.push_back({fd, static_cast<short>(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
-    }
-    if (poll(fds.data(), fds.size(), timeout) < 0) continue;
-    if (fds[0].revents & POLLIN)
-      while (true) {
-        sockaddr_in peer{};
-        socklen_t peer_len = sizeof peer;
-        const int fd = accept(listener, reinterpret_cast<sockaddr*>(&peer), &peer_len);
-        if (fd < 0) break;
-        NonBlocking(fd);
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        Connection& c = connections[fd];
-        char ip[INET_ADDRSTRLEN] = "127.0.0.1";
-        inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
-        c.client.address = absl::StrCat(ip, ":", ntohs(peer.sin_port));
-      }
-    for (size_t i = 1; i < fds.size(); ++i) {
-      const int fd = fds[i].fd;
-      Connection& c = connections.at(fd);
-      bool drop = (fds[i].revents & (POLLERR | POLLNVAL)) != 0;
-      if (!drop && (fds[i].revents & (POLLIN | POLLHUP)) && !c.closing) {
-        char buf[65536];
-        const ssize_t n = read(fd, buf, sizeof buf);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          drop = true;  // a client gone, maybe in the middle of a command: forgotten
-        } else if (n > 0) {
-          c.parser.feed(std::string_view(buf, static_cast<size_t>(n)));
-          sim::Argv argv;
-          std::string error;
-          while (!c.closing) {
-            const RequestParser::Status s = c.parser.next(&argv, &error);
-            if (s == RequestParser::Status::kNeedMore) break;
-            if (s == RequestParser::Status::kError) {
-              c.out += "-" + error + "\r\n";
-              c.closing = true;
-              break;
-            }
-            const FaultInjector::Fate fate =
-                faults && !Service::IsAdmin(argv) ? faults->Next() : FaultInjector::Fate{};
-            if (fate.drop_before) {
-              c.drop = true;
-              break;
-            }
-            std::string reply = service.Execute(c.client, argv).resp2();
-            if (fate.drop_after) {
-              c.drop = true;
-              break;
-            }
-            // FIFO: a reply never leaves before one queued ahead of it.
-            const int64_t due = std::max(WallMs() + fate.delay_ms,
-                                         c.held.empty() ? int64_t{0} : c.held.back().first);
-            if (fate.delay_ms > 0 || !c.held.empty())
-              c.held.emplace_back(due, std::move(reply));
-            else
-              c.out += reply;
-            c.closing = c.client.close_after_reply;
-          }
+    int timeout = 100;  // stop() is asked at least this often
+    if (!timers.empty())
+      timeout = static_cast<int>(
+          std::clamp<int64_t>(timers.begin()->first - WallMs(), 0, int64_t{timeout}));
+    const int n = epoll_wait(ep, events.data(), static_cast<int>(events.size()), timeout);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[static_cast<size_t>(i)].data.fd;
+      const uint32_t ready_events = events[static_cast<size_t>(i)].events;
+      if (fd == listener) {
+        while (true) {
+          sockaddr_in peer{};
+          socklen_t peer_len = sizeof peer;
+          const int client = accept4(listener, reinterpret_cast<sockaddr*>(&peer), &peer_len,
+                                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (client < 0) break;
+          setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          Connection& c = connections[client];
+          char ip[INET_ADDRSTRLEN] = "127.0.0.1";
+          inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
+          c.client.address = absl::StrCat(ip, ":", ntohs(peer.sin_port));
+          c.watched = EPOLLIN;
+          watch(EPOLL_CTL_ADD, client, EPOLLIN);
         }
+        continue;
       }
-      drop = drop || c.drop;
-      if (!drop) c.Release(WallMs());
-      if (!drop && !c.out.empty()) {
-        const ssize_t n = send(fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
-        if (n > 0)
-          c.out.erase(0, static_cast<size_t>(n));
-        else if (n < 0 && errno != EAGAIN && errno != EINTR)
-          drop = true;
-      }
-      if (drop || (c.closing && c.out.empty() && c.held.empty())) {
-        close(fd);
-        service.Disconnected(c.client);
-        connections.erase(fd);
-      }
+      const auto it = connections.find(fd);
+      if (it == connections.end()) continue;  // closed earlier in this batch
+      Connection& c = it->second;
+      // (A closing connection that hangs up can take nothing more.)
+      bool drop = (ready_events & EPOLLERR) != 0 || (c.closing && (ready_events & EPOLLHUP));
+      if (!drop && (ready_events & (EPOLLIN | EPOLLHUP)) && !c.closing) drop = !serve_input(fd, c);
+      flush(fd, drop);
     }
+    const int64_t now = WallMs();
+    while (!timers.empty() && timers.begin()->first <= now) {
+      const int fd = timers.begin()->second;
+      timers.erase(timers.begin());
+      if (connections.count(fd) != 0) flush(fd, false);
+    }
+    if (n == static_cast<int>(events.size())) events.resize(events.size() * 2);
   }
   for (const auto& [fd, c] : connections) close(fd);
+  close(ep);
   close(listener);
 }
 

@@ -82,7 +82,7 @@ TEST(Serve, ProtocolErrorsAreRedisOwnTexts) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"*x\r\n", "ERR Protocol error: invalid multibulk length"},
       {"*01\r\n", "ERR Protocol error: invalid multibulk length"},
-      {"*2000000\r\n", "ERR Protocol error: invalid multibulk length"},
+      {"*2147483648\r\n", "ERR Protocol error: invalid multibulk length"},
       {"*1\r\n+PING\r\n", "ERR Protocol error: expected '$', got '+'"},
       {"*1\r\n$-1\r\n", "ERR Protocol error: invalid bulk length"},
       {"*1\r\n$9999999999\r\n", "ERR Protocol error: invalid bulk length"},
@@ -97,10 +97,28 @@ TEST(Serve, ProtocolErrorsAreRedisOwnTexts) {
     EXPECT_TRUE(Parse(bytes, 4096, &error).empty()) << bytes.substr(0, 40);
     EXPECT_EQ(error, says) << bytes.substr(0, 40);
   }
-  // A truncated request is not an error: the rest may come.
+  // A truncated request is not an error: the rest may come. Nor is a count Redis accepts (up
+  // to INT_MAX arguments), or a line with a NUL byte, which Redis's strchr does not see the
+  // end of (it waits for more, then calls the line too big).
+  using namespace std::string_literals;
+  for (const std::string& waits : {"*2\r\n$3\r\nGET\r\n$5\r\nab"s, "*2147483647\r\n$4\r\nPING\r\n"s,
+                                   "PI\0NG\r\n"s, "*1\r\n$\0\r\n"s}) {
+    std::string error;
+    EXPECT_TRUE(Parse(waits, 3, &error).empty()) << waits;
+    EXPECT_EQ(error, "") << waits;
+  }
   std::string error;
-  EXPECT_TRUE(Parse("*2\r\n$3\r\nGET\r\n$5\r\nab", 3, &error).empty());
-  EXPECT_EQ(error, "");
+  EXPECT_TRUE(Parse("PI\0NG\r\n"s + std::string(70000, 'a'), 4096, &error).empty());
+  EXPECT_EQ(error, "ERR Protocol error: too big inline request");
+  // A request larger than Redis 7.0's old limit of 1,048,576 arguments (hashes are loaded so),
+  // parsed once whatever its chunking: each byte is read once.
+  std::string big = "*1500001\r\n$4\r\nHSET\r\n";
+  for (int i = 0; i < 1500000; ++i) big += "$1\r\nx\r\n";
+  for (size_t chunk : {size_t{1000}, size_t{65536}}) {
+    const std::vector<Argv> got = Parse(big, chunk, &error);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].size(), 1500001u);
+  }
 }
 
 TEST(Serve, StrictIntegersAsRedisReadsThem) {
@@ -324,8 +342,9 @@ TEST(Serve, StringOptionsExpiryConditionsAndFloatsMatchRedisServer) {
   ASSERT_GT(server.port(), 0);
   real::RespConnection ours("127.0.0.1", server.port()), theirs("127.0.0.1", redis.port());
   for (const Argv& argv :
-       std::vector<Argv>{{"TESTBED", "TIME", "SET", std::to_string(sim::kDefaultEpochMs)},
-                         {"TESTBED", "TIME", "FREEZE"}})
+       // (Frozen first: set, then frozen, the clock moves on in between.)
+       std::vector<Argv>{{"TESTBED", "TIME", "FREEZE"},
+                         {"TESTBED", "TIME", "SET", std::to_string(sim::kDefaultEpochMs)}})
     ASSERT_EQ(std::get<Reply>(ours.call(argv)), Reply::Ok());
   const std::vector<Argv> commands = {{"SET", "a", "1", "NX"},
                                       {"SET", "a", "2", "NX"},
