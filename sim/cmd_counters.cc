@@ -104,44 +104,54 @@ Reply Commands::PExpireTime(Emulator& em, const Argv& a) {
 
 // incrbyfloatCommand: long doubles as Redis reads them (string2ld) and writes them (ld2string,
 // human form: %.17Lf without trailing zeros); the key keeps its time to live.
-Reply Commands::IncrByFloat(Emulator& em, const Argv& a) {
-  auto read = [](const std::string& s, long double* out) {
-    if (s.empty() || s.size() >= 5 * 1024 || std::isspace(static_cast<unsigned char>(s[0])))
-      return false;
-    char* end = nullptr;
-    errno = 0;
-    const long double v = std::strtold(s.c_str(), &end);
-    if (*end != '\0' || std::isnan(v) || errno == EINVAL ||
-        (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
-      return false;
-    *out = v;
-    return true;
-  };
-  Entry* e = em.lookup(a[1]);
-  auto* s = As<std::string>(e);
-  if (e && !s) return WrongType();
-  long double value = 0, incr = 0;
-  if ((s && !read(*s, &value)) || !read(a[2], &incr))
-    return Reply::Error("ERR value is not a valid float");
-  value += incr;
-  if (std::isnan(value) || std::isinf(value))
-    return Reply::Error("ERR increment would produce NaN or Infinity");
+// string2ld: strtold over the whole text, no leading space, at most 5 KB; not NaN, and no
+// overflow or underflow.
+bool Commands::ReadLongDouble(const std::string& s, long double* out) {
+  if (s.empty() || s.size() >= 5 * 1024 || std::isspace(static_cast<unsigned char>(s[0])))
+    return false;
+  char* end = nullptr;
+  errno = 0;
+  const long double v = std::strtold(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || std::isnan(v) || errno == EINVAL ||
+      (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)))
+    return false;
+  *out = v;
+  return true;
+}
+
+// ld2string with LD_STR_HUMAN: %.17Lf, trailing zeros (and a bare '.') dropped, "-0" as "0";
+// nullopt when it does not fit Redis's buffer.
+std::optional<std::string> Commands::FormatLongDouble(long double value) {
   char buf[5 * 1024];
   int n = std::snprintf(buf, sizeof buf, "%.17Lf", value);
-  if (n < 0 || n >= static_cast<int>(sizeof buf))
-    return Reply::Error("ERR value is not a valid float");
+  if (n < 0 || n >= static_cast<int>(sizeof buf)) return std::nullopt;
   if (std::strchr(buf, '.')) {
     while (buf[n - 1] == '0') --n;
     if (buf[n - 1] == '.') --n;
   }
   std::string out(buf, static_cast<size_t>(n));
   if (out == "-0") out = "0";
+  return out;
+}
+
+Reply Commands::IncrByFloat(Emulator& em, const Argv& a) {
+  Entry* e = em.lookup(a[1]);
+  auto* s = As<std::string>(e);
+  if (e && !s) return WrongType();
+  long double value = 0, incr = 0;
+  if ((s && !ReadLongDouble(*s, &value)) || !ReadLongDouble(a[2], &incr))
+    return Reply::Error("ERR value is not a valid float");
+  value += incr;
+  if (std::isnan(value) || std::isinf(value))
+    return Reply::Error("ERR increment would produce NaN or Infinity");
+  const std::optional<std::string> out = FormatLongDouble(value);
+  if (!out) return Reply::Error("ERR value is not a valid float");
   if (e)
-    *s = out;
+    *s = *out;
   else
-    em.keys_[a[1]] = Entry{out, -1};
+    em.keys_[a[1]] = Entry{*out, -1};
   em.touch(a[1]);
-  return Reply::Bulk(out);
+  return Reply::Bulk(*out);
 }
 
 // setexCommand and psetexCommand (getExpireMillisecondsOrReply, then the write).

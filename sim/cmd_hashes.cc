@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "sim/emulator_commands.h"
 #include "sim/lua_scripting.h"
@@ -31,19 +32,33 @@ bool Commands::HashOf(Emulator& em, const std::string& key, HashValue** out, boo
   return *out != nullptr;
 }
 
-void Commands::HashSet(HashValue& h, const std::string& f, const std::string& v) {
-  if (f.size() > kHashMaxListpackValue || v.size() > kHashMaxListpackValue) h.listpack = false;
+void Commands::HashSet(const Emulator& em, HashValue& h, const std::string& f,
+                       const std::string& v) {
+  const auto max_value = static_cast<size_t>(ConfigInt(em, "hash-max-listpack-value"));
+  if (f.size() > max_value || v.size() > max_value) h.listpack = false;
   auto it = h.fields.find(f);
   if (it != h.fields.end()) {
     it->second.second = v;
   } else {
     h.fields[f] = {h.next_seq++, v};
   }
-  if (h.fields.size() > kHashMaxListpackEntries) h.listpack = false;
+  if (h.fields.size() > static_cast<size_t>(ConfigInt(em, "hash-max-listpack-entries")))
+    h.listpack = false;
 }
 
 void Commands::DropIfEmpty(Emulator& em, const std::string& key, size_t size) {
   if (size == 0) em.erase_key(key);
+}
+
+// setKey (the value replaces whatever was there, TTL and all), or dbDelete when there is no
+// value: a touch when something is written or deleted. The reply is `size`.
+Reply Commands::StoreOrDelete(Emulator& em, const std::string& key, std::optional<Value> value,
+                              int64_t size) {
+  const bool existed = em.lookup(key) != nullptr;
+  if (existed) em.erase_key(key);
+  if (value) em.keys_[key] = Entry{std::move(*value), -1};
+  if (existed || value) em.touch(key);
+  return Reply::Integer(size);
 }
 
 Reply Commands::HGet(Emulator& em, const Argv& a) {
@@ -61,7 +76,7 @@ Reply Commands::HSet(Emulator& em, const Argv& a) {
   int64_t created = 0;
   for (size_t i = 2; i < a.size(); i += 2) {
     created += h->fields.count(a[i]) ? 0 : 1;
-    HashSet(*h, a[i], a[i + 1]);
+    HashSet(em, *h, a[i], a[i + 1]);
   }
   em.touch(a[1]);
   return Reply::Integer(created);
@@ -71,7 +86,7 @@ Reply Commands::HSetNx(Emulator& em, const Argv& a) {
   HashValue* h;
   if (!HashOf(em, a[1], &h, true)) return WrongType();
   if (h->fields.count(a[2])) return Reply::Integer(0);
-  HashSet(*h, a[2], a[3]);
+  HashSet(em, *h, a[2], a[3]);
   em.touch(a[1]);
   return Reply::Integer(1);
 }
@@ -107,9 +122,107 @@ Reply Commands::HIncrBy(Emulator& em, const Argv& a) {
   if ((*incr < 0 && old < 0 && *incr < LLONG_MIN - old) ||
       (*incr > 0 && old > 0 && *incr > LLONG_MAX - old))
     return Reply::Error(kOverflow);
-  HashSet(*h, a[2], std::to_string(old + *incr));
+  HashSet(em, *h, a[2], std::to_string(old + *incr));
   em.touch(a[1]);
   return Reply::Integer(old + *incr);
+}
+
+// hincrbyfloatCommand: the increment first (no NaN or infinity), then the key, then its value.
+Reply Commands::HIncrByFloat(Emulator& em, const Argv& a) {
+  long double incr = 0, value = 0;
+  if (!ReadLongDouble(a[3], &incr)) return Reply::Error("ERR value is not a valid float");
+  if (std::isnan(incr) || std::isinf(incr)) return Reply::Error("ERR value is NaN or Infinity");
+  HashValue* h;
+  if (!HashOf(em, a[1], &h, true)) return WrongType();
+  if (auto it = h->fields.find(a[2]); it != h->fields.end())
+    if (!ReadLongDouble(it->second.second, &value))
+      return Reply::Error("ERR hash value is not a float");
+  value += incr;
+  if (std::isnan(value) || std::isinf(value))
+    return Reply::Error("ERR increment would produce NaN or Infinity");
+  const std::optional<std::string> out = FormatLongDouble(value);
+  if (!out) return Reply::Error("ERR value is not a valid float");
+  HashSet(em, *h, a[2], *out);
+  em.touch(a[1]);
+  return Reply::Bulk(*out);
+}
+
+Reply Commands::HMSet(Emulator& em, const Argv& a) {
+  if (a.size() % 2 == 1) return Reply::Error(WrongArity("hmset"));
+  const Reply r = HSet(em, a);
+  return r.type == Reply::Type::kError ? r : Reply::Ok();
+}
+
+Reply Commands::HLen(Emulator& em, const Argv& a) {
+  HashValue* h;
+  if (!HashOf(em, a[1], &h, false)) return WrongType();
+  return Reply::Integer(h ? static_cast<int64_t>(h->fields.size()) : 0);
+}
+
+Reply Commands::HStrLen(Emulator& em, const Argv& a) {
+  HashValue* h;
+  if (!HashOf(em, a[1], &h, false)) return WrongType();
+  const auto it = h ? h->fields.find(a[2]) : decltype(h->fields.find(a[2])){};
+  return Reply::Integer(h && it != h->fields.end() ? static_cast<int64_t>(it->second.second.size())
+                                                   : 0);
+}
+
+// HKEYS (`keys`), HVALS (`values`) and HGETALL (both), in the hash's order.
+Reply Commands::HashListing(Emulator& em, const Argv& a, bool keys, bool values) {
+  HashValue* h;
+  if (!HashOf(em, a[1], &h, false)) return WrongType();
+  std::vector<Reply> out;
+  if (h)
+    for (auto& [f, v] : HashInOrder(*h)) {
+      if (keys) out.push_back(Reply::Bulk(f));
+      if (values) out.push_back(Reply::Bulk(v));
+    }
+  return Reply::Array(std::move(out));
+}
+
+// hrandfieldCommand / hrandfieldWithCountCommand, drawn from the emulator's PRNG: a negative
+// count may repeat fields, a positive one does not; a count at least the hash's size is all of it.
+Reply Commands::HRandField(Emulator& em, const Argv& a) {
+  HashValue* h;
+  if (a.size() >= 3) {
+    const auto l = String2ll(a[2]);
+    if (!l) return Reply::Error(kNotInteger);
+    if (*l < -LLONG_MAX)
+      return Reply::Error(
+          "ERR value is out of range, value must between -9223372036854775807 and "
+          "9223372036854775807");
+    if (a.size() > 4 || (a.size() == 4 && !Is(a[3], "WITHVALUES"))) return Reply::Error(kSyntax);
+    const bool withvalues = a.size() == 4;
+    if (withvalues && (*l < -LLONG_MAX / 2 || *l > LLONG_MAX / 2))
+      return Reply::Error("ERR value is out of range");
+    if (!HashOf(em, a[1], &h, false)) return WrongType();
+    if (!h || *l == 0) return Reply::Array({});
+    const std::vector<std::pair<std::string, std::string>> all = HashInOrder(*h);
+    std::vector<size_t> picked;
+    if (*l < 0) {
+      for (int64_t i = 0; i < -*l; ++i) picked.push_back(em.random_below(all.size()));
+    } else if (*l >= static_cast<int64_t>(all.size())) {
+      for (size_t i = 0; i < all.size(); ++i) picked.push_back(i);
+    } else {
+      std::vector<size_t> left(all.size());
+      for (size_t i = 0; i < left.size(); ++i) left[i] = i;
+      while (static_cast<int64_t>(picked.size()) < *l) {
+        const size_t k = em.random_below(left.size());
+        picked.push_back(left[k]);
+        left.erase(left.begin() + static_cast<int64_t>(k));
+      }
+    }
+    std::vector<Reply> out;
+    for (const size_t i : picked) {
+      out.push_back(Reply::Bulk(all[i].first));
+      if (withvalues) out.push_back(Reply::Bulk(all[i].second));
+    }
+    return Reply::Array(std::move(out));
+  }
+  if (!HashOf(em, a[1], &h, false)) return WrongType();
+  if (!h) return Reply::Nil();
+  const std::vector<std::pair<std::string, std::string>> all = HashInOrder(*h);
+  return Reply::Bulk(all[em.random_below(all.size())].first);
 }
 
 std::vector<std::pair<std::string, std::string>> Commands::HashInOrder(const HashValue& h) {
@@ -124,17 +237,7 @@ std::vector<std::pair<std::string, std::string>> Commands::HashInOrder(const Has
   return out;
 }
 
-Reply Commands::HGetAll(Emulator& em, const Argv& a) {
-  HashValue* h;
-  if (!HashOf(em, a[1], &h, false)) return WrongType();
-  std::vector<Reply> out;
-  if (h)
-    for (auto& [f, v] : HashInOrder(*h)) {
-      out.push_back(Reply::Bulk(f));
-      out.push_back(Reply::Bulk(v));
-    }
-  return Reply::Array(std::move(out));
-}
+Reply Commands::HGetAll(Emulator& em, const Argv& a) { return HashListing(em, a, true, true); }
 
 Reply Commands::HMGet(Emulator& em, const Argv& a) {
   HashValue* h;

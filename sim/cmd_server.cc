@@ -3,6 +3,7 @@
 // COMMAND), the keyspace's databases (SELECT, SWAPDB, MOVE, DBSIZE, FLUSHDB, FLUSHALL), and
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH as multi.c runs them. Each runs as the client the emulator
 // was last told of (Emulator::use_client).
+#include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
@@ -108,8 +109,7 @@ Reply Commands::Client(Emulator& em, const Argv& a) {
   }
   // CLIENT SETINFO came with Redis 7.2; 7.0.15 answers it as any subcommand it lacks (clients
   // such as node-redis send it and ignore the error).
-  if (sub == "SETINFO" || sub == "NO-TOUCH")
-    return Reply::Error("ERR unknown subcommand '" + a[1] + "'. Try CLIENT HELP.");
+  if (sub == "SETINFO" || sub == "NO-TOUCH") return UnknownSubcommand(a);
   return Unsupported("CLIENT subcommand '" + a[1] + "'");
 }
 
@@ -240,6 +240,7 @@ struct ConfigParameter {
 constexpr ConfigParameter kConfig[] = {
     {"appendonly", nullptr, "no"},
     {"busy-reply-threshold", "lua-time-limit", "5000"},
+    {"client-query-buffer-limit", nullptr, "1073741824"},
     {"databases", nullptr, "16"},
     {"hash-max-listpack-entries", "hash-max-ziplist-entries", "128"},
     {"hash-max-listpack-value", "hash-max-ziplist-value", "64"},
@@ -251,9 +252,13 @@ constexpr ConfigParameter kConfig[] = {
     {"list-max-listpack-size", "list-max-ziplist-size", "-2"},
     {"maxclients", nullptr, "10000"},
     {"maxmemory", nullptr, "0"},
+    {"min-replicas-to-write", "min-slaves-to-write", "0"},
     {"maxmemory-policy", nullptr, "noeviction"},
     {"notify-keyspace-events", nullptr, ""},
     {"proto-max-bulk-len", nullptr, "536870912"},
+    {"rdb-key-save-delay", nullptr, "0"},
+    {"replica-read-only", "slave-read-only", "yes"},
+    {"replica-serve-stale-data", "slave-serve-stale-data", "yes"},
     {"save", nullptr, ""},
     {"set-max-intset-entries", nullptr, "512"},
     {"stream-node-max-bytes", nullptr, "4096"},
@@ -271,6 +276,156 @@ const ConfigParameter* FindConfig(const std::string& name) {
 }
 
 }  // namespace
+
+int64_t Commands::ConfigInt(const Emulator& em, std::string_view name) {
+  const auto set = em.config_.find(std::string(name));
+  if (set != em.config_.end()) return String2ll(set->second).value_or(0);
+  for (const ConfigParameter& p : kConfig)
+    if (name == p.name) return String2ll(p.value).value_or(0);
+  return 0;
+}
+
+// objectCommand: ENCODING, REFCOUNT, IDLETIME, FREQ and HELP; a missing key is a nil.
+Reply Commands::Object(Emulator& em, const Argv& a) {
+  if (a.size() == 2 && Is(a[1], "HELP"))
+    return HelpReply("OBJECT",
+                     {"ENCODING <key>",
+                      "    Return the kind of internal representation used in order to "
+                      "store the value",
+                      "    associated with a <key>.", "FREQ <key>",
+                      "    Return the access frequency index of the <key>. The returned "
+                      "integer is",
+                      "    proportional to the logarithm of the recent access frequency "
+                      "of the key.",
+                      "IDLETIME <key>",
+                      "    Return the idle time of the <key>, that is the approximated "
+                      "number of",
+                      "    seconds elapsed since the last access to the key.", "REFCOUNT <key>",
+                      "    Return the number of references of the value associated with "
+                      "the specified",
+                      "    <key>."});
+  // Redis 7.0 has each subcommand in its command table: an unknown one, or a known one with
+  // the wrong arity, is refused before it runs.
+  const bool known = Is(a[1], "REFCOUNT") || Is(a[1], "ENCODING") || Is(a[1], "IDLETIME") ||
+                     Is(a[1], "FREQ") || Is(a[1], "HELP");
+  if (!known) return UnknownSubcommand(a);
+  if (a.size() != (Is(a[1], "HELP") ? 2u : 3u))
+    return Reply::Error(WrongArity("object|" + ToLower(a[1])));
+  const Entry* e = em.lookup(a[2]);
+  if (!e) return Reply::Nil();
+  const std::string encoding = Encoding(em, *e);
+  if (Is(a[1], "ENCODING")) return Reply::Bulk(encoding);
+  if (Is(a[1], "REFCOUNT")) {
+    // Integers 0..9999 are Redis's shared objects (OBJ_SHARED_REFCOUNT).
+    const auto n = encoding == "int" ? String2ll(std::get<std::string>(e->value)) : std::nullopt;
+    return Reply::Integer(n && *n >= 0 && *n < 10000 ? INT_MAX : 1);
+  }
+  std::string policy = "noeviction";
+  if (const auto set = em.config_.find("maxmemory-policy"); set != em.config_.end())
+    policy = set->second;
+  const bool lfu = absl::StrContains(policy, "lfu");
+  if (Is(a[1], "IDLETIME")) {
+    if (lfu)
+      return Reply::Error(
+          "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+          "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+    return Reply::Integer(0);  // the emulator keeps no access clock
+  }
+  if (!lfu)
+    return Reply::Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+        "that when switching between policies at runtime LRU and LFU data will take some time to "
+        "adjust.");
+  return Reply::Integer(0);
+}
+
+// MEMORY USAGE key [SAMPLES count]: a nil for a missing key, else an estimate of the bytes the
+// key and its value take (their lengths plus a fixed overhead per element), not what Redis's
+// allocator would count.
+Reply Commands::Memory(Emulator& em, const Argv& a) {
+  if (!Is(a[1], "USAGE")) return Unsupported("MEMORY " + a[1]);
+  if (a.size() < 3) return Reply::Error(WrongArity("memory|usage"));
+  for (size_t j = 3; j < a.size(); ++j) {
+    if (Is(a[j], "SAMPLES") && j + 1 < a.size()) {
+      if (!String2ll(a[++j])) return Reply::Error(kNotInteger);
+    } else {
+      return Reply::Error(kSyntax);
+    }
+  }
+  const Entry* e = em.lookup(a[2]);
+  if (!e) return Reply::Nil();
+  constexpr int64_t kPerElement = 16;
+  int64_t bytes = 56 + static_cast<int64_t>(a[2].size());
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          bytes += static_cast<int64_t>(v.size());
+        } else if constexpr (std::is_same_v<T, HashValue>) {
+          for (const auto& [f, sv] : v.fields)
+            bytes += kPerElement + static_cast<int64_t>(f.size() + sv.second.size());
+        } else if constexpr (std::is_same_v<T, ZSetValue>) {
+          for (const auto& [m, score] : v.scores)
+            bytes += kPerElement + 8 + static_cast<int64_t>(m.size());
+        } else if constexpr (std::is_same_v<T, SetValue>) {
+          for (const std::string& m : v.members)
+            bytes += kPerElement + static_cast<int64_t>(m.size());
+        } else if constexpr (std::is_same_v<T, ListValue>) {
+          for (const std::string& m : v.items)
+            bytes += kPerElement + static_cast<int64_t>(m.size());
+        } else {
+          for (const auto& [id, fields] : v.entries) {
+            bytes += kPerElement + 16;
+            for (const std::string& f : fields) bytes += static_cast<int64_t>(f.size());
+          }
+        }
+      },
+      e->value);
+  return Reply::Integer(bytes);
+}
+
+// strEncoding of the encoding Redis 7.0.15 would hold the value in. A string's is read from its
+// bytes (int when string2l reads it, embstr up to 44 bytes, raw above): Redis also keeps raw a
+// short string that APPEND or SETRANGE made, which the emulator does not tell apart.
+std::string Commands::Encoding(const Emulator& em, const Entry& e) {
+  (void)em;
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          if (v.size() <= 20 && String2ll(v)) return "int";
+          return v.size() <= 44 ? "embstr" : "raw";
+        } else if constexpr (std::is_same_v<T, HashValue>) {
+          return v.listpack ? "listpack" : "hashtable";
+        } else if constexpr (std::is_same_v<T, ZSetValue>) {
+          return v.listpack ? "listpack" : "skiplist";
+        } else if constexpr (std::is_same_v<T, SetValue>) {
+          return v.intset ? "intset" : "hashtable";
+        } else if constexpr (std::is_same_v<T, ListValue>) {
+          return "quicklist";  // Redis 7.0's only list encoding
+        } else {
+          return "stream";
+        }
+      },
+      e.value);
+}
+
+// addReplyHelp: the command's usage line, the lines given, then HELP's own, as status replies.
+Reply Commands::HelpReply(const std::string& command, std::initializer_list<const char*> lines) {
+  std::vector<Reply> out;
+  out.push_back(
+      Reply::Status(command + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+  for (const char* line : lines) out.push_back(Reply::Status(line));
+  out.push_back(Reply::Status("HELP"));
+  out.push_back(Reply::Status("    Prints this help."));
+  return Reply::Array(std::move(out));
+}
+
+// processCommand's refusal of a subcommand its container does not have.
+Reply Commands::UnknownSubcommand(const Argv& a) {
+  return Reply::Error("ERR unknown subcommand '" + a[1].substr(0, 128) + "'. Try " +
+                      absl::AsciiStrToUpper(a[0]) + " HELP.");
+}
 
 // configGetCommand (a pattern per argument, each parameter once, under the name that matched)
 // and configSetCommand (name value pairs, all or none applied).
@@ -314,9 +469,55 @@ Reply Commands::Config(Emulator& em, const Argv& a) {
 // DEBUG SET-ACTIVE-EXPIRE: Redis's test suite turns active expiry off to watch stale keys. The
 // emulator has none (a key goes only when read), so either setting is accepted and changes
 // nothing; the rest of DEBUG is not emulated.
-Reply Commands::Debug(Emulator&, const Argv& a) {
+Reply Commands::Debug(Emulator& em, const Argv& a) {
   if (Is(a[1], "SET-ACTIVE-EXPIRE") && a.size() == 3) return Reply::Ok();  // atoi: any value
+  // DEBUG OBJECT key: debug.c's line, with the encoding OBJECT ENCODING gives; the address,
+  // serialized length and LRU clock are not kept (0), and a list has no quicklist figures.
+  if (Is(a[1], "OBJECT") && a.size() == 3) {
+    const Entry* e = em.lookup(a[2]);
+    if (!e) return Reply::Error("ERR no such key");
+    return Reply::Status("Value at:0x0 refcount:1 encoding:" + Encoding(em, *e) +
+                         " serializedlength:0 lru:0 lru_seconds_idle:0");
+  }
+  // DEBUG RELOAD: the data saved and loaded again, as rdbLoadObject re-encodes it (a set of at
+  // most set-max-intset-entries integers is an intset again; a hash or sorted set that fits
+  // the listpack limits is a listpack again); keys already expired are not loaded.
+  if (Is(a[1], "RELOAD")) {
+    for (int db = 0; db < Emulator::kDatabases; ++db) {
+      auto& keys = em.db_map(db);
+      for (auto it = keys.begin(); it != keys.end();) {
+        if (it->second.expire_at >= 0 && it->second.expire_at <= em.now_) {
+          it = keys.erase(it);
+          continue;
+        }
+        Reencode(em, it->second.value);
+        ++it;
+      }
+    }
+    em.last_ = em.keys_.end();
+    return Reply::Ok();
+  }
   return Unsupported("DEBUG " + a[1]);
+}
+
+void Commands::Reencode(const Emulator& em, Value& value) {
+  if (auto* set = std::get_if<SetValue>(&value)) {
+    SetValue loaded;
+    for (const std::string& m : set->members) SetInsert(em, loaded, m);
+    *set = std::move(loaded);
+  } else if (auto* h = std::get_if<HashValue>(&value)) {
+    const auto max_value = static_cast<size_t>(ConfigInt(em, "hash-max-listpack-value"));
+    h->listpack =
+        static_cast<int64_t>(h->fields.size()) <= ConfigInt(em, "hash-max-listpack-entries");
+    for (const auto& [f, v] : h->fields)
+      if (f.size() > max_value || v.second.size() > max_value) h->listpack = false;
+  } else if (auto* z = std::get_if<ZSetValue>(&value)) {
+    z->listpack =
+        static_cast<int64_t>(z->scores.size()) <= ConfigInt(em, "zset-max-listpack-entries");
+    for (const auto& [m, score] : z->scores)
+      if (static_cast<int64_t>(m.size()) > ConfigInt(em, "zset-max-listpack-value"))
+        z->listpack = false;
+  }
 }
 
 Reply Commands::Multi(Emulator& em, const Argv&) {

@@ -25,6 +25,16 @@ bool Commands::SetOf(Emulator& em, const std::string& key, SetValue** out, bool 
   return true;
 }
 
+// setTypeAdd: an intset stays one while every member is an integer (string2ll) and there are no
+// more than set-max-intset-entries.
+bool Commands::SetInsert(const Emulator& em, SetValue& s, const std::string& m) {
+  if (!s.members.insert(m).second) return false;
+  if (s.intset && (!String2ll(m) || static_cast<int64_t>(s.members.size()) >
+                                        ConfigInt(em, "set-max-intset-entries")))
+    s.intset = false;
+  return true;
+}
+
 // The members as SMEMBERS lists them (see the file's comment).
 std::vector<std::string> Commands::Members(const SetValue& s) {
   std::vector<std::string> out(s.members.begin(), s.members.end());
@@ -39,7 +49,7 @@ Reply Commands::SAdd(Emulator& em, const Argv& a) {
   SetValue* s;
   if (!SetOf(em, a[1], &s, true)) return WrongType();
   int64_t added = 0;
-  for (size_t j = 2; j < a.size(); ++j) added += s->members.insert(a[j]).second ? 1 : 0;
+  for (size_t j = 2; j < a.size(); ++j) added += SetInsert(em, *s, a[j]) ? 1 : 0;
   if (added) em.touch(a[1]);
   return Reply::Integer(added);
 }
@@ -90,7 +100,7 @@ Reply Commands::SMove(Emulator& em, const Argv& a) {
   if (src->members.empty()) em.erase_key(a[1]);
   if (!dst) SetOf(em, a[2], &dst, true);
   em.touch(a[1]);
-  if (dst->members.insert(a[3]).second) em.touch(a[2]);
+  if (SetInsert(em, *dst, a[3])) em.touch(a[2]);
   return Reply::Integer(1);
 }
 
@@ -104,11 +114,9 @@ Reply Commands::SetAlgebra(Emulator& em, const Argv& a, size_t first, size_t las
     SetValue* s;
     if (!SetOf(em, a[j], &s, false)) return WrongType();
     sets.push_back(s);
-    // An intersection stops at the first missing key (keys after it are not type-checked).
-    if (!s && op == SetOp::kInter) {
-      any_missing = true;
-      break;
-    }
+    // Every key is checked for its type, a missing one included (Redis 7.0's
+    // sinterGenericCommand; 6.2 stopped at the first missing key).
+    any_missing = any_missing || !s;
   }
   std::set<std::string> result;
   if (op == SetOp::kInter) {
@@ -134,13 +142,10 @@ Reply Commands::SetAlgebra(Emulator& em, const Argv& a, size_t first, size_t las
     for (const std::string& m : Members(SetValue{std::move(result)})) out.push_back(Reply::Bulk(m));
     return Reply::Array(std::move(out));
   }
-  // setKey, or dbDelete of an empty result: a touch when something is written or deleted.
-  const int64_t size = static_cast<int64_t>(result.size());
-  const bool existed = em.lookup(a[1]) != nullptr;
-  if (existed) em.erase_key(a[1]);
-  if (size > 0) em.keys_[a[1]] = Entry{SetValue{std::move(result)}, -1};
-  if (existed || size > 0) em.touch(a[1]);
-  return Reply::Integer(size);
+  if (result.empty()) return StoreOrDelete(em, a[1], std::nullopt, 0);
+  SetValue stored;  // createIntsetObject, then setTypeAdd of each member
+  for (const std::string& m : result) SetInsert(em, stored, m);
+  return StoreOrDelete(em, a[1], Value(std::move(stored)), static_cast<int64_t>(result.size()));
 }
 
 Reply Commands::SMembers(Emulator& em, const Argv& a) {

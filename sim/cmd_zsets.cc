@@ -31,12 +31,20 @@ bool Commands::ZSetOf(Emulator& em, const std::string& key, ZSetValue** out, boo
   return *out != nullptr;
 }
 
-bool Commands::ZInsert(ZSetValue& z, const std::string& m, double score) {
-  // A listpack-encoded set stores the score as text through d2string and reads "-0" back as
-  // integer 0: Redis 7.0 turns -0 into 0 (measured by the fidelity check).
-  if (score == 0) score = 0.0;
+bool Commands::ZInsert(const Emulator& em, ZSetValue& z, const std::string& m, double score) {
   auto it = z.scores.lower_bound(m);  // one walk, for the update and for the insert
-  if (it != z.scores.end() && it->first == m) {
+  const bool exists = it != z.scores.end() && it->first == m;
+  // zsetAdd: a new member that would pass zset-max-listpack-entries or -value turns the listpack
+  // into a skiplist first (never back).
+  if (!exists && z.listpack &&
+      (static_cast<int64_t>(z.scores.size()) + 1 > ConfigInt(em, "zset-max-listpack-entries") ||
+       static_cast<int64_t>(m.size()) > ConfigInt(em, "zset-max-listpack-value")))
+    z.listpack = false;
+  // A listpack-encoded set stores the score as text through d2string and reads "-0" back as
+  // integer 0: Redis 7.0 turns -0 into 0 there (measured by the fidelity check); a skiplist
+  // keeps the double.
+  if (score == 0 && z.listpack) score = 0.0;
+  if (exists) {
     if (it->second != score) {  // move the member's node to its new place, no copies
       auto node =
           z.ordered.extract(z.ordered.find(std::pair<double, std::string_view>(it->second, m)));
@@ -58,22 +66,34 @@ void Commands::ZErase(ZSetValue& z, const std::string& m) {
   z.scores.erase(it);
 }
 
-Reply Commands::ZAdd(Emulator& em, const Argv& a) {
+// zaddGenericCommand and zsetAdd: options, their conflicts, every score parsed, then the key.
+Reply Commands::ZAddGeneric(Emulator& em, const Argv& a, bool incr) {
   size_t idx = 2;
-  bool nx = false;
+  bool nx = false, xx = false, gt = false, lt = false, ch = false;
   for (; idx < a.size(); ++idx) {
     const std::string& opt = a[idx];
-    if (Is(opt, "NX")) {
+    if (Is(opt, "NX"))
       nx = true;
-    } else if (Is(opt, "XX") || Is(opt, "GT") || Is(opt, "LT") || Is(opt, "CH") ||
-               Is(opt, "INCR")) {
-      return Unsupported("ZADD option '" + a[idx] + "'");
-    } else {
+    else if (Is(opt, "XX"))
+      xx = true;
+    else if (Is(opt, "CH"))
+      ch = true;
+    else if (Is(opt, "INCR"))
+      incr = true;
+    else if (Is(opt, "GT"))
+      gt = true;
+    else if (Is(opt, "LT"))
+      lt = true;
+    else
       break;
-    }
   }
   const size_t elements = a.size() - idx;
   if (elements % 2 || elements == 0) return Reply::Error(kSyntax);
+  if (nx && xx) return Reply::Error("ERR XX and NX options at the same time are not compatible");
+  if ((gt && nx) || (lt && nx) || (gt && lt))
+    return Reply::Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+  if (incr && elements > 2)
+    return Reply::Error("ERR INCR option supports a single increment-element pair");
   absl::InlinedVector<double, 4> scores;
   for (size_t i = idx; i < a.size(); i += 2) {
     auto s = ParseDouble(a[i]);
@@ -81,18 +101,44 @@ Reply Commands::ZAdd(Emulator& em, const Argv& a) {
     scores.push_back(*s);
   }
   ZSetValue* z;
-  if (!ZSetOf(em, a[1], &z, true)) return WrongType();
-  int64_t added = 0;
-  bool updated = false;
-  for (size_t i = idx, k = 0; i < a.size(); i += 2, ++k) {
-    const auto it = z->scores.find(a[i + 1]);
-    if (nx && it != z->scores.end()) continue;
-    updated = updated || (it != z->scores.end() && it->second != scores[k]);
-    added += ZInsert(*z, a[i + 1], scores[k]) ? 1 : 0;
+  if (!ZSetOf(em, a[1], &z, false)) return WrongType();
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  if (z || !xx) {
+    if (!z) ZSetOf(em, a[1], &z, true);
+    for (size_t i = idx, k = 0; i < a.size(); i += 2, ++k) {
+      score = scores[k];
+      const std::string& m = a[i + 1];
+      const auto it = z->scores.find(m);
+      if (it != z->scores.end()) {
+        if (nx) continue;
+        if (incr) {
+          score += it->second;
+          if (std::isnan(score)) {
+            if (added || updated) em.touch(a[1]);
+            return Reply::Error("ERR resulting score is not a number (NaN)");
+          }
+        }
+        if ((lt && score >= it->second) || (gt && score <= it->second)) continue;
+        ++processed;
+        if (score != it->second) {
+          ZInsert(em, *z, m, score);
+          ++updated;
+        }
+      } else if (!xx) {
+        ZInsert(em, *z, m, score);
+        ++added;
+        ++processed;
+      }
+    }
   }
-  if (added > 0 || updated) em.touch(a[1]);
-  return Reply::Integer(added);
+  if (added || updated) em.touch(a[1]);
+  if (incr) return processed ? Reply::Bulk(FormatDouble(score)) : Reply::Nil();
+  return Reply::Integer(ch ? added + updated : added);
 }
+
+Reply Commands::ZAdd(Emulator& em, const Argv& a) { return ZAddGeneric(em, a, false); }
+Reply Commands::ZIncrBy(Emulator& em, const Argv& a) { return ZAddGeneric(em, a, true); }
 
 Reply Commands::ZRem(Emulator& em, const Argv& a) {
   ZSetValue* z;
@@ -122,95 +168,143 @@ Reply Commands::ZCard(Emulator& em, const Argv& a) {
   return Reply::Integer(z ? static_cast<int64_t>(z->scores.size()) : 0);
 }
 
-Reply Commands::ZRangeGeneric(Emulator& em, const Argv& a, RangeKind kind) {
+// The (score, member) pairs a parsed range selects, in the order it asks for.
+void Commands::ZSelect(const ZSetValue& z, const ZRange& r,
+                       std::vector<std::pair<double, std::string>>* picked) {
+  const int64_t len = static_cast<int64_t>(z.ordered.size());
+  if (r.kind == RangeKind::kRank) {
+    int64_t s = r.start < 0 ? r.start + len : r.start;
+    int64_t e = r.stop < 0 ? r.stop + len : r.stop;
+    if (s < 0) s = 0;
+    if (s > e || s >= len) return;
+    if (e >= len) e = len - 1;
+    if (r.reverse) {
+      auto it = std::next(z.ordered.rbegin(), s);
+      for (int64_t i = s; i <= e; ++i, ++it) picked->push_back(*it);
+    } else {
+      auto it = std::next(z.ordered.begin(), s);
+      for (int64_t i = s; i <= e; ++i, ++it) picked->push_back(*it);
+    }
+    return;
+  }
+  if (r.kind == RangeKind::kScore) {
+    if (r.offset > 0 && r.offset >= len) return;
+    const auto ge = [&](double s) { return r.min.exclusive ? s > r.min.value : s >= r.min.value; };
+    const auto le = [&](double s) { return r.max.exclusive ? s < r.max.value : s <= r.max.value; };
+    if (r.reverse) {
+      for (auto it = z.ordered.rbegin(); it != z.ordered.rend(); ++it) {
+        if (!ge(it->first)) break;
+        if (le(it->first)) picked->push_back(*it);
+      }
+    } else {
+      for (const auto& item : z.ordered) {
+        if (!le(item.first)) break;
+        if (ge(item.first)) picked->push_back(item);
+      }
+    }
+    Window(*picked, r.offset, r.limit);
+    return;
+  }
+  // zzlIsInLexRange / zslIsInLexRange first: the last element must be >= min and the first <=
+  // max, else nothing (this decides the reply when scores are mixed). Then the first (or last)
+  // element in range and a walk while in range: a linear scan in (score, member) order, exact
+  // for listpack-encoded sets and for sets whose scores are all equal.
+  if (z.ordered.empty() || !LexGteMin(z.ordered.rbegin()->second, r.lex_min) ||
+      !LexLteMax(z.ordered.begin()->second, r.lex_max))
+    return;
+  bool started = false;
+  if (r.reverse) {
+    for (auto it = z.ordered.rbegin(); it != z.ordered.rend(); ++it) {
+      if (!started && !LexLteMax(it->second, r.lex_max)) continue;
+      started = true;
+      if (!LexGteMin(it->second, r.lex_min)) break;
+      picked->push_back(*it);
+    }
+  } else {
+    for (const auto& item : z.ordered) {
+      if (!started && !LexGteMin(item.second, r.lex_min)) continue;
+      started = true;
+      if (!LexLteMax(item.second, r.lex_max)) break;
+      picked->push_back(item);
+    }
+  }
+  Window(*picked, r.offset, r.limit);
+}
+
+// zslParseRange / zslParseLexRange / the ranks, from a[min_at] and a[max_at]; an error reply
+// when they do not parse.
+std::optional<Reply> Commands::ZParseRange(const Argv& a, size_t min_at, size_t max_at, ZRange* r) {
+  if (r->kind == RangeKind::kRank) {
+    auto start = String2ll(a[min_at]);
+    auto stop = start ? String2ll(a[max_at]) : std::nullopt;
+    if (!start || !stop) return Reply::Error(kNotInteger);
+    r->start = *start;
+    r->stop = *stop;
+  } else if (r->kind == RangeKind::kScore) {
+    auto min = ParseScoreBound(a[min_at]);
+    auto max = min ? ParseScoreBound(a[max_at]) : std::nullopt;
+    if (!min || !max) return Reply::Error(kMinMaxNotFloat);
+    r->min = *min;
+    r->max = *max;
+  } else {
+    auto min = ParseLexBound(a[min_at]);
+    auto max = min ? ParseLexBound(a[max_at]) : std::nullopt;
+    if (!min || !max) return Reply::Error(kLexRange);
+    r->lex_min = *min;
+    r->lex_max = *max;
+  }
+  return std::nullopt;
+}
+
+// zrangeGenericCommand: the key at a[first] and its range, options (those `kind` and `reverse`
+// leave open), their conflicts, the range parsed, then the key. `store`: ZRANGESTORE, whose
+// destination is a[1].
+Reply Commands::ZRangeGeneric(Emulator& em, const Argv& a, size_t first, bool store,
+                              std::optional<RangeKind> kind, std::optional<bool> reverse) {
   bool withscores = false;
-  int64_t offset = 0, limit = -1;
-  bool have_limit = false;
-  for (size_t j = 4; j < a.size(); ++j) {
+  ZRange r;
+  for (size_t j = first + 3; j < a.size(); ++j) {
     const size_t left = a.size() - j - 1;
-    if (Is(a[j], "WITHSCORES")) {
+    if (!store && Is(a[j], "WITHSCORES")) {
       withscores = true;
     } else if (Is(a[j], "LIMIT") && left >= 2) {
       auto o = String2ll(a[j + 1]);
       auto l = o ? String2ll(a[j + 2]) : std::nullopt;
       if (!o || !l) return Reply::Error(kNotInteger);
-      offset = *o;
-      limit = *l;
-      have_limit = true;
+      r.offset = *o;
+      r.limit = *l;
       j += 2;
-    } else if (kind == RangeKind::kRank &&
-               (Is(a[j], "BYSCORE") || Is(a[j], "BYLEX") || Is(a[j], "REV"))) {
-      return Unsupported("ZRANGE option '" + a[j] + "'");
+    } else if (!reverse && Is(a[j], "REV")) {
+      reverse = true;
+    } else if (!kind && Is(a[j], "BYLEX")) {
+      kind = RangeKind::kLex;
+    } else if (!kind && Is(a[j], "BYSCORE")) {
+      kind = RangeKind::kScore;
     } else {
       return Reply::Error(kSyntax);
     }
   }
-  if (have_limit && kind == RangeKind::kRank)
+  r.kind = kind.value_or(RangeKind::kRank);
+  r.reverse = reverse.value_or(false);
+  if (r.limit != -1 && r.kind == RangeKind::kRank)
     return Reply::Error(
         "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or "
         "BYLEX");
-  if (withscores && kind == RangeKind::kLex)
+  if (withscores && r.kind == RangeKind::kLex)
     return Reply::Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
-
+  // A reversed score or lex range is written max first.
+  const bool swap = r.reverse && r.kind != RangeKind::kRank;
+  if (auto error = ZParseRange(a, swap ? first + 2 : first + 1, swap ? first + 1 : first + 2, &r))
+    return *error;
+  ZSetValue* z;
+  if (!ZSetOf(em, a[first], &z, false)) return WrongType();
   std::vector<std::pair<double, std::string>> picked;
-  ZSetValue* z = nullptr;
-  auto lookup = [&]() -> std::optional<Reply> {
-    if (!ZSetOf(em, a[1], &z, false)) return WrongType();
-    return std::nullopt;
-  };
-  if (kind == RangeKind::kRank) {
-    auto start = String2ll(a[2]);
-    auto stop = start ? String2ll(a[3]) : std::nullopt;
-    if (!start || !stop) return Reply::Error(kNotInteger);
-    if (auto err = lookup()) return *err;
-    if (z) {
-      const int64_t len = static_cast<int64_t>(z->ordered.size());
-      int64_t s = *start < 0 ? *start + len : *start;
-      int64_t e = *stop < 0 ? *stop + len : *stop;
-      if (s < 0) s = 0;
-      if (!(s > e || s >= len)) {
-        if (e >= len) e = len - 1;
-        auto it = std::next(z->ordered.begin(), s);
-        for (int64_t i = s; i <= e; ++i, ++it) picked.push_back(*it);
-      }
-    }
-  } else if (kind == RangeKind::kScore) {
-    auto min = ParseScoreBound(a[2]);
-    auto max = min ? ParseScoreBound(a[3]) : std::nullopt;
-    if (!min || !max) return Reply::Error(kMinMaxNotFloat);
-    if (auto err = lookup()) return *err;
-    if (z && !(offset > 0 && offset >= static_cast<int64_t>(z->scores.size()))) {
-      for (const auto& item : z->ordered) {
-        const double s = item.first;
-        const bool ge = min->exclusive ? s > min->value : s >= min->value;
-        const bool le = max->exclusive ? s < max->value : s <= max->value;
-        if (!le) break;
-        if (ge) picked.push_back(item);
-      }
-    }
-    Window(picked, offset, limit);
-  } else {
-    auto min = ParseLexBound(a[2]);
-    auto max = min ? ParseLexBound(a[3]) : std::nullopt;
-    if (!min || !max) return Reply::Error(kLexRange);
-    if (auto err = lookup()) return *err;
-    // zzlIsInLexRange first: the last element must be >= min and the first <= max, else
-    // nothing (this decides the reply when scores are mixed). Then zzlFirstInLexRange and a
-    // walk while <= max: a linear scan in (score, member) order, exact for listpack-encoded
-    // sets and for sets whose scores are all equal.
-    if (z && (!LexGteMin(z->ordered.rbegin()->second, *min) ||
-              !LexLteMax(z->ordered.begin()->second, *max)))
-      z = nullptr;
-    if (z) {
-      bool started = false;
-      for (const auto& item : z->ordered) {
-        if (!started && !LexGteMin(item.second, *min)) continue;
-        started = true;
-        if (!LexLteMax(item.second, *max)) break;
-        picked.push_back(item);
-      }
-    }
-    Window(picked, offset, limit);
+  if (z) ZSelect(*z, r, &picked);
+  if (store) {
+    ZSetValue result;
+    for (const auto& [score, member] : picked) ZInsert(em, result, member, score);
+    if (picked.empty()) return StoreOrDelete(em, a[1], std::nullopt, 0);
+    return StoreOrDelete(em, a[1], Value(std::move(result)), static_cast<int64_t>(picked.size()));
   }
   std::vector<Reply> out;
   for (const auto& [score, member] : picked) {
@@ -254,24 +348,109 @@ bool Commands::LexLteMax(const std::string& m, const LexBound& b) {
   return b.exclusive ? m < b.value : m <= b.value;
 }
 
-Reply Commands::ZRemRangeByScore(Emulator& em, const Argv& a) {
-  auto min = ParseScoreBound(a[2]);
-  auto max = min ? ParseScoreBound(a[3]) : std::nullopt;
-  if (!min || !max) return Reply::Error(kMinMaxNotFloat);
+// zremrangeGenericCommand (`remove`), zcountCommand and zlexcountCommand: the range parsed,
+// then the key; the reply is how many members are in the range.
+Reply Commands::ZInRange(Emulator& em, const Argv& a, RangeKind kind, bool remove) {
+  ZRange r;
+  r.kind = kind;
+  if (auto error = ZParseRange(a, 2, 3, &r)) return *error;
   ZSetValue* z;
   if (!ZSetOf(em, a[1], &z, false)) return WrongType();
   if (!z) return Reply::Integer(0);
-  std::vector<std::string> doomed;
-  for (const auto& [s, m] : z->ordered) {
-    const bool ge = min->exclusive ? s > min->value : s >= min->value;
-    const bool le = max->exclusive ? s < max->value : s <= max->value;
-    if (!le) break;
-    if (ge) doomed.push_back(m);
+  std::vector<std::pair<double, std::string>> in;
+  ZSelect(*z, r, &in);
+  if (remove) {
+    for (const auto& item : in) ZErase(*z, item.second);
+    if (!in.empty()) em.touch(a[1]);
+    DropIfEmpty(em, a[1], z->scores.size());
   }
-  for (const auto& m : doomed) ZErase(*z, m);
-  if (!doomed.empty()) em.touch(a[1]);
-  DropIfEmpty(em, a[1], z->scores.size());
-  return Reply::Integer(static_cast<int64_t>(doomed.size()));
+  return Reply::Integer(static_cast<int64_t>(in.size()));
+}
+
+// zrankGenericCommand (Redis 7.0: no WITHSCORE).
+Reply Commands::ZRank(Emulator& em, const Argv& a, bool reverse) {
+  ZSetValue* z;
+  if (!ZSetOf(em, a[1], &z, false)) return WrongType();
+  if (!z) return Reply::Nil();
+  const auto it = z->scores.find(a[2]);
+  if (it == z->scores.end()) return Reply::Nil();
+  const auto at = z->ordered.find(std::pair<double, std::string_view>(it->second, a[2]));
+  const auto rank = static_cast<int64_t>(std::distance(z->ordered.begin(), at));
+  return Reply::Integer(reverse ? static_cast<int64_t>(z->ordered.size()) - 1 - rank : rank);
+}
+
+Reply Commands::ZMScore(Emulator& em, const Argv& a) {
+  ZSetValue* z;
+  if (!ZSetOf(em, a[1], &z, false)) return WrongType();
+  std::vector<Reply> out;
+  for (size_t j = 2; j < a.size(); ++j) {
+    const auto it = z ? z->scores.find(a[j]) : decltype(z->scores.find(a[j])){};
+    out.push_back(z && it != z->scores.end() ? Reply::Bulk(FormatDouble(it->second))
+                                             : Reply::Nil());
+  }
+  return Reply::Array(std::move(out));
+}
+
+// genericZpopCommand: the first of `keys` that exists (each checked for its type on the way),
+// `count` members from its low (or high) end; ZMPOP's reply names the key and nests the pairs.
+Reply Commands::ZPop(Emulator& em, const Argv& a, size_t first, size_t last, bool max,
+                     int64_t count, bool zmpop) {
+  ZSetValue* z = nullptr;
+  const std::string* key = nullptr;
+  for (size_t j = first; j < last && !z; ++j) {
+    if (!ZSetOf(em, a[j], &z, false)) return WrongType();
+    key = &a[j];
+  }
+  if (!z) return zmpop ? Reply::NilArray() : Reply::Array({});
+  if (count == 0) return Reply::Array({});
+  std::vector<Reply> out;
+  for (int64_t i = 0; i < count && !z->ordered.empty(); ++i) {
+    const auto item = max ? *z->ordered.rbegin() : *z->ordered.begin();
+    if (zmpop)
+      out.push_back(
+          Reply::Array({Reply::Bulk(item.second), Reply::Bulk(FormatDouble(item.first))}));
+    else
+      out.insert(out.end(), {Reply::Bulk(item.second), Reply::Bulk(FormatDouble(item.first))});
+    ZErase(*z, item.second);
+  }
+  const std::string popped_from = *key;
+  em.touch(popped_from);
+  DropIfEmpty(em, popped_from, z->scores.size());
+  if (zmpop) return Reply::Array({Reply::Bulk(popped_from), Reply::Array(std::move(out))});
+  return Reply::Array(std::move(out));
+}
+
+// zpopMinMaxCommand: at most one count, -1 (none) pops one.
+Reply Commands::ZPopMinMax(Emulator& em, const Argv& a, bool max) {
+  if (a.size() > 3) return Reply::Error(kSyntax);
+  int64_t count = 1;
+  if (a.size() == 3) {
+    Reply error;
+    const auto n = PositiveLong(a[2], &error);
+    if (!n) return error;
+    count = *n;
+  }
+  return ZPop(em, a, 1, 2, max, count, false);
+}
+
+// zmpopGenericCommand: numkeys key... MIN|MAX [COUNT count].
+Reply Commands::ZMPop(Emulator& em, const Argv& a) {
+  const auto numkeys = String2ll(a[1]);
+  if (!numkeys || *numkeys < 1) return Reply::Error("ERR numkeys should be greater than 0");
+  if (*numkeys > static_cast<int64_t>(a.size()) - 3) return Reply::Error(kSyntax);
+  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  if (!Is(a[where], "MIN") && !Is(a[where], "MAX")) return Reply::Error(kSyntax);
+  int64_t count = -1;
+  for (size_t j = where + 1; j < a.size(); ++j) {
+    if (count == -1 && Is(a[j], "COUNT") && j + 1 < a.size()) {
+      const auto n = String2ll(a[++j]);
+      if (!n || *n < 1) return Reply::Error("ERR count should be greater than 0");
+      count = *n;
+    } else {
+      return Reply::Error(kSyntax);
+    }
+  }
+  return ZPop(em, a, 2, where, Is(a[where], "MAX"), count == -1 ? 1 : count, true);
 }
 
 }  // namespace testbed::sim

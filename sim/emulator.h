@@ -75,6 +75,9 @@ struct ZSetOrder {
 struct ZSetValue {
   std::map<std::string, double> scores;
   std::set<std::pair<double, std::string>, ZSetOrder> ordered;
+  // false once Redis would have converted it to a skiplist (zset-max-listpack-entries and
+  // -value); OBJECT ENCODING and the score -0 depend on it.
+  bool listpack = true;
 };
 
 struct StreamValue {
@@ -88,6 +91,9 @@ struct ListValue {
 
 struct SetValue {
   std::set<std::string> members;
+  // false once Redis would have converted it to a hash table (a member not an integer, or more
+  // than set-max-intset-entries); OBJECT ENCODING says which.
+  bool intset = true;
 };
 
 using Value = std::variant<std::string, HashValue, ZSetValue, StreamValue, ListValue, SetValue>;

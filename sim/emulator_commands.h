@@ -22,9 +22,6 @@
 
 namespace testbed::sim {
 
-inline constexpr size_t kHashMaxListpackEntries = 128;
-inline constexpr size_t kHashMaxListpackValue = 64;
-
 inline Reply Unsupported(const std::string& what) {
   return Reply::Error("ERR unsupported by the emulator: " + what);
 }
@@ -120,8 +117,20 @@ struct Commands {
   // The HashValue at `key` in *out (nullptr when there is none and !create); false when the key
   // holds another type (the caller answers WrongType()).
   static bool HashOf(Emulator& em, const std::string& key, HashValue** out, bool create);
-  static void HashSet(HashValue& h, const std::string& f, const std::string& v);
+  // hashTypeSet after hashTypeTryConversion: the field set, the listpack left past
+  // hash-max-listpack-entries or -value.
+  static void HashSet(const Emulator& em, HashValue& h, const std::string& f, const std::string& v);
   static void DropIfEmpty(Emulator& em, const std::string& key, size_t size);
+  static Reply HIncrByFloat(Emulator& em, const Argv& a);
+  static Reply HMSet(Emulator& em, const Argv& a);
+  static Reply HLen(Emulator& em, const Argv& a);
+  static Reply HStrLen(Emulator& em, const Argv& a);
+  static Reply HashListing(Emulator& em, const Argv& a, bool keys, bool values);
+  static Reply HRandField(Emulator& em, const Argv& a);
+  static bool ReadLongDouble(const std::string& s, long double* out);
+  static std::optional<std::string> FormatLongDouble(long double value);
+  static Reply StoreOrDelete(Emulator& em, const std::string& key, std::optional<Value> value,
+                             int64_t size);
   static Reply HGet(Emulator& em, const Argv& a);
   static Reply HSet(Emulator& em, const Argv& a);
   static Reply HSetNx(Emulator& em, const Argv& a);
@@ -136,25 +145,46 @@ struct Commands {
   // The ZSetValue at `key` in *out (nullptr when there is none and !create); false when the key
   // holds another type (the caller answers WrongType()).
   static bool ZSetOf(Emulator& em, const std::string& key, ZSetValue** out, bool create);
-  static bool ZInsert(ZSetValue& z, const std::string& m, double score);
+  static bool ZInsert(const Emulator& em, ZSetValue& z, const std::string& m, double score);
   static void ZErase(ZSetValue& z, const std::string& m);
+  static Reply ZAddGeneric(Emulator& em, const Argv& a, bool incr);
   static Reply ZAdd(Emulator& em, const Argv& a);
+  static Reply ZIncrBy(Emulator& em, const Argv& a);
   static Reply ZRem(Emulator& em, const Argv& a);
   static Reply ZScore(Emulator& em, const Argv& a);
+  static Reply ZMScore(Emulator& em, const Argv& a);
   static Reply ZCard(Emulator& em, const Argv& a);
+  static Reply ZRank(Emulator& em, const Argv& a, bool reverse);
   enum class RangeKind { kRank, kScore, kLex };
-  // zrangeGenericCommand: options first, then conflicts, then min/max, then the key.
-  static Reply ZRangeGeneric(Emulator& em, const Argv& a, RangeKind kind);
-  static void Window(std::vector<std::pair<double, std::string>>& v, int64_t offset, int64_t limit);
   struct LexBound {
     enum { kMin, kMax, kValue } kind;
     std::string value;
     bool exclusive;
   };
+  struct ZRange {
+    RangeKind kind = RangeKind::kRank;
+    bool reverse = false;
+    int64_t start = 0, stop = 0;      // kRank
+    redis_text::ScoreBound min, max;  // kScore
+    LexBound lex_min{}, lex_max{};    // kLex
+    int64_t offset = 0, limit = -1;   // LIMIT
+  };
+  static std::optional<Reply> ZParseRange(const Argv& a, size_t min_at, size_t max_at, ZRange* r);
+  static void ZSelect(const ZSetValue& z, const ZRange& r,
+                      std::vector<std::pair<double, std::string>>* picked);
+  // zrangeGenericCommand: options first (those `kind` and `reverse` leave open), then conflicts,
+  // then min/max, then the key.
+  static Reply ZRangeGeneric(Emulator& em, const Argv& a, size_t first, bool store,
+                             std::optional<RangeKind> kind, std::optional<bool> reverse);
+  static void Window(std::vector<std::pair<double, std::string>>& v, int64_t offset, int64_t limit);
   static std::optional<LexBound> ParseLexBound(const std::string& s);
   static bool LexGteMin(const std::string& m, const LexBound& b);
   static bool LexLteMax(const std::string& m, const LexBound& b);
-  static Reply ZRemRangeByScore(Emulator& em, const Argv& a);
+  static Reply ZInRange(Emulator& em, const Argv& a, RangeKind kind, bool remove);
+  static Reply ZPop(Emulator& em, const Argv& a, size_t first, size_t last, bool max, int64_t count,
+                    bool zmpop);
+  static Reply ZPopMinMax(Emulator& em, const Argv& a, bool max);
+  static Reply ZMPop(Emulator& em, const Argv& a);
 
   // ---- streams (cmd_streams.cc) ----
   // util.c string2ull: string2ll first, then strtoull with its permissive rules.
@@ -196,6 +226,7 @@ struct Commands {
   // ---- sets (cmd_sets.cc) ----
   static bool SetOf(Emulator& em, const std::string& key, SetValue** out, bool create);
   static std::vector<std::string> Members(const SetValue& s);
+  static bool SetInsert(const Emulator& em, SetValue& s, const std::string& m);
   enum class SetOp { kInter, kUnion, kDiff };
   // limit: -1 for a set reply or a store; else SINTERCARD's (0: none), and the count is the reply.
   static Reply SetAlgebra(Emulator& em, const Argv& a, size_t first, size_t last, SetOp op,
@@ -225,6 +256,14 @@ struct Commands {
   static Reply Command(Emulator& em, const Argv& a);
   static Reply Function(Emulator& em, const Argv& a);
   static Reply Config(Emulator& em, const Argv& a);
+  // A numeric parameter's value: as CONFIG SET left it, else redis-server 7.0.15's default.
+  static int64_t ConfigInt(const Emulator& em, std::string_view name);
+  static Reply Object(Emulator& em, const Argv& a);
+  static Reply Memory(Emulator& em, const Argv& a);
+  static void Reencode(const Emulator& em, Value& value);
+  static std::string Encoding(const Emulator& em, const Entry& e);
+  static Reply HelpReply(const std::string& command, std::initializer_list<const char*> lines);
+  static Reply UnknownSubcommand(const Argv& a);
   static Reply Debug(Emulator& em, const Argv& a);
   static Reply Select(Emulator& em, const Argv& a);
   static Reply DbSize(Emulator& em, const Argv& a);

@@ -333,10 +333,9 @@ TEST(Serve, HandshakeRepliesAndProtocolErrorsMatchRedisServer) {
         << garbage;
 }
 
-// SET's options, GETEX, EXPIRE's conditions, EXPIRETIME and INCRBYFLOAT, as another application
-// sends them: serve answers each as a spawned redis-server 7.0.15 does, byte for byte, both
-// clocks standing at the same millisecond.
-TEST(Serve, StringOptionsExpiryConditionsAndFloatsMatchRedisServer) {
+// Each command sent to a spawned serve and to a spawned redis-server 7.0.15, both clocks standing
+// at the same millisecond: the replies must be the same, byte for byte.
+void ExpectRepliesOfRedisServer(const std::vector<Argv>& commands) {
   real::RedisServer redis(sim::kDefaultEpochMs);
   Spawned server;
   ASSERT_GT(server.port(), 0);
@@ -346,6 +345,17 @@ TEST(Serve, StringOptionsExpiryConditionsAndFloatsMatchRedisServer) {
        std::vector<Argv>{{"TESTBED", "TIME", "FREEZE"},
                          {"TESTBED", "TIME", "SET", std::to_string(sim::kDefaultEpochMs)}})
     ASSERT_EQ(std::get<Reply>(ours.call(argv)), Reply::Ok());
+  for (const Argv& argv : commands) {
+    const sim::CallResult a = ours.call(argv), b = theirs.call(argv);
+    ASSERT_TRUE(std::holds_alternative<Reply>(a) && std::holds_alternative<Reply>(b))
+        << sim::render_argv(argv);
+    EXPECT_EQ(std::get<Reply>(a).resp2(), std::get<Reply>(b).resp2()) << sim::render_argv(argv);
+  }
+}
+
+// SET's options, GETEX, EXPIRE's conditions, EXPIRETIME and INCRBYFLOAT, as another application
+// sends them: serve answers each as a spawned redis-server 7.0.15 does.
+TEST(Serve, StringOptionsExpiryConditionsAndFloatsMatchRedisServer) {
   const std::vector<Argv> commands = {{"SET", "a", "1", "NX"},
                                       {"SET", "a", "2", "NX"},
                                       {"SET", "a", "3", "XX", "GET"},
@@ -410,12 +420,176 @@ TEST(Serve, StringOptionsExpiryConditionsAndFloatsMatchRedisServer) {
                                       {"SET", "e", "1", "PX", "100"},
                                       {"INCRBYFLOAT", "e", "1"},
                                       {"PTTL", "e"}};
-  for (const Argv& argv : commands) {
-    const sim::CallResult a = ours.call(argv), b = theirs.call(argv);
-    ASSERT_TRUE(std::holds_alternative<Reply>(a) && std::holds_alternative<Reply>(b))
-        << sim::render_argv(argv);
-    EXPECT_EQ(std::get<Reply>(a).resp2(), std::get<Reply>(b).resp2()) << sim::render_argv(argv);
-  }
+  ExpectRepliesOfRedisServer(commands);
+}
+
+// Sorted sets' commands (ZADD's options, ranks, ranges of every kind and direction, pops,
+// ZRANGESTORE) and OBJECT ENCODING of every type, at Redis's default thresholds and past ones
+// CONFIG SET lowered: serve answers each as a spawned redis-server 7.0.15 does.
+TEST(Serve, SortedSetsAndObjectEncodingsMatchRedisServer) {
+  ExpectRepliesOfRedisServer({
+      {"ZADD", "z", "1", "a", "2", "b", "3", "c"},
+      {"ZADD", "z", "XX", "NX", "1", "a"},
+      {"ZADD", "z", "GT", "LT", "1", "a"},
+      {"ZADD", "z", "NX", "GT", "1", "a"},
+      {"ZADD", "z", "INCR", "1", "a", "2", "b"},
+      {"ZADD", "z", "CH", "5", "a", "2", "b", "4", "d"},
+      {"ZADD", "z", "GT", "CH", "1", "a", "9", "b"},
+      {"ZADD", "z", "LT", "CH", "1", "a", "99", "b"},
+      {"ZADD", "z", "XX", "1", "nope"},
+      {"ZADD", "z", "XX", "INCR", "1", "nope"},
+      {"ZADD", "z", "INCR", "GT", "-1", "a"},
+      {"ZADD", "z", "INCR", "2.5", "a"},
+      {"ZADD", "nokey", "XX", "1", "a"},
+      {"EXISTS", "nokey"},
+      {"ZADD", "z", "1", "a", "x", "b"},
+      {"ZADD", "z", "nan", "a"},
+      {"ZINCRBY", "z", "1.5", "c"},
+      {"ZINCRBY", "z", "x", "c"},
+      {"ZINCRBY", "z", "inf", "c"},
+      {"ZINCRBY", "z", "-inf", "c"},
+      {"ZRANGE", "z", "0", "-1", "WITHSCORES"},
+      {"ZADD", "z", "-0", "m0"},
+      {"ZSCORE", "z", "m0"},
+      {"ZRANK", "z", "b"},
+      {"ZREVRANK", "z", "b"},
+      {"ZRANK", "z", "nope"},
+      {"ZRANK", "nokey", "a"},
+      {"ZMSCORE", "z", "a", "nope", "b"},
+      {"ZMSCORE", "nokey", "a"},
+      {"ZCOUNT", "z", "(1", "+inf"},
+      {"ZCOUNT", "z", "x", "1"},
+      {"ZREVRANGE", "z", "0", "1", "WITHSCORES"},
+      {"ZREVRANGE", "z", "-2", "-1"},
+      {"ZRANGE", "z", "+inf", "(2", "BYSCORE", "REV", "LIMIT", "1", "2", "WITHSCORES"},
+      {"ZRANGE", "z", "0", "1", "LIMIT", "0", "1"},
+      {"ZRANGE", "z", "-", "+", "BYLEX", "WITHSCORES"},
+      {"ZRANGE", "z", "0", "1", "BYSCORE", "BYLEX"},
+      {"ZRANGE", "z", "0", "1", "REV", "REV"},
+      {"ZREVRANGEBYSCORE", "z", "+inf", "-inf", "LIMIT", "1", "-1"},
+      {"ZREVRANGEBYSCORE", "z", "2", "5"},
+      {"ZRANGEBYSCORE", "z", "-inf", "+inf", "REV"},
+      {"ZADD", "l", "0", "a", "0", "b", "0", "c", "0", "d", "0", "e"},
+      {"ZRANGEBYLEX", "l", "(a", "[d", "LIMIT", "1", "2"},
+      {"ZREVRANGEBYLEX", "l", "[d", "(a"},
+      {"ZREVRANGEBYLEX", "l", "+", "-", "LIMIT", "0", "2"},
+      {"ZLEXCOUNT", "l", "[b", "(e"},
+      {"ZLEXCOUNT", "l", "b", "e"},
+      {"ZRANGE", "l", "[e", "[a", "BYLEX", "REV"},
+      {"ZRANGESTORE", "dst", "z", "0", "2"},
+      {"ZRANGE", "dst", "0", "-1", "WITHSCORES"},
+      {"ZRANGESTORE", "dst", "l", "[b", "[c", "BYLEX"},
+      {"ZRANGE", "dst", "0", "-1"},
+      {"ZRANGESTORE", "dst", "z", "5", "9"},
+      {"EXISTS", "dst"},
+      {"ZRANGESTORE", "dst", "z", "0", "1", "WITHSCORES"},
+      {"ZREMRANGEBYRANK", "l", "-2", "-1"},
+      {"ZREMRANGEBYLEX", "l", "-", "(b"},
+      {"ZRANGE", "l", "0", "-1"},
+      {"ZREMRANGEBYSCORE", "z", "(1", "3"},
+      {"ZPOPMIN", "z"},
+      {"ZPOPMAX", "z", "2"},
+      {"ZPOPMIN", "z", "0"},
+      {"ZPOPMIN", "z", "-1"},
+      {"ZPOPMIN", "z", "1", "2"},
+      {"ZPOPMIN", "nokey"},
+      {"ZMPOP", "2", "nokey", "l", "MIN", "COUNT", "5"},
+      {"EXISTS", "l"},
+      {"ZMPOP", "1", "nokey", "MAX"},
+      {"ZMPOP", "0", "l", "MIN"},
+      {"ZMPOP", "3", "l", "MIN"},
+      {"ZMPOP", "1", "z", "MID"},
+      {"ZMPOP", "1", "z", "MIN", "COUNT", "0"},
+      {"ZMPOP", "1", "z", "MIN", "COUNT", "1", "COUNT", "1"},
+      {"SET", "s", "x"},
+      {"ZPOPMIN", "s"},
+      {"ZMPOP", "2", "nokey", "s", "MIN"},
+      // Hashes.
+      {"HMSET", "hh", "a", "1", "b", "2.5"},
+      {"HMSET", "hh", "a"},
+      {"HLEN", "hh"},
+      {"HSTRLEN", "hh", "b"},
+      {"HSTRLEN", "hh", "nope"},
+      {"HKEYS", "hh"},
+      {"HVALS", "hh"},
+      {"HINCRBYFLOAT", "hh", "b", "0.1"},
+      {"HINCRBYFLOAT", "hh", "new", "-1e3"},
+      {"HINCRBYFLOAT", "hh", "a", "inf"},
+      {"HINCRBYFLOAT", "hh", "a", "x"},
+      {"HSET", "hh", "s", "text"},
+      {"HINCRBYFLOAT", "hh", "s", "1"},
+      {"HRANDFIELD", "hh", "10", "WITHVALUES"},  // all of it, in the listpack's order
+      {"HINCRBYFLOAT", "hh", "a", "1.7976931348623157e308"},
+      {"HINCRBYFLOAT", "s", "a", "1"},
+      {"HRANDFIELD", "hh", "0"},
+      {"HRANDFIELD", "hh", "1", "WITHSCORES"},
+      {"HRANDFIELD", "hh", "x"},
+      {"HRANDFIELD", "hh", "-9223372036854775808"},
+      {"HRANDFIELD", "hh", "-9223372036854775807", "WITHVALUES"},
+      {"HRANDFIELD", "nokey"},
+      {"HRANDFIELD", "nokey", "3"},
+      {"HLEN", "s"},
+      // Encodings: each type at the defaults, then past thresholds CONFIG SET lowered.
+      {"SET", "i", "12345"},
+      {"SET", "e", "abc"},
+      {"SET", "r", std::string(45, 'x')},
+      {"SET", "n", "-0"},
+      {"OBJECT", "ENCODING", "i"},
+      {"OBJECT", "ENCODING", "e"},
+      {"OBJECT", "ENCODING", "r"},
+      {"OBJECT", "ENCODING", "n"},
+      {"OBJECT", "REFCOUNT", "i"},
+      {"SET", "small", "42"},
+      {"OBJECT", "REFCOUNT", "small"},
+      {"OBJECT", "REFCOUNT", "e"},
+      {"OBJECT", "ENCODING", "nokey"},
+      {"OBJECT", "FREQ", "e"},
+      {"OBJECT", "ENCODING"},
+      {"OBJECT", "NOPE", "e"},
+      {"OBJECT", "HELP"},
+      {"OBJECT", "HELP", "x"},
+      {"RPUSH", "list", "a"},
+      {"OBJECT", "ENCODING", "list"},
+      {"SADD", "ints", "1", "2", "3"},
+      {"OBJECT", "ENCODING", "ints"},
+      {"SADD", "ints", "x"},
+      {"OBJECT", "ENCODING", "ints"},
+      {"SREM", "ints", "x"},
+      {"OBJECT", "ENCODING", "ints"},
+      {"SADD", "strs", "a"},
+      {"OBJECT", "ENCODING", "strs"},
+      {"HSET", "h", "f", "v"},
+      {"OBJECT", "ENCODING", "h"},
+      {"HSET", "h", "g", std::string(65, 'v')},
+      {"OBJECT", "ENCODING", "h"},
+      {"ZADD", "zz", "1", "a"},
+      {"OBJECT", "ENCODING", "zz"},
+      {"ZADD", "zz", "1", std::string(65, 'm')},
+      {"OBJECT", "ENCODING", "zz"},
+      {"XADD", "st", "1-1", "f", "v"},
+      {"OBJECT", "ENCODING", "st"},
+      {"CONFIG", "SET", "zset-max-ziplist-entries", "2", "set-max-intset-entries", "2",
+       "hash-max-listpack-entries", "1"},
+      {"ZADD", "z3", "1", "a", "2", "b"},
+      {"OBJECT", "ENCODING", "z3"},
+      {"ZADD", "z3", "3", "c"},
+      {"OBJECT", "ENCODING", "z3"},
+      {"ZADD", "z3", "-0", "d"},
+      {"ZSCORE", "z3", "d"},
+      {"ZRANGESTORE", "z4", "z3", "0", "1"},
+      {"OBJECT", "ENCODING", "z4"},
+      {"SADD", "s3", "1", "2", "3"},
+      {"OBJECT", "ENCODING", "s3"},
+      {"SINTERSTORE", "s4", "s3"},
+      {"OBJECT", "ENCODING", "s4"},
+      {"HSET", "h3", "a", "1", "b", "2"},
+      {"OBJECT", "ENCODING", "h3"},
+      {"CONFIG", "SET", "zset-max-ziplist-entries", "0"},
+      {"ZADD", "z5", "1", "a"},
+      {"OBJECT", "ENCODING", "z5"},
+      {"CONFIG", "SET", "zset-max-ziplist-entries", "128", "set-max-intset-entries", "512",
+       "hash-max-listpack-entries", "128"},
+  });
 }
 
 // serve --record: what an application sent, with the replies, is a capture that import reads
