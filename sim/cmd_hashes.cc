@@ -180,10 +180,14 @@ Reply Commands::HashListing(Emulator& em, const Argv& a, bool keys, bool values)
   return Reply::Array(std::move(out));
 }
 
-// hrandfieldCommand / hrandfieldWithCountCommand, drawn from the emulator's PRNG: a negative
-// count may repeat fields, a positive one does not; a count at least the hash's size is all of it.
-Reply Commands::HRandField(Emulator& em, const Argv& a) {
-  HashValue* h;
+// hrandfieldCommand / zrandmemberCommand and their WithCount kinds, drawn from the emulator's
+// PRNG: a negative count may repeat, a positive one does not; a count at least the size is all
+// of it. `pairs` reads the key: false for another type, else (field, value) pairs in the value's
+// order, none when the key is missing.
+Reply Commands::RandomPairs(Emulator& em, const Argv& a, const char* with,
+                            absl::FunctionRef<bool(Pairs*, bool*)> pairs) {
+  Pairs all;
+  bool exists = false;
   if (a.size() >= 3) {
     const auto l = String2ll(a[2]);
     if (!l) return Reply::Error(kNotInteger);
@@ -191,13 +195,13 @@ Reply Commands::HRandField(Emulator& em, const Argv& a) {
       return Reply::Error(
           "ERR value is out of range, value must between -9223372036854775807 and "
           "9223372036854775807");
-    if (a.size() > 4 || (a.size() == 4 && !Is(a[3], "WITHVALUES"))) return Reply::Error(kSyntax);
+    if (a.size() > 4 || (a.size() == 4 && !absl::EqualsIgnoreCase(a[3], with)))
+      return Reply::Error(kSyntax);
     const bool withvalues = a.size() == 4;
     if (withvalues && (*l < -LLONG_MAX / 2 || *l > LLONG_MAX / 2))
       return Reply::Error("ERR value is out of range");
-    if (!HashOf(em, a[1], &h, false)) return WrongType();
-    if (!h || *l == 0) return Reply::Array({});
-    const std::vector<std::pair<std::string, std::string>> all = HashInOrder(*h);
+    if (!pairs(&all, &exists)) return WrongType();
+    if (!exists || *l == 0) return Reply::Array({});
     std::vector<size_t> picked;
     if (*l < 0) {
       for (int64_t i = 0; i < -*l; ++i) picked.push_back(em.random_below(all.size()));
@@ -219,10 +223,19 @@ Reply Commands::HRandField(Emulator& em, const Argv& a) {
     }
     return Reply::Array(std::move(out));
   }
-  if (!HashOf(em, a[1], &h, false)) return WrongType();
-  if (!h) return Reply::Nil();
-  const std::vector<std::pair<std::string, std::string>> all = HashInOrder(*h);
+  if (!pairs(&all, &exists)) return WrongType();
+  if (!exists) return Reply::Nil();
   return Reply::Bulk(all[em.random_below(all.size())].first);
+}
+
+Reply Commands::HRandField(Emulator& em, const Argv& a) {
+  return RandomPairs(em, a, "WITHVALUES", [&](Pairs* all, bool* exists) {
+    HashValue* h;
+    if (!HashOf(em, a[1], &h, false)) return false;
+    *exists = h != nullptr;
+    if (h) *all = HashInOrder(*h);
+    return true;
+  });
 }
 
 std::vector<std::pair<std::string, std::string>> Commands::HashInOrder(const HashValue& h) {

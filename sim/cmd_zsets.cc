@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "sim/emulator_commands.h"
 #include "sim/lua_scripting.h"
@@ -392,21 +394,30 @@ Reply Commands::ZMScore(Emulator& em, const Argv& a) {
 }
 
 // genericZpopCommand: the first of `keys` that exists (each checked for its type on the way),
-// `count` members from its low (or high) end; ZMPOP's reply names the key and nests the pairs.
+// `count` members from its low (or high) end. kFlat: ZPOPMIN's member, score, ...; kKeyFlat:
+// BZPOPMIN's key first; kKeyNested: ZMPOP's key and nested pairs. `blocking`: nothing to pop
+// blocks, which the emulator does not do (refused), except inside MULTI or a script, where
+// Redis answers at once with a nil.
 Reply Commands::ZPop(Emulator& em, const Argv& a, size_t first, size_t last, bool max,
-                     int64_t count, bool zmpop) {
+                     int64_t count, PopReply shape, bool blocking) {
   ZSetValue* z = nullptr;
   const std::string* key = nullptr;
   for (size_t j = first; j < last && !z; ++j) {
     if (!ZSetOf(em, a[j], &z, false)) return WrongType();
     key = &a[j];
   }
-  if (!z) return zmpop ? Reply::NilArray() : Reply::Array({});
+  if (!z) {
+    if (blocking && !em.in_script_ && !em.session().multi)
+      return Unsupported("blocking " + ToUpper(a[0]) +
+                         " (no key has members to pop, and the emulator does not block)");
+    return shape == PopReply::kFlat ? Reply::Array({}) : Reply::NilArray();
+  }
   if (count == 0) return Reply::Array({});
   std::vector<Reply> out;
+  if (shape == PopReply::kKeyFlat) out.push_back(Reply::Bulk(*key));
   for (int64_t i = 0; i < count && !z->ordered.empty(); ++i) {
     const auto item = max ? *z->ordered.rbegin() : *z->ordered.begin();
-    if (zmpop)
+    if (shape == PopReply::kKeyNested)
       out.push_back(
           Reply::Array({Reply::Bulk(item.second), Reply::Bulk(FormatDouble(item.first))}));
     else
@@ -416,7 +427,8 @@ Reply Commands::ZPop(Emulator& em, const Argv& a, size_t first, size_t last, boo
   const std::string popped_from = *key;
   em.touch(popped_from);
   DropIfEmpty(em, popped_from, z->scores.size());
-  if (zmpop) return Reply::Array({Reply::Bulk(popped_from), Reply::Array(std::move(out))});
+  if (shape == PopReply::kKeyNested)
+    return Reply::Array({Reply::Bulk(popped_from), Reply::Array(std::move(out))});
   return Reply::Array(std::move(out));
 }
 
@@ -430,15 +442,33 @@ Reply Commands::ZPopMinMax(Emulator& em, const Argv& a, bool max) {
     if (!n) return error;
     count = *n;
   }
-  return ZPop(em, a, 1, 2, max, count, false);
+  return ZPop(em, a, 1, 2, max, count, PopReply::kFlat, false);
 }
 
-// zmpopGenericCommand: numkeys key... MIN|MAX [COUNT count].
-Reply Commands::ZMPop(Emulator& em, const Argv& a) {
-  const auto numkeys = String2ll(a[1]);
+// getTimeoutFromObjectOrReply in seconds: a long double, not negative.
+std::optional<Reply> Commands::BadTimeout(const std::string& arg) {
+  long double seconds = 0;
+  if (!ReadLongDouble(arg, &seconds))
+    return Reply::Error("ERR timeout is not a float or out of range");
+  if (static_cast<long long>(seconds * 1000.0L) < 0) return Reply::Error("ERR timeout is negative");
+  return std::nullopt;
+}
+
+// bzpopMinMaxCommand: key... timeout.
+Reply Commands::BZPopMinMax(Emulator& em, const Argv& a, bool max) {
+  if (auto error = BadTimeout(a.back())) return *error;
+  return ZPop(em, a, 1, a.size() - 1, max, 1, PopReply::kKeyFlat, true);
+}
+
+// zmpopGenericCommand: [timeout] numkeys key... MIN|MAX [COUNT count].
+Reply Commands::ZMPop(Emulator& em, const Argv& a, bool blocking) {
+  const size_t numkeys_at = blocking ? 2 : 1;
+  if (blocking)
+    if (auto error = BadTimeout(a[1])) return *error;
+  const auto numkeys = String2ll(a[numkeys_at]);
   if (!numkeys || *numkeys < 1) return Reply::Error("ERR numkeys should be greater than 0");
-  if (*numkeys > static_cast<int64_t>(a.size()) - 3) return Reply::Error(kSyntax);
-  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  if (*numkeys > static_cast<int64_t>(a.size() - numkeys_at) - 2) return Reply::Error(kSyntax);
+  const size_t where = numkeys_at + 1 + static_cast<size_t>(*numkeys);
   if (!Is(a[where], "MIN") && !Is(a[where], "MAX")) return Reply::Error(kSyntax);
   int64_t count = -1;
   for (size_t j = where + 1; j < a.size(); ++j) {
@@ -450,7 +480,175 @@ Reply Commands::ZMPop(Emulator& em, const Argv& a) {
       return Reply::Error(kSyntax);
     }
   }
-  return ZPop(em, a, 2, where, Is(a[where], "MAX"), count == -1 ? 1 : count, true);
+  return ZPop(em, a, numkeys_at + 1, where, Is(a[where], "MAX"), count == -1 ? 1 : count,
+              PopReply::kKeyNested, blocking);
+}
+
+Reply Commands::ZRandMember(Emulator& em, const Argv& a) {
+  return RandomPairs(em, a, "WITHSCORES", [&](Pairs* all, bool* exists) {
+    ZSetValue* z;
+    if (!ZSetOf(em, a[1], &z, false)) return false;
+    *exists = z != nullptr;
+    if (z)  // zuiNext walks a sorted set from its highest member down
+      for (auto it = z->ordered.rbegin(); it != z->ordered.rend(); ++it)
+        all->emplace_back(it->second, FormatDouble(it->first));
+    return true;
+  });
+}
+
+namespace {
+
+// zunionInterAggregate.
+enum class Aggregate { kSum, kMin, kMax };
+void Combine(double* target, double value, Aggregate how) {
+  if (how == Aggregate::kSum) {
+    *target += value;
+    if (std::isnan(*target)) *target = 0.0;  // +inf + -inf
+  } else if (how == Aggregate::kMin) {
+    *target = value < *target ? value : *target;
+  } else {
+    *target = value > *target ? value : *target;
+  }
+}
+
+}  // namespace
+
+Reply Commands::ZSetAlgebra(Emulator& em, const Argv& a, size_t numkeys_at, ZSetOp op, bool store,
+                            bool card) {
+  const auto setnum = String2ll(a[numkeys_at]);
+  if (!setnum) return Reply::Error(kNotInteger);
+  if (*setnum < 1)
+    return Reply::Error("ERR at least 1 input key is needed for '" + ToLower(a[0]) + "' command");
+  if (*setnum > static_cast<int64_t>(a.size() - numkeys_at - 1)) return Reply::Error(kSyntax);
+  // Each input as (member, score) pairs; a set's members score 1.
+  struct Source {
+    std::vector<std::pair<std::string, double>> items;
+    const ZSetValue* zset = nullptr;
+    const SetValue* set = nullptr;
+    double weight = 1.0;
+    std::optional<double> find(const std::string& m) const {
+      if (zset) {
+        const auto it = zset->scores.find(m);
+        return it == zset->scores.end() ? std::nullopt : std::optional<double>(it->second);
+      }
+      return set && set->members.contains(m) ? std::optional<double>(1.0) : std::nullopt;
+    }
+    size_t size() const { return items.size(); }
+  };
+  std::vector<Source> src(static_cast<size_t>(*setnum));
+  size_t j = numkeys_at + 1;
+  for (Source& in : src) {
+    Entry* e = em.lookup(a[j++]);
+    if (!e) continue;
+    if (auto* z = As<ZSetValue>(e)) {
+      in.zset = z;
+      for (const auto& [score, member] : z->ordered) in.items.emplace_back(member, score);
+    } else if (auto* s = As<SetValue>(e)) {
+      in.set = s;
+      for (const std::string& m : Members(*s)) in.items.emplace_back(m, 1.0);
+    } else {
+      return WrongType();
+    }
+  }
+  Aggregate how = Aggregate::kSum;
+  bool withscores = false;
+  int64_t limit = 0;
+  while (j < a.size()) {
+    const size_t remaining = a.size() - j;
+    if (op != ZSetOp::kDiff && !card && remaining >= src.size() + 1 && Is(a[j], "WEIGHTS")) {
+      ++j;
+      for (Source& in : src) {
+        const auto w = ParseDouble(a[j++]);
+        if (!w) return Reply::Error("ERR weight value is not a float");
+        in.weight = *w;
+      }
+    } else if (op != ZSetOp::kDiff && !card && remaining >= 2 && Is(a[j], "AGGREGATE")) {
+      const std::string& kind = a[j + 1];
+      if (Is(kind, "SUM"))
+        how = Aggregate::kSum;
+      else if (Is(kind, "MIN"))
+        how = Aggregate::kMin;
+      else if (Is(kind, "MAX"))
+        how = Aggregate::kMax;
+      else
+        return Reply::Error(kSyntax);
+      j += 2;
+    } else if (!store && !card && Is(a[j], "WITHSCORES")) {
+      withscores = true;
+      ++j;
+    } else if (card && remaining >= 2 && Is(a[j], "LIMIT")) {
+      Reply error;
+      const auto l = PositiveLong(a[j + 1], &error, "ERR LIMIT can't be negative");
+      if (!l) return error;
+      limit = *l;
+      j += 2;
+    } else {
+      return Reply::Error(kSyntax);
+    }
+  }
+  // Union and intersection take the inputs from the smallest to the largest (a stable sort here;
+  // Redis's qsort may order inputs of one size differently, which moves only the order of a
+  // floating-point sum).
+  if (op != ZSetOp::kDiff)
+    std::stable_sort(src.begin(), src.end(),
+                     [](const Source& x, const Source& y) { return x.size() < y.size(); });
+  std::map<std::string, double> result;
+  const auto weighted = [](double w, double score) {
+    const double v = w * score;
+    return std::isnan(v) ? 0.0 : v;
+  };
+  int64_t cardinality = 0;
+  if (op == ZSetOp::kInter) {
+    for (const auto& [m, s0] : src[0].items) {
+      double score = weighted(src[0].weight, s0);
+      size_t k = 1;
+      for (; k < src.size(); ++k) {
+        const auto v = src[k].find(m);
+        if (!v) break;
+        Combine(&score, *v * src[k].weight, how);
+      }
+      if (k < src.size()) continue;
+      if (card) {
+        ++cardinality;
+        if (limit && cardinality >= limit) break;  // ZINTERCARD stops at its LIMIT
+        continue;
+      }
+      result[m] = score;
+    }
+  } else if (op == ZSetOp::kUnion) {
+    for (const Source& in : src)
+      for (const auto& [m, score] : in.items) {
+        const double v = weighted(in.weight, score);
+        const auto [it, fresh] = result.emplace(m, v);
+        if (!fresh) Combine(&it->second, v, how);
+      }
+  } else {
+    for (const auto& [m, score] : src[0].items)
+      if (std::none_of(src.begin() + 1, src.end(), [&](const Source& in) { return in.find(m); }))
+        result[m] = score;
+  }
+  if (card) return Reply::Integer(cardinality);
+  // The result is built as a skiplist and made a listpack at the end if it fits
+  // (zsetConvertToListpackIfNeeded).
+  ZSetValue out;
+  out.listpack = static_cast<int64_t>(result.size()) <= ConfigInt(em, "zset-max-listpack-entries");
+  for (const auto& [m, score] : result)
+    if (static_cast<int64_t>(m.size()) > ConfigInt(em, "zset-max-listpack-value"))
+      out.listpack = false;
+  const bool listpack = out.listpack;
+  for (const auto& [m, score] : result) ZInsert(em, out, m, score);
+  out.listpack = listpack;
+  if (store) {
+    if (result.empty()) return StoreOrDelete(em, a[1], std::nullopt, 0);
+    const auto size = static_cast<int64_t>(result.size());
+    return StoreOrDelete(em, a[1], Value(std::move(out)), size);
+  }
+  std::vector<Reply> reply;
+  for (const auto& [score, member] : out.ordered) {
+    reply.push_back(Reply::Bulk(member));
+    if (withscores) reply.push_back(Reply::Bulk(FormatDouble(score)));
+  }
+  return Reply::Array(std::move(reply));
 }
 
 }  // namespace testbed::sim

@@ -137,7 +137,48 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
       {"ZPOPMIN",
        {-2, false, [](Emulator& em, const Argv& a) { return ZPopMinMax(em, a, false); }}},
       {"ZPOPMAX", {-2, false, [](Emulator& em, const Argv& a) { return ZPopMinMax(em, a, true); }}},
-      {"ZMPOP", {-4, false, ZMPop}},
+      {"ZMPOP", {-4, false, [](Emulator& em, const Argv& a) { return ZMPop(em, a, false); }}},
+      {"BZMPOP", {-5, false, [](Emulator& em, const Argv& a) { return ZMPop(em, a, true); }}},
+      {"BZPOPMIN",
+       {-3, false, [](Emulator& em, const Argv& a) { return BZPopMinMax(em, a, false); }}},
+      {"BZPOPMAX",
+       {-3, false, [](Emulator& em, const Argv& a) { return BZPopMinMax(em, a, true); }}},
+      {"ZRANDMEMBER", {-2, false, ZRandMember}},
+      {"ZUNION",
+       {-3, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 1, ZSetOp::kUnion, false, false);
+        }}},
+      {"ZINTER",
+       {-3, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 1, ZSetOp::kInter, false, false);
+        }}},
+      {"ZDIFF",
+       {-3, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 1, ZSetOp::kDiff, false, false);
+        }}},
+      {"ZUNIONSTORE",
+       {-4, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 2, ZSetOp::kUnion, true, false);
+        }}},
+      {"ZINTERSTORE",
+       {-4, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 2, ZSetOp::kInter, true, false);
+        }}},
+      {"ZDIFFSTORE",
+       {-4, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 2, ZSetOp::kDiff, true, false);
+        }}},
+      {"ZINTERCARD",
+       {-3, false,
+        [](Emulator& em, const Argv& a) {
+          return ZSetAlgebra(em, a, 1, ZSetOp::kInter, false, true);
+        }}},
       {"OBJECT", {-2, false, Object}},
       {"MEMORY", {-2, false, Memory}},
       {"XADD", {-5, false, XAdd}},
@@ -239,6 +280,12 @@ bool Commands::Writes(const Spec* spec) {
                              "ZPOPMIN",
                              "ZPOPMAX",
                              "ZMPOP",
+                             "BZMPOP",
+                             "BZPOPMIN",
+                             "BZPOPMAX",
+                             "ZUNIONSTORE",
+                             "ZINTERSTORE",
+                             "ZDIFFSTORE",
                              "INCRBYFLOAT",
                              "GETEX",
                              "XADD",

@@ -126,6 +126,9 @@ struct Commands {
   static Reply HLen(Emulator& em, const Argv& a);
   static Reply HStrLen(Emulator& em, const Argv& a);
   static Reply HashListing(Emulator& em, const Argv& a, bool keys, bool values);
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  static Reply RandomPairs(Emulator& em, const Argv& a, const char* with,
+                           absl::FunctionRef<bool(Pairs*, bool*)> pairs);
   static Reply HRandField(Emulator& em, const Argv& a);
   static bool ReadLongDouble(const std::string& s, long double* out);
   static std::optional<std::string> FormatLongDouble(long double value);
@@ -181,10 +184,20 @@ struct Commands {
   static bool LexGteMin(const std::string& m, const LexBound& b);
   static bool LexLteMax(const std::string& m, const LexBound& b);
   static Reply ZInRange(Emulator& em, const Argv& a, RangeKind kind, bool remove);
+  enum class PopReply { kFlat, kKeyFlat, kKeyNested };
   static Reply ZPop(Emulator& em, const Argv& a, size_t first, size_t last, bool max, int64_t count,
-                    bool zmpop);
+                    PopReply shape, bool blocking);
   static Reply ZPopMinMax(Emulator& em, const Argv& a, bool max);
-  static Reply ZMPop(Emulator& em, const Argv& a);
+  static std::optional<Reply> BadTimeout(const std::string& arg);
+  static Reply BZPopMinMax(Emulator& em, const Argv& a, bool max);
+  static Reply ZMPop(Emulator& em, const Argv& a, bool blocking);
+  static Reply ZRandMember(Emulator& em, const Argv& a);
+  enum class ZSetOp { kUnion, kInter, kDiff };
+  // zunionInterDiffGenericCommand: numkeys at a[numkeys_at], then the keys (sets or sorted sets),
+  // then WEIGHTS, AGGREGATE, WITHSCORES or LIMIT as the command takes them. `store`: the result
+  // goes to a[1]; `card`: ZINTERCARD.
+  static Reply ZSetAlgebra(Emulator& em, const Argv& a, size_t numkeys_at, ZSetOp op, bool store,
+                           bool card);
 
   // ---- streams (cmd_streams.cc) ----
   // util.c string2ull: string2ll first, then strtoull with its permissive rules.

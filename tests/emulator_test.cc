@@ -173,8 +173,12 @@ TEST_F(EmulatorTest, CommandsOutsideTheSubsetAreRefusedClearly) {
             sim::Reply::Error("ERR unsupported by the emulator: command 'SORT'"));
   EXPECT_EQ(run({"XADD", "s", "MAXLEN", "1", "*", "f", "v"}),
             sim::Reply::Error("ERR unsupported by the emulator: XADD option 'MAXLEN'"));
-  EXPECT_EQ(run({"ZADD", "z", "XX", "1", "m"}),
-            sim::Reply::Error("ERR unsupported by the emulator: ZADD option 'XX'"));
+  EXPECT_EQ(run({"SCAN", "0", "TYPE", "string"}),
+            sim::Reply::Error("ERR unsupported by the emulator: SCAN option 'TYPE'"));
+  // A blocking pop with nothing to pop would block: refused, as blocking is not emulated.
+  EXPECT_EQ(run({"BZPOPMIN", "z", "0"}),
+            sim::Reply::Error("ERR unsupported by the emulator: blocking BZPOPMIN (no key has "
+                              "members to pop, and the emulator does not block)"));
 }
 
 TEST_F(EmulatorTest, AFullScanReturnsEveryKeyThatLivedThroughoutExactlyOnce) {

@@ -2,7 +2,8 @@
 # Redis 7.0.15's own Tcl units as the gate of `testbed serve`: each unit named runs against a
 # spawned redis-server 7.0.15 and against a spawned `testbed serve`, both on free loopback ports,
 # with Redis's own harness (test_helper.tcl --host --port, --durable so that one test's error does
-# not end its unit). Every test that passes on redis-server must pass on serve, or be listed in
+# not end its unit; --tags -slow -resp3 on both servers: the fuzzers and stress tests tagged slow
+# take minutes on redis-server alone, and RESP3 is a deviation serve states, docs/serve.md). Every test that passes on redis-server must pass on serve, or be listed in
 # exceptions.txt (beside this script) with its reason; a listed test that passes on serve now is
 # stale and fails the gate too, so the list only shrinks. Prints a line per unit:
 #   unit/multi: redis-server 60 passed, serve 58 passed, 2 listed exceptions
@@ -70,7 +71,8 @@ start_serve() {
 # numbered by its occurrence.
 passed() {  # port unit out
   (cd "$work/redis" && timeout 1200 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$1" \
-    --single "$2" --clients 1 --durable --timeout 300 >"$3.log" 2>&1) || true
+    --single "$2" --clients 1 --durable --timeout 300 --tags -slow --tags -resp3 >"$3.log" 2>&1) ||
+    true
   sed 's/\x1b\[[0-9;]*m//g' "$3.log" | sed -n 's/^\[ok\]: \(.*\) ([0-9]* ms)$/\1/p' |
     awk '{ n[$0]++; print (n[$0] > 1 ? $0 " #" n[$0] : $0) }' | LC_ALL=C sort >"$3"
 }
