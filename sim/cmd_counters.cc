@@ -191,8 +191,8 @@ Reply Commands::Append(Emulator& em, const Argv& a) {
   }
   auto* s = As<std::string>(e);
   if (!s) return WrongType();
-  if (s->size() + a[2].size() > 512ull * 1024 * 1024)
-    return Reply::Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  if (auto error = TooLong(em, static_cast<int64_t>(s->size()), static_cast<int64_t>(a[2].size())))
+    return *error;
   s->append(a[2]);
   em.touch(a[1]);
   return Reply::Integer(static_cast<int64_t>(s->size()));

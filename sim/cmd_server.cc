@@ -257,6 +257,7 @@ constexpr ConfigParameter kConfig[] = {
     {"notify-keyspace-events", nullptr, ""},
     {"proto-max-bulk-len", nullptr, "536870912"},
     {"rdb-key-save-delay", nullptr, "0"},
+    {"repl-ping-replica-period", "repl-ping-slave-period", "10"},
     {"replica-read-only", "slave-read-only", "yes"},
     {"replica-serve-stale-data", "slave-serve-stale-data", "yes"},
     {"save", nullptr, ""},

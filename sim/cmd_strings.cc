@@ -279,4 +279,214 @@ Reply Commands::Time(Emulator& em, const Argv&) {
                        Reply::Bulk(std::to_string((em.now_ % 1000) * 1000))});
 }
 
+// msetGenericCommand with nx: nothing is set if any key exists.
+Reply Commands::MSetNx(Emulator& em, const Argv& a) {
+  if (a.size() % 2 == 0) return Reply::Error(WrongArity("msetnx"));
+  for (size_t j = 1; j + 1 < a.size(); j += 2)
+    if (em.lookup(a[j])) return Reply::Integer(0);
+  MSet(em, a);
+  return Reply::Integer(1);
+}
+
+// GETSET is SET ... GET (getsetCommand: the old value read as GET reads it, then setKey).
+Reply Commands::GetSet(Emulator& em, const Argv& a) { return Set(em, {"SET", a[1], a[2], "GET"}); }
+
+// checkStringLength: offset + length within proto-max-bulk-len (and without overflow).
+std::optional<Reply> Commands::TooLong(const Emulator& em, int64_t size, int64_t append) {
+  const auto total =
+      static_cast<int64_t>(static_cast<uint64_t>(size) + static_cast<uint64_t>(append));
+  if (total > ConfigInt(em, "proto-max-bulk-len") || total < size || total < append)
+    return Reply::Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+  return std::nullopt;
+}
+
+// setrangeCommand: the offset first, then the key; an empty value writes nothing.
+Reply Commands::SetRange(Emulator& em, const Argv& a) {
+  const auto offset = String2ll(a[2]);
+  if (!offset) return Reply::Error(kNotInteger);
+  if (*offset < 0) return Reply::Error("ERR offset is out of range");
+  const std::string& value = a[3];
+  Entry* e = em.lookup(a[1]);
+  std::string* s = As<std::string>(e);
+  if (e && !s) return WrongType();
+  if (value.empty()) return Reply::Integer(s ? static_cast<int64_t>(s->size()) : 0);
+  if (auto error = TooLong(em, *offset, static_cast<int64_t>(value.size()))) return *error;
+  if (!s) s = &std::get<std::string>((em.keys_[a[1]] = Entry{std::string(), -1}).value);
+  const auto end = static_cast<size_t>(*offset) + value.size();
+  if (s->size() < end) s->resize(end, '\0');
+  s->replace(static_cast<size_t>(*offset), value.size(), value);
+  em.touch(a[1]);
+  return Reply::Integer(static_cast<int64_t>(s->size()));
+}
+
+// getrangeCommand (and SUBSTR): both indexes, then the key; negative indexes count from the end.
+Reply Commands::GetRange(Emulator& em, const Argv& a) {
+  const auto start_arg = String2ll(a[2]);
+  const auto end_arg = start_arg ? String2ll(a[3]) : std::nullopt;
+  if (!start_arg || !end_arg) return Reply::Error(kNotInteger);
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Bulk("");
+  const std::string* s = As<std::string>(e);
+  if (!s) return WrongType();
+  int64_t start = *start_arg, end = *end_arg;
+  const auto len = static_cast<int64_t>(s->size());
+  if (start < 0 && end < 0 && start > end) return Reply::Bulk("");
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return Reply::Bulk("");
+  return Reply::Bulk(s->substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+// getBitOffsetFromArgument: a non-negative integer whose byte is below proto-max-bulk-len.
+std::optional<uint64_t> Commands::BitOffset(const Emulator& em, const std::string& arg) {
+  const auto offset = String2ll(arg);
+  if (!offset || *offset < 0 || (*offset >> 3) >= ConfigInt(em, "proto-max-bulk-len"))
+    return std::nullopt;
+  return static_cast<uint64_t>(*offset);
+}
+
+Reply Commands::GetBit(Emulator& em, const Argv& a) {
+  const auto offset = BitOffset(em, a[2]);
+  if (!offset) return Reply::Error("ERR bit offset is not an integer or out of range");
+  Entry* e = em.lookup(a[1]);
+  if (!e) return Reply::Integer(0);
+  const std::string* s = As<std::string>(e);
+  if (!s) return WrongType();
+  const uint64_t byte = *offset >> 3;
+  const int bit = 7 - static_cast<int>(*offset & 7);
+  return Reply::Integer(byte < s->size() && (static_cast<uint8_t>((*s)[byte]) >> bit) & 1 ? 1 : 0);
+}
+
+// setbitCommand: the offset, then the bit, then the key (lookupStringForBitCommand grows it
+// with zero bytes); the reply is the bit's old value.
+Reply Commands::SetBit(Emulator& em, const Argv& a) {
+  const auto offset = BitOffset(em, a[2]);
+  if (!offset) return Reply::Error("ERR bit offset is not an integer or out of range");
+  const auto on = String2ll(a[3]);
+  if (!on || (*on & ~1)) return Reply::Error("ERR bit is not an integer or out of range");
+  Entry* e = em.lookup(a[1]);
+  std::string* s = As<std::string>(e);
+  if (e && !s) return WrongType();
+  bool dirty = false;
+  if (!s) {
+    s = &std::get<std::string>((em.keys_[a[1]] = Entry{std::string(), -1}).value);
+    dirty = true;
+  }
+  const uint64_t byte = *offset >> 3;
+  if (s->size() < byte + 1) {
+    s->resize(byte + 1, '\0');
+    dirty = true;
+  }
+  const int bit = 7 - static_cast<int>(*offset & 7);
+  auto& cell = reinterpret_cast<unsigned char&>((*s)[byte]);
+  const int old = (cell >> bit) & 1;
+  if (dirty || old != *on) {
+    cell = static_cast<unsigned char>((cell & ~(1 << bit)) | (*on << bit));
+    em.touch(a[1]);
+  }
+  return Reply::Integer(old);
+}
+
+// lcsCommand, line by line (t_string.c): the table of LCS lengths, then the walk back from its
+// corner that builds the string and the matched ranges (emitted from the last match to the
+// first).
+Reply Commands::Lcs(Emulator& em, const Argv& argv) {
+  Entry* ea = em.lookup(argv[1]);
+  Entry* eb = em.lookup(argv[2]);
+  if ((ea && !As<std::string>(ea)) || (eb && !As<std::string>(eb)))
+    return Reply::Error("ERR The specified keys must contain string values");
+  const std::string a = ea ? *As<std::string>(ea) : std::string();
+  const std::string b = eb ? *As<std::string>(eb) : std::string();
+  bool getlen = false, getidx = false, withmatchlen = false;
+  int64_t minmatchlen = 0;
+  for (size_t j = 3; j < argv.size(); ++j) {
+    const bool moreargs = j + 1 < argv.size();
+    if (Is(argv[j], "IDX")) {
+      getidx = true;
+    } else if (Is(argv[j], "LEN")) {
+      getlen = true;
+    } else if (Is(argv[j], "WITHMATCHLEN")) {
+      withmatchlen = true;
+    } else if (Is(argv[j], "MINMATCHLEN") && moreargs) {
+      const auto n = String2ll(argv[j + 1]);
+      if (!n) return Reply::Error(kNotInteger);
+      minmatchlen = std::max<int64_t>(*n, 0);
+      ++j;
+    } else {
+      return Reply::Error(kSyntax);
+    }
+  }
+  if (getlen && getidx)
+    return Reply::Error("ERR If you want both the length and indexes, please just use IDX.");
+  const auto alen = static_cast<uint32_t>(a.size()), blen = static_cast<uint32_t>(b.size());
+  const uint64_t cells = (uint64_t{alen} + 1) * (uint64_t{blen} + 1);
+  if (cells * sizeof(uint32_t) > static_cast<uint64_t>(ConfigInt(em, "proto-max-bulk-len")))
+    return Reply::Error(
+        "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+  std::vector<uint32_t> lcs(cells);
+  const auto at = [&](uint32_t i, uint32_t j) -> uint32_t& { return lcs[j + i * (blen + 1)]; };
+  for (uint32_t i = 0; i <= alen; i++)
+    for (uint32_t j = 0; j <= blen; j++) {
+      if (i == 0 || j == 0)
+        at(i, j) = 0;
+      else if (a[i - 1] == b[j - 1])
+        at(i, j) = at(i - 1, j - 1) + 1;
+      else
+        at(i, j) = std::max(at(i - 1, j), at(i, j - 1));
+    }
+  uint32_t idx = at(alen, blen);
+  std::string result;
+  uint32_t arange_start = alen, arange_end = 0, brange_start = 0, brange_end = 0;
+  const bool computelcs = getidx || !getlen;
+  if (computelcs) result.assign(idx, '\0');
+  std::vector<Reply> matches;
+  uint32_t i = alen, j = blen;
+  while (computelcs && i > 0 && j > 0) {
+    bool emit_range = false;
+    if (a[i - 1] == b[j - 1]) {
+      result[idx - 1] = a[i - 1];
+      if (arange_start == alen) {
+        arange_start = i - 1;
+        arange_end = i - 1;
+        brange_start = j - 1;
+        brange_end = j - 1;
+      } else if (arange_start == i && brange_start == j) {
+        arange_start--;
+        brange_start--;
+      } else {
+        emit_range = true;
+      }
+      if (arange_start == 0 || brange_start == 0) emit_range = true;
+      idx--;
+      i--;
+      j--;
+    } else {
+      if (at(i - 1, j) > at(i, j - 1))
+        i--;
+      else
+        j--;
+      if (arange_start != alen) emit_range = true;
+    }
+    const uint32_t match_len = arange_end - arange_start + 1;
+    if (emit_range) {
+      if ((minmatchlen == 0 || match_len >= minmatchlen) && getidx) {
+        std::vector<Reply> range = {
+            Reply::Array({Reply::Integer(arange_start), Reply::Integer(arange_end)}),
+            Reply::Array({Reply::Integer(brange_start), Reply::Integer(brange_end)})};
+        if (withmatchlen) range.push_back(Reply::Integer(match_len));
+        matches.push_back(Reply::Array(std::move(range)));
+      }
+      arange_start = alen;  // restart at the next match
+    }
+  }
+  if (getidx)
+    return Reply::Array({Reply::Bulk("matches"), Reply::Array(std::move(matches)),
+                         Reply::Bulk("len"), Reply::Integer(at(alen, blen))});
+  if (getlen) return Reply::Integer(at(alen, blen));
+  return Reply::Bulk(result);
+}
+
 }  // namespace testbed::sim

@@ -31,6 +31,14 @@ const absl::flat_hash_map<std::string, Commands::Spec>& Commands::Table() {
       {"SET", {-3, false, Set}},
       {"MGET", {-2, false, MGet}},
       {"MSET", {-3, false, MSet}},
+      {"MSETNX", {-3, false, MSetNx}},
+      {"GETSET", {3, false, GetSet}},
+      {"SETRANGE", {4, false, SetRange}},
+      {"GETRANGE", {4, false, GetRange}},
+      {"SUBSTR", {4, false, GetRange}},
+      {"GETBIT", {3, false, GetBit}},
+      {"SETBIT", {4, false, SetBit}},
+      {"LCS", {-3, false, Lcs}},
       {"DEL", {-2, false, Del}},
       {"EXISTS", {-2, false, Exists}},
       {"KEYS", {2, false, Keys}},
@@ -313,7 +321,11 @@ bool Commands::Writes(const Spec* spec) {
                              "SUNIONSTORE",
                              "SDIFFSTORE",
                              "SPOP",
-                             "MSET"})
+                             "MSET",
+                             "MSETNX",
+                             "GETSET",
+                             "SETRANGE",
+                             "SETBIT"})
       w.insert(&Table().at(name));
     return w;
   }();

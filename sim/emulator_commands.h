@@ -73,6 +73,15 @@ struct Commands {
   };
   static Reply ParseStringOptions(const Argv& a, bool set, StringOptions* o);
   static Reply ExpireMs(Emulator& em, const StringOptions& o, const char* name, int64_t* when);
+  static Reply MSetNx(Emulator& em, const Argv& a);
+  static Reply GetSet(Emulator& em, const Argv& a);
+  static std::optional<Reply> TooLong(const Emulator& em, int64_t size, int64_t append);
+  static Reply SetRange(Emulator& em, const Argv& a);
+  static Reply GetRange(Emulator& em, const Argv& a);
+  static std::optional<uint64_t> BitOffset(const Emulator& em, const std::string& arg);
+  static Reply GetBit(Emulator& em, const Argv& a);
+  static Reply SetBit(Emulator& em, const Argv& a);
+  static Reply Lcs(Emulator& em, const Argv& a);
   static Reply GetEx(Emulator& em, const Argv& a);
   static Reply Get(Emulator& em, const Argv& a);
   static Reply Set(Emulator& em, const Argv& a);
