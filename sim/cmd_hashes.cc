@@ -20,16 +20,7 @@ namespace testbed::sim {
 using namespace redis_text;
 
 bool Commands::HashOf(Emulator& em, const std::string& key, HashValue** out, bool create) {
-  Entry* e = em.lookup(key);
-  if (!e) {
-    if (!create) {
-      *out = nullptr;
-      return true;
-    }
-    e = &(em.keys_[key] = Entry{HashValue{}, -1});
-  }
-  *out = As<HashValue>(e);
-  return *out != nullptr;
+  return ValueOf(em, key, out, create);
 }
 
 void Commands::HashSet(const Emulator& em, HashValue& h, const std::string& f,

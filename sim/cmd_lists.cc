@@ -32,11 +32,7 @@ bool ListWindow(int64_t len, int64_t* start, int64_t* end) {
 }  // namespace
 
 bool Commands::ListOf(Emulator& em, const std::string& key, ListValue** out, bool create) {
-  Entry* e = em.lookup(key);
-  if (e && !As<ListValue>(e)) return false;
-  if (!e && create) e = &(em.keys_[key] = Entry{ListValue{}, -1});
-  *out = e ? As<ListValue>(e) : nullptr;
-  return true;
+  return ValueOf(em, key, out, create);
 }
 
 void Commands::DropIfEmptyList(Emulator& em, const std::string& key, const ListValue& l) {

@@ -18,11 +18,7 @@ namespace testbed::sim {
 using namespace redis_text;
 
 bool Commands::SetOf(Emulator& em, const std::string& key, SetValue** out, bool create) {
-  Entry* e = em.lookup(key);
-  if (e && !As<SetValue>(e)) return false;
-  if (!e && create) e = &(em.keys_[key] = Entry{SetValue{}, -1});
-  *out = e ? As<SetValue>(e) : nullptr;
-  return true;
+  return ValueOf(em, key, out, create);
 }
 
 // setTypeAdd: an intset stays one while every member is an integer (string2ll) and there are no

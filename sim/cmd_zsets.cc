@@ -21,16 +21,7 @@ namespace testbed::sim {
 using namespace redis_text;
 
 bool Commands::ZSetOf(Emulator& em, const std::string& key, ZSetValue** out, bool create) {
-  Entry* e = em.lookup(key);
-  if (!e) {
-    if (!create) {
-      *out = nullptr;
-      return true;
-    }
-    e = &(em.keys_[key] = Entry{ZSetValue{}, -1});
-  }
-  *out = As<ZSetValue>(e);
-  return *out != nullptr;
+  return ValueOf(em, key, out, create);
 }
 
 bool Commands::ZInsert(const Emulator& em, ZSetValue& z, const std::string& m, double score) {

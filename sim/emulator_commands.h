@@ -64,6 +64,18 @@ struct Commands {
   // (a few share one) and compared, without hashing the name.
   static const Spec* Find(std::string_view upper);
 
+  // The value of type T at `key` in *out (nullptr when the key is missing and !create; a new
+  // empty one when create); false when the key holds another type. HashOf, ZSetOf, ListOf and
+  // SetOf name it for their types.
+  template <typename T>
+  static bool ValueOf(Emulator& em, const std::string& key, T** out, bool create) {
+    Entry* e = em.lookup(key);
+    if (e && !As<T>(e)) return false;
+    if (!e && create) e = &(em.keys_[key] = Entry{T{}, -1});
+    *out = e ? As<T>(e) : nullptr;
+    return true;
+  }
+
   // ---- generic / strings (cmd_strings.cc) ----
   struct StringOptions {
     bool nx = false, xx = false, get = false, keep_ttl = false, persist = false;
