@@ -202,15 +202,69 @@ Reply Commands::Keys(Emulator& em, const Argv& a) {
   return Reply::Array(std::move(out));
 }
 
-Reply Commands::Scan(Emulator& em, const Argv& a) {
-  const std::string& cs = a[1];
+// parseScanCursorOrReply: strtoul rules, so "" is cursor 0 and "-1" wraps around.
+std::optional<unsigned long long> Commands::ScanCursor(const std::string& cs) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long cursor = std::strtoull(cs.c_str(), &end, 10);
-  // parseScanCursorOrReply: strtoul rules, so "" is cursor 0 and "-1" wraps around.
   if ((!cs.empty() && std::isspace(static_cast<unsigned char>(cs[0]))) || *end != '\0' ||
       errno == ERANGE)
-    return Reply::Error(kInvalidCursor);
+    return std::nullopt;
+  return cursor;
+}
+
+// HSCAN, SSCAN, ZSCAN (hscanCommand and its kin, then scanGenericCommand): the cursor, then the
+// key, then COUNT and MATCH. Every element comes in one page with cursor 0 (Redis does so for
+// listpack and intset encodings; a hash table it pages, which COUNT only hints at); a cursor the
+// emulator did not give gets an empty page.
+Reply Commands::ScanValue(Emulator& em, const Argv& a) {
+  const auto cursor = ScanCursor(a[2]);
+  if (!cursor) return Reply::Error(kInvalidCursor);
+  Entry* e = em.lookup(a[1]);
+  Pairs items;
+  bool pairs = true;
+  if (e) {
+    if (Is(a[0], "HSCAN") && As<HashValue>(e)) {
+      items = HashInOrder(*As<HashValue>(e));
+    } else if (Is(a[0], "ZSCAN") && As<ZSetValue>(e)) {
+      for (const auto& [score, member] : As<ZSetValue>(e)->ordered)
+        items.emplace_back(member, FormatDouble(score));
+    } else if (Is(a[0], "SSCAN") && As<SetValue>(e)) {
+      for (const std::string& m : Members(*As<SetValue>(e))) items.emplace_back(m, "");
+      pairs = false;
+    } else {
+      return WrongType();
+    }
+  }
+  std::string pattern = "*";
+  for (size_t i = 3; i < a.size();) {
+    const size_t left = a.size() - i;
+    if (Is(a[i], "COUNT") && left >= 2) {
+      auto c = String2ll(a[i + 1]);
+      if (!c) return Reply::Error(kNotInteger);
+      if (*c < 1) return Reply::Error(kSyntax);
+      i += 2;
+    } else if (Is(a[i], "MATCH") && left >= 2) {
+      pattern = a[i + 1];
+      i += 2;
+    } else {
+      return Reply::Error(kSyntax);
+    }
+  }
+  std::vector<Reply> found;
+  if (*cursor == 0)
+    for (const auto& [first, second] : items) {
+      if (!GlobMatch(pattern, first)) continue;
+      found.push_back(Reply::Bulk(first));
+      if (pairs) found.push_back(Reply::Bulk(second));
+    }
+  return Reply::Array({Reply::Bulk("0"), Reply::Array(std::move(found))});
+}
+
+Reply Commands::Scan(Emulator& em, const Argv& a) {
+  const auto parsed = ScanCursor(a[1]);
+  if (!parsed) return Reply::Error(kInvalidCursor);
+  const unsigned long long cursor = *parsed;
   int64_t count = 10;
   std::string pattern = "*";
   for (size_t i = 2; i < a.size();) {

@@ -94,6 +94,8 @@ struct Commands {
   static Reply GetBit(Emulator& em, const Argv& a);
   static Reply SetBit(Emulator& em, const Argv& a);
   static Reply Lcs(Emulator& em, const Argv& a);
+  static std::optional<unsigned long long> ScanCursor(const std::string& cs);
+  static Reply ScanValue(Emulator& em, const Argv& a);
   static Reply GetEx(Emulator& em, const Argv& a);
   static Reply Get(Emulator& em, const Argv& a);
   static Reply Set(Emulator& em, const Argv& a);
