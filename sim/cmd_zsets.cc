@@ -626,9 +626,7 @@ Reply Commands::ZSetAlgebra(Emulator& em, const Argv& a, size_t numkeys_at, ZSet
   for (const auto& [m, score] : result)
     if (static_cast<int64_t>(m.size()) > ConfigInt(em, "zset-max-listpack-value"))
       out.listpack = false;
-  const bool listpack = out.listpack;
-  for (const auto& [m, score] : result) ZInsert(em, out, m, score);
-  out.listpack = listpack;
+  for (const auto& [m, score] : result) ZInsert(em, out, m, score);  // (it fits: no conversion)
   if (store) {
     if (result.empty()) return StoreOrDelete(em, a[1], std::nullopt, 0);
     const auto size = static_cast<int64_t>(result.size());
