@@ -40,14 +40,14 @@ using internal::AppendFlag;
 
 inline constexpr int64_t kMaxBudgetSeconds = 30 * 24 * 3600;
 
-struct Raw {
+struct CheckFlagsRaw {
   CheckSpec spec;
   bool has_seed = false, properties_given = false;
   std::string faults = "none", properties, skip, choices, shard;
   std::map<std::string, std::string> options;  // every registered system's own flags
 };
 
-void Define(CLI::App& app, Raw& r) {
+void DefineCheckFlags(CLI::App& app, CheckFlagsRaw& r) {
   app.add_option("--system", r.spec.system, "the system under test (see testbed list)")->required();
   app.add_option("--version", r.spec.version,
                  "the version under test (default: the system's newest)");
@@ -166,7 +166,7 @@ nlohmann::json ReadTraceFile(const std::string& path, const std::string& flag) {
   return file;
 }
 
-void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
+void ResolveTrace(const props::System& system, const CheckFlagsRaw& r, CheckSpec& s) {
   const nlohmann::json file = ReadTraceFile(s.trace, "--trace");
   const std::string version =
       file.value("version", nlohmann::json()).is_string() ? file["version"].get<std::string>() : "";
@@ -208,7 +208,7 @@ void ResolveTrace(const props::System& system, const Raw& r, CheckSpec& s) {
                        absl::StrJoin(support->properties, ", ") + "; " + support->others + ")");
 }
 
-CheckSpec Resolve(const Raw& r) {
+CheckSpec ResolveCheckFlags(const CheckFlagsRaw& r) {
   CheckSpec s = r.spec;
   const props::System* system = props::FindSystem(s.system);
   if (!system) {
@@ -387,13 +387,14 @@ std::string CheckSpec::Write() const {
 CheckSpec ParseCheck(const std::vector<std::string>& args) { return ParseCheckAs(args, "check"); }
 
 CheckSpec ParseCheckAs(const std::vector<std::string>& args, const std::string& command) {
-  return internal::ParseWith<Raw, CheckSpec>(command, args, Define, Resolve);
+  return internal::ParseWith<CheckFlagsRaw, CheckSpec>(command, args, DefineCheckFlags,
+                                                       ResolveCheckFlags);
 }
 
 namespace internal {
 // testbed explore TRACE: check with --trace TRACE, for the trace's own system and version.
-void DefineExplore(CLI::App& app, Raw& r) {
-  Define(app, r);
+void DefineExplore(CLI::App& app, CheckFlagsRaw& r) {
+  DefineCheckFlags(app, r);
   app.get_option("--system")
       ->required(false)
       ->description("the system under test (default: the trace's)");
@@ -403,8 +404,8 @@ void DefineExplore(CLI::App& app, Raw& r) {
   app.add_option("recorded", r.spec.trace, "a recorded trace (testbed import's file)")->required();
 }
 
-CheckSpec ResolveExplore(const Raw& r) {
-  Raw x = r;
+CheckSpec ResolveExplore(const CheckFlagsRaw& r) {
+  CheckFlagsRaw x = r;
   const nlohmann::json file = ReadTraceFile(x.spec.trace, "");
   if (x.spec.system.empty()) x.spec.system = file.value("system", std::string());
   const nlohmann::json version = file.value("version", nlohmann::json());
@@ -413,11 +414,11 @@ CheckSpec ResolveExplore(const Raw& r) {
     throw UsageError(x.spec.trace +
                      ": its version is unknown (no script the capture ran names "
                      "one); give --version");
-  return Resolve(x);
+  return ResolveCheckFlags(x);
 }
 
 Command ExploreCommand() {
-  return internal::MakeCommand<Raw, CheckSpec>(
+  return internal::MakeCommand<CheckFlagsRaw, CheckSpec>(
       "explore",
       "Explores the interleavings and faults around a recorded trace: each run's clients make the "
       "trace's clients' operations, each client its own in order, through the ported client; "
@@ -427,14 +428,14 @@ Command ExploreCommand() {
 }
 
 Command CheckCommand() {
-  return internal::MakeCommand<Raw, CheckSpec>(
+  return internal::MakeCommand<CheckFlagsRaw, CheckSpec>(
       "check",
       "Runs generated multi-client workloads of a system's ported client against its scripts and "
       "checks every property; prints a per-property table, and for each violated property a "
       "minimized counterexample and a replay line. Exit 0 a pass, 1 a violation (a new class "
       "with --baseline), 3 no violation but runs the checker could not decide (no verdict, "
       "not a pass).",
-      Define, Resolve, RunCheck);
+      DefineCheckFlags, ResolveCheckFlags, RunCheck);
 }
 }  // namespace internal
 

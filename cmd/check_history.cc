@@ -27,7 +27,7 @@ namespace {
 
 using internal::AppendFlag;
 
-void Define(CLI::App& app, CheckHistorySpec& s) {
+void DefineCheckHistory(CLI::App& app, CheckHistorySpec& s) {
   app.add_option("history", s.history,
                  "the history: a JSON array of operation maps, or EDN (one map per line, or one "
                  "vector or list of them)")
@@ -48,7 +48,7 @@ void Define(CLI::App& app, CheckHistorySpec& s) {
                  "(exit 3; default 10000000)");
 }
 
-CheckHistorySpec Resolve(const CheckHistorySpec& s) {
+CheckHistorySpec ResolveCheckHistory(const CheckHistorySpec& s) {
   if (!checker::FindHistoryModel(s.model)) {
     std::vector<std::string> names;
     for (const checker::HistoryModel& m : checker::HistoryModels()) names.push_back(m.name);
@@ -89,7 +89,7 @@ nlohmann::ordered_json VerdictJson(const checker::HistoryVerdict& v, const std::
   return j;
 }
 
-int Run(const CheckHistorySpec& spec) {
+int ExecuteCheckHistory(const CheckHistorySpec& spec) {
   std::ifstream file(spec.history, std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(file), {}};
   nlohmann::json history;
@@ -168,11 +168,11 @@ std::string CheckHistorySpec::Write() const {
 }
 
 CheckHistorySpec ParseCheckHistory(const std::vector<std::string>& args) {
-  return internal::ParseWith<CheckHistorySpec, CheckHistorySpec>("check-history", args, Define,
-                                                                 Resolve);
+  return internal::ParseWith<CheckHistorySpec, CheckHistorySpec>(
+      "check-history", args, DefineCheckHistory, ResolveCheckHistory);
 }
 
-int RunCheckHistory(const CheckHistorySpec& spec) { return Run(spec); }
+int RunCheckHistory(const CheckHistorySpec& spec) { return ExecuteCheckHistory(spec); }
 
 namespace internal {
 Command CheckHistoryCommand() {
@@ -182,7 +182,7 @@ Command CheckHistoryCommand() {
       "in EDN (Jepsen's history.edn, Knossos's test data) for linearizability against a model "
       "(cas-register, mutex): exit 0 linearizable, 1 not (with "
       "the operations that cannot be ordered), 3 no verdict (the search's budget ran out).",
-      Define, Resolve, RunCheckHistory);
+      DefineCheckHistory, ResolveCheckHistory, RunCheckHistory);
 }
 }  // namespace internal
 

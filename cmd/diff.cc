@@ -27,14 +27,14 @@ namespace {
 
 using internal::AppendFlag;
 
-// The flags as given; Resolve checks the ones `check` shares through ParseCheck.
-struct Raw {
+// The flags as given; ResolveDiff checks the ones `check` shares through ParseCheck.
+struct DiffRaw {
   std::vector<std::string> check_args;  // rebuilt for ParseCheck
   std::string candidate, candidate_client;
   std::map<std::string, std::string> values;
 };
 
-void Define(CLI::App& app, Raw& r) {
+void DefineDiff(CLI::App& app, DiffRaw& r) {
   for (const auto& [flag, help] : std::vector<std::pair<std::string, std::string>>{
            {"system", "the system under test (see testbed list)"},
            {"version", "the version whose pods get the candidate (default: the newest)"},
@@ -61,7 +61,7 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddSystemOptions(app, r.values);
 }
 
-DiffSpec Resolve(const Raw& r) {
+DiffSpec ResolveDiff(const DiffRaw& r) {
   if (r.candidate.empty() && r.candidate_client.empty())
     throw UsageError(
         "nothing to compare: give --candidate DIR (changed scripts), --candidate-client DIR (a "
@@ -239,7 +239,7 @@ std::string DiffSpec::Write() const {
 }
 
 DiffSpec ParseDiff(const std::vector<std::string>& args) {
-  return internal::ParseWith<Raw, DiffSpec>("diff", args, Define, Resolve);
+  return internal::ParseWith<DiffRaw, DiffSpec>("diff", args, DefineDiff, ResolveDiff);
 }
 
 namespace {
@@ -453,14 +453,14 @@ int RunDiff(const DiffSpec& spec) {
 
 namespace internal {
 Command DiffCommand() {
-  return internal::MakeCommand<Raw, DiffSpec>(
+  return internal::MakeCommand<DiffRaw, DiffSpec>(
       "diff",
       "Runs the same seeds and schedules on the shipped code and on a candidate (changed "
       "scripts, a changed JavaScript build, or both), "
       "fault-free and under every fault kind unless --faults names one pass; reports the anomaly "
       "classes the change introduces and removes, runs that flip, and the first reply that "
       "differs. Exit 1 when the change introduces a class or breaks a passing run.",
-      Define, Resolve, RunDiff);
+      DefineDiff, ResolveDiff, RunDiff);
 }
 }  // namespace internal
 

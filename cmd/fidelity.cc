@@ -17,12 +17,12 @@ namespace {
 
 using internal::AppendFlag;
 
-struct Raw {
+struct FidelityRaw {
   FidelitySpec spec;
   bool has_seed = false;
 };
 
-void Define(CLI::App& app, Raw& r) {
+void DefineFidelity(CLI::App& app, FidelityRaw& r) {
   internal::AddSeed(app, &r.spec.seed, &r.has_seed);
   internal::AddInt(app, "--commands", &r.spec.commands, 1, "generated commands (default 10000)");
   app.add_option("--redis", r.spec.redis,
@@ -37,7 +37,7 @@ void Define(CLI::App& app, Raw& r) {
   app.add_flag("--no-shrink", r.spec.no_shrink, "print the failing prefix unshrunk");
 }
 
-FidelitySpec Resolve(const Raw& r) {
+FidelitySpec ResolveFidelity(const FidelityRaw& r) {
   FidelitySpec s = r.spec;
   if (!r.has_seed) s.seed = FreshSeed();
   return s;
@@ -56,7 +56,8 @@ std::string FidelitySpec::Write() const {
 }
 
 FidelitySpec ParseFidelity(const std::vector<std::string>& args) {
-  return internal::ParseWith<Raw, FidelitySpec>("fidelity", args, Define, Resolve);
+  return internal::ParseWith<FidelityRaw, FidelitySpec>("fidelity", args, DefineFidelity,
+                                                        ResolveFidelity);
 }
 
 int RunFidelity(const FidelitySpec& spec) {
@@ -125,12 +126,12 @@ int RunFidelity(const FidelitySpec& spec) {
 
 namespace internal {
 Command FidelityCommand() {
-  return internal::MakeCommand<Raw, FidelitySpec>(
+  return internal::MakeCommand<FidelityRaw, FidelitySpec>(
       "fidelity",
       "Runs N generated commands (with virtual-time advances) on the emulator and, with --redis "
       "spawn, on a spawned redis-server; compares every reply byte for byte and the keyspace at "
       "checkpoints; prints a coverage table.",
-      Define, Resolve, RunFidelity);
+      DefineFidelity, ResolveFidelity, RunFidelity);
 }
 }  // namespace internal
 

@@ -14,19 +14,19 @@ namespace {
 
 using internal::AppendFlag;
 
-void Define(CLI::App& app, ImportSpec& s) {
+void DefineImport(CLI::App& app, ImportSpec& s) {
   app.add_option("capture", s.capture, "the capture: what `redis-cli MONITOR` printed")->required();
   app.add_option("--out", s.out, "write the trace files here")->required();
 }
 
-ImportSpec Resolve(const ImportSpec& s) {
+ImportSpec ResolveImport(const ImportSpec& s) {
   if (!std::filesystem::is_regular_file(s.capture))
     throw UsageError("cannot read capture " + s.capture);
   internal::CheckWritable(s.out, "out");
   return s;
 }
 
-int Run(const ImportSpec& spec) {
+int ExecuteImport(const ImportSpec& spec) {
   harness::ImportSummary summary;
   try {
     summary = harness::ImportCapture(spec.capture, spec.out,
@@ -55,10 +55,10 @@ std::string ImportSpec::Write() const {
 }
 
 ImportSpec ParseImport(const std::vector<std::string>& args) {
-  return internal::ParseWith<ImportSpec, ImportSpec>("import", args, Define, Resolve);
+  return internal::ParseWith<ImportSpec, ImportSpec>("import", args, DefineImport, ResolveImport);
 }
 
-int RunImport(const ImportSpec& spec) { return Run(spec); }
+int RunImport(const ImportSpec& spec) { return ExecuteImport(spec); }
 
 namespace internal {
 Command ImportCommand() {
@@ -67,7 +67,7 @@ Command ImportCommand() {
       "Reads a redis-cli MONITOR capture (Redis 7.0) and writes one recorded-trace file per "
       "system and segment (FLUSHALL or FLUSHDB starts a segment), recognizing each system and "
       "version from its keys and script SHA1s.",
-      Define, Resolve, RunImport);
+      DefineImport, ResolveImport, RunImport);
 }
 }  // namespace internal
 

@@ -18,14 +18,14 @@ namespace {
 
 using internal::AppendFlag;
 
-void Define(CLI::App& app, MergeSpec& s) {
+void DefineMerge(CLI::App& app, MergeSpec& s) {
   app.add_option("reports", s.reports, "the shards' report.json files (check --shard I/N --out)")
       ->required();
   app.add_option("--out", s.out, "write the merged report.json and report.md here");
   app.add_option("--junit", s.junit, "write the merged JUnit XML here");
 }
 
-MergeSpec Resolve(const MergeSpec& s) {
+MergeSpec ResolveMerge(const MergeSpec& s) {
   for (const std::string& f : s.reports)
     if (!std::filesystem::is_regular_file(f)) throw UsageError("cannot read report " + f);
   return s;
@@ -36,7 +36,7 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-int Run(const MergeSpec& spec) {
+int ExecuteMerge(const MergeSpec& spec) {
   std::vector<reports::CheckReport> shards;
   reports::CheckReport merged;
   try {
@@ -81,10 +81,10 @@ std::string MergeSpec::Write() const {
 }
 
 MergeSpec ParseMerge(const std::vector<std::string>& args) {
-  return internal::ParseWith<MergeSpec, MergeSpec>("merge", args, Define, Resolve);
+  return internal::ParseWith<MergeSpec, MergeSpec>("merge", args, DefineMerge, ResolveMerge);
 }
 
-int RunMerge(const MergeSpec& spec) { return Run(spec); }
+int RunMerge(const MergeSpec& spec) { return ExecuteMerge(spec); }
 
 namespace internal {
 Command MergeCommand() {
@@ -92,7 +92,7 @@ Command MergeCommand() {
       "merge",
       "Merges the report.json files of one check's shards (check --shard I/N) into the report "
       "the check would have written in one process: report.json, report.md and JUnit XML.",
-      Define, Resolve, RunMerge);
+      DefineMerge, ResolveMerge, RunMerge);
 }
 }  // namespace internal
 

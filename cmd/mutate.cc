@@ -38,14 +38,14 @@ namespace {
 
 using internal::AppendFlag;
 
-struct Raw {
+struct MutateRaw {
   std::map<std::string, std::string> values;  // the flags check shares, as given
   std::string equivalent, only, baselines, write_mutants;
   bool trust_equivalent = false;
   std::vector<std::string> runs_of;
 };
 
-void Define(CLI::App& app, Raw& r) {
+void DefineMutate(CLI::App& app, MutateRaw& r) {
   for (const auto& [flag, help] : std::vector<std::pair<std::string, std::string>>{
            {"system", "the system under test (see testbed list)"},
            {"version", "one version (default: every version of the system)"},
@@ -77,7 +77,7 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddSystemOptions(app, r.values);
 }
 
-MutateSpec Resolve(const Raw& r) {
+MutateSpec ResolveMutate(const MutateRaw& r) {
   const CheckSpec c = internal::ParseAsCheck(r.values, "60", "mutate");
   MutateSpec m;
   m.system = c.system;
@@ -546,7 +546,7 @@ std::string MutateSpec::Write() const {
 }
 
 MutateSpec ParseMutate(const std::vector<std::string>& args) {
-  return internal::ParseWith<Raw, MutateSpec>("mutate", args, Define, Resolve);
+  return internal::ParseWith<MutateRaw, MutateSpec>("mutate", args, DefineMutate, ResolveMutate);
 }
 
 int RunMutate(const MutateSpec& spec) {
@@ -556,13 +556,13 @@ int RunMutate(const MutateSpec& spec) {
 
 namespace internal {
 Command MutateCommand() {
-  return internal::MakeCommand<Raw, MutateSpec>(
+  return internal::MakeCommand<MutateRaw, MutateSpec>(
       "mutate",
       "Runs every one-line mutant of a system's scripts on the same seeds as the shipped "
       "scripts; a mutant is killed when a property shows a class the shipped scripts never "
       "did, or a script fails at run time. Exit 1 when a mutant survives that is not argued "
       "equivalent.",
-      Define, Resolve, RunMutate);
+      DefineMutate, ResolveMutate, RunMutate);
 }
 }  // namespace internal
 

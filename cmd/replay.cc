@@ -29,7 +29,7 @@ namespace {
 
 using internal::AppendFlag;
 
-void Define(CLI::App& app, ReplaySpec& s) {
+void DefineReplay(CLI::App& app, ReplaySpec& s) {
   app.add_option("files", s.files, "scenario files or directories of them (scenarios/)")
       ->required();
   app.add_option("--redis", s.redis, "none (default): the emulator; spawn: a spawned redis-server")
@@ -44,7 +44,7 @@ void Define(CLI::App& app, ReplaySpec& s) {
 }
 
 // Every file to replay, checked before any runs: directories give their *.json, sorted.
-ReplaySpec Resolve(const ReplaySpec& s) {
+ReplaySpec ResolveReplay(const ReplaySpec& s) {
   if (!s.jepsen.empty()) internal::CheckWritable(s.jepsen, "jepsen");
   if (!s.baseline.empty()) {
     if (std::filesystem::is_regular_file(s.baseline)) {
@@ -92,7 +92,7 @@ std::string ReplaySpec::Write() const {
 }
 
 ReplaySpec ParseReplay(const std::vector<std::string>& args) {
-  return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, Define, Resolve);
+  return internal::ParseWith<ReplaySpec, ReplaySpec>("replay", args, DefineReplay, ResolveReplay);
 }
 
 // A recorded trace's calls, with the replies the replay got, judged by each property its
@@ -324,7 +324,7 @@ Command ReplayCommand() {
       "replay",
       "Replays saved scenarios (files or directories); exit 0 when each still shows what it was "
       "saved for (\"reproduced\"), 1 when one does not (\"fixed or changed\").",
-      Define, Resolve, RunReplay);
+      DefineReplay, ResolveReplay, RunReplay);
 }
 }  // namespace internal
 

@@ -18,13 +18,13 @@ namespace {
 
 using internal::AppendFlag;
 
-struct Raw {
+struct ServeRaw {
   ServeSpec spec;
   std::string faults = "none";
   bool has_seed = false;
 };
 
-void Define(CLI::App& app, Raw& r) {
+void DefineServe(CLI::App& app, ServeRaw& r) {
   internal::AddInt(app, "--port", &r.spec.port, 0,
                    "the loopback port (default 6379; 0: a free one, printed)", nullptr, 65535);
   app.add_option("--record", r.spec.record,
@@ -35,7 +35,7 @@ void Define(CLI::App& app, Raw& r) {
   internal::AddSeed(app, &r.spec.seed, &r.has_seed);
 }
 
-ServeSpec Resolve(const Raw& r) {
+ServeSpec ResolveServe(const ServeRaw& r) {
   ServeSpec s = r.spec;
   if (!r.has_seed) s.seed = FreshSeed();
   try {
@@ -48,7 +48,7 @@ ServeSpec Resolve(const Raw& r) {
   return s;
 }
 
-int Run(const ServeSpec& spec) {
+int ExecuteServe(const ServeSpec& spec) {
   internal::CatchInterrupts("serve");
   std::optional<serve::FaultInjector> faults;
   if (!spec.faults.empty()) faults.emplace(spec.faults, spec.seed);
@@ -93,19 +93,19 @@ std::string ServeSpec::Write() const {
 }
 
 ServeSpec ParseServe(const std::vector<std::string>& args) {
-  return internal::ParseWith<Raw, ServeSpec>("serve", args, Define, Resolve);
+  return internal::ParseWith<ServeRaw, ServeSpec>("serve", args, DefineServe, ResolveServe);
 }
 
-int RunServe(const ServeSpec& spec) { return Run(spec); }
+int RunServe(const ServeSpec& spec) { return ExecuteServe(spec); }
 
 namespace internal {
 Command ServeCommand() {
-  return MakeCommand<Raw, ServeSpec>(
+  return MakeCommand<ServeRaw, ServeSpec>(
       "serve",
       "Serves the emulator as a RESP2 server on loopback, for a client library's own tests: "
       "Redis 7.0's Lua and cjson byte for byte, and virtual time (TESTBED TIME SET, ADVANCE, "
       "FREEZE, FOLLOW).",
-      Define, Resolve, RunServe);
+      DefineServe, ResolveServe, RunServe);
 }
 }  // namespace internal
 

@@ -25,7 +25,7 @@ using testbed::testing_cli::ReadFile;
 using testbed::testing_cli::Result;
 using testbed::testing_dirs::TempDir;
 
-Result Cli(const std::string& args) { return testbed::testing_cli::Run(TESTBED_CLI_PATH, args); }
+using testbed::testing_cli::Cli;
 
 // Arrays nested n deep: `[[[...]]]`.
 std::string Deep(size_t n) { return std::string(n, '[') + std::string(n, ']'); }

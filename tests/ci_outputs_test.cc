@@ -22,7 +22,7 @@ using testing_cli::ReadFile;
 using testing_cli::Result;
 using testing_dirs::TempDir;
 
-Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+using testing_cli::Cli;
 Result Shell(const std::string& command) { return testing_cli::Run(command, ""); }
 
 std::string WithoutTimes(std::string xml) {

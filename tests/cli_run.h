@@ -27,6 +27,11 @@ inline Result Run(const std::string& binary, const std::string& args, const std:
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+#ifdef TESTBED_CLI_PATH
+// The CLI this build made (testbed_tests' TESTBED_CLI_PATH), run with `args`.
+inline Result Cli(const std::string& args) { return Run(TESTBED_CLI_PATH, args); }
+#endif
+
 // The line of `out` that starts with `prefix` (the first one), or "".
 inline std::string LineStarting(const std::string& out, const std::string& prefix) {
   const size_t at = out.rfind(prefix, 0) == 0 ? 0 : out.find("\n" + prefix);

@@ -27,7 +27,7 @@ using testing_cli::ReadFile;
 using testing_cli::Result;
 using testing_dirs::TempDir;
 
-Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+using testing_cli::Cli;
 const std::string kSource = TESTBED_SOURCE_DIR;
 #ifdef __SANITIZE_ADDRESS__  // GCC's mark of -fsanitize=address (the "sanitize" preset)
 constexpr bool kSanitized = true;

@@ -224,8 +224,8 @@ TEST(HandleRuntime, ADraftLivesThroughCreateReadUpdateCommitReplayAndExpiresByIt
   EXPECT_TRUE(lifecycle_finished) << "the actor did not run to its end";
 }
 
+using testing_cli::Cli;
 using testing_cli::Result;
-Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
 
 // A run of `property` on `version`.
 props::RunSpec Spec(const std::string& property, uint64_t seed, int clients = 3, int ops = 8,

@@ -101,7 +101,7 @@ class Child {
 
 std::string Name(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
-bool Has(const std::string& text, const std::string& part) {
+bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -121,9 +121,11 @@ TEST(Interrupt, ACheckWritesAnIncompleteReportAndStopsItsServer) {
     const int code = child.Wait();
     const std::string printed = child.printed();
     EXPECT_EQ(code, 128 + sig) << printed;
-    EXPECT_TRUE(Has(printed, "incomplete: interrupted by " + Name(sig) + " after ")) << printed;
+    EXPECT_TRUE(Contains(printed, "incomplete: interrupted by " + Name(sig) + " after "))
+        << printed;
     const std::string json = testbed::testing_cli::ReadFile(out + "/report.json");
-    EXPECT_TRUE(Has(json, "\"incomplete\": \"interrupted by " + Name(sig) + " after ")) << json;
+    EXPECT_TRUE(Contains(json, "\"incomplete\": \"interrupted by " + Name(sig) + " after "))
+        << json;
     const std::string md = testbed::testing_cli::ReadFile(out + "/report.md");
     EXPECT_EQ(md.rfind("**:warning: incomplete, interrupted by " + Name(sig), 0), 0u) << md;
     EXPECT_TRUE(child.LeftInTmp().empty()) << "left behind: " << child.LeftInTmp().front();
@@ -152,17 +154,19 @@ TEST(Interrupt, ADiffStopsAtARunBoundaryAndPrintsWhatItHasMarkedIncomplete) {
     Child child(tmp, {"diff", "--system", "state", "--candidate",
                       TESTBED_SOURCE_DIR "/tests/fixed_scripts/beta30-expiry-by-server-clock",
                       "--seed", "1", "--runs", "1000000", "--jobs", "1"});
-    EXPECT_TRUE(child.Await([&] { return Has(child.printed(), "seed: 1\n"); })) << child.printed();
+    EXPECT_TRUE(child.Await([&] { return Contains(child.printed(), "seed: 1\n"); }))
+        << child.printed();
     // Some pairs are made by then, under the sanitizers too.
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     child.Signal(sig);
     const int code = child.Wait();
     const std::string printed = child.printed();
     EXPECT_EQ(code, 128 + sig) << printed;
-    EXPECT_TRUE(Has(printed, "pass->fail")) << printed;  // the table of the runs made
-    EXPECT_TRUE(Has(printed, "\nresult: ")) << printed;
-    EXPECT_TRUE(Has(printed, "\nincomplete: interrupted by " + Name(sig) + " after ")) << printed;
-    EXPECT_FALSE(Has(printed, "after 0 paired runs")) << printed;
+    EXPECT_TRUE(Contains(printed, "pass->fail")) << printed;  // the table of the runs made
+    EXPECT_TRUE(Contains(printed, "\nresult: ")) << printed;
+    EXPECT_TRUE(Contains(printed, "\nincomplete: interrupted by " + Name(sig) + " after "))
+        << printed;
+    EXPECT_FALSE(Contains(printed, "after 0 paired runs")) << printed;
   }
 }
 
@@ -176,16 +180,17 @@ TEST(Interrupt, AMutateRunStopsAtARunBoundaryCountingOnlyTheMutantsJudged) {
     // Once a mutant has its verdict.
     EXPECT_TRUE(child.Await([&] {
       const std::string p = child.printed();
-      return Has(p, "\nkilled ") || Has(p, "\nsurvived ") || Has(p, "\nstillborn ");
+      return Contains(p, "\nkilled ") || Contains(p, "\nsurvived ") || Contains(p, "\nstillborn ");
     })) << child.printed();
     child.Signal(sig);
     const int code = child.Wait();
     const std::string printed = child.printed();
     EXPECT_EQ(code, 128 + sig) << printed;
-    EXPECT_TRUE(Has(printed, "stillborn  killed")) << printed;  // the table of those judged
-    EXPECT_TRUE(Has(printed, "\nincomplete: interrupted by " + Name(sig) + " after ")) << printed;
-    EXPECT_FALSE(Has(printed, "\nresult: ")) << printed;
-    EXPECT_FALSE(Has(printed, "after 0 mutants")) << printed;
+    EXPECT_TRUE(Contains(printed, "stillborn  killed")) << printed;  // the table of those judged
+    EXPECT_TRUE(Contains(printed, "\nincomplete: interrupted by " + Name(sig) + " after "))
+        << printed;
+    EXPECT_FALSE(Contains(printed, "\nresult: ")) << printed;
+    EXPECT_FALSE(Contains(printed, "after 0 mutants")) << printed;
   }
 }
 
@@ -204,7 +209,7 @@ TEST(Interrupt, CommandsThatSpawnAServerRemoveItsDirectoryOnASignal) {
       const int code = child.Wait();
       const std::string printed = child.printed();
       EXPECT_EQ(code, 128 + sig) << args[0] << "\n" << printed;
-      EXPECT_TRUE(Has(printed, "testbed " + args[0] + ": stopped by " + Name(sig))) << printed;
+      EXPECT_TRUE(Contains(printed, "testbed " + args[0] + ": stopped by " + Name(sig))) << printed;
       EXPECT_TRUE(child.LeftInTmp().empty())
           << args[0] << " left behind: " << child.LeftInTmp().front();
     }

@@ -137,9 +137,7 @@ std::string WithoutSpeed(const std::string& out) {
   return kept;
 }
 
-testing_cli::Result Cli(const std::string& args) {
-  return testing_cli::Run(TESTBED_CLI_PATH, args);
-}
+using testing_cli::Cli;
 
 // Writes the seeds' SDK of beta.30 into dir/shipped and dir/changed, and in dir/changed replaces
 // `from`, which `file` holds once, with `to`: a user's build with one change. False (with a

@@ -22,11 +22,11 @@ namespace {
 using testing_cli::Result;
 using testing_dirs::TempDir;
 
-const std::string kSource = TESTBED_SOURCE_DIR;
+const std::string kMutateSource = TESTBED_SOURCE_DIR;
 
-Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+using testing_cli::Cli;
 
-bool Has(const std::vector<real::LuaMutant>& ms, int line, const std::string& after) {
+bool HasMutant(const std::vector<real::LuaMutant>& ms, int line, const std::string& after) {
   return std::any_of(ms.begin(), ms.end(),
                      [&](const real::LuaMutant& m) { return m.line == line && m.after == after; });
 }
@@ -40,15 +40,15 @@ TEST(LuaMutants, EachOperatorChangesOneTokenOfCodeAndNeverAStringOrAComment) {
       "redis.call(\"SET\", KEYS[1], n + 1)\n"  // 5: int, arith, int, drop
       "local ok = true\n";                     // 6: bool, drop
   const std::vector<real::LuaMutant> ms = real::MutantsOf(body);
-  EXPECT_TRUE(Has(ms, 1, "local n = tonumber(ARGV[2])"));
-  EXPECT_TRUE(Has(ms, 1, "local n = tonumber(ARGV[0])"));
-  EXPECT_TRUE(Has(ms, 2, "if n > 2 and not done then"));
-  EXPECT_TRUE(Has(ms, 2, "if n >= 2 or not done then"));
-  EXPECT_TRUE(Has(ms, 2, "if n >= 2 and done then"));
-  EXPECT_TRUE(Has(ms, 2, "if n >= 3 and not done then"));
-  EXPECT_TRUE(Has(ms, 5, "redis.call(\"SET\", KEYS[1], n - 1)"));
-  EXPECT_TRUE(Has(ms, 5, ""));  // the statement dropped
-  EXPECT_TRUE(Has(ms, 6, "local ok = false"));
+  EXPECT_TRUE(HasMutant(ms, 1, "local n = tonumber(ARGV[2])"));
+  EXPECT_TRUE(HasMutant(ms, 1, "local n = tonumber(ARGV[0])"));
+  EXPECT_TRUE(HasMutant(ms, 2, "if n > 2 and not done then"));
+  EXPECT_TRUE(HasMutant(ms, 2, "if n >= 2 or not done then"));
+  EXPECT_TRUE(HasMutant(ms, 2, "if n >= 2 and done then"));
+  EXPECT_TRUE(HasMutant(ms, 2, "if n >= 3 and not done then"));
+  EXPECT_TRUE(HasMutant(ms, 5, "redis.call(\"SET\", KEYS[1], n - 1)"));
+  EXPECT_TRUE(HasMutant(ms, 5, ""));  // the statement dropped
+  EXPECT_TRUE(HasMutant(ms, 6, "local ok = false"));
   auto lines = [](const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
@@ -159,7 +159,7 @@ TEST(Mutate, ASurvivorFailsTheRunUntilItIsArguedEquivalentOnItsOwnLine) {
 // Every argument in the committed file names a mutant that exists, on the line it argues about.
 TEST(Mutate, EachMutantArguedEquivalentExistsAsItsLineSays) {
   for (const char* system : {"state", "a2"}) {
-    std::ifstream in(kSource + "/baselines/" + system + "/mutants/equivalent.json");
+    std::ifstream in(kMutateSource + "/baselines/" + system + "/mutants/equivalent.json");
     const nlohmann::json j = nlohmann::json::parse(in);
     const real::ScriptCatalog shipped =
         real::ScriptCatalog::Load(real::ScriptCatalog::ShippedDir());
@@ -291,8 +291,9 @@ TEST(Mutate, EachNewOracleKillsTheMutantItWasMadeFor) {
 // test's 300 s; Mutate.HandlesKillsEveryMutant... runs beta.30's equivalents to the end, and
 // docs/mutation.md's command re-checks these.)
 TEST(Mutate, HandlesOnBeta24KillsEveryMutantButTheThreeThatStopTheBends) {
-  const Result r = Cli("mutate --system handles --version beta24 --seed 1 --runs 20 --equivalent " +
-                       kSource + "/baselines/handles/mutants/equivalent.json --trust-equivalent");
+  const Result r =
+      Cli("mutate --system handles --version beta24 --seed 1 --runs 20 --equivalent " +
+          kMutateSource + "/baselines/handles/mutants/equivalent.json --trust-equivalent");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("state/beta24                  348         0     100        245         3"),
             std::string::npos)
@@ -328,7 +329,7 @@ TEST(Mutate, HandlesKillsBeta24sTombstoneMutantsThroughADiscardedHandlesWords) {
 // A property that stops judging what it judges today lets a mutant survive and fails this.
 TEST(Mutate, EveryMutantOfBeta30IsKilledOrArguedEquivalent) {
   const Result r = Cli("mutate --system state --version beta30 --seed 1 --runs 30 --equivalent " +
-                       kSource + "/baselines/state/mutants/equivalent.json");
+                       kMutateSource + "/baselines/state/mutants/equivalent.json");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("result: every mutant that compiles is killed or argued equivalent"),
             std::string::npos)
@@ -340,7 +341,7 @@ TEST(Mutate, EveryMutantOfBeta30IsKilledOrArguedEquivalent) {
 // envelope's re-encoding (the data is then no longer bent, which no handle promise forbids).
 TEST(Mutate, HandlesKillsEveryMutantButTheThreeThatStopTheBends) {
   const Result r = Cli("mutate --system handles --version beta30 --seed 1 --runs 20 --equivalent " +
-                       kSource + "/baselines/handles/mutants/equivalent.json");
+                       kMutateSource + "/baselines/handles/mutants/equivalent.json");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("state/beta30                  144         0      65         76         3"),
             std::string::npos)

@@ -128,7 +128,7 @@ struct Call {
   int foreign = -1;    // a foreign record's index (op foreign)
 };
 
-std::vector<Call> Plan(uint64_t seed, int n) {
+std::vector<Call> HandlesPlan(uint64_t seed, int n) {
   sim::Prng rng(seed);
   std::vector<Call> calls;
   std::vector<int> creates;
@@ -230,7 +230,7 @@ Json ErrorJs(const handles::HandleError& e) {
 }
 Json OneField(const std::string& name, const std::string& text) { return {{name, text}}; }
 
-struct PortRun {
+struct HandlesPortRun {
   OJson plans;
   std::vector<Json> answers, telemetry;
   std::vector<std::vector<sim::Argv>> commands;
@@ -240,13 +240,13 @@ constexpr const char* kProvider = "prov ☃";
 constexpr const char* kConnection = "conn ☃ 1";
 constexpr int64_t kLeaseMs = 800;
 
-PortRun RunPort(uint64_t seed, std::vector<Call> calls, const std::string& version) {
+HandlesPortRun RunHandlesPort(uint64_t seed, std::vector<Call> calls, const std::string& version) {
   fidelity::EmulatorWorld emulator;
   sim::World& world = emulator.world;
   const real::state::VersionScripts scripts(testing_catalogs::Shipped());
   const std::map<std::string, handles::HandleKind> kinds = {{"draft", DraftKind()},
                                                             {"cursor", CursorKind()}};
-  PortRun out;
+  HandlesPortRun out;
   const uint64_t prng_seed = seed * 7919 + 13;
   Json telemetry = Json::array();  // the current call's events (outside the actor's frame)
   world.add_actor("client0", [&](sim::Ctx& ctx) -> sim::Task<void> {
@@ -355,11 +355,11 @@ PortRun RunPort(uint64_t seed, std::vector<Call> calls, const std::string& versi
   return out;
 }
 
-std::vector<std::string> Differences(const std::string& version, int seeds, int n) {
+std::vector<std::string> HandlesDifferences(const std::string& version, int seeds, int n) {
   std::vector<std::string> found;
   for (int seed = 1; seed <= seeds; ++seed) {
-    const PortRun port =
-        RunPort(static_cast<uint64_t>(seed), Plan(static_cast<uint64_t>(seed), n), version);
+    const HandlesPortRun port = RunHandlesPort(
+        static_cast<uint64_t>(seed), HandlesPlan(static_cast<uint64_t>(seed), n), version);
     const fidelity::Judged judged = fidelity::RunJudge("handles/judge.mjs", port.plans);
     EXPECT_EQ(judged.answers.size(), port.answers.size()) << judged.output;
     EXPECT_EQ(judged.commands.size(), port.commands.size());
@@ -386,7 +386,7 @@ TEST(PortFidelity, TheHandlesPortSendsWhatTheSeedsHandleJsSendsAndAnswersAsItDoe
   ASSERT_TRUE(std::filesystem::exists(PinnedNode()))
       << "tests/js is not installed: bash .ci/install (npm ci in tests/js)";
   for (const std::string version : {"beta30", "beta24"}) {
-    const std::vector<std::string> found = Differences(version, 4, 50);
+    const std::vector<std::string> found = HandlesDifferences(version, 4, 50);
     EXPECT_TRUE(found.empty()) << found.size() << " differences:\n" << fidelity::Joined(found);
   }
 }

@@ -87,7 +87,7 @@ std::vector<std::string> ForeignValues() {
 }
 
 // A fixed plan of `n` calls from `seed`: each call as a JavaScript caller would make it.
-OJson Plan(uint64_t seed, int n, const std::string& version) {
+OJson StatePlan(uint64_t seed, int n, const std::string& version) {
   sim::Prng rng(seed);
   auto pick = [&](auto& v) -> decltype(v[0]) { return v[rng.below(v.size())]; };
   const std::vector<std::string> foreign = ForeignValues();
@@ -182,19 +182,19 @@ Json Value(const real::state::StateValue& v) {
 }
 Json Value(const std::optional<real::state::StateValue>& v) { return v ? Value(*v) : Json(); }
 
-struct PortRun {
+struct StatePortRun {
   std::vector<Json> answers;
   std::vector<std::vector<sim::Argv>> commands;
 };
 
 // Makes the plan's calls on the port, on the emulator; fills in each call's `now` (the
 // actor's clock) and a foreign write's Redis key (the namespace's, as the port names it).
-PortRun RunPort(OJson& plans) {
+StatePortRun RunStatePort(OJson& plans) {
   fidelity::EmulatorWorld emulator;
   sim::World& world = emulator.world;
   const real::state::VersionScripts scripts(testing_catalogs::Shipped());
   const std::string version = plans["version"];
-  PortRun out;
+  StatePortRun out;
   world.add_actor("client0", [&](sim::Ctx& ctx) -> sim::Task<void> {
     std::vector<std::unique_ptr<real::state::StateNamespace>> spaces;
     for (const Space& s : kSpaces) {
@@ -272,21 +272,21 @@ PortRun RunPort(OJson& plans) {
   return out;
 }
 
-struct Verdict {
+struct StateVerdict {
   std::vector<std::string> differences;
-  // Differences on the key that holds a version of 1.5 (another writer's): the one known
+  // StateDifferences on the key that holds a version of 1.5 (another writer's): the one known
   // difference (docs/port-fidelity.md). The port's StateValue::version is an integer, as every
   // property and checker reads it, so it reads 1.5 as 1 and writes 2 over it where the seed
   // writes 2.5.
   std::vector<std::string> fractional_version;
 };
 
-Verdict Differences(const std::string& version, int seeds, int n) {
-  Verdict v;
+StateVerdict StateDifferences(const std::string& version, int seeds, int n) {
+  StateVerdict v;
   std::vector<std::string>& found = v.differences;
   for (int seed = 1; seed <= seeds; ++seed) {
-    OJson plans = Plan(static_cast<uint64_t>(seed), n, version);
-    const PortRun port = RunPort(plans);
+    OJson plans = StatePlan(static_cast<uint64_t>(seed), n, version);
+    const StatePortRun port = RunStatePort(plans);
     const fidelity::Judged judged = fidelity::RunJudge("state/judge.mjs", plans);
     EXPECT_EQ(judged.answers.size(), port.answers.size()) << judged.output;
     EXPECT_EQ(judged.commands.size(), port.commands.size());
@@ -313,7 +313,7 @@ TEST(PortFidelity, TheStatePortSendsWhatTheSeedsStateRuntimeSendsAndAnswersAsItD
   ASSERT_TRUE(std::filesystem::exists(PinnedNode()))
       << "tests/js is not installed: bash .ci/install (npm ci in tests/js)";
   for (const std::string version : {"beta30", "beta24"}) {
-    const Verdict v = Differences(version, 4, 60);
+    const StateVerdict v = StateDifferences(version, 4, 60);
     EXPECT_TRUE(v.differences.empty()) << v.differences.size() << " differences:\n"
                                        << fidelity::Joined(v.differences);
     // The known one is still there: when the port keeps 1.5, this fails; then drop the

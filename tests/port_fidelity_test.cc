@@ -169,17 +169,17 @@ bool Interleaved(const std::vector<sim::Argv>& commands) {
   return distinct.size() < order.size();
 }
 
-struct Verdict {
+struct A2Verdict {
   std::vector<std::string> differences;
   int fan_outs = 0, interleaved = 0;  // listSessions calls of two or more sessions; interleaved
 };
 
-struct PortRun {
+struct A2PortRun {
   std::vector<a2::SequentialStep> steps;
   std::vector<std::vector<sim::Argv>> commands;  // per step
 };
 
-PortRun RunPort(uint64_t seed, int ops, const a2::Mix& mix) {
+A2PortRun RunA2Port(uint64_t seed, int ops, const a2::Mix& mix) {
   sim::EmulatorBackend backend;
   sim::RandomWalk walk;
   sim::WorldOptions o;
@@ -197,7 +197,7 @@ PortRun RunPort(uint64_t seed, int ops, const a2::Mix& mix) {
   });
   const sim::RunResult r = world.run();
   EXPECT_EQ(r.error, "");
-  PortRun out;
+  A2PortRun out;
   for (const a2::SequentialStep& s : log.steps) {
     std::vector<sim::Argv> calls;
     for (size_t i = s.trace_from; i < s.trace_to; ++i)
@@ -211,11 +211,11 @@ PortRun RunPort(uint64_t seed, int ops, const a2::Mix& mix) {
 
 // Every call of `ops` calls from each seed: the same commands and the same answer. Returns the
 // differences, one line each (empty: none).
-Verdict Differences(const a2::Mix& mix, int seeds, int ops) {
-  Verdict v;
+A2Verdict A2Differences(const a2::Mix& mix, int seeds, int ops) {
+  A2Verdict v;
   std::vector<std::string>& found = v.differences;
   for (int seed = 1; seed <= seeds; ++seed) {
-    const PortRun port = RunPort(static_cast<uint64_t>(seed), ops, mix);
+    const A2PortRun port = RunA2Port(static_cast<uint64_t>(seed), ops, mix);
     OJson plans = {{"prefix", "a2"}, {"calls", OJson::array()}};
     for (const a2::SequentialStep& s : port.steps) plans["calls"].push_back(CallJs(s));
     const fidelity::Judged judged = fidelity::RunJudge("a2/judge.mjs", plans);
@@ -311,8 +311,8 @@ const a2::Mix kOddNames = {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 4, 12, 2},
 TEST(PortFidelity, TheA2PortSendsWhatTheSeedsTypeScriptSendsAndAnswersAsItDoes) {
   ASSERT_TRUE(std::filesystem::exists(PinnedNode()))
       << "tests/js is not installed: bash .ci/install (npm ci in tests/js)";
-  Verdict v = Differences(kEveryCall, 6, 40);
-  const Verdict odd = Differences(kOddNames, 4, 40);
+  A2Verdict v = A2Differences(kEveryCall, 6, 40);
+  const A2Verdict odd = A2Differences(kOddNames, 4, 40);
   v.differences.insert(v.differences.end(), odd.differences.begin(), odd.differences.end());
   v.fan_outs += odd.fan_outs;
   v.interleaved += odd.interleaved;

@@ -22,7 +22,7 @@ using testing_cli::Result;
 using testing_dirs::TempDir;
 
 Result Toy(const std::string& args) { return testing_cli::Run(TESTBED_TOY_CLI_PATH, args); }
-Result Cli(const std::string& args) { return testing_cli::Run(TESTBED_CLI_PATH, args); }
+using testing_cli::Cli;
 
 // "replay: testbed X ..." -> "X ..."
 std::string ReplayArgs(const std::string& out) {

@@ -16,14 +16,14 @@ namespace testbed {
 namespace {
 
 // Reversed and bracketed: "fault crash client1" -> "<1tneilc hsarc tluaf>".
-std::string Scrambled(std::string text) {
+std::string ScrambledEvents(std::string text) {
   std::reverse(text.begin(), text.end());
   return "<" + text + ">";
 }
 
 class ScrambledText {
  public:
-  ScrambledText() { sim::EventTextRewriteForTests() = Scrambled; }
+  ScrambledText() { sim::EventTextRewriteForTests() = ScrambledEvents; }
   ~ScrambledText() { sim::EventTextRewriteForTests() = nullptr; }
 };
 
@@ -43,7 +43,7 @@ std::string Shape(const props::RunOutcome& r) {
   return html;
 }
 
-std::string Verdict(const props::RunOutcome& r) {
+std::string TypedVerdict(const props::RunOutcome& r) {
   std::string out = std::string(r.violated ? "violated" : "passed") +
                     (r.incomplete ? " incomplete" : "") + " " +
                     std::to_string(r.script_errors.size()) + " script errors;";
@@ -78,7 +78,7 @@ TEST(TypedEvents, VerdictsClassesAndTimelinesDoNotDependOnHowEventsRender) {
         // The rewrite took: the texts differ, the events do not.
         ASSERT_EQ(plain.trace.events.size(), scrambled.trace.events.size()) << where;
         EXPECT_NE(plain.trace.Hash(), scrambled.trace.Hash()) << where;
-        EXPECT_EQ(Verdict(plain), Verdict(scrambled)) << where;
+        EXPECT_EQ(TypedVerdict(plain), TypedVerdict(scrambled)) << where;
         EXPECT_EQ(plain.classes, scrambled.classes) << where;
         EXPECT_EQ(Shape(plain), Shape(scrambled)) << where;
         with_world_marks += Shape(plain).find("class=\"mark crash\"") != std::string::npos;

@@ -21,7 +21,7 @@ using K = model::RegisterOp::Kind;
 // A history the search decides, made wrong in the ways real stores go wrong: a version off by
 // one, an outcome flipped, a value from another write, an expiry already past when written,
 // requests re-sent after a reconnect (their twins are added as the checker adds them).
-RegisterHistory Scrambled(uint64_t seed) {
+RegisterHistory ScrambledOrder(uint64_t seed) {
   sim::Prng rng(seed);
   HistoryShape shape{.operations = static_cast<int>(rng.range(2, 14)),
                      .keys = 1,
@@ -49,7 +49,7 @@ Tally Compare(int histories, bool ignore_resets) {
   Tally t;
   model::StateRegisterModel m;
   for (int seed = 1; seed <= histories; ++seed) {
-    const RegisterHistory h = Scrambled(static_cast<uint64_t>(seed));
+    const RegisterHistory h = ScrambledOrder(static_cast<uint64_t>(seed));
     const Verdict v = Checker<model::StateRegisterModel>(m).check(h);
     EXPECT_TRUE(v.complete) << "seed " << seed;
     t.rejected += !v.ok;
@@ -96,7 +96,7 @@ TEST(VersionOrder, TheCoreFoundWithTheShortcutsIsOneTheSearchAloneRejects) {
   model::StateRegisterModel m;
   int cores = 0;
   for (int seed = 1; seed <= 600; ++seed) {
-    const RegisterHistory h = Scrambled(static_cast<uint64_t>(seed));
+    const RegisterHistory h = ScrambledOrder(static_cast<uint64_t>(seed));
     if (Checker<model::StateRegisterModel>(m).check(h).ok) continue;
     const RegisterHistory core = RejectedCore(h);
     const Verdict v = Checker<model::StateRegisterModel>(m).check(core);
@@ -113,7 +113,7 @@ TEST(VersionOrder, ACoreWhoseChecksRanOutOfBudgetIsNotCalledMinimal) {
   model::StateRegisterModel m;
   int searched = 0;
   for (int seed = 1; seed <= 300; ++seed) {
-    const RegisterHistory h = Scrambled(static_cast<uint64_t>(seed));
+    const RegisterHistory h = ScrambledOrder(static_cast<uint64_t>(seed));
     if (Checker<model::StateRegisterModel>(m).check(h).ok) continue;
     bool full = false, starved = true;
     RejectedCore(h, 2'000'000, &full);

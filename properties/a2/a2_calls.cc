@@ -21,21 +21,21 @@ namespace {
 // Weights: append, claim, renew, complete, fail, read, readEvents, readState, putSnapshot,
 // presenceSet, presenceRead, listSessions, listSnapshots, markWatched (the last two of them only
 // in inspecting runs: kInspectMix).
-const Mix kMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
-                  {kInspectedSession},
-                  {"sum"},
-                  {"room-1"},
-                  /*late=*/true,
-                  /*adversarial=*/false,
-                  /*past_frontier=*/false,
-                  /*expired_own=*/true,
-                  /*boundaries=*/true};
+const Mix kA2CallsMix = {{18, 16, 6, 12, 8, 5, 2, 2, 2, 7, 3, 0, 1, 0},
+                         {kInspectedSession},
+                         {"sum"},
+                         {"room-1"},
+                         /*late=*/true,
+                         /*adversarial=*/false,
+                         /*past_frontier=*/false,
+                         /*expired_own=*/true,
+                         /*boundaries=*/true};
 
 // An inspecting run's mix (CallsRun::inspect): listSessions and markWatched too, on two
 // sessions (kInspectedSessions): listSessions spans both, so its order, pages and cursors are
 // judged, in one partition of the calls on both.
 const Mix kInspectMix = [] {
-  Mix m = kMix;
+  Mix m = kA2CallsMix;
   m.weights[11] = 4;  // listSessions
   m.weights[13] = 4;  // markWatched
   m.sessions = kInspectedSessions;
@@ -143,7 +143,7 @@ sim::Task<void> CallsRun::Client(sim::Ctx& ctx, int id) {
   // (kInspectMix), and follow notifications; the others, and every run of the others, make the
   // calls they made before it.
   const bool inspecting = inspect_ && sim::Prng(s.seed ^ 0x696e7370ULL).chance({1, 4});
-  const Mix& mix = inspecting ? kInspectMix : kMix;
+  const Mix& mix = inspecting ? kInspectMix : kA2CallsMix;
   // (A named pointer: g++ 12 mishandles some temporaries of a co_await expression.)
   Notified* const follow = inspecting ? &notified : nullptr;
   // A recorded trace's client: its operations, and the events its claims were answered with,

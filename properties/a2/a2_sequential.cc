@@ -437,8 +437,6 @@ std::string Short(const Json& j) {
   return s;
 }
 
-std::string Ms(int64_t t) { return absl::StrCat("+", t, "ms"); }
-
 // An answer in brief: each row as "#index id".
 Json Brief(const Json& j) {
   if (j.is_object() && j.contains("index") && j.contains("id") && j.contains("createdAt"))

@@ -475,7 +475,7 @@ bool ListsSessions(const Rebuilt& r) {
   return false;
 }
 
-void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
+void JudgeA2TraceOps(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
   Rebuilt r;
   try {
     r = Rebuild(calls);
@@ -559,7 +559,7 @@ const TraceSupport* A2TraceSupport(const std::string& version) {
       "(model-matches-implementation, snapshots, isolation, valid-calls-never-script-error), or "
       "the whole store read after the run (durability, drain)",
       OpsPerClient,
-      Judge,
+      JudgeA2TraceOps,
       Explore,
       nullptr};
   return version == "0.5.0" ? &kSupport : nullptr;

@@ -15,7 +15,7 @@ constexpr char kAcknowledgedAppendMissing[] = "acknowledged-append-missing";
 constexpr char kIndexNamesAnotherEvent[] = "index-names-another-event";
 constexpr char kEventChanged[] = "event-changed";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgeAppendsReadable(const Recorder& r) {
   std::vector<Finding> out;
   if (!r.final_read) return out;
   std::map<int64_t, const real::a2::StoredEvent*> by_index;
@@ -53,7 +53,7 @@ const A2Property& AppendsReadable() {
        {{kAcknowledgedAppendMissing, "no event at an acknowledged index"},
         {kIndexNamesAnotherEvent, "an acknowledged index names another event"},
         {kEventChanged, "the event at an acknowledged index reads back changed"}}},
-      Concurrent<Judge>};
+      Concurrent<JudgeAppendsReadable>};
   return kProperty;
 }
 

@@ -12,7 +12,7 @@ namespace {
 constexpr char kAttemptRepeated[] = "attempt-repeated";
 constexpr char kAttemptDecreased[] = "attempt-decreased";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgeAttemptsIncrease(const Recorder& r) {
   std::vector<Finding> out;
   for (size_t a = 0; a < r.claims.size(); ++a)
     for (size_t b = 0; b < r.claims.size(); ++b) {
@@ -45,7 +45,7 @@ const A2Property& AttemptsIncrease() {
        LosesWrites(),
        {{kAttemptRepeated, "two claims of one event got the same attempt number"},
         {kAttemptDecreased, "a later claim got a smaller attempt number"}}},
-      Concurrent<Judge>};
+      Concurrent<JudgeAttemptsIncrease>};
   return kProperty;
 }
 

@@ -294,7 +294,7 @@ std::set<std::pair<std::string, int64_t>> ClaimedEvents(const std::vector<Call>&
 
 namespace {
 
-void Judge(const std::vector<Call>& recorded, RunOutcome& out) {
+void JudgeCallsLinearizable(const std::vector<Call>& recorded, RunOutcome& out) {
   // Kept for the run's Jepsen histories (a2's leases as mutexes), computed only if a report
   // writes them.
   const auto kept =
@@ -492,7 +492,9 @@ std::vector<AnomalyClass> Classes() {
 
 }  // namespace
 
-void JudgeCalls(const std::vector<Call>& calls, RunOutcome& out) { Judge(calls, out); }
+void JudgeCalls(const std::vector<Call>& calls, RunOutcome& out) {
+  JudgeCallsLinearizable(calls, out);
+}
 
 const A2Property& CallsLinearizable() {
   static const A2Property kProperty = {
@@ -501,7 +503,7 @@ const A2Property& CallsLinearizable() {
        "(model/a2.h) answers for the calls taken one at a time in an order that respects real "
        "time",
        Always, LosesWrites(), Classes()},
-      Calls<Judge, /*Inspect=*/true>};
+      Calls<JudgeCallsLinearizable, /*Inspect=*/true>};
   return kProperty;
 }
 

@@ -17,9 +17,9 @@ constexpr char kClaimedAfterDrain[] = "claimed-after-drain";
 constexpr char kClaimableEventWithheld[] = "claimable-event-withheld";
 constexpr char kClaimOutcomeDiffers[] = "claim-outcome-differs";
 
-const Mix kMix = {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false};
+const Mix kDrainMix = {{25, 25, 0, 14, 12, 4, 0, 0, 0, 0, 0, 0, 0, 0}, {"s1"}, {}, {}, false};
 
-std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+std::string JudgeDrain(const std::vector<SequentialStep>& steps, size_t k) {
   const SequentialStep& s = steps[k];
   std::string cls;
   if (s.op == "append" && s.store.contains("hasPending") && s.model.contains("hasPending") &&
@@ -59,7 +59,7 @@ const A2Property& Drain() {
         {kClaimableEventWithheld,
          "a claim withheld an event the model grants (a lane stalled behind a dead letter, say)"},
         {kClaimOutcomeDiffers, "a claim answered busy or claimed other than the model"}}},
-      Sequential<kMix, Judge>};
+      Sequential<kDrainMix, JudgeDrain>};
   return kProperty;
 }
 

@@ -55,7 +55,7 @@ Finding Of(const std::string& cls, const std::string& text, const Call& a, const
            Involve(b.actor, b.inv_ms, b.ret_ms, b.plan.op)}};
 }
 
-void Judge(const std::vector<Call>& calls, RunOutcome& out) {
+void JudgeDurability(const std::vector<Call>& calls, RunOutcome& out) {
   const std::vector<Seen> rows = RowsShown(calls);
   std::set<std::string> reported;  // one finding per class
   auto report = [&](Finding f) {
@@ -139,7 +139,7 @@ const A2Property& Durability() {
         {kAppendLost,
          "a read that began after an append was acknowledged does not show the appended event "
          "at its index"}}},
-      Calls<Judge>};
+      Calls<JudgeDurability>};
   return kProperty;
 }
 

@@ -16,7 +16,7 @@ constexpr char kFailedAfterLeaseExpired[] = "failed-after-lease-expired";
 constexpr char kCausedAppendBySupersededAttempt[] = "caused-append-by-superseded-attempt";
 constexpr char kCausedAppendAfterLeaseExpired[] = "caused-append-after-lease-expired";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgeFencing(const Recorder& r) {
   std::vector<Finding> out;
   for (const SettleRec& s : r.settles) {
     const bool accepted = s.outcome == "completed" || s.outcome == "failed" ||
@@ -71,7 +71,7 @@ const A2Property& Fencing() {
          "an append caused by an attempt was accepted after a newer attempt had been granted"},
         {kCausedAppendAfterLeaseExpired,
          "an append caused by an attempt was accepted after its lease had expired"}}},
-      Concurrent<Judge, Workload::kEventsWithCausedAppends>};
+      Concurrent<JudgeFencing, Workload::kEventsWithCausedAppends>};
   return kProperty;
 }
 

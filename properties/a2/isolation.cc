@@ -7,12 +7,12 @@
 namespace testbed::props::a2 {
 namespace {
 
-const Mix kMix = {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
-                  {"s", "s:snap:r", "s*", ""},
-                  {"q", "r:snap:q", "*"},
-                  {"s", "s:presence", "*"}};
+const Mix kIsolationMix = {{20, 10, 0, 6, 0, 6, 4, 10, 12, 8, 6, 0, 12, 0},
+                           {"s", "s:snap:r", "s*", ""},
+                           {"q", "r:snap:q", "*"},
+                           {"s", "s:presence", "*"}};
 
-std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+std::string JudgeIsolation(const std::vector<SequentialStep>& steps, size_t k) {
   const SequentialStep& s = steps[k];
   return s.store != s.model ? "names-change-" + s.op : "";
 }
@@ -26,7 +26,7 @@ const A2Property& Isolation() {
        "nothing in them answer every call as plain names do",
        Always, sim::FaultSet::All(),
        Disagreements("names-change-", "answers differently than under plain names", {})},
-      Sequential<kMix, Judge, Against::kPlainNames>};
+      Sequential<kIsolationMix, JudgeIsolation, Against::kPlainNames>};
   return kProperty;
 }
 

@@ -13,7 +13,7 @@ namespace {
 // The anomaly classes this file names, declared once: its table and its judge use them.
 constexpr char kLaneOvertaken[] = "lane-overtaken";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgeLaneOrder(const Recorder& r) {
   std::vector<Finding> out;
   for (const AppendRec& earlier : r.appends) {
     if (!earlier.lane || earlier.settled) continue;
@@ -53,7 +53,7 @@ const A2Property& LaneOrder() {
        Always,
        LosesWrites(),
        {{kLaneOvertaken, "an event was claimed before an earlier event of its lane settled"}}},
-      Concurrent<Judge>};
+      Concurrent<JudgeLaneOrder>};
   return kProperty;
 }
 

@@ -15,16 +15,16 @@ constexpr char kPresenceExpiredStampStillWins[] = "presence-expired-stamp-still-
 constexpr char kPresenceStampSurvivesRead[] = "presence-stamp-survives-read";
 constexpr char kPresenceStampOutlivesKey[] = "presence-stamp-outlives-key";
 
-const Mix kMix = {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2},
-                  {"s1", "s2"},
-                  {"sum", "count"},
-                  {"room-1"},
-                  /*late=*/true,
-                  /*adversarial=*/false,
-                  /*past_frontier=*/false,
-                  /*expired_own=*/false,
-                  /*boundaries=*/false,
-                  /*expiry_edges=*/true};
+const Mix kModelMatchesImplementationMix = {{18, 14, 5, 10, 6, 5, 3, 5, 5, 7, 4, 3, 3, 2},
+                                            {"s1", "s2"},
+                                            {"sum", "count"},
+                                            {"room-1"},
+                                            /*late=*/true,
+                                            /*adversarial=*/false,
+                                            /*past_frontier=*/false,
+                                            /*expired_own=*/false,
+                                            /*boundaries=*/false,
+                                            /*expiry_edges=*/true};
 
 // presence.set refused `field` where the model applied it, after the row that held the
 // field's stamp had expired (model/a2.h rule 10: an expired entry's stamp is gone). Named by
@@ -62,7 +62,7 @@ std::string StampStillThere(const std::vector<SequentialStep>& steps, size_t k,
   return kPresenceExpiredStampStillWins;
 }
 
-std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+std::string JudgeModelMatchesImplementation(const std::vector<SequentialStep>& steps, size_t k) {
   const SequentialStep& s = steps[k];
   std::string cls;
   if (s.store != s.model) cls = "disagrees-on-" + s.op;
@@ -107,7 +107,7 @@ const A2Property& ModelMatchesImplementation() {
                        "presence.set refused a write because of an entry's stamp after the "
                        "namespace's key should have expired (the last applied write's ttl had "
                        "passed)"}})},
-      Sequential<kMix, Judge>};
+      Sequential<kModelMatchesImplementationMix, JudgeModelMatchesImplementation>};
   return kProperty;
 }
 

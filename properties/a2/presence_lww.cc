@@ -15,7 +15,7 @@ constexpr char kOlderWriteWon[] = "older-write-won";
 constexpr char kDeletedFieldResurrected[] = "deleted-field-resurrected";
 constexpr char kNewerWriteLost[] = "newer-write-lost";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgePresenceLww(const Recorder& r) {
   std::vector<Finding> out;
   if (!r.presence_read) return out;
   for (const std::string field : {"cursor", "status"}) {
@@ -70,7 +70,7 @@ const A2Property& PresenceLww() {
         {kDeletedFieldResurrected,
          "a field deleted by the newest write reads back with an older value"},
         {kNewerWriteLost, "a field whose newest write set a value reads back missing"}}},
-      Concurrent<Judge, Workload::kPresence>};
+      Concurrent<JudgePresenceLww, Workload::kPresence>};
   return kProperty;
 }
 

@@ -12,7 +12,7 @@ namespace {
 // The anomaly classes this file names, declared once: its table and its judge use them.
 constexpr char kTwoLiveHolders[] = "two-live-holders";
 
-std::vector<Finding> Judge(const Recorder& r) {
+std::vector<Finding> JudgeSingleHolder(const Recorder& r) {
   std::vector<Finding> out;
   for (const ClaimRec& x : r.claims)
     for (const ClaimRec& y : r.claims) {
@@ -39,7 +39,7 @@ const A2Property& SingleHolder() {
        Always,
        LosesWrites(),
        {{kTwoLiveHolders, "an event was claimed again while another claim's lease was live"}}},
-      Concurrent<Judge>};
+      Concurrent<JudgeSingleHolder>};
   return kProperty;
 }
 

@@ -16,15 +16,15 @@ constexpr char kFoldDiffers[] = "fold-differs";
 constexpr char kListedSnapshotDiffers[] = "listed-snapshot-differs";
 constexpr char kSnapshotListedTwice[] = "snapshot-listed-twice";
 
-const Mix kMix = {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
-                  {"s1", "s2"},
-                  {"sum", "count"},
-                  {},
-                  true,
-                  false,
-                  true};
+const Mix kSnapshotsMix = {{20, 0, 0, 0, 0, 0, 0, 30, 30, 0, 0, 0, 20, 0},
+                           {"s1", "s2"},
+                           {"sum", "count"},
+                           {},
+                           true,
+                           false,
+                           true};
 
-std::string Judge(const std::vector<SequentialStep>& steps, size_t k) {
+std::string JudgeSnapshots(const std::vector<SequentialStep>& steps, size_t k) {
   const SequentialStep& s = steps[k];
   if (s.op == "readState" && s.store != s.model) {
     const Json snap = s.store.value("snapshot", Json());
@@ -61,7 +61,7 @@ const A2Property& Snapshots() {
         {kFoldDiffers, "readState returned other events than those after its snapshot"},
         {kListedSnapshotDiffers, "listSnapshots listed other snapshots than were accepted"},
         {kSnapshotListedTwice, "listSnapshots listed one reducer twice"}}},
-      Sequential<kMix, Judge>};
+      Sequential<kSnapshotsMix, JudgeSnapshots>};
   return kProperty;
 }
 

@@ -7,12 +7,12 @@
 namespace testbed::props::a2 {
 namespace {
 
-const Mix kMix = {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
-                  {"s1", "s:x*"},
-                  {"sum", "r:1"},
-                  {"room-1", ""},
-                  true,
-                  true};
+const Mix kValidCallsNeverScriptErrorMix = {{20, 8, 0, 6, 0, 4, 0, 10, 16, 20, 10, 0, 4, 0},
+                                            {"s1", "s:x*"},
+                                            {"sum", "r:1"},
+                                            {"room-1", ""},
+                                            true,
+                                            true};
 
 std::string NotJudged(const std::vector<SequentialStep>&, size_t) { return ""; }
 
@@ -26,7 +26,7 @@ const A2Property& ValidCallsNeverScriptError() {
        Always,
        sim::FaultSet::All(),
        {}},
-      Sequential<kMix, NotJudged>};
+      Sequential<kValidCallsNeverScriptErrorMix, NotJudged>};
   return kProperty;
 }
 

@@ -18,7 +18,7 @@ constexpr char kBusyBeyondLease[] = "busy-beyond-lease";
 constexpr char kBusyWithNoCommitter[] = "busy-with-no-committer";
 constexpr char kBusyOnItsOwnClaim[] = "busy-on-its-own-claim";
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
+std::vector<Finding> JudgeBusyMeansCommitting(const Recorder& rec, const sim::Trace& trace) {
   std::map<int, int64_t> crashed_at;  // actor -> virtual ms
   for (const auto& e : trace.events)
     if (e.fault == sim::Fault::kCrash && !e.planned) crashed_at[e.actor] = e.at_ms;
@@ -99,7 +99,7 @@ const HandlesProperty& BusyMeansCommitting() {
         {kBusyOnItsOwnClaim,
          "a commit whose claim CAS the client library re-sent was told BUSY about its own "
          "claim, which then holds the draft with no committer"}}},
-      Run<Judge>};
+      Run<JudgeBusyMeansCommitting>};
   return kProperty;
 }
 

@@ -294,7 +294,7 @@ std::string KnownClass(const History& core) {
   return bend(kAllWeaknesses);
 }
 
-void Judge(const Recorder& rec, RunOutcome& out) {
+void JudgeCallsLinearizable(const Recorder& rec, RunOutcome& out) {
   const std::vector<Step> steps = Steps(rec);
   std::deque<Step> twins;
   const History history = MakeHistory(steps, twins);
@@ -420,7 +420,8 @@ const HandlesProperty& CallsLinearizable() {
       [](const HandlesEnv& env) -> std::unique_ptr<PropertyRun> {
         // A quarter of the runs, by seed, have cursors beside the drafts (promise 7).
         const bool cursors = sim::Prng(env.spec.seed ^ 0x63757273ULL).chance({1, 4});
-        return std::make_unique<HandlesRun>(env, Workload{DraftsClient, 0, cursors}, &Judge);
+        return std::make_unique<HandlesRun>(env, Workload{DraftsClient, 0, cursors},
+                                            &JudgeCallsLinearizable);
       }};
   return kProperty;
 }

@@ -26,7 +26,7 @@ model::HandleAnswer Answer(const std::string& code) {
 }
 
 // One call of the sequential client, as the model and both backends see it.
-struct Step {
+struct SequentialStep {
   const real::handles::HandleKind* kind = nullptr;
   std::string op;  // create, read, update, commit, discard, foreign-read
   std::string handle;
@@ -39,7 +39,7 @@ struct Step {
 // Runs a step on one context; `created` gets a create's handle, `work_end` the commit work's
 // end (the caller's clock), `ran` whether the work ran.
 sim::Task<model::HandleAnswer> Perform(sim::Ctx& ctx, real::handles::HandleContext& h,
-                                       real::handles::HandleContext& foreign, Step step,
+                                       real::handles::HandleContext& foreign, SequentialStep step,
                                        std::string* created, int64_t* work_end, bool* ran) {
   const real::handles::HandleKind& kind = *step.kind;
   model::HandleAnswer got;
@@ -115,10 +115,11 @@ std::vector<real::handles::HandleKind> SequentialKinds() {
 }
 
 // The next call: a create (of kind *k), or a call on a known handle (its kind in *k).
-Step DrawStep(sim::Prng& op, int i, const std::vector<std::pair<std::string, size_t>>& known,
-              size_t kind_count, size_t* k) {
+SequentialStep DrawStep(sim::Prng& op, int i,
+                        const std::vector<std::pair<std::string, size_t>>& known, size_t kind_count,
+                        size_t* k) {
   const uint64_t roll = op.below(100);
-  Step step;
+  SequentialStep step;
   step.data = Json::object();
   step.data["n"] = i;
   *k = op.below(kind_count);
@@ -142,9 +143,9 @@ Step DrawStep(sim::Prng& op, int i, const std::vector<std::pair<std::string, siz
 }
 
 // What model/handles answers to the call, and whether the work runs in it (commit).
-model::HandleAnswer ModelAnswer(model::HandleModel& m, const Step& step, const std::string& scope,
-                                const std::string& created, int64_t now, int64_t end,
-                                bool public_kind, bool* model_ran) {
+model::HandleAnswer ModelAnswer(model::HandleModel& m, const SequentialStep& step,
+                                const std::string& scope, const std::string& created, int64_t now,
+                                int64_t end, bool public_kind, bool* model_ran) {
   model::HandleAnswer want;
   if (step.op == "create") {
     want = created.empty() ? Answer("") : m.create(scope, created, step.data, now);
@@ -217,7 +218,7 @@ sim::Task<void> SequentialClient(sim::Ctx& ctx, ClientArgs a, bool against_memor
     co_await ctx.sleep(pause);
     const int64_t now = ctx.now_ms();
     size_t k = 0;
-    Step step = DrawStep(op, i, known, kinds.size(), &k);
+    SequentialStep step = DrawStep(op, i, known, kinds.size(), &k);
     // Update and commit are draft operations (the SDK's types offer them for drafts only).
     if (kinds[k].type == "cursor" && (step.op == "update" || step.op == "commit")) step.op = "read";
     step.kind = &kinds[k];

@@ -175,7 +175,8 @@ Seen Parse(const RecordedCall& c) {
   return s;
 }
 
-void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
+void JudgeHandlesTraceOps(const std::string&, const RecordedCalls& calls, int64_t,
+                          RunOutcome& out) {
   std::map<std::string, std::vector<Claim>> claims;  // per draft: every claim, in order
   std::map<std::string, std::vector<size_t>> live;   // per draft: the claims not released
   std::vector<std::tuple<std::string, size_t, size_t>> holders;  // a claim landed over another
@@ -559,7 +560,7 @@ const TraceSupport* HandlesTraceSupport(const std::string& version) {
       "is judged by the caller's clock), the upstream work's effects and results, the memory "
       "backend, or the model beside each call",
       OpsPerClient,
-      Judge,
+      JudgeHandlesTraceOps,
       Explore,
       static_cast<void (*)(const RecordedCalls&)>(CheckMadeAgain)};
   return version == "beta24" || version == "beta30" ? &kSupport : nullptr;

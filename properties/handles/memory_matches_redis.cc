@@ -14,7 +14,7 @@ sim::Task<void> LockstepClient(sim::Ctx& ctx, ClientArgs a) {
   co_await SequentialClient(ctx, a, /*against_memory=*/true);
 }
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
+std::vector<Finding> JudgeMemoryMatchesRedis(const Recorder& rec, const sim::Trace&) {
   for (size_t k = 0; k < std::min(rec.on_redis.size(), rec.on_memory.size()); ++k) {
     const auto& r = rec.on_redis[k];
     const auto& m = rec.on_memory[k];
@@ -46,7 +46,7 @@ const HandlesProperty& MemoryMatchesRedis() {
         {"differs-on-update", "update answers differently on the two backends"},
         {"differs-on-commit", "commit answers differently on the two backends"},
         {"differs-on-discard", "discard answers differently on the two backends"}}},
-      Run<Judge, LockstepClient, 2>};
+      Run<JudgeMemoryMatchesRedis, LockstepClient, 2>};
   return kProperty;
 }
 

@@ -40,7 +40,7 @@ std::string CommitterMishap(const sim::Trace& trace, const Op& c) {
   return clock;
 }
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
+std::vector<Finding> JudgeResultReplayed(const Recorder& rec, const sim::Trace& trace) {
   std::vector<Finding> out;
   for (const auto& [draft, d] : rec.drafts) {
     if (d.effects.empty()) continue;
@@ -129,7 +129,7 @@ const HandlesProperty& ResultReplayed() {
          "while Redis was unreachable, with most of the lease left: the caller was told "
          "HANDLE_STORAGE_UNAVAILABLE, the claim held the draft BUSY and then lapsed, and the "
          "promised replay is lost"}}},
-      Run<Judge>};
+      Run<JudgeResultReplayed>};
   return kProperty;
 }
 

@@ -15,7 +15,7 @@ constexpr char kUpdateAppliedTwice[] = "update-applied-twice";
 constexpr char kUpdateRetriedAfterLostReply[] = "update-retried-after-lost-reply";
 constexpr char kUpdateReappliedAfterResend[] = "update-reapplied-after-resend";
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace&) {
+std::vector<Finding> JudgeUpdatesExactlyOnce(const Recorder& rec, const sim::Trace&) {
   std::vector<Finding> out;
   for (const Op& o : rec.ops) {
     // (value(): operator[] of a const json on a missing key is undefined behaviour.)
@@ -65,7 +65,7 @@ const HandlesProperty& UpdatesExactlyOnce() {
          "the client library re-sent an update's CAS after a reconnect; the first sending had "
          "landed, the runtime took the re-send's conflict for a concurrent writer and applied "
          "the update again"}}},
-      Run<Judge>};
+      Run<JudgeUpdatesExactlyOnce>};
   return kProperty;
 }
 

@@ -16,7 +16,7 @@ namespace {
 constexpr char kWorkRanTwice[] = "work-ran-twice";
 constexpr char kWorkRanTwiceAfterLostClaim[] = "work-ran-twice-after-lost-claim";
 
-std::vector<Finding> Judge(const Recorder& rec, const sim::Trace& trace) {
+std::vector<Finding> JudgeWorkAtMostOnce(const Recorder& rec, const sim::Trace& trace) {
   std::vector<Finding> out;
   for (const auto& [draft, d] : rec.drafts) {
     if (d.effects.size() < 2) continue;
@@ -52,7 +52,7 @@ const HandlesProperty& WorkAtMostOnce() {
         {kWorkRanTwiceAfterLostClaim,
          "durability: Redis lost the claim (a restart, failover or key loss), and a second "
          "committer claimed the draft and ran its work again"}}},
-      Run<Judge>};
+      Run<JudgeWorkAtMostOnce>};
   return kProperty;
 }
 

@@ -107,7 +107,7 @@ sim::Task<void> AckStep(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, 
 // write promised to expire sooner) overlaps the gap. The class says what removed it: the expiry
 // the store set from a writer's own clock (PXAT from its Date.now(), before the promised
 // instant: skew), or nothing the contract allows.
-std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
+std::vector<Finding> JudgeAcknowledgedWritesVisible(const std::vector<AckOp>& ops) {
   using K = AckOp::Kind;
   const auto at = RunTime;
   auto set_of = [&](const AckOp& x) {
@@ -182,10 +182,12 @@ std::vector<Finding> Judge(const std::vector<AckOp>& ops) {
   return {};
 }
 
-class Runner : public StepRun {
+class AcknowledgedWritesVisibleRunner : public StepRun {
  public:
   using StepRun::StepRun;
-  void Check(sim::World&, RunOutcome& out) override { out.findings = Judge(ops_); }
+  void Check(sim::World&, RunOutcome& out) override {
+    out.findings = JudgeAcknowledgedWritesVisible(ops_);
+  }
 
  private:
   sim::Task<void> Step(sim::Ctx& ctx, real::state::StateNamespace& ns, int id, int i,
@@ -213,7 +215,7 @@ const StateProperty& AcknowledgedWritesVisible() {
          "a key expired before its ttl had passed by the server's clock, at the expiresAt the "
          "writer computed from its own clock at its call (a clock behind the server's, or a "
          "pause or a delay before the write landed)"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<AcknowledgedWritesVisibleRunner, StateEnv>};
   return kProperty;
 }
 

@@ -10,7 +10,7 @@
 namespace testbed::props::state {
 namespace {
 
-class Runner : public StateRun {
+class CasVersionsLinearizableRunner : public StateRun {
  public:
   using StateRun::StateRun;
   void Check(sim::World& world, RunOutcome& out) override {
@@ -43,7 +43,7 @@ const StateProperty& CasVersionsLinearizable() {
        Always,
        {},
        HistoryClasses("a key")},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<CasVersionsLinearizableRunner, StateEnv>};
   return kProperty;
 }
 

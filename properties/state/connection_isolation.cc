@@ -10,7 +10,7 @@ namespace {
 // The anomaly classes this file names, declared once: its table and its judge use them.
 constexpr char kReadsOtherConnection[] = "reads-other-connection";
 
-class Runner : public StepRun {
+class ConnectionIsolationRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -48,7 +48,7 @@ const StateProperty& ConnectionIsolation() {
        [](const std::string& v, const std::string&) { return real::state::HasConnectionScopes(v); },
        {},
        {{kReadsOtherConnection, "a connection reads a value another connection wrote"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ConnectionIsolationRunner, StateEnv>};
   return kProperty;
 }
 

@@ -106,7 +106,7 @@ sim::Task<void> AdoptedEntryProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-class Runner : public StepRun {
+class ExpiryBoundaryGetListRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -135,7 +135,7 @@ const StateProperty& ExpiryBoundaryGetList() {
         {kListMissesAdoptedEntry,
          "an entry adopted from an old pod, with a TTL past the new pods' maxTtl, outlives the "
          "index its claim refreshed: get() returns it and list() leaves it out"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ExpiryBoundaryGetListRunner, StateEnv>};
   return kProperty;
 }
 

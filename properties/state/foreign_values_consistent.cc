@@ -124,7 +124,7 @@ sim::Task<void> ForeignValueProbe(sim::Ctx& ctx, real::state::StateNamespace& ns
   }
 }
 
-class Runner : public StateRun {
+class ForeignValuesConsistentRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -160,7 +160,7 @@ const StateProperty& ForeignValuesConsistent() {
          "get() returns null, and compareAndSet(0) fails reporting current = null"},
         {kReadButCasRefused, "get() returns version n, and compareAndSet(n) fails"},
         {kCasNotVisible, "compareAndSet succeeds and get() then returns something else"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ForeignValuesConsistentRunner, StateEnv>};
   return kProperty;
 }
 

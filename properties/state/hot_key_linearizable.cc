@@ -12,7 +12,7 @@
 namespace testbed::props::state {
 namespace {
 
-class Runner : public StateRun {
+class HotKeyLinearizableRunner : public StateRun {
  public:
   using StateRun::StateRun;
   void Check(sim::World& world, RunOutcome& out) override {
@@ -52,7 +52,7 @@ const StateProperty& HotKeyLinearizable() {
        Always,
        {},
        HistoryClasses("the hot key")},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<HotKeyLinearizableRunner, StateEnv>};
   return kProperty;
 }
 

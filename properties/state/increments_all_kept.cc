@@ -11,7 +11,7 @@ namespace {
 constexpr char kLostIncrement[] = "lost-increment";
 constexpr char kExtraIncrement[] = "extra-increment";
 
-class Runner : public StepRun {
+class IncrementsAllKeptRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -72,7 +72,7 @@ const StateProperty& IncrementsAllKept() {
        LosesWrites(),
        {{kLostIncrement, "an acknowledged increment is missing from the counter's total"},
         {kExtraIncrement, "the counter holds more than every increment that was made"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<IncrementsAllKeptRunner, StateEnv>};
   return kProperty;
 }
 

@@ -29,7 +29,7 @@ constexpr char kIndexExpiresBeforeEntryByWriterClock[] =
     "index-expires-before-entry-by-writer-clock";
 constexpr char kOutlivesMaxTtlByWriterClock[] = "outlives-max-ttl-by-writer-clock";
 
-class Runner : public StepRun {
+class KeysExpireRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -235,7 +235,7 @@ const StateProperty& KeysExpire() {
          "the quota index expires before an entry a writer with a fast clock wrote"},
         {kOutlivesMaxTtlByWriterClock,
          "a key outlives maxTtl by the server's clock because a writer's clock ran ahead"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<KeysExpireRunner, StateEnv>};
   return kProperty;
 }
 

@@ -14,7 +14,7 @@
 namespace testbed::props::state {
 namespace {
 
-class Runner : public StateRun {
+class LegacyReadableRunner : public StateRun {
  public:
   using StateRun::StateRun;
   void Check(sim::World&, RunOutcome& out) override {
@@ -53,7 +53,7 @@ const StateProperty& LegacyReadable() {
         {"v1-value-outlives-its-expiry",
          "a copy claimed at a v1 key's expiry millisecond is still read two milliseconds "
          "later"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<LegacyReadableRunner, StateEnv>};
   return kProperty;
 }
 

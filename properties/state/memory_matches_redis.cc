@@ -23,7 +23,7 @@ constexpr char kDiffersOnListOrder[] = "differs-on-list-order";
 constexpr char kDiffersOnListLimit[] = "differs-on-list-limit";
 constexpr char kValueDiffers[] = "value-differs";
 constexpr char kErrorPrecedence[] = "error-precedence";
-constexpr char kCasRefusedAtCurrentVersion[] = "cas-refused-at-current-version";
+constexpr char kCasRefusedAtCurrentVersionMemoryMatchesRedis[] = "cas-refused-at-current-version";
 
 // A row as a caller sees it: value, version and the times (`with_value` false: all but the
 // value, to tell a bent value from other differences).
@@ -140,7 +140,7 @@ std::string LockstepClass(const LockstepCall& c, const Answer& redis, const Answ
   if (redis.error() || memory.error()) return generic;
   if (c.op == LockstepCall::Op::kCas && redis.refused_at_expected &&
       memory.full.rfind("ok ", 0) == 0)
-    return kCasRefusedAtCurrentVersion;
+    return kCasRefusedAtCurrentVersionMemoryMatchesRedis;
   if (redis.shape == memory.shape) return kValueDiffers;
   if (c.op != LockstepCall::Op::kList) return generic;
   // Rows compared without their values: a value the CAS script bent is value-differs' finding
@@ -260,7 +260,7 @@ sim::Task<void> MemoryLockstep(sim::Ctx& ctx, real::state::StateNamespace& redis
     desynced->insert(space);
 }
 
-class Runner : public StateRun {
+class MemoryMatchesRedisRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -316,13 +316,13 @@ const StateProperty& MemoryMatchesRedis() {
         {kErrorPrecedence,
          "a compareAndSet with a stale version and a ttl or value the policy refuses fails on "
          "one backend and throws on the other"},
-        {kCasRefusedAtCurrentVersion,
+        {kCasRefusedAtCurrentVersionMemoryMatchesRedis,
          "compareAndSet at the current version fails on Redis, reporting that version as "
          "current, and succeeds in memory"},
         {"script-error",
          "a valid call fails with a script error on Redis (the SDK reports Redis as "
          "unavailable) where the memory backend answers"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<MemoryMatchesRedisRunner, StateEnv>};
   return kProperty;
 }
 

@@ -293,7 +293,7 @@ sim::Task<void> SequentialClient::List(Step& s, real::state::StateNamespace& ns,
 
 namespace {
 
-class Runner : public StateRun {
+class ModelMatchesImplementationRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -357,7 +357,7 @@ const StateProperty& ModelMatchesImplementation() {
          "list() leaves out an entry at its expiry millisecond while get() still returns it "
          "(expiry-boundary-get-list's finding), otherwise as the model answers; the run is "
          "judged on"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ModelMatchesImplementationRunner, StateEnv>};
   return kProperty;
 }
 

@@ -206,7 +206,7 @@ sim::Task<void> NamesLockstepClient(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-class Runner : public StateRun {
+class NamesAreOpaqueRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -234,7 +234,7 @@ const StateProperty& NamesAreOpaque() {
         {"names-change-legacy-write",
          "an old pod's write (the version before the v2 layout) answers differently under the odd "
          "names"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<NamesAreOpaqueRunner, StateEnv>};
   return kProperty;
 }
 

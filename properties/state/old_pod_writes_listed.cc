@@ -23,7 +23,7 @@ constexpr char kOldPodWriteNeverListed[] = "old-pod-write-never-listed";
 constexpr int kOtherKeys = 2100;  // more than 8 pages of 256 (one backfill call), under 3 calls
 constexpr int kLists = 3;
 
-class Runner : public StateRun {
+class OldPodWritesListedRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -87,7 +87,7 @@ const StateProperty& OldPodWritesListed() {
        {{kOldPodWriteNeverListed,
          "after as many list() calls as a full backfill pass takes, list() still leaves out a "
          "live value an old pod wrote, which get() returns"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<OldPodWritesListedRunner, StateEnv>};
   return kProperty;
 }
 

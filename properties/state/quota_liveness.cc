@@ -110,7 +110,7 @@ sim::Task<void> LivenessProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-class Runner : public StepRun {
+class QuotaLivenessRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -146,7 +146,7 @@ const StateProperty& QuotaLiveness() {
         {kSkewExpiredSlotRefused,
          "a client whose clock runs behind refuses a key after an entry expired by the "
          "server's clock"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<QuotaLivenessRunner, StateEnv>};
   return kProperty;
 }
 

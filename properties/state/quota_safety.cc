@@ -257,7 +257,7 @@ sim::Task<void> ClaimQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-class Runner : public StepRun {
+class QuotaSafetyRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -302,7 +302,7 @@ const StateProperty& QuotaSafety() {
         {kAdoptedKeyOverfill,
          "a full scope admits the write of a key an old pod wrote (a v1 value is not the "
          "scope's entry, rule 7)"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<QuotaSafetyRunner, StateEnv>};
   return kProperty;
 }
 

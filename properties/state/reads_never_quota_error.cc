@@ -89,7 +89,7 @@ sim::Task<void> ReadQuotaProbe(sim::Ctx& ctx, const StateWorkload& w,
   }
 }
 
-class Runner : public StepRun {
+class ReadsNeverQuotaErrorRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -114,7 +114,7 @@ const StateProperty& ReadsNeverQuotaError() {
         {kGetMissesV1ValueInFullScope,
          "in a full scope, get() of a live value an old pod wrote returns null (a version that "
          "reads v1 keys)"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ReadsNeverQuotaErrorRunner, StateEnv>};
   return kProperty;
 }
 

@@ -9,7 +9,7 @@
 namespace testbed::props::state {
 namespace {
 
-class Runner : public StateRun {
+class RollingDeployWritesVisibleRunner : public StateRun {
  public:
   using StateRun::StateRun;
 
@@ -55,7 +55,7 @@ const StateProperty& RollingDeployWritesVisible() {
         {"list-misses-by-fast-clock",
          "list() leaves out a live key because the reading pod's clock runs ahead of the "
          "server's (the index is trimmed and filtered by the caller's clock)"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<RollingDeployWritesVisibleRunner, StateEnv>};
   return kProperty;
 }
 

@@ -334,7 +334,7 @@ class Rebuilder {
 
 Rebuilt Rebuild(const RecordedCalls& calls) { return Rebuilder().Run(calls); }
 
-void Judge(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
+void JudgeStateTraceOps(const std::string&, const RecordedCalls& calls, int64_t, RunOutcome& out) {
   const Rebuilt r = Rebuild(calls);
   const RecordedWindows windows(calls);
   if (windows.empty()) return;
@@ -455,7 +455,7 @@ const TraceSupport* StateTraceSupport(const std::string& version) {
       "values and instants (expiry boundaries, quotas, read-back, foreign values), a second "
       "backend (memory-matches-redis), old pods' versions, or the server's keys after the run",
       OpsPerClient,
-      Judge,
+      JudgeStateTraceOps,
       Explore,
       nullptr};
   return version == "beta3" || version == "beta23" || version == "beta24" || version == "beta30"

@@ -19,7 +19,8 @@ namespace testbed::props::state {
 namespace {
 
 // The anomaly classes this file names, declared once: its table and its judge use them.
-constexpr char kCasRefusedAtCurrentVersion[] = "cas-refused-at-current-version";
+constexpr char kCasRefusedAtCurrentVersionValidCallsNeverScriptError[] =
+    "cas-refused-at-current-version";
 
 // valid-calls-never-script-error: a stored value can always be compare-and-set again at the
 // version set() returned (script errors themselves become findings in System::Run).
@@ -37,7 +38,7 @@ sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
         co_await ns.compare_and_set(key + "s", written.version, small, std::nullopt);
     if (!r.ok && r.current && r.current->version == written.version)
       rec->findings.push_back(
-          {kCasRefusedAtCurrentVersion,
+          {kCasRefusedAtCurrentVersionValidCallsNeverScriptError,
            "set(\"" + key + "s\", " + label + ") was acknowledged as version " +
                std::to_string(written.version) + "; compareAndSet(\"" + key + "s\", " +
                std::to_string(written.version) +
@@ -58,7 +59,7 @@ sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
           co_await ns.compare_and_set(key + "c", r.value->version, small, std::nullopt);
       if (!again.ok && again.current && again.current->version == r.value->version)
         rec->findings.push_back(
-            {kCasRefusedAtCurrentVersion,
+            {kCasRefusedAtCurrentVersionValidCallsNeverScriptError,
              "compareAndSet(\"" + key + "c\", " + std::to_string(first.version) + ", " + label +
                  ") was acknowledged as version " + std::to_string(r.value->version) +
                  "; compareAndSet(\"" + key + "c\", " + std::to_string(r.value->version) +
@@ -70,7 +71,7 @@ sim::Task<void> AdversarialProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
   }
 }
 
-class Runner : public StepRun {
+class ValidCallsNeverScriptErrorRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -99,10 +100,10 @@ const StateProperty& ValidCallsNeverScriptError() {
        {{"script-error",
          "a valid call fails with a script error (the SDK reports Redis as "
          "unavailable)"},
-        {kCasRefusedAtCurrentVersion,
+        {kCasRefusedAtCurrentVersionValidCallsNeverScriptError,
          "compareAndSet at the version set() returned fails, reporting that version as "
          "current"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ValidCallsNeverScriptErrorRunner, StateEnv>};
   return kProperty;
 }
 

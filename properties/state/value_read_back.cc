@@ -36,7 +36,7 @@ sim::Task<void> ReadBackProbe(sim::Ctx& ctx, real::state::StateNamespace& ns,
   }
 }
 
-class Runner : public StepRun {
+class ValueReadBackRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -62,7 +62,7 @@ const StateProperty& ValueReadBack() {
         {kNumberBent, "a number reads back as a different number"},
         {kStringBent, "a string reads back with different characters"},
         {kStructureBent, "a value reads back with a different structure"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<ValueReadBackRunner, StateEnv>};
   return kProperty;
 }
 

@@ -49,7 +49,7 @@ sim::Task<void> VersionProbe(sim::Ctx& ctx, real::state::StateNamespace& ns, con
   }
 }
 
-class Runner : public StepRun {
+class VersionsNeverRepeatRunner : public StepRun {
  public:
   using StepRun::StepRun;
 
@@ -79,7 +79,7 @@ const StateProperty& VersionsNeverRepeat() {
          "a compareAndSet at a version from before a delete succeeded against a later value"},
         {kStaleCasSucceedsAfterExpiry,
          "a compareAndSet at a version from before an expiry succeeded against a later value"}}},
-      MakeRun<Runner, StateEnv>};
+      MakeRun<VersionsNeverRepeatRunner, StateEnv>};
   return kProperty;
 }
 

@@ -61,5 +61,30 @@ nlohmann::json JsArgs(const A&... args) {
 // An answer as the port's type (T: AppendResult, std::vector<StoredEvent>, ClaimResult, ...).
 template <typename T>
 T FromJs(const nlohmann::json& answer);
+// Each is specialized in js_store.cc; declared here, before any use, as the language asks.
+template <>
+AppendResult FromJs(const nlohmann::json& answer);
+template <>
+std::vector<StoredEvent> FromJs(const nlohmann::json& answer);
+template <>
+ClaimResult FromJs(const nlohmann::json& answer);
+template <>
+RenewResult FromJs(const nlohmann::json& answer);
+template <>
+CompleteResult FromJs(const nlohmann::json& answer);
+template <>
+FailResult FromJs(const nlohmann::json& answer);
+template <>
+StateRead FromJs(const nlohmann::json& answer);
+template <>
+std::optional<PresencePatch> FromJs(const nlohmann::json& answer);
+template <>
+std::vector<PresenceRow> FromJs(const nlohmann::json& answer);
+template <>
+SessionPage FromJs(const nlohmann::json& answer);
+template <>
+std::vector<SnapshotInfo> FromJs(const nlohmann::json& answer);
+template <>
+std::vector<Event> FromJs(const nlohmann::json& answer);
 
 }  // namespace testbed::real::a2
