@@ -29,17 +29,17 @@ namespace testbed::serve {
 
 ServedClock::ServedClock(std::function<int64_t()> wall) : wall_(std::move(wall)) {}
 
-int64_t ServedClock::now_ms() const { return frozen_ ? frozen_at_ : wall_() + offset_; }
+int64_t ServedClock::now_us() const { return frozen_ ? frozen_at_ : wall_() + offset_; }
 
 void ServedClock::set(int64_t ms) {
   if (frozen_)
-    frozen_at_ = ms;
+    frozen_at_ = ms * 1000;
   else
-    offset_ = ms - wall_();
+    offset_ = ms * 1000 - wall_();
 }
 
 void ServedClock::freeze() {
-  frozen_at_ = now_ms();
+  frozen_at_ = now_us();
   frozen_ = true;
 }
 
@@ -219,11 +219,12 @@ struct Connection {
 
 void NonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-int64_t WallMs() {
+int64_t WallUs() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
 }
+int64_t WallMs() { return WallUs() / 1000; }
 
 }  // namespace
 
@@ -251,7 +252,7 @@ void Serve(int port, std::ostream* record, FaultInjector* faults,
   socklen_t len = sizeof addr;
   getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   NonBlocking(listener);
-  Service service(WallMs);
+  Service service(WallUs);
   if (record) service.Record(record);
   service.Faults(faults);
   // One epoll set, level-triggered: a wake-up costs what is ready, not what is connected (the

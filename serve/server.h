@@ -25,11 +25,13 @@
 
 namespace testbed::serve {
 
-// The server's clock: the wall clock plus an offset, or frozen.
+// The server's clock: the wall clock plus an offset, or frozen; kept in microseconds (`wall`
+// reads the wall clock in microseconds), so that TIME answers as Redis's does.
 class ServedClock : public sim::Clock {
  public:
   explicit ServedClock(std::function<int64_t()> wall);
-  int64_t now_ms() const override;
+  int64_t now_ms() const override { return now_us() / 1000; }
+  int64_t now_us() const override;
   void set(int64_t ms);
   void advance(int64_t ms) { set(now_ms() + ms); }
   void freeze();
@@ -37,7 +39,7 @@ class ServedClock : public sim::Clock {
 
  private:
   std::function<int64_t()> wall_;
-  int64_t offset_ = 0;
+  int64_t offset_ = 0;  // microseconds, as the two below
   bool frozen_ = false;
   int64_t frozen_at_ = 0;
 };
@@ -74,10 +76,10 @@ class FaultInjector {
 // connection-level commands a client library sends on connecting: HELLO, CLIENT, SELECT, INFO,
 // COMMAND DOCS, ..., and MULTI/EXEC), QUIT, and the TESTBED admin commands. Each connection is
 // one of the emulator's clients (its database, its MULTI queue, its watched keys). Socket-free,
-// so tests drive it directly.
+// so tests drive it directly. `wall_us` reads the wall clock in microseconds.
 class Service {
  public:
-  explicit Service(std::function<int64_t()> wall);
+  explicit Service(std::function<int64_t()> wall_us);
   ~Service();
   struct Client {
     int64_t id = 0;

@@ -328,9 +328,12 @@ Reply Commands::Ping(Emulator&, const Argv& a) {
   return a.size() == 2 ? Reply::Bulk(a[1]) : Reply::Status("PONG");
 }
 
+// timeCommand: the clock read now, to the microsecond where the clock has them (serve's wall
+// clock), not the instant the command started at.
 Reply Commands::Time(Emulator& em, const Argv&) {
-  return Reply::Array({Reply::Bulk(std::to_string(em.now_ / 1000)),
-                       Reply::Bulk(std::to_string((em.now_ % 1000) * 1000))});
+  const int64_t us = em.clock_.now_us();
+  return Reply::Array(
+      {Reply::Bulk(std::to_string(us / 1'000'000)), Reply::Bulk(std::to_string(us % 1'000'000))});
 }
 
 // msetGenericCommand with nx: nothing is set if any key exists.

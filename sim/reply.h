@@ -70,6 +70,8 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual int64_t now_ms() const = 0;
+  // Microseconds, for TIME: a simulated clock has none of its own (now_ms() * 1000).
+  virtual int64_t now_us() const { return now_ms() * 1000; }
 };
 
 std::string render_argv(const Argv& argv);  // quoted, escaped, for traces and messages

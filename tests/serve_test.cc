@@ -132,7 +132,7 @@ TEST(Serve, StrictIntegersAsRedisReadsThem) {
 }
 
 TEST(Serve, HandshakeCommandsGetRedis7Replies) {
-  serve::Service s([] { return int64_t{1767225600000}; });
+  serve::Service s([] { return int64_t{1767225600000} * 1000; });
   serve::Service::Client c;
   const Reply hello = s.Execute(c, {"HELLO", "2", "SETNAME", "app"});
   EXPECT_EQ(
@@ -167,8 +167,8 @@ TEST(Serve, HandshakeCommandsGetRedis7Replies) {
 }
 
 TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
-  int64_t wall = 1767225600000;
-  serve::Service s([&wall] { return wall; });
+  int64_t wall = 1767225600000, micros = 0;  // the wall clock: ms, and microseconds past them
+  serve::Service s([&wall, &micros] { return wall * 1000 + micros; });
   serve::Service::Client c;
   EXPECT_EQ(s.Execute(c, {"TESTBED", "TIME"}).integer, wall);
   wall += 50;
@@ -191,6 +191,13 @@ TEST(Serve, VirtualTimeFollowsTheWallClockUntilSetAdvancedOrFrozen) {
   EXPECT_EQ(time.elements[0].str, "1800000000");
   ASSERT_EQ(s.Execute(c, {"TESTBED", "TIME", "FOLLOW"}).resp2(), "+OK\r\n");
   wall += 7;
+  EXPECT_EQ(s.Execute(c, {"TESTBED", "TIME"}).integer, 1800000000007);
+  // TIME to the microsecond, as Redis's reads gettimeofday: 7.250 ms past the SET.
+  micros = 250;
+  const Reply precise = s.Execute(c, {"TIME"});
+  ASSERT_EQ(precise.elements.size(), 2u);
+  EXPECT_EQ(precise.elements[0].str, "1800000000");
+  EXPECT_EQ(precise.elements[1].str, "7250");
   EXPECT_EQ(s.Execute(c, {"TESTBED", "TIME"}).integer, 1800000000007);
   EXPECT_TRUE(s.Execute(c, {"TESTBED", "TIME", "ADVANCE", "-1"}).is_error());
   // The clock never wraps: a step past JavaScript's last Date is refused, and the clock stays.
